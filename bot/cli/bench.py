@@ -1,0 +1,225 @@
+"""``deliberate bench commits``: concurrent read-then-CAS increments through the gateway,
+against raw Redis ``SET`` round trips by the same number of writer processes, in one run."""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import statistics
+import sys
+import time
+from dataclasses import dataclass, replace
+from multiprocessing.synchronize import Barrier
+from pathlib import Path
+from typing import Any
+
+from redis import Redis
+
+from bot.app import App, build_app
+from bot.cli.render import json_line
+from core.actor import Actor
+from core.connection import connect, connection_url
+from core.entry import Entry
+from core.mutation import Mutation, Op
+from core.outcome import Committed, Rejected, RejectReason
+
+__all__ = ["register"]
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    bench = commands.add_parser("bench", help="measure the store",
+                                description="Benchmarks that print ratios against a baseline "
+                                "measured in the same run.")
+    sub = bench.add_subparsers(dest="bench_command", required=True, metavar="BENCHMARK")
+    commits = sub.add_parser(
+        "commits", help="gateway commits vs raw SET",
+        description="N writer processes each make M successful read-then-CAS increments "
+        "through the gateway over K keys (K=1: all on bench.counter), retrying conflicts, and "
+        "M raw SET round trips each, alternating the two in rounds so both see the same "
+        "machine. Prints throughput, p50/p99 latency and conflicts for both, with ratios.")
+    commits.add_argument("--writers", type=int, default=8, metavar="N",
+                         help="writer processes (default 8)")
+    commits.add_argument("--ops", type=int, default=200, metavar="M",
+                         help="successful increments per writer (default 200)")
+    commits.add_argument("--keys", type=int, default=1, metavar="K",
+                         help="keys to spread them over (default 1: bench.counter)")
+    commits.add_argument("--rounds", type=int, default=10, metavar="R",
+                         help="alternate gateway and raw chunks R times (default 10)")
+    commits.add_argument("--reread", action="store_true",
+                         help="read the key fresh before every CAS instead of using the entry "
+                         "the previous commit returned")
+    commits.add_argument("--json", action="store_true", help="print the figures as JSON")
+    commits.set_defaults(handler=_commits)
+
+
+@dataclass(frozen=True)
+class Job:
+    """What one writer process needs; plain data, so it crosses the process boundary."""
+
+    writer: int
+    writers: int
+    ops: int
+    keys: int
+    rounds: int
+    workspace: str
+    config: str | None
+    redis_url: str
+    reread: bool
+
+
+@dataclass(frozen=True)
+class Chunk:
+    began: float
+    ended: float
+    latencies: list[int]
+    conflicts: int
+
+
+Seen = tuple[int, Entry | None] | None
+
+
+def key_for(job: Job, op_index: int) -> str:
+    if job.keys == 1:
+        return "bench.counter"
+    return f"bench.counter.{(job.writer + op_index * job.writers) % job.keys}"
+
+
+def _increment(app: App, actor: Actor, key: str, seen: Seen) -> tuple[int, int, Seen]:
+    """One successful read-then-CAS increment: returns (commit latency ns, conflicts, the
+    state it leaves). ``seen`` is the state the last commit or conflict returned for this key
+    (None: read it fresh); the gateway returns it so that a writer need not read again."""
+    conflicts = 0
+    version, entry = seen if seen is not None else app.store.read(key)
+    while True:
+        mutation = Mutation(
+            op=Op.SET, key=key, value=(entry.value if entry else 0) + 1,  # type: ignore[operator]
+            actor=actor, expected_version=version,
+        )
+        start = time.perf_counter_ns()
+        outcome = app.gateway.propose(mutation)
+        elapsed = time.perf_counter_ns() - start
+        if isinstance(outcome, Committed):
+            return elapsed, conflicts, (outcome.version, outcome.entry)
+        if not (isinstance(outcome, Rejected) and outcome.reason is RejectReason.CONFLICT):
+            raise RuntimeError(f"bench commit failed: {outcome}")
+        conflicts += 1
+        assert outcome.version is not None
+        version, entry = outcome.version, outcome.latest
+
+
+def _gateway_chunk(app: App, actor: Actor, job: Job, ops: range, last: dict[str, Seen]) -> Chunk:
+    latencies, conflicts = [], 0
+    began = time.perf_counter()
+    for i in ops:
+        key = key_for(job, i)
+        latency, retried, seen = _increment(app, actor, key, last.get(key))
+        if not job.reread:
+            last[key] = seen
+        latencies.append(latency)
+        conflicts += retried
+    return Chunk(began, time.perf_counter(), latencies, conflicts)
+
+
+def _raw_chunk(client: Redis, job: Job, ops: range) -> Chunk:
+    prefix = f"{{ws:{job.workspace}}}:bench-raw:"
+    latencies = []
+    began = time.perf_counter()
+    for i in ops:
+        start = time.perf_counter_ns()
+        client.set(prefix + key_for(job, i), i)
+        latencies.append(time.perf_counter_ns() - start)
+    return Chunk(began, time.perf_counter(), latencies, 0)
+
+
+def _worker(job: Job, barrier: Barrier, results: Any) -> None:
+    """Alternate a chunk of gateway increments and a chunk of raw SETs, every writer starting
+    each chunk together, so that both kinds see the same machine at the same time."""
+    app = build_app(job.workspace, Path(job.config) if job.config else None, job.redis_url)
+    actor = Actor.parse(f"user:bench-{job.writer}")
+    raw_client = connect(job.redis_url)
+    last: dict[str, Seen] = {}
+    chunks: list[tuple[str, int, Chunk]] = []
+    for number, ops in enumerate(_rounds(job.ops, job.rounds)):
+        barrier.wait()
+        chunks.append(("gateway", number, _gateway_chunk(app, actor, job, ops, last)))
+        barrier.wait()
+        chunks.append(("raw", number, _raw_chunk(raw_client, job, ops)))
+    results.put(chunks)
+
+
+def _rounds(ops: int, rounds: int) -> list[range]:
+    size = -(-ops // rounds)
+    return [range(i, min(i + size, ops)) for i in range(0, ops, size)]
+
+
+def _run(base: Job) -> dict[str, dict[str, Any]]:
+    ctx = mp.get_context("spawn")
+    barrier = ctx.Barrier(base.writers)
+    results = ctx.Queue()
+    procs = [ctx.Process(target=_worker, args=(replace(base, writer=w), barrier, results))
+             for w in range(base.writers)]
+    for proc in procs:
+        proc.start()
+    chunks = [c for _ in procs for c in results.get(timeout=3600)]
+    for proc in procs:
+        proc.join()
+        if proc.exitcode:
+            raise RuntimeError(f"a bench writer exited with {proc.exitcode}")
+    return {kind: _summary([(n, c) for k, n, c in chunks if k == kind])
+            for kind in ("gateway", "raw")}
+
+
+def _summary(chunks: list[tuple[int, Chunk]]) -> dict[str, Any]:
+    """Throughput: all ops over the summed wall time of the rounds (a round's wall time runs
+    from its first writer's start to its last writer's end)."""
+    latencies = sorted(x for _, c in chunks for x in c.latencies)
+    wall = 0.0
+    for number in {n for n, _ in chunks}:
+        round_chunks = [c for n, c in chunks if n == number]
+        wall += max(c.ended for c in round_chunks) - min(c.began for c in round_chunks)
+    p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
+    return {
+        "ops": len(latencies),
+        "seconds": round(wall, 4),
+        "ops_per_sec": round(len(latencies) / wall, 1),
+        "p50_ms": round(statistics.median(latencies) / 1e6, 4),
+        "p99_ms": round(p99 / 1e6, 4),
+        "conflicts": sum(c.conflicts for _, c in chunks),
+    }
+
+
+def _commits(app: App, args: argparse.Namespace) -> int:
+    if min(args.writers, args.ops, args.keys, args.rounds) < 1:
+        print("deliberate bench commits: --writers, --ops, --keys and --rounds must be at least 1",
+              file=sys.stderr)
+        return 2
+    base = Job(0, args.writers, args.ops, args.keys, min(args.rounds, args.ops),
+               app.store.workspace, str(args.config) if args.config else None,
+               connection_url(app.redis), args.reread)
+    figures = _run(base)
+    ours, raw = figures["gateway"], figures["raw"]
+    ratios = {
+        "throughput": round(ours["ops_per_sec"] / raw["ops_per_sec"], 3),
+        "p50_latency": round(ours["p50_ms"] / raw["p50_ms"], 3),
+        "p99_latency": round(ours["p99_ms"] / raw["p99_ms"], 3),
+    }
+    report = {"writers": args.writers, "ops": args.ops, "keys": args.keys, "reread": args.reread,
+              "workspace": app.store.workspace, "gateway": ours, "raw_set": raw,
+              "ratio": ratios}
+    if args.json:
+        print(json_line(report))
+    else:
+        _print_table(report)
+    return 0
+
+
+def _print_table(r: dict[str, Any]) -> None:
+    print(f"bench commits: {r['writers']} writers x {r['ops']} ops over {r['keys']} key(s), "
+          f"workspace {r['workspace']}")
+    print(f"{'':18}{'ops/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'conflicts':>11}")
+    for label, row in (("gateway commit", r["gateway"]), ("raw SET", r["raw_set"])):
+        print(f"{label:18}{row['ops_per_sec']:>10.0f}{row['p50_ms']:>10.3f}"
+              f"{row['p99_ms']:>10.3f}{row['conflicts']:>11}")
+    x = r["ratio"]
+    print(f"{'ours / raw':18}{x['throughput']:>10.2f}{x['p50_latency']:>10.2f}"
+          f"{x['p99_latency']:>10.2f}")

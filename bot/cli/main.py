@@ -1,0 +1,69 @@
+"""Entry point of the ``deliberate`` command: global options, dispatch and exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from bot.app import build_app
+from bot.cli import bench, history, state
+from core.config import config_path
+from core.errors import ConfigError
+from core.jsonlog import configure as configure_logging
+
+__all__ = ["main", "parser"]
+
+EXIT_USAGE = 2
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(
+        prog="deliberate",
+        description="Deliberate: think out loud with an AI assistant; the application, never "
+        "the model, commits every change to shared state.",
+        epilog="Exit codes: 0 ok, 1 rejected, conflict or not found, 2 usage or configuration "
+        "error. Without REDIS_URL, state lives in a Redis embedded under DELIBERATE_HOME "
+        "(default ./.deliberate).",
+    )
+    top.add_argument("--workspace", default=os.environ.get("DELIBERATE_WORKSPACE", "local"),
+                     help="workspace id (default: $DELIBERATE_WORKSPACE or 'local')")
+    top.add_argument("--config", type=Path, metavar="PATH",
+                     help="config file (default: $DELIBERATE_CONFIG or the shipped config)")
+    top.add_argument("--redis-url", default=None, metavar="URL",
+                     help="Redis to use (default: $REDIS_URL, else the embedded one)")
+    top.add_argument("--log-level", default=os.environ.get("DELIBERATE_LOG_LEVEL", "WARNING"),
+                     choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                     help="level of the JSON log lines on stderr (default WARNING)")
+    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    state.register(commands)
+    history.register(commands)
+    bench.register(commands)
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    configure_logging(args.log_level)
+    try:
+        app = build_app(args.workspace, config_path(args.config), args.redis_url)
+        code: int = args.handler(app, args)
+    except ConfigError as exc:
+        print(f"deliberate: configuration error:\n{exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except RedisConnectionError as exc:
+        where = args.redis_url or os.environ.get("REDIS_URL") or "the embedded Redis"
+        print(f"deliberate: cannot reach Redis at {where}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except ValueError as exc:
+        print(f"deliberate: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""How the CLI shows entries, outcomes and log records to a person (and as JSON lines)."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from core.entry import Entry
+from core.log import LogRecord
+from core.outcome import Committed, Outcome, Pending, Rejected
+
+__all__ = ["entry_line", "json_line", "log_line", "outcome_line"]
+
+
+def json_line(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def _when(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def _value(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def entry_line(entry: Entry) -> str:
+    line = f"{entry.key} = {_value(entry.value)}  (v{entry.version}, {entry.updated_by}, " \
+           f"{_when(entry.updated_at)}"
+    if entry.expires_at is not None:
+        left = max(0.0, entry.expires_at / 1000 - time.time())
+        line += f", expires in {left:.0f}s"
+    return line + ")"
+
+
+def outcome_line(outcome: Outcome) -> str:
+    m = outcome.mutation
+    if isinstance(outcome, Committed):
+        again = " (already committed: first result returned)" if outcome.duplicate else ""
+        if outcome.entry is None:
+            return f"committed: deleted {m.key} (v{outcome.version}){again}"
+        return f"committed: {entry_line(outcome.entry)}{again}"
+    if isinstance(outcome, Pending):
+        return (f"pending: proposal {outcome.proposal.id} ({outcome.proposal.summary()}) "
+                "awaits a person with the right role")
+    assert isinstance(outcome, Rejected)
+    line = f"rejected ({outcome.reason.value}): {outcome.message}"
+    if outcome.latest is not None:
+        line += f"\n  latest: {entry_line(outcome.latest)}"
+    return line
+
+
+def log_line(record: LogRecord) -> str:
+    m = record.mutation
+    value = "" if m.value is None else f" {_value(m.value)}"
+    extras = []
+    if m.expected_version is not None:
+        extras.append(f"expected v{m.expected_version}")
+    if m.ttl_sec is not None:
+        extras.append(f"ttl {m.ttl_sec:g}s")
+    if m.proposed_by is not None:
+        extras.append(f"proposed by {m.proposed_by}")
+    if m.reason:
+        extras.append(f"reason: {m.reason}")
+    tail = f"  [{'; '.join(extras)}]" if extras else ""
+    return (f"{record.log_id}  {_when(record.ts)}  {m.actor}  {m.op.value} {m.key}{value}"
+            f"  -> v{record.version}  corr={m.correlation_id}{tail}")

@@ -1,0 +1,117 @@
+"""``deliberate state get|list|set|incr|delete``: every write goes through the gateway."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from bot.app import App
+from bot.cli.render import entry_line, json_line, outcome_line
+from core.actor import Actor
+from core.mutation import Mutation, Op
+from core.outcome import Outcome, Rejected
+
+__all__ = ["register"]
+
+EXIT_OK, EXIT_REJECTED = 0, 1
+
+
+def _actor(text: str) -> Actor:
+    try:
+        return Actor.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _value(text: str) -> Any:
+    """JSON when it parses as JSON, else the text itself as a string."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    state = commands.add_parser("state", help="read and write canonical state",
+                                description="Read canonical state, or change it through the "
+                                "mutation gateway (policy applies to every write).")
+    sub = state.add_subparsers(dest="state_command", required=True, metavar="COMMAND")
+
+    get = sub.add_parser("get", help="show one key", description="Show the live entry of KEY.")
+    get.add_argument("key")
+    get.add_argument("--json", action="store_true", help="print the entry as JSON")
+    get.set_defaults(handler=_get)
+
+    lst = sub.add_parser("list", help="list keys by prefix",
+                         description="List live entries whose key starts with PREFIX.")
+    lst.add_argument("prefix", nargs="?", default="")
+    lst.add_argument("--json", action="store_true", help="one JSON object per line")
+    lst.set_defaults(handler=_list)
+
+    put = sub.add_parser("set", help="set a key", description="Set KEY to VALUE (parsed as "
+                         "JSON when it parses, else taken as a string).")
+    put.add_argument("key")
+    put.add_argument("value", type=_value)
+    put.add_argument("--ttl", type=float, metavar="S", help="expire after S seconds")
+    put.set_defaults(handler=_write, op=Op.SET)
+
+    incr = sub.add_parser("incr", help="add to a number",
+                          description="Add BY (default 1) to the number at KEY.")
+    incr.add_argument("key")
+    incr.add_argument("--by", type=_value, default=1, metavar="N", help="amount to add")
+    incr.set_defaults(handler=_write, op=Op.INCR)
+
+    delete = sub.add_parser("delete", help="delete a key", description="Delete KEY.")
+    delete.add_argument("key")
+    delete.set_defaults(handler=_write, op=Op.DELETE)
+
+    for writer in (put, incr, delete):
+        writer.add_argument("--actor", type=_actor, required=True, metavar="KIND:ID",
+                            help="who writes: user, moderator, admin, agent, automation, "
+                            "connector or system, e.g. user:alice")
+        writer.add_argument("--expected-version", type=int, metavar="N",
+                            help="commit only if the key is at version N (0: not yet set)")
+        writer.add_argument("--reason", default="", help="why, kept in the log")
+        writer.add_argument("--json", action="store_true", help="print the outcome as JSON")
+
+
+def _get(app: App, args: argparse.Namespace) -> int:
+    entry = app.store.get(args.key)
+    if entry is None:
+        version = app.store.version(args.key)
+        message = f"{args.key} is not set" + (f" (last version {version})" if version else "")
+        if args.json:
+            print(json_line({"key": args.key, "found": False, "version": version}))
+        else:
+            print(message)
+        return EXIT_REJECTED
+    print(json_line(entry.model_dump(mode="json", by_alias=True)) if args.json
+          else entry_line(entry))
+    return EXIT_OK
+
+
+def _list(app: App, args: argparse.Namespace) -> int:
+    entries = app.store.entries(args.prefix)
+    for entry in entries:
+        print(json_line(entry.model_dump(mode="json", by_alias=True)) if args.json
+              else entry_line(entry))
+    if not entries and not args.json:
+        print(f"no keys start with {args.prefix!r}" if args.prefix else "no keys are set")
+    return EXIT_OK
+
+
+def _write(app: App, args: argparse.Namespace) -> int:
+    value = {Op.SET: getattr(args, "value", None), Op.INCR: getattr(args, "by", None)}
+    mutation = Mutation(
+        op=args.op,
+        key=args.key,
+        value=value.get(args.op),
+        actor=args.actor,
+        reason=args.reason,
+        expected_version=args.expected_version,
+        ttl_sec=getattr(args, "ttl", None),
+    )
+    outcome: Outcome = app.gateway.propose(mutation)
+    print(json_line(outcome.to_dict()) if args.json else outcome_line(outcome))
+    return EXIT_REJECTED if isinstance(outcome, Rejected) else EXIT_OK

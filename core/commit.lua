@@ -1,0 +1,162 @@
+-- commit.lua: apply ONE mutation to a workspace atomically. Runs on Redis 6.2 and 7.x.
+--
+-- All checks come first (idempotency, expected version, op/value type, rate limit); only
+-- then is anything written, so a rejected mutation changes nothing.
+--
+-- KEYS[1] entry hash      {ws:<id>}:entry:<key>   fields value, updatedAt, updatedBy,
+--                                                 expiresAt, meta (value/updatedBy/meta: JSON)
+-- KEYS[2] version hash    {ws:<id>}:versions      key -> last version; never decreases, kept
+--                                                 after delete and expiry (no version reuse)
+-- KEYS[3] key index       {ws:<id>}:keys          sorted set of live keys, all score 0
+-- KEYS[4] mutation log    {ws:<id>}:log           stream; fields mutation, version, ts, expiresAt
+-- KEYS[5] idempotency     {ws:<id>}:idem:<mid>    the first result of mutation <mid> (JSON array)
+-- KEYS[6] rate window     {ws:<id>}:rate:<k>:<a>  sorted set of commit times (read iff ARGV[10] > 0)
+--
+-- ARGV[1]  state key
+-- ARGV[2]  op: set | delete | append | incr
+-- ARGV[3]  compact JSON: the value (set), the item (append), the delta (incr); '' for delete
+-- ARGV[4]  expected version, '' for none (an absent key's version is its last version, 0 if new)
+-- ARGV[5]  ttl in milliseconds, '' for none (set clears expiry; append and incr keep it)
+-- ARGV[6]  the mutation as JSON, logged verbatim
+-- ARGV[7]  the actor as JSON (updatedBy)
+-- ARGV[8]  the entry meta as JSON
+-- ARGV[9]  how long to remember the mutation id, milliseconds
+-- ARGV[10] rate limit: max commits per window per actor and key, 0 for none
+-- ARGV[11] rate limit window, milliseconds
+-- ARGV[12] mutation id
+-- ARGV[13] pub/sub channel for committed mutations
+--
+-- Returns a flat array whose first element is the status:
+--   ok | duplicate : status, version, value, updatedAt, updatedBy, expiresAt, meta, logId
+--   conflict       : status, version, value, updatedAt, updatedBy, expiresAt, meta
+--                    (the latest entry; value is nil when the key is absent)
+--   not_found      : status, version
+--   type           : status, message
+--   rate_limited   : status, retry-after milliseconds
+-- Numbers are returned as strings so that no Lua float is ever truncated.
+
+local FIELDS = {'value', 'updatedAt', 'updatedBy', 'expiresAt', 'meta'}
+
+local first = redis.call('GET', KEYS[5])
+if first then
+  -- stored with '' for absent fields (cjson has no nil in arrays); false becomes a nil reply
+  local result = cjson.decode(first)
+  for i = 2, 8 do
+    if result[i] == '' then result[i] = false end
+  end
+  result[1] = 'duplicate'
+  return result
+end
+
+local key, op, arg = ARGV[1], ARGV[2], ARGV[3]
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+
+-- An entry is live while expiresAt > now. Redis itself keeps a key through its expiry
+-- millisecond, so the script decides by its own clock, the same rule reads and replay use.
+local cur = redis.call('HMGET', KEYS[1], unpack(FIELDS))
+local stored, had_expiry = cur[1] ~= false, cur[4] ~= false
+if had_expiry and tonumber(cur[4]) <= now then
+  cur = {false, false, false, false, false}
+end
+local present = cur[1] ~= false
+local version = tonumber(redis.call('HGET', KEYS[2], key) or '0')
+
+if ARGV[4] ~= '' and tonumber(ARGV[4]) ~= version then
+  return {'conflict', tostring(version), cur[1], cur[2], cur[3], cur[4], cur[5]}
+end
+
+-- Numbers are JSON text in and out; integers stay integers while they fit a double exactly.
+local function is_integer_text(s)
+  return string.find(s, '^%-?%d+$') ~= nil
+end
+
+local value
+if op == 'set' then
+  value = arg
+elseif op == 'delete' then
+  if not present then
+    return {'not_found', tostring(version)}
+  end
+elseif op == 'incr' then
+  local base = present and cur[1] or '0'
+  local a, d = tonumber(base), tonumber(arg)
+  if a == nil then
+    return {'type', 'incr needs a number; ' .. key .. ' holds ' .. string.sub(base, 1, 40)}
+  end
+  local sum = a + d
+  if sum ~= sum or sum >= 9007199254740992 or sum <= -9007199254740992 then
+    return {'type', 'incr result is out of range for ' .. key}
+  end
+  if is_integer_text(base) and is_integer_text(arg) then
+    value = string.format('%d', sum)
+  else
+    value = string.format('%.17g', sum)
+    if not string.find(value, '[%.eEn]') then value = value .. '.0' end
+  end
+elseif op == 'append' then
+  local base = present and cur[1] or '[]'
+  if string.sub(base, 1, 1) ~= '[' then
+    return {'type', 'append needs a list; ' .. key .. ' holds ' .. string.sub(base, 1, 40)}
+  end
+  if base == '[]' then
+    value = '[' .. arg .. ']'
+  else
+    value = string.sub(base, 1, -2) .. ',' .. arg .. ']'
+  end
+else
+  return {'type', 'unknown op ' .. op}
+end
+
+local rate_max = tonumber(ARGV[10])
+if rate_max > 0 then
+  local window = tonumber(ARGV[11])
+  redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now - window)
+  if redis.call('ZCARD', KEYS[6]) >= rate_max then
+    local oldest = redis.call('ZRANGE', KEYS[6], 0, 0, 'WITHSCORES')
+    return {'rate_limited', tostring(tonumber(oldest[2]) + window - now)}
+  end
+end
+
+-- Every check passed: write.
+local expires_at = false
+if ARGV[5] ~= '' then
+  expires_at = tostring(now + tonumber(ARGV[5]))
+elseif present and (op == 'incr' or op == 'append') then
+  expires_at = cur[4]
+end
+
+version = version + 1
+local sversion, snow = tostring(version), tostring(now)
+redis.call('HSET', KEYS[2], key, sversion)
+if op == 'delete' then
+  redis.call('DEL', KEYS[1])
+  redis.call('ZREM', KEYS[3], key)
+else
+  -- HSET keeps a key's TTL and leaves old fields, so a hash that had an expiry starts over
+  if had_expiry then redis.call('DEL', KEYS[1]) end
+  if expires_at then
+    redis.call('HSET', KEYS[1], 'value', value, 'updatedAt', snow, 'updatedBy', ARGV[7],
+               'meta', ARGV[8], 'expiresAt', expires_at)
+    redis.call('PEXPIREAT', KEYS[1], expires_at)
+  else
+    redis.call('HSET', KEYS[1], 'value', value, 'updatedAt', snow, 'updatedBy', ARGV[7],
+               'meta', ARGV[8])
+  end
+  if not stored or had_expiry then redis.call('ZADD', KEYS[3], 0, key) end
+end
+
+local log_id = redis.call('XADD', KEYS[4], '*', 'mutation', ARGV[6], 'version', sversion,
+                          'ts', snow, 'expiresAt', expires_at or '')
+
+redis.call('SET', KEYS[5], cjson.encode({'ok', sversion, value or '', snow, ARGV[7],
+           expires_at or '', ARGV[8], log_id}), 'PX', ARGV[9])
+
+if rate_max > 0 then
+  redis.call('ZADD', KEYS[6], now, ARGV[12])
+  redis.call('PEXPIRE', KEYS[6], ARGV[11])
+end
+
+redis.call('PUBLISH', ARGV[13], '{"logId":"' .. log_id .. '","version":' .. sversion ..
+           ',"ts":' .. snow .. ',"mutation":' .. ARGV[6] .. '}')
+return {'ok', sversion, value or false, snow, ARGV[7], expires_at, ARGV[8], log_id}

@@ -1,0 +1,90 @@
+"""The configuration file: one YAML document validated with pydantic at start-up.
+
+Errors name the file, the line and the field, and every problem in the file is reported at
+once. Sections owned by other packages (beats, actions, rules) extend ``CoreConfig`` in their
+own models and load through ``load_config(path, model=...)``.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib.resources import as_file, files
+from pathlib import Path
+from typing import Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from core.actor import ActorKind
+from core.errors import ConfigError, ConfigIssue
+from core.policy import PolicyConfig
+from core.roles import RoleBinding
+from core.store import DEFAULT_IDEMPOTENCY_TTL_SEC
+from core.yaml_source import Located, load_located
+
+__all__ = ["CoreConfig", "StoreConfig", "config_path", "load_config"]
+
+C = TypeVar("C", bound="CoreConfig")
+
+
+class StoreConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    idempotency_ttl_sec: int = Field(default=DEFAULT_IDEMPOTENCY_TTL_SEC, ge=60)
+    checkpoint_every: int = Field(default=1000, ge=0)
+
+
+class CoreConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    version: Literal[1] = 1
+    store: StoreConfig = StoreConfig()
+    policy: PolicyConfig = PolicyConfig()
+    roles: dict[str, RoleBinding] = {}
+
+
+def config_path(explicit: str | os.PathLike[str] | None = None) -> Path | None:
+    """The file to load: ``--config``, else ``DELIBERATE_CONFIG``, else None (the shipped one)."""
+    chosen = explicit or os.environ.get("DELIBERATE_CONFIG")
+    return Path(chosen) if chosen else None
+
+
+def load_config(path: Path | None = None, model: type[C] = CoreConfig) -> C:  # type: ignore[assignment]
+    """Load and validate ``path`` (the shipped default config when None)."""
+    if path is None:
+        with as_file(files("core").joinpath("default.yaml")) as shipped:
+            return _load(shipped, model)
+    return _load(path, model)
+
+
+def _load(path: Path, model: type[C]) -> C:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        issue = ConfigIssue(str(path), None, "", f"cannot read: {exc.strerror}")
+        raise ConfigError([issue]) from None
+    located = load_located(text, str(path))
+    if located.data is None:
+        located.data = {}
+    if not isinstance(located.data, dict):
+        raise ConfigError([located.issue((), "the file must be a mapping of sections")])
+    try:
+        config = model.model_validate(located.data)
+    except ValidationError as exc:
+        raise ConfigError(located.issues_from(exc)) from None
+    issues = _role_issues(config, located)
+    if issues:
+        raise ConfigError(issues)
+    return config
+
+
+def _role_issues(config: CoreConfig, located: Located) -> list[ConfigIssue]:
+    """Every role named in ``writers`` must be an actor kind or a role defined in ``roles``."""
+    known = {k.value for k in ActorKind} | set(config.roles)
+    issues = []
+    for index, rule in enumerate(config.policy.keys):
+        for slot, role in enumerate(rule.writers):
+            if role not in known:
+                path = ("policy", "keys", index, "writers", slot)
+                issues.append(located.issue(
+                    path, f"unknown role {role!r}; known: {', '.join(sorted(known))}"))
+    return issues

@@ -1,0 +1,38 @@
+"""Exceptions raised by the core. Policy outcomes are values (see outcome.py), not exceptions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["ConfigError", "ConfigIssue", "DeliberateError", "StoreError"]
+
+
+class DeliberateError(Exception):
+    """Base class of every error the core raises on purpose."""
+
+
+class StoreError(DeliberateError):
+    """The state store answered something it should never answer (a broken invariant)."""
+
+
+@dataclass(frozen=True)
+class ConfigIssue:
+    """One problem in a configuration file, located as precisely as the source allows."""
+
+    file: str
+    line: int | None
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        field = f" {self.field}:" if self.field else ""
+        return f"{where}:{field} {self.message}"
+
+
+class ConfigError(DeliberateError):
+    """A configuration file failed to load; carries every issue found, not just the first."""
+
+    def __init__(self, issues: list[ConfigIssue]) -> None:
+        self.issues = issues
+        super().__init__("\n".join(str(issue) for issue in issues))

@@ -1,0 +1,100 @@
+"""The MutationGateway: the only way to change canonical state.
+
+Button clicks, slash commands, the model's tools, rules and connectors all call ``propose``.
+Policy decides first; then the store commits atomically, or the change waits as an agent
+proposal for a person, or it is rejected with the reason (and the latest entry on conflict).
+"""
+
+from __future__ import annotations
+
+from core.actor import Actor, ActorKind
+from core.audit import DecisionLog
+from core.errors import DeliberateError
+from core.mutation import Mutation
+from core.outcome import Committed, Outcome, Pending, Rejected, RejectReason
+from core.policy import Policy, VerdictKind
+from core.proposals import Proposal, ProposalBox, ProposalStatus
+from core.store import StateStore
+
+__all__ = ["MutationGateway", "UnknownProposal"]
+
+
+class UnknownProposal(DeliberateError):
+    def __init__(self, proposal_id: str) -> None:
+        super().__init__(f"no proposal {proposal_id} (it may have expired)")
+        self.proposal_id = proposal_id
+
+
+class MutationGateway:
+    def __init__(self, store: StateStore, policy: Policy) -> None:
+        self.store = store
+        self.policy = policy
+        self.proposals = ProposalBox(store.redis, store.keys)
+        self.decisions = DecisionLog(store.redis, store.keys)
+
+    def propose(self, mutation: Mutation) -> Outcome:
+        verdict = self.policy.check(mutation)
+        outcome: Outcome
+        if verdict.kind is VerdictKind.REJECT:
+            assert verdict.reason is not None
+            outcome = Rejected(verdict.mutation, verdict.reason, verdict.message)
+        elif verdict.kind is VerdictKind.PROPOSE:
+            outcome = Pending(verdict.mutation, self.proposals.add(verdict.mutation))
+        else:
+            outcome = self.store.commit(verdict.mutation, verdict.rate)
+        self.decisions.record(outcome)
+        return outcome
+
+    def apply_proposal(
+        self,
+        proposal_id: str,
+        actor: Actor,
+        *,
+        expected_version: int | None = None,
+    ) -> Outcome:
+        """A person applies an agent's proposal: the person is the actor (their roles are
+        checked), the agent is ``proposedBy``. A proposal commits at most once: its mutation id
+        is derived from the proposal, so a second click returns the first result."""
+        proposal = self._proposal(proposal_id)
+        proposed = proposal.mutation
+        mutation = proposed.with_changes(
+            id=f"apply-{proposal.id}",
+            actor=actor,
+            proposed_by=proposed.actor,
+            causation_id=proposed.id,
+            expected_version=(
+                proposed.expected_version if expected_version is None else expected_version
+            ),
+        )
+        refusal = _refuse_apply(proposal, mutation, actor)
+        if refusal is not None:
+            self.decisions.record(refusal)
+            return refusal
+        outcome = self.propose(mutation)
+        if isinstance(outcome, Committed) and proposal.status is ProposalStatus.PENDING:
+            self.proposals.resolve(proposal, ProposalStatus.APPLIED, actor)
+        return outcome
+
+    def discard_proposal(self, proposal_id: str, actor: Actor) -> Proposal:
+        proposal = self._proposal(proposal_id)
+        if not actor.is_person:
+            raise DeliberateError(f"{actor} cannot discard a proposal; a person must")
+        if proposal.status is not ProposalStatus.PENDING:
+            return proposal
+        return self.proposals.resolve(proposal, ProposalStatus.DISCARDED, actor)
+
+    def _proposal(self, proposal_id: str) -> Proposal:
+        proposal = self.proposals.get(proposal_id)
+        if proposal is None:
+            raise UnknownProposal(proposal_id)
+        return proposal
+
+
+def _refuse_apply(proposal: Proposal, mutation: Mutation, actor: Actor) -> Rejected | None:
+    if actor.kind is ActorKind.AGENT:
+        return Rejected(mutation, RejectReason.FORBIDDEN, "an agent cannot apply a proposal")
+    if proposal.status is ProposalStatus.DISCARDED:
+        by = proposal.resolved_by
+        return Rejected(mutation, RejectReason.NOT_FOUND,
+                        f"this proposal was discarded{f' by {by}' if by else ''}")
+    return None

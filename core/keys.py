@@ -1,0 +1,90 @@
+"""Every Redis key name of a workspace, built in one place.
+
+All keys of one workspace share the hash tag ``{ws:<id>}`` so that one Lua script can touch
+them atomically on Redis Cluster.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["WorkspaceKeys", "validate_state_key", "validate_workspace"]
+
+_WORKSPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+_STATE_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,199}$")
+
+
+def validate_workspace(workspace: str) -> str:
+    if not _WORKSPACE.match(workspace):
+        raise ValueError(
+            f"workspace {workspace!r} must be 1-64 characters of letters, digits, '_', '.', '-'"
+        )
+    return workspace
+
+
+def validate_state_key(key: str) -> str:
+    if not _STATE_KEY.match(key):
+        raise ValueError(
+            f"state key {key!r} must be 1-200 characters of letters, digits, '_', '.', ':', '-' "
+            "and start with a letter or digit"
+        )
+    return key
+
+
+class WorkspaceKeys:
+    """Redis key names for one workspace."""
+
+    def __init__(self, workspace: str) -> None:
+        self.workspace = validate_workspace(workspace)
+        self.tag = f"{{ws:{workspace}}}"
+
+    def entry(self, key: str) -> str:
+        """Hash holding one live state entry (value, updatedAt, updatedBy, expiresAt, meta)."""
+        return f"{self.tag}:entry:{key}"
+
+    @property
+    def versions(self) -> str:
+        """Hash key -> last version; survives deletes and expiry so versions are never reused."""
+        return f"{self.tag}:versions"
+
+    @property
+    def index(self) -> str:
+        """Sorted set of live keys (all score 0) for prefix listing with ZRANGEBYLEX."""
+        return f"{self.tag}:keys"
+
+    @property
+    def log(self) -> str:
+        """Stream: the append-only mutation log."""
+        return f"{self.tag}:log"
+
+    def idempotency(self, mutation_id: str) -> str:
+        """Hash holding the first result of a mutation id."""
+        return f"{self.tag}:idem:{mutation_id}"
+
+    def rate_window(self, key: str, actor: str) -> str:
+        """Sorted set of commit times of one actor on one key (sliding-window rate limit)."""
+        return f"{self.tag}:rate:{key}:{actor}"
+
+    @property
+    def events(self) -> str:
+        """Pub/sub channel announcing committed mutations."""
+        return f"{self.tag}:events"
+
+    @property
+    def checkpoint(self) -> str:
+        """String holding the latest replay checkpoint (JSON)."""
+        return f"{self.tag}:checkpoint"
+
+    @property
+    def decisions(self) -> str:
+        """Capped stream of gateway decisions that did not commit (rejections, proposals)."""
+        return f"{self.tag}:decisions"
+
+    def proposal(self, proposal_id: str) -> str:
+        """String holding one agent proposal (JSON)."""
+        return f"{self.tag}:proposal:{proposal_id}"
+
+    @property
+    def pending_proposals(self) -> str:
+        """Sorted set of pending proposal ids by creation time."""
+        return f"{self.tag}:proposals"

@@ -1,0 +1,98 @@
+"""What the gateway answers: committed, rejected (with the reason and the latest entry) or
+pending (an agent proposal waiting for a person)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from core.entry import Entry
+from core.mutation import Mutation
+
+if TYPE_CHECKING:
+    from core.proposals import Proposal
+
+__all__ = ["Committed", "Outcome", "Pending", "RejectReason", "Rejected"]
+
+
+class RejectReason(StrEnum):
+    NOT_ALLOWED = "not_allowed"  # no policy pattern matches the key
+    SCHEMA = "schema"  # the value or ttl breaks the key's schema
+    FORBIDDEN = "forbidden"  # the actor's roles may not write the key
+    PROTECTED = "protected"  # protected key, and the actor is neither moderator nor admin
+    AGENT_DENIED = "agent_denied"  # agents may not even propose this key
+    CONFLICT = "conflict"  # expected version differs from the key's version
+    NOT_FOUND = "not_found"  # delete of an absent key, or an unknown proposal
+    TYPE = "type"  # incr on a non-number, append on a non-list
+    RATE_LIMITED = "rate_limited"
+
+
+@dataclass(frozen=True)
+class Committed:
+    """``entry`` is None after a delete. ``duplicate``: the mutation id was seen before and this
+    is its first result, returned again; nothing was written."""
+
+    mutation: Mutation
+    version: int
+    entry: Entry | None
+    log_id: str
+    duplicate: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "outcome": "committed",
+            "key": self.mutation.key,
+            "op": self.mutation.op.value,
+            "version": self.version,
+            "entry": self.entry.model_dump(mode="json", by_alias=True) if self.entry else None,
+            "logId": self.log_id,
+            "mutationId": self.mutation.id,
+            "correlationId": self.mutation.correlation_id,
+            "duplicate": self.duplicate,
+        }
+
+
+@dataclass(frozen=True)
+class Rejected:
+    mutation: Mutation
+    reason: RejectReason
+    message: str
+    latest: Entry | None = None
+    version: int | None = None
+    retry_after_ms: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "outcome": "rejected",
+            "key": self.mutation.key,
+            "op": self.mutation.op.value,
+            "reason": self.reason.value,
+            "message": self.message,
+            "version": self.version,
+            "latest": self.latest.model_dump(mode="json", by_alias=True) if self.latest else None,
+            "retryAfterMs": self.retry_after_ms,
+            "mutationId": self.mutation.id,
+            "correlationId": self.mutation.correlation_id,
+        }
+
+
+@dataclass(frozen=True)
+class Pending:
+    mutation: Mutation
+    proposal: Proposal
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "outcome": "pending",
+            "key": self.mutation.key,
+            "op": self.mutation.op.value,
+            "proposalId": self.proposal.id,
+            "message": f"proposed by {self.mutation.actor}; "
+            "a person with the right role applies it",
+            "mutationId": self.mutation.id,
+            "correlationId": self.mutation.correlation_id,
+        }
+
+
+Outcome = Committed | Rejected | Pending

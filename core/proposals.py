@@ -1,0 +1,80 @@
+"""Agent proposals waiting for a person: stored in Redis so that a button rendered now can be
+applied after a restart, and resolved once (applied or discarded)."""
+
+from __future__ import annotations
+
+import time
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from core.actor import Actor
+from core.keys import WorkspaceKeys
+from core.mutation import Mutation, new_id
+
+if TYPE_CHECKING:
+    from redis import Redis
+
+__all__ = ["Proposal", "ProposalBox", "ProposalStatus"]
+
+RESOLVED_TTL_SEC = 7 * 86400
+
+
+class ProposalStatus(StrEnum):
+    PENDING = "pending"
+    APPLIED = "applied"
+    DISCARDED = "discarded"
+
+
+class Proposal(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+    id: str = Field(default_factory=new_id)
+    mutation: Mutation
+    created_at: int = Field(default_factory=lambda: int(time.time() * 1000))
+    status: ProposalStatus = ProposalStatus.PENDING
+    resolved_by: Actor | None = None
+
+    @property
+    def proposed_by(self) -> Actor:
+        return self.mutation.actor
+
+    def summary(self) -> str:
+        m = self.mutation
+        value = "" if m.value is None else f" = {m.value}"
+        return f"{m.op.value} {m.key}{value}"
+
+
+class ProposalBox:
+    def __init__(self, client: Redis, keys: WorkspaceKeys) -> None:
+        self.redis = client
+        self.keys = keys
+
+    def add(self, mutation: Mutation) -> Proposal:
+        proposal = Proposal(mutation=mutation)
+        pipe = self.redis.pipeline()
+        pipe.set(self.keys.proposal(proposal.id), proposal.model_dump_json(by_alias=True))
+        pipe.zadd(self.keys.pending_proposals, {proposal.id: proposal.created_at})
+        pipe.execute()
+        return proposal
+
+    def get(self, proposal_id: str) -> Proposal | None:
+        raw = self.redis.get(self.keys.proposal(proposal_id))
+        return Proposal.model_validate_json(str(raw)) if raw else None
+
+    def pending(self) -> list[Proposal]:
+        ids = self.redis.zrange(self.keys.pending_proposals, 0, -1)
+        found = (self.get(str(i)) for i in ids)
+        return [p for p in found if p is not None and p.status is ProposalStatus.PENDING]
+
+    def resolve(self, proposal: Proposal, status: ProposalStatus, by: Actor) -> Proposal:
+        """Mark resolved; kept a while so a repeated click finds out what happened."""
+        done = proposal.model_copy(update={"status": status, "resolved_by": by})
+        pipe = self.redis.pipeline()
+        pipe.set(self.keys.proposal(proposal.id), done.model_dump_json(by_alias=True),
+                 ex=RESOLVED_TTL_SEC)
+        pipe.zrem(self.keys.pending_proposals, proposal.id)
+        pipe.execute()
+        return done

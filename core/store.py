@@ -1,0 +1,220 @@
+"""The canonical state store of one workspace: reads of the snapshot and the atomic commit.
+
+Writes go through ``commit`` only, which runs commit.lua. Callers outside the core reach it
+through the MutationGateway, which applies policy first.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from core.codec import entry_from_fields, entry_meta
+from core.compact import dumps
+from core.entry import Entry
+from core.errors import StoreError
+from core.keys import WorkspaceKeys
+from core.mutation import Mutation, Op
+from core.outcome import Committed, Rejected, RejectReason
+from core.scripts import commit_script, read_script
+
+if TYPE_CHECKING:
+    from redis import Redis
+
+__all__ = ["DEFAULT_IDEMPOTENCY_TTL_SEC", "RateLimit", "Snapshot", "StateStore"]
+
+DEFAULT_IDEMPOTENCY_TTL_SEC = 7 * 86400
+_RESULT_FIELDS = ("value", "updatedAt", "updatedBy", "expiresAt", "meta")
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    max: int
+    window_ms: int
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A consistent read of the whole workspace: live entries, every key's last version
+    (deleted and expired keys included), the last log id it reflects and the server time."""
+
+    entries: dict[str, Entry]
+    versions: dict[str, int]
+    last_log_id: str | None
+    at_ms: int
+
+
+def _server_ms(time_reply: Sequence[Any]) -> int:
+    seconds, micros = time_reply
+    return int(seconds) * 1000 + int(micros) // 1000
+
+
+def _live(entry: Entry | None, now_ms: int) -> Entry | None:
+    if entry is None or (entry.expires_at is not None and entry.expires_at <= now_ms):
+        return None
+    return entry
+
+
+class StateStore:
+    def __init__(
+        self,
+        client: Redis,
+        workspace: str,
+        *,
+        idempotency_ttl_sec: int = DEFAULT_IDEMPOTENCY_TTL_SEC,
+    ) -> None:
+        self.redis = client
+        self.keys = WorkspaceKeys(workspace)
+        self.idempotency_ttl_ms = idempotency_ttl_sec * 1000
+        self._commit = commit_script(client)
+        self._read = read_script(client)
+
+    @property
+    def workspace(self) -> str:
+        return self.keys.workspace
+
+    def get(self, key: str) -> Entry | None:
+        """The live entry of ``key``, or None when absent, deleted or expired."""
+        return self.read(key)[1]
+
+    def read(self, key: str) -> tuple[int, Entry | None]:
+        """The key's version and live entry in one round trip; an absent key still has a
+        version (its last one, 0 if never written), which is what a CAS must expect."""
+        reply = self._read(keys=[self.keys.entry(key), self.keys.versions], args=[key])
+        version = int(reply[0])
+        if len(reply) == 1:
+            return version, None
+        fields = dict(zip(_RESULT_FIELDS, reply[1:], strict=True))
+        return version, entry_from_fields(key, version, fields)
+
+    def version(self, key: str) -> int:
+        """The key's last version (0 if never written); kept after delete and expiry."""
+        return int(self.redis.hget(self.keys.versions, key) or 0)
+
+    def entries(self, prefix: str = "") -> list[Entry]:
+        """Live entries whose key starts with ``prefix``, in key order."""
+        start = f"[{prefix}" if prefix else "-"
+        end = f"[{prefix}\xff" if prefix else "+"
+        names = [str(n) for n in self.redis.zrangebylex(self.keys.index, start, end)]
+        return list(self._read_entries(names).values())
+
+    def snapshot(self, attempts: int = 20) -> Snapshot:
+        """Read everything; retried until no commit landed during the read."""
+        for _ in range(attempts):
+            before = self._last_log_id()
+            raw = self.redis.hgetall(self.keys.versions)
+            versions = {str(k): int(v) for k, v in raw.items()}
+            entries = self._read_entries(sorted(versions))
+            now = _server_ms(self.redis.time())
+            if self._last_log_id() == before:
+                live = {k: e for k, e in entries.items() if _live(e, now) is not None}
+                return Snapshot(live, versions, before, now)
+        raise StoreError(f"workspace {self.workspace} kept changing during {attempts} reads")
+
+    def _read_entries(self, names: list[str]) -> dict[str, Entry]:
+        if not names:
+            return {}
+        pipe = self.redis.pipeline(transaction=False)
+        for name in names:
+            pipe.hgetall(self.keys.entry(name))
+        pipe.hmget(self.keys.versions, names)
+        pipe.time()
+        *hashes, versions, now = pipe.execute()
+        now_ms = _server_ms(now)
+        out: dict[str, Entry] = {}
+        for name, fields, version in zip(names, hashes, versions, strict=True):
+            entry = _live(entry_from_fields(name, int(version or 0), fields), now_ms)
+            if entry is not None:
+                out[name] = entry
+        return out
+
+    def _last_log_id(self) -> str | None:
+        last = self.redis.xrevrange(self.keys.log, count=1)
+        return str(last[0][0]) if last else None
+
+    def commit(self, mutation: Mutation, rate: RateLimit | None = None) -> Committed | Rejected:
+        """Apply one mutation atomically; policy is the gateway's job, not this method's."""
+        keys = self.keys
+        reply = self._commit(
+            keys=[
+                keys.entry(mutation.key),
+                keys.versions,
+                keys.index,
+                keys.log,
+                keys.idempotency(mutation.id),
+                keys.rate_window(mutation.key, mutation.actor.identity),
+            ],
+            args=[
+                mutation.key,
+                mutation.op.value,
+                "" if mutation.op is Op.DELETE else mutation.value_json(),
+                "" if mutation.expected_version is None else mutation.expected_version,
+                "" if mutation.ttl_sec is None else max(1, round(mutation.ttl_sec * 1000)),
+                mutation.to_json(),
+                mutation.actor.model_dump_json(),
+                dumps(entry_meta(mutation)),
+                self.idempotency_ttl_ms,
+                rate.max if rate else 0,
+                rate.window_ms if rate else 0,
+                mutation.id,
+                keys.events,
+            ],
+        )
+        return self._outcome(mutation, reply)
+
+    def _outcome(self, mutation: Mutation, reply: list[Any]) -> Committed | Rejected:
+        status = reply[0]
+        if status == "ok":
+            return _committed(mutation, reply)
+        if status == "duplicate":
+            version = int(reply[1])
+            fields = dict(zip(_RESULT_FIELDS, reply[2:7], strict=True))
+            stamped = mutation.model_copy(update={"ts": int(reply[3])})
+            entry = entry_from_fields(mutation.key, version, fields)
+            return Committed(stamped, version, entry, str(reply[7]), duplicate=True)
+        if status == "conflict":
+            version = int(reply[1])
+            fields = dict(zip(_RESULT_FIELDS, reply[2:7], strict=True))
+            latest = entry_from_fields(mutation.key, version, fields)
+            return Rejected(
+                mutation,
+                RejectReason.CONFLICT,
+                f"{mutation.key} is at version {version}, not {mutation.expected_version}",
+                latest=latest,
+                version=version,
+            )
+        if status == "not_found":
+            message = f"{mutation.key} is not set"
+            return Rejected(mutation, RejectReason.NOT_FOUND, message, version=int(reply[1]))
+        if status == "type":
+            return Rejected(mutation, RejectReason.TYPE, str(reply[1]))
+        if status == "rate_limited":
+            wait = int(reply[1])
+            return Rejected(
+                mutation,
+                RejectReason.RATE_LIMITED,
+                f"too many changes to {mutation.key}; try again in {wait / 1000:.1f}s",
+                retry_after_ms=wait,
+            )
+        raise StoreError(f"commit script answered {reply!r}")
+
+
+def _committed(mutation: Mutation, reply: list[Any]) -> Committed:
+    """A fresh commit's entry, built from what this process sent: the script echoes the
+    actor and meta it was given, so only the value and the numbers need decoding."""
+    _, version, value, ts, _, expires, meta, log_id = reply
+    stamped = mutation.model_copy(update={"ts": int(ts)})
+    entry = None
+    if value is not None:
+        entry = Entry.model_construct(
+            key=mutation.key,
+            value=json.loads(value),
+            version=int(version),
+            updated_at=int(ts),
+            updated_by=mutation.actor,
+            expires_at=int(expires) if expires else None,
+            meta=json.loads(meta),
+        )
+    return Committed(stamped, int(version), entry, str(log_id))

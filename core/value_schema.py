@@ -1,0 +1,105 @@
+"""The value schema a policy pattern puts on its keys: type, enum, max length, list items."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Self
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+
+__all__ = ["ValueSchema", "ValueType"]
+
+
+class ValueType(StrEnum):
+    ANY = "any"
+    STRING = "string"
+    INTEGER = "integer"
+    NUMBER = "number"
+    BOOLEAN = "boolean"
+    OBJECT = "object"
+    ARRAY = "array"
+
+
+def _type_error(expected: ValueType, value: JsonValue) -> str | None:
+    ok = {
+        ValueType.ANY: True,
+        ValueType.STRING: isinstance(value, str),
+        ValueType.INTEGER: isinstance(value, int) and not isinstance(value, bool),
+        ValueType.NUMBER: isinstance(value, int | float) and not isinstance(value, bool),
+        ValueType.BOOLEAN: isinstance(value, bool),
+        ValueType.OBJECT: isinstance(value, dict),
+        ValueType.ARRAY: isinstance(value, list),
+    }[expected]
+    if ok:
+        return None
+    hint = ""
+    if isinstance(value, bool) and expected is ValueType.STRING:
+        hint = " (YAML reads a bare yes/no/on/off as a boolean: quote it)"
+    return f"must be {expected.value}, got {_json_type(value)}{hint}"
+
+
+def _json_type(value: JsonValue) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    return {float: "number", str: "string", list: "array", dict: "object"}.get(
+        type(value), type(value).__name__
+    )
+
+
+class ValueSchema(BaseModel):
+    """``max_length`` counts characters of a string and items of an array."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: ValueType = ValueType.ANY
+    enum: list[JsonValue] | None = Field(default=None, min_length=1)
+    max_length: int | None = Field(default=None, ge=1)
+    items: ValueSchema | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        for allowed in self.enum or []:
+            if problem := _type_error(self.type, allowed):
+                raise ValueError(f"enum value {allowed!r} {problem}")
+        if self.items is not None and self.type not in (ValueType.ARRAY, ValueType.ANY):
+            raise ValueError("items applies to type array only")
+        if self.max_length is not None and self.type not in (
+            ValueType.STRING, ValueType.ARRAY, ValueType.ANY
+        ):
+            raise ValueError("max_length applies to strings and arrays only")
+        return self
+
+    def check(self, value: JsonValue) -> str | None:
+        """None when ``value`` fits, else what is wrong with it."""
+        if problem := _type_error(self.type, value):
+            return problem
+        if self.enum is not None and value not in self.enum:
+            return f"must be one of {', '.join(map(repr, self.enum))}; got {value!r}"
+        if isinstance(value, str | list) and len(value) > (self.max_length or len(value)):
+            unit = "characters" if isinstance(value, str) else "items"
+            return f"must be at most {self.max_length} {unit}, got {len(value)}"
+        if self.items is not None and isinstance(value, list):
+            for index, item in enumerate(value):
+                if problem := self.items.check(item):
+                    return f"item {index} {problem}"
+        return None
+
+    def check_item(self, item: JsonValue) -> str | None:
+        """For append: the key must hold a list, and the item must fit ``items``."""
+        if self.type not in (ValueType.ARRAY, ValueType.ANY):
+            return f"append needs a list, and this key holds {self.type.value}"
+        return self.items.check(item) if self.items else None
+
+    def check_delta(self, delta: JsonValue) -> str | None:
+        """For incr: the key must hold a number, an integer key takes integer steps."""
+        if self.type not in (ValueType.INTEGER, ValueType.NUMBER, ValueType.ANY):
+            return f"incr needs a number, and this key holds {self.type.value}"
+        if self.type is ValueType.INTEGER and not isinstance(delta, int):
+            return f"incr of an integer key needs an integer step, got {delta!r}"
+        if self.enum is not None:
+            return "incr cannot keep a value inside an enum"
+        return None
