@@ -56,11 +56,18 @@ class DecisionLog:
         if not kept and not _log.isEnabledFor(logging.INFO):
             return
         fields = decision_fields(outcome)
-        _log.info("%s %s %s: %s", fields["outcome"], fields["op"], fields["key"],
-                  fields["reason"], extra={"fields": fields})
+        _log.info(
+            "%s %s %s: %s",
+            fields["outcome"],
+            fields["op"],
+            fields["key"],
+            fields["reason"],
+            extra={"fields": fields},
+        )
         if kept:
-            self.redis.xadd(self.keys.decisions, {"decision": dumps(fields)},
-                            maxlen=self.keep, approximate=True)
+            self.redis.xadd(
+                self.keys.decisions, {"decision": dumps(fields)}, maxlen=self.keep, approximate=True
+            )
 
     def recent(self, count: int = 100) -> list[dict[str, Any]]:
         rows = stream_rows(self.redis.xrevrange(self.keys.decisions, count=count))

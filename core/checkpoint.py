@@ -31,11 +31,15 @@ class Image:
     last_id: str | None = None
 
     def to_json(self) -> str:
-        return json.dumps({
-            "lastId": self.last_id,
-            "versions": self.versions,
-            "entries": [e.model_dump(mode="json", by_alias=True) for e in self.entries.values()],
-        })
+        return json.dumps(
+            {
+                "lastId": self.last_id,
+                "versions": self.versions,
+                "entries": [
+                    e.model_dump(mode="json", by_alias=True) for e in self.entries.values()
+                ],
+            }
+        )
 
     @classmethod
     def from_json(cls, raw: str) -> Image:

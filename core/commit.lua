@@ -9,7 +9,7 @@
 --                                                 after delete and expiry (no version reuse)
 -- KEYS[3] key index       {ws:<id>}:keys          sorted set of live keys, all score 0
 -- KEYS[4] mutation log    {ws:<id>}:log           stream; fields mutation, version, ts, expiresAt
--- KEYS[5] idempotency     {ws:<id>}:idem:<mid>    the first result of mutation <mid> (JSON array)
+-- KEYS[5] idempotency     {ws:<id>}:idem:<mid>    "<logId>\n<value>" of mutation <mid>'s commit
 -- KEYS[6] rate window     {ws:<id>}:rate:<k>:<a>  sorted set of commit times (read iff ARGV[10] > 0)
 --
 -- ARGV[1]  state key
@@ -27,9 +27,13 @@
 -- ARGV[13] pub/sub channel for committed mutations
 --
 -- Returns a flat array whose first element is the status:
---   ok | duplicate : status, version, value, updatedAt, updatedBy, expiresAt, meta, logId
+--   ok             : status, version, value, updatedAt, updatedBy, expiresAt, meta, logId
+--   duplicate      : status, version, value, updatedAt, mutation, expiresAt, nil, logId
+--                    (the first commit, from its log record: the caller derives updatedBy
+--                    and meta from the logged mutation)
 --   conflict       : status, version, value, updatedAt, updatedBy, expiresAt, meta
 --                    (the latest entry; value is nil when the key is absent)
+--   lost           : status, logId (the log no longer holds the first commit: trimmed by hand)
 --   not_found      : status, version
 --   type           : status, message
 --   rate_limited   : status, retry-after milliseconds
@@ -39,13 +43,16 @@ local FIELDS = {'value', 'updatedAt', 'updatedBy', 'expiresAt', 'meta'}
 
 local first = redis.call('GET', KEYS[5])
 if first then
-  -- stored with '' for absent fields (cjson has no nil in arrays); false becomes a nil reply
-  local result = cjson.decode(first)
-  for i = 2, 8 do
-    if result[i] == '' then result[i] = false end
+  local cut = string.find(first, '\n', 1, true)
+  local first_id, first_value = string.sub(first, 1, cut - 1), string.sub(first, cut + 1)
+  local rows = redis.call('XRANGE', KEYS[4], first_id, first_id)
+  if not rows[1] then
+    return {'lost', first_id}
   end
-  result[1] = 'duplicate'
-  return result
+  local rec, f = rows[1][2], {}
+  for i = 1, #rec, 2 do f[rec[i]] = rec[i + 1] end
+  return {'duplicate', f.version, first_value ~= '' and first_value or false, f.ts, f.mutation,
+          f.expiresAt ~= '' and f.expiresAt or false, false, first_id}
 end
 
 local key, op, arg = ARGV[1], ARGV[2], ARGV[3]
@@ -149,8 +156,7 @@ end
 local log_id = redis.call('XADD', KEYS[4], '*', 'mutation', ARGV[6], 'version', sversion,
                           'ts', snow, 'expiresAt', expires_at or '')
 
-redis.call('SET', KEYS[5], cjson.encode({'ok', sversion, value or '', snow, ARGV[7],
-           expires_at or '', ARGV[8], log_id}), 'PX', ARGV[9])
+redis.call('SET', KEYS[5], log_id .. '\n' .. (value or ''), 'PX', ARGV[9])
 
 if rate_max > 0 then
   redis.call('ZADD', KEYS[6], now, ARGV[12])

@@ -85,6 +85,7 @@ def _role_issues(config: CoreConfig, located: Located) -> list[ConfigIssue]:
         for slot, role in enumerate(rule.writers):
             if role not in known:
                 path = ("policy", "keys", index, "writers", slot)
-                issues.append(located.issue(
-                    path, f"unknown role {role!r}; known: {', '.join(sorted(known))}"))
+                issues.append(
+                    located.issue(path, f"unknown role {role!r}; known: {', '.join(sorted(known))}")
+                )
     return issues

@@ -95,6 +95,9 @@ def _refuse_apply(proposal: Proposal, mutation: Mutation, actor: Actor) -> Rejec
         return Rejected(mutation, RejectReason.FORBIDDEN, "an agent cannot apply a proposal")
     if proposal.status is ProposalStatus.DISCARDED:
         by = proposal.resolved_by
-        return Rejected(mutation, RejectReason.NOT_FOUND,
-                        f"this proposal was discarded{f' by {by}' if by else ''}")
+        return Rejected(
+            mutation,
+            RejectReason.NOT_FOUND,
+            f"this proposal was discarded{f' by {by}' if by else ''}",
+        )
     return None

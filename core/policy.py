@@ -119,8 +119,11 @@ class Policy:
     def check(self, mutation: Mutation) -> Verdict:
         rule = self.rule_for(mutation.key)
         if rule is None:
-            return _reject(mutation, RejectReason.NOT_ALLOWED,
-                           f"no policy pattern allows the key {mutation.key}")
+            return _reject(
+                mutation,
+                RejectReason.NOT_ALLOWED,
+                f"no policy pattern allows the key {mutation.key}",
+            )
         mutation, problem = _with_ttl(rule, mutation)
         problem = problem or self._value_problem(rule, mutation)
         if problem:
@@ -161,18 +164,28 @@ def _authorize(rule: KeyRule, mutation: Mutation) -> Verdict:
     actor: Actor = mutation.actor
     if actor.kind is ActorKind.AGENT:
         if rule.agent == "deny":
-            return _reject(mutation, RejectReason.AGENT_DENIED,
-                           f"agents may not propose changes to {mutation.key}", rule)
+            return _reject(
+                mutation,
+                RejectReason.AGENT_DENIED,
+                f"agents may not propose changes to {mutation.key}",
+                rule,
+            )
         if rule.agent == "commit" and not rule.protected:
             return Verdict(VerdictKind.COMMIT, mutation, rule)
         return Verdict(VerdictKind.PROPOSE, mutation, rule)
     roles = actor.effective_roles
     if rule.protected and not roles & _PRIVILEGED:
-        return _reject(mutation, RejectReason.PROTECTED,
-                       f"{mutation.key} is protected: only a moderator or an admin may change it",
-                       rule)
+        return _reject(
+            mutation,
+            RejectReason.PROTECTED,
+            f"{mutation.key} is protected: only a moderator or an admin may change it",
+            rule,
+        )
     if not roles.intersection(rule.writers):
-        return _reject(mutation, RejectReason.FORBIDDEN,
-                       f"{actor} may not write {mutation.key} (writers: {', '.join(rule.writers)})",
-                       rule)
+        return _reject(
+            mutation,
+            RejectReason.FORBIDDEN,
+            f"{actor} may not write {mutation.key} (writers: {', '.join(rule.writers)})",
+            rule,
+        )
     return Verdict(VerdictKind.COMMIT, mutation, rule)

@@ -73,8 +73,11 @@ class ProposalBox:
         """Mark resolved; kept a while so a repeated click finds out what happened."""
         done = proposal.model_copy(update={"status": status, "resolved_by": by})
         pipe = self.redis.pipeline()
-        pipe.set(self.keys.proposal(proposal.id), done.model_dump_json(by_alias=True),
-                 ex=RESOLVED_TTL_SEC)
+        pipe.set(
+            self.keys.proposal(proposal.id),
+            done.model_dump_json(by_alias=True),
+            ex=RESOLVED_TTL_SEC,
+        )
         pipe.zrem(self.keys.pending_proposals, proposal.id)
         pipe.execute()
         return done

@@ -18,7 +18,7 @@ from core.entry import Entry
 from core.errors import StoreError
 from core.log import LogRecord, MutationLog
 from core.mutation import Op
-from core.store import Snapshot, StateStore
+from core.store import Snapshot, StateStore, ttl_ms
 
 __all__ = ["Difference", "Replayer", "apply", "stream_id_le", "visible"]
 
@@ -57,8 +57,9 @@ def apply(image: Image, record: LogRecord) -> None:
     m = record.mutation
     version = image.versions.get(m.key, 0) + 1
     if version != record.version:
-        raise StoreError(f"{record.log_id}: {m.key} replays to version {version}, log says "
-                         f"{record.version}")
+        raise StoreError(
+            f"{record.log_id}: {m.key} replays to version {version}, log says {record.version}"
+        )
     base = image.entries.get(m.key)
     base = base if _is_live(base, record.ts) else None
     image.versions[m.key] = version
@@ -70,14 +71,15 @@ def apply(image: Image, record: LogRecord) -> None:
         return
     expires: int | None
     if m.ttl_sec is not None:
-        expires = record.ts + max(1, round(m.ttl_sec * 1000))
+        expires = record.ts + ttl_ms(m.ttl_sec)
     elif base is not None and m.op in (Op.INCR, Op.APPEND):
         expires = base.expires_at
     else:
         expires = None
     if expires != record.expires_at:
-        raise StoreError(f"{record.log_id}: {m.key} replays to expiry {expires}, log says "
-                         f"{record.expires_at}")
+        raise StoreError(
+            f"{record.log_id}: {m.key} replays to expiry {expires}, log says {record.expires_at}"
+        )
     image.entries[m.key] = Entry(
         key=m.key,
         value=_next_value(m.op, base, m.value),
@@ -125,8 +127,9 @@ class Replayer:
         """Replay the log (after the latest usable checkpoint) up to ``until`` inclusive."""
         checkpoints = Checkpoints(self.store.redis, self.store.keys)
         image = checkpoints.load() if use_checkpoint else None
-        if image is None or (until is not None and image.last_id and
-                              not stream_id_le(image.last_id, until)):
+        if image is None or (
+            until is not None and image.last_id and not stream_id_le(image.last_id, until)
+        ):
             image = Image()
         since_saved = 0
         for record in self._records(image.last_id, until):
@@ -150,8 +153,9 @@ class Replayer:
         """Rebuild up to the live snapshot's last log id and compare both, key by key."""
         live = self.store.snapshot()
         if live.last_log_id is None:
-            return live, [Difference(k, v, None, "version without a log")
-                          for k, v in live.versions.items()]
+            return live, [
+                Difference(k, v, None, "version without a log") for k, v in live.versions.items()
+            ]
         image = self.rebuild(until=live.last_log_id, use_checkpoint=use_checkpoint)
         return live, compare(live, image)
 

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pydantic import JsonValue
+
 from core.codec import entry_from_fields, entry_meta
 from core.compact import dumps
 from core.entry import Entry
@@ -23,7 +25,7 @@ from core.scripts import commit_script, read_script
 if TYPE_CHECKING:
     from redis import Redis
 
-__all__ = ["DEFAULT_IDEMPOTENCY_TTL_SEC", "RateLimit", "Snapshot", "StateStore"]
+__all__ = ["DEFAULT_IDEMPOTENCY_TTL_SEC", "RateLimit", "Snapshot", "StateStore", "ttl_ms"]
 
 DEFAULT_IDEMPOTENCY_TTL_SEC = 7 * 86400
 _RESULT_FIELDS = ("value", "updatedAt", "updatedBy", "expiresAt", "meta")
@@ -137,6 +139,7 @@ class StateStore:
     def commit(self, mutation: Mutation, rate: RateLimit | None = None) -> Committed | Rejected:
         """Apply one mutation atomically; policy is the gateway's job, not this method's."""
         keys = self.keys
+        meta = entry_meta(mutation)
         reply = self._commit(
             keys=[
                 keys.entry(mutation.key),
@@ -151,10 +154,10 @@ class StateStore:
                 mutation.op.value,
                 "" if mutation.op is Op.DELETE else mutation.value_json(),
                 "" if mutation.expected_version is None else mutation.expected_version,
-                "" if mutation.ttl_sec is None else max(1, round(mutation.ttl_sec * 1000)),
+                "" if mutation.ttl_sec is None else ttl_ms(mutation.ttl_sec),
                 mutation.to_json(),
                 mutation.actor.model_dump_json(),
-                dumps(entry_meta(mutation)),
+                dumps(meta),
                 self.idempotency_ttl_ms,
                 rate.max if rate else 0,
                 rate.window_ms if rate else 0,
@@ -162,18 +165,20 @@ class StateStore:
                 keys.events,
             ],
         )
-        return self._outcome(mutation, reply)
+        return self._outcome(mutation, meta, reply)
 
-    def _outcome(self, mutation: Mutation, reply: list[Any]) -> Committed | Rejected:
+    def _outcome(
+        self, mutation: Mutation, meta: dict[str, JsonValue], reply: list[Any]
+    ) -> Committed | Rejected:
         status = reply[0]
         if status == "ok":
-            return _committed(mutation, reply)
+            return _committed(mutation, meta, reply)
         if status == "duplicate":
-            version = int(reply[1])
-            fields = dict(zip(_RESULT_FIELDS, reply[2:7], strict=True))
-            stamped = mutation.model_copy(update={"ts": int(reply[3])})
-            entry = entry_from_fields(mutation.key, version, fields)
-            return Committed(stamped, version, entry, str(reply[7]), duplicate=True)
+            return _first_commit(mutation, reply)
+        if status == "lost":
+            raise StoreError(
+                f"mutation {mutation.id} was committed as {reply[1]}, which the log no longer holds"
+            )
         if status == "conflict":
             version = int(reply[1])
             fields = dict(zip(_RESULT_FIELDS, reply[2:7], strict=True))
@@ -201,10 +206,15 @@ class StateStore:
         raise StoreError(f"commit script answered {reply!r}")
 
 
-def _committed(mutation: Mutation, reply: list[Any]) -> Committed:
-    """A fresh commit's entry, built from what this process sent: the script echoes the
-    actor and meta it was given, so only the value and the numbers need decoding."""
-    _, version, value, ts, _, expires, meta, log_id = reply
+def ttl_ms(ttl_sec: float) -> int:
+    """A ttl in whole milliseconds, at least one (replay computes expiry the same way)."""
+    return max(1, round(ttl_sec * 1000))
+
+
+def _committed(mutation: Mutation, meta: dict[str, JsonValue], reply: list[Any]) -> Committed:
+    """A fresh commit's entry, built from what this process sent: only the value and the
+    numbers the script decided need decoding."""
+    _, version, value, ts, _, expires, _, log_id = reply
     stamped = mutation.model_copy(update={"ts": int(ts)})
     entry = None
     if value is not None:
@@ -215,6 +225,24 @@ def _committed(mutation: Mutation, reply: list[Any]) -> Committed:
             updated_at=int(ts),
             updated_by=mutation.actor,
             expires_at=int(expires) if expires else None,
-            meta=json.loads(meta),
+            meta=meta,
         )
     return Committed(stamped, int(version), entry, str(log_id))
+
+
+def _first_commit(mutation: Mutation, reply: list[Any]) -> Committed:
+    """A repeated mutation id: the first commit's result, rebuilt from its log record."""
+    _, version, value, ts, logged_json, expires, _, log_id = reply
+    logged = Mutation.model_validate_json(logged_json).model_copy(update={"ts": int(ts)})
+    entry = None
+    if value is not None:
+        entry = Entry(
+            key=logged.key,
+            value=json.loads(value),
+            version=int(version),
+            updated_at=int(ts),
+            updated_by=logged.actor,
+            expires_at=int(expires) if expires else None,
+            meta=entry_meta(logged),
+        )
+    return Committed(logged, int(version), entry, str(log_id), duplicate=True)

@@ -68,7 +68,9 @@ class ValueSchema(BaseModel):
         if self.items is not None and self.type not in (ValueType.ARRAY, ValueType.ANY):
             raise ValueError("items applies to type array only")
         if self.max_length is not None and self.type not in (
-            ValueType.STRING, ValueType.ARRAY, ValueType.ANY
+            ValueType.STRING,
+            ValueType.ARRAY,
+            ValueType.ANY,
         ):
             raise ValueError("max_length applies to strings and arrays only")
         return self

@@ -27,27 +27,50 @@ __all__ = ["register"]
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    bench = commands.add_parser("bench", help="measure the store",
-                                description="Benchmarks that print ratios against a baseline "
-                                "measured in the same run.")
+    bench = commands.add_parser(
+        "bench",
+        help="measure the store",
+        description="Benchmarks that print ratios against a baseline measured in the same run.",
+    )
     sub = bench.add_subparsers(dest="bench_command", required=True, metavar="BENCHMARK")
     commits = sub.add_parser(
-        "commits", help="gateway commits vs raw SET",
+        "commits",
+        help="gateway commits vs raw SET",
         description="N writer processes each make M successful read-then-CAS increments "
         "through the gateway over K keys (K=1: all on bench.counter), retrying conflicts, and "
         "M raw SET round trips each, alternating the two in rounds so both see the same "
-        "machine. Prints throughput, p50/p99 latency and conflicts for both, with ratios.")
-    commits.add_argument("--writers", type=int, default=8, metavar="N",
-                         help="writer processes (default 8)")
-    commits.add_argument("--ops", type=int, default=200, metavar="M",
-                         help="successful increments per writer (default 200)")
-    commits.add_argument("--keys", type=int, default=1, metavar="K",
-                         help="keys to spread them over (default 1: bench.counter)")
-    commits.add_argument("--rounds", type=int, default=10, metavar="R",
-                         help="alternate gateway and raw chunks R times (default 10)")
-    commits.add_argument("--reread", action="store_true",
-                         help="read the key fresh before every CAS instead of using the entry "
-                         "the previous commit returned")
+        "machine. Prints throughput, p50/p99 latency and conflicts for both, with ratios.",
+    )
+    commits.add_argument(
+        "--writers", type=int, default=8, metavar="N", help="writer processes (default 8)"
+    )
+    commits.add_argument(
+        "--ops",
+        type=int,
+        default=200,
+        metavar="M",
+        help="successful increments per writer (default 200)",
+    )
+    commits.add_argument(
+        "--keys",
+        type=int,
+        default=1,
+        metavar="K",
+        help="keys to spread them over (default 1: bench.counter)",
+    )
+    commits.add_argument(
+        "--rounds",
+        type=int,
+        default=10,
+        metavar="R",
+        help="alternate gateway and raw chunks R times (default 10)",
+    )
+    commits.add_argument(
+        "--reread",
+        action="store_true",
+        help="read the key fresh before every CAS instead of using the entry "
+        "the previous commit returned",
+    )
     commits.add_argument("--json", action="store_true", help="print the figures as JSON")
     commits.set_defaults(handler=_commits)
 
@@ -92,8 +115,11 @@ def _increment(app: App, actor: Actor, key: str, seen: Seen) -> tuple[int, int, 
     version, entry = seen if seen is not None else app.store.read(key)
     while True:
         mutation = Mutation(
-            op=Op.SET, key=key, value=(entry.value if entry else 0) + 1,  # type: ignore[operator]
-            actor=actor, expected_version=version,
+            op=Op.SET,
+            key=key,
+            value=(entry.value if entry else 0) + 1,  # type: ignore[operator]
+            actor=actor,
+            expected_version=version,
         )
         start = time.perf_counter_ns()
         outcome = app.gateway.propose(mutation)
@@ -156,8 +182,10 @@ def _run(base: Job) -> dict[str, dict[str, Any]]:
     ctx = mp.get_context("spawn")
     barrier = ctx.Barrier(base.writers)
     results = ctx.Queue()
-    procs = [ctx.Process(target=_worker, args=(replace(base, writer=w), barrier, results))
-             for w in range(base.writers)]
+    procs = [
+        ctx.Process(target=_worker, args=(replace(base, writer=w), barrier, results))
+        for w in range(base.writers)
+    ]
     for proc in procs:
         proc.start()
     chunks = [c for _ in procs for c in results.get(timeout=3600)]
@@ -165,8 +193,9 @@ def _run(base: Job) -> dict[str, dict[str, Any]]:
         proc.join()
         if proc.exitcode:
             raise RuntimeError(f"a bench writer exited with {proc.exitcode}")
-    return {kind: _summary([(n, c) for k, n, c in chunks if k == kind])
-            for kind in ("gateway", "raw")}
+    return {
+        kind: _summary([(n, c) for k, n, c in chunks if k == kind]) for kind in ("gateway", "raw")
+    }
 
 
 def _summary(chunks: list[tuple[int, Chunk]]) -> dict[str, Any]:
@@ -190,12 +219,22 @@ def _summary(chunks: list[tuple[int, Chunk]]) -> dict[str, Any]:
 
 def _commits(app: App, args: argparse.Namespace) -> int:
     if min(args.writers, args.ops, args.keys, args.rounds) < 1:
-        print("deliberate bench commits: --writers, --ops, --keys and --rounds must be at least 1",
-              file=sys.stderr)
+        print(
+            "deliberate bench commits: --writers, --ops, --keys and --rounds must be at least 1",
+            file=sys.stderr,
+        )
         return 2
-    base = Job(0, args.writers, args.ops, args.keys, min(args.rounds, args.ops),
-               app.store.workspace, str(args.config) if args.config else None,
-               connection_url(app.redis), args.reread)
+    base = Job(
+        0,
+        args.writers,
+        args.ops,
+        args.keys,
+        min(args.rounds, args.ops),
+        app.store.workspace,
+        str(args.config) if args.config else None,
+        connection_url(app.redis),
+        args.reread,
+    )
     figures = _run(base)
     ours, raw = figures["gateway"], figures["raw"]
     ratios = {
@@ -203,9 +242,16 @@ def _commits(app: App, args: argparse.Namespace) -> int:
         "p50_latency": round(ours["p50_ms"] / raw["p50_ms"], 3),
         "p99_latency": round(ours["p99_ms"] / raw["p99_ms"], 3),
     }
-    report = {"writers": args.writers, "ops": args.ops, "keys": args.keys, "reread": args.reread,
-              "workspace": app.store.workspace, "gateway": ours, "raw_set": raw,
-              "ratio": ratios}
+    report = {
+        "writers": args.writers,
+        "ops": args.ops,
+        "keys": args.keys,
+        "reread": args.reread,
+        "workspace": app.store.workspace,
+        "gateway": ours,
+        "raw_set": raw,
+        "ratio": ratios,
+    }
     if args.json:
         print(json_line(report))
     else:
@@ -214,12 +260,18 @@ def _commits(app: App, args: argparse.Namespace) -> int:
 
 
 def _print_table(r: dict[str, Any]) -> None:
-    print(f"bench commits: {r['writers']} writers x {r['ops']} ops over {r['keys']} key(s), "
-          f"workspace {r['workspace']}")
+    print(
+        f"bench commits: {r['writers']} writers x {r['ops']} ops over {r['keys']} key(s), "
+        f"workspace {r['workspace']}"
+    )
     print(f"{'':18}{'ops/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'conflicts':>11}")
     for label, row in (("gateway commit", r["gateway"]), ("raw SET", r["raw_set"])):
-        print(f"{label:18}{row['ops_per_sec']:>10.0f}{row['p50_ms']:>10.3f}"
-              f"{row['p99_ms']:>10.3f}{row['conflicts']:>11}")
+        print(
+            f"{label:18}{row['ops_per_sec']:>10.0f}{row['p50_ms']:>10.3f}"
+            f"{row['p99_ms']:>10.3f}{row['conflicts']:>11}"
+        )
     x = r["ratio"]
-    print(f"{'ours / raw':18}{x['throughput']:>10.2f}{x['p50_latency']:>10.2f}"
-          f"{x['p99_latency']:>10.2f}")
+    print(
+        f"{'ours / raw':18}{x['throughput']:>10.2f}{x['p50_latency']:>10.2f}"
+        f"{x['p99_latency']:>10.2f}"
+    )

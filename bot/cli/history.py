@@ -13,22 +13,27 @@ __all__ = ["register"]
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    log = commands.add_parser("log", help="show the mutation log",
-                              description="Show committed mutations, oldest first.")
+    log = commands.add_parser(
+        "log", help="show the mutation log", description="Show committed mutations, oldest first."
+    )
     log.add_argument("--key", help="only mutations of this key")
-    log.add_argument("--limit", type=int, default=50, metavar="N",
-                     help="the newest N mutations (default 50)")
+    log.add_argument(
+        "--limit", type=int, default=50, metavar="N", help="the newest N mutations (default 50)"
+    )
     log.add_argument("--json", action="store_true", help="one JSON object per line")
     log.set_defaults(handler=_log)
 
     replay = commands.add_parser(
-        "replay", help="rebuild state from the log",
+        "replay",
+        help="rebuild state from the log",
         description="Rebuild the snapshot from the mutation log (from the latest checkpoint), "
         "saving checkpoints as it goes. With --verify, compare it with the live snapshot and "
-        "exit 1 on any difference, naming the keys.")
+        "exit 1 on any difference, naming the keys.",
+    )
     replay.add_argument("--verify", action="store_true", help="compare with the live snapshot")
-    replay.add_argument("--from-scratch", action="store_true",
-                        help="ignore checkpoints and replay the whole log")
+    replay.add_argument(
+        "--from-scratch", action="store_true", help="ignore checkpoints and replay the whole log"
+    )
     replay.set_defaults(handler=_replay)
 
 
@@ -50,12 +55,16 @@ def _replay(app: App, args: argparse.Namespace) -> int:
     if not args.verify:
         image = replayer.rebuild(use_checkpoint=not args.from_scratch)
         now = app.store.snapshot().at_ms
-        print(f"replayed {replayer.applied} mutations up to {image.last_id or 'the start'}: "
-              f"{len(visible(image, now))} live keys, {len(image.versions)} keys ever written")
+        print(
+            f"replayed {replayer.applied} mutations up to {image.last_id or 'the start'}: "
+            f"{len(visible(image, now))} live keys, {len(image.versions)} keys ever written"
+        )
         return 0
     live, diffs = replayer.verify(use_checkpoint=not args.from_scratch)
-    print(f"replayed {replayer.applied} mutations up to {live.last_log_id or 'the start'}; "
-          f"live snapshot has {len(live.entries)} keys")
+    print(
+        f"replayed {replayer.applied} mutations up to {live.last_log_id or 'the start'}; "
+        f"live snapshot has {len(live.entries)} keys"
+    )
     if diffs:
         print(f"MISMATCH in {len(diffs)} key(s):")
         for diff in diffs:

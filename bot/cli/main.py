@@ -30,15 +30,29 @@ def parser() -> argparse.ArgumentParser:
         "error. Without REDIS_URL, state lives in a Redis embedded under DELIBERATE_HOME "
         "(default ./.deliberate).",
     )
-    top.add_argument("--workspace", default=os.environ.get("DELIBERATE_WORKSPACE", "local"),
-                     help="workspace id (default: $DELIBERATE_WORKSPACE or 'local')")
-    top.add_argument("--config", type=Path, metavar="PATH",
-                     help="config file (default: $DELIBERATE_CONFIG or the shipped config)")
-    top.add_argument("--redis-url", default=None, metavar="URL",
-                     help="Redis to use (default: $REDIS_URL, else the embedded one)")
-    top.add_argument("--log-level", default=os.environ.get("DELIBERATE_LOG_LEVEL", "WARNING"),
-                     choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-                     help="level of the JSON log lines on stderr (default WARNING)")
+    top.add_argument(
+        "--workspace",
+        default=os.environ.get("DELIBERATE_WORKSPACE", "local"),
+        help="workspace id (default: $DELIBERATE_WORKSPACE or 'local')",
+    )
+    top.add_argument(
+        "--config",
+        type=Path,
+        metavar="PATH",
+        help="config file (default: $DELIBERATE_CONFIG or the shipped config)",
+    )
+    top.add_argument(
+        "--redis-url",
+        default=None,
+        metavar="URL",
+        help="Redis to use (default: $REDIS_URL, else the embedded one)",
+    )
+    top.add_argument(
+        "--log-level",
+        default=os.environ.get("DELIBERATE_LOG_LEVEL", "WARNING"),
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="level of the JSON log lines on stderr (default WARNING)",
+    )
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     state.register(commands)
     history.register(commands)

@@ -27,8 +27,10 @@ def _value(value: Any) -> str:
 
 
 def entry_line(entry: Entry) -> str:
-    line = f"{entry.key} = {_value(entry.value)}  (v{entry.version}, {entry.updated_by}, " \
-           f"{_when(entry.updated_at)}"
+    line = (
+        f"{entry.key} = {_value(entry.value)}  (v{entry.version}, {entry.updated_by}, "
+        f"{_when(entry.updated_at)}"
+    )
     if entry.expires_at is not None:
         left = max(0.0, entry.expires_at / 1000 - time.time())
         line += f", expires in {left:.0f}s"
@@ -43,8 +45,10 @@ def outcome_line(outcome: Outcome) -> str:
             return f"committed: deleted {m.key} (v{outcome.version}){again}"
         return f"committed: {entry_line(outcome.entry)}{again}"
     if isinstance(outcome, Pending):
-        return (f"pending: proposal {outcome.proposal.id} ({outcome.proposal.summary()}) "
-                "awaits a person with the right role")
+        return (
+            f"pending: proposal {outcome.proposal.id} ({outcome.proposal.summary()}) "
+            "awaits a person with the right role"
+        )
     assert isinstance(outcome, Rejected)
     line = f"rejected ({outcome.reason.value}): {outcome.message}"
     if outcome.latest is not None:
@@ -65,5 +69,7 @@ def log_line(record: LogRecord) -> str:
     if m.reason:
         extras.append(f"reason: {m.reason}")
     tail = f"  [{'; '.join(extras)}]" if extras else ""
-    return (f"{record.log_id}  {_when(record.ts)}  {m.actor}  {m.op.value} {m.key}{value}"
-            f"  -> v{record.version}  corr={m.correlation_id}{tail}")
+    return (
+        f"{record.log_id}  {_when(record.ts)}  {m.actor}  {m.op.value} {m.key}{value}"
+        f"  -> v{record.version}  corr={m.correlation_id}{tail}"
+    )

