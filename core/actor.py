@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from functools import cached_property
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from core.derived import Derived
 
 __all__ = ["PERSON_KINDS", "Actor", "ActorKind"]
 
@@ -22,7 +25,7 @@ class ActorKind(StrEnum):
 PERSON_KINDS = frozenset({ActorKind.USER, ActorKind.MODERATOR, ActorKind.ADMIN})
 
 
-class Actor(BaseModel):
+class Actor(Derived):
     """An actor; its kind counts as one of its roles, so `moderator:alice` is a moderator."""
 
     model_config = ConfigDict(frozen=True)
@@ -32,9 +35,13 @@ class Actor(BaseModel):
     platform: str = Field(default="local", min_length=1, max_length=32)
     roles: tuple[str, ...] = ()
 
-    @property
+    @cached_property
     def effective_roles(self) -> frozenset[str]:
         return frozenset(self.roles) | {self.kind.value}
+
+    @cached_property
+    def json_text(self) -> str:
+        return self.model_dump_json()
 
     @property
     def identity(self) -> str:

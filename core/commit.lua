@@ -27,8 +27,9 @@
 -- ARGV[13] pub/sub channel for committed mutations
 --
 -- Returns a flat array whose first element is the status:
---   ok             : status, version, value, updatedAt, updatedBy, expiresAt, meta, logId
---   duplicate      : status, version, value, updatedAt, mutation, expiresAt, nil, logId
+--   ok             : status, version, value, updatedAt, expiresAt, logId
+--                    (updatedBy and meta are what the caller sent: not sent back)
+--   duplicate      : status, version, value, updatedAt, mutation, expiresAt, logId
 --                    (the first commit, from its log record: the caller derives updatedBy
 --                    and meta from the logged mutation)
 --   conflict       : status, version, value, updatedAt, updatedBy, expiresAt, meta
@@ -52,7 +53,7 @@ if first then
   local rec, f = rows[1][2], {}
   for i = 1, #rec, 2 do f[rec[i]] = rec[i + 1] end
   return {'duplicate', f.version, first_value ~= '' and first_value or false, f.ts, f.mutation,
-          f.expiresAt ~= '' and f.expiresAt or false, false, first_id}
+          f.expiresAt ~= '' and f.expiresAt or false, first_id}
 end
 
 local key, op, arg = ARGV[1], ARGV[2], ARGV[3]
@@ -165,4 +166,4 @@ end
 
 redis.call('PUBLISH', ARGV[13], '{"logId":"' .. log_id .. '","version":' .. sversion ..
            ',"ts":' .. snow .. ',"mutation":' .. ARGV[6] .. '}')
-return {'ok', sversion, value or false, snow, ARGV[7], expires_at, ARGV[8], log_id}
+return {'ok', sversion, value or false, snow, expires_at, log_id}

@@ -9,5 +9,9 @@ from typing import Any
 __all__ = ["dumps"]
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
 def dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    # one encoder for the process: json.dumps with options builds a new one per call
+    return _ENCODER.encode(value)

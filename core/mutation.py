@@ -5,13 +5,15 @@ from __future__ import annotations
 import itertools
 import os
 from enum import StrEnum
-from typing import Any, Self
+from functools import cached_property
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
+from pydantic import ConfigDict, Field, JsonValue, model_validator
 from pydantic.alias_generators import to_camel
 
 from core.actor import Actor
 from core.compact import dumps
+from core.derived import Derived
 from core.keys import validate_state_key
 
 __all__ = ["Mutation", "Op", "new_id"]
@@ -47,7 +49,7 @@ class Op(StrEnum):
     INCR = "incr"
 
 
-class Mutation(BaseModel):
+class Mutation(Derived):
     """``value`` is the new value for set, the item for append, the delta for incr, None for
     delete. ``ts`` is stamped by the store at commit (server clock, milliseconds)."""
 
@@ -67,37 +69,30 @@ class Mutation(BaseModel):
     proposed_by: Actor | None = None
     meta: dict[str, JsonValue] = Field(default_factory=dict)
 
-    @field_validator("key")
-    @classmethod
-    def _key_is_valid(cls, key: str) -> str:
-        return validate_state_key(key)
-
     @model_validator(mode="before")
     @classmethod
-    def _incr_defaults_to_one(cls, data: Any) -> Any:
-        if (
-            isinstance(data, dict)
-            and data.get("op") in ("incr", Op.INCR)
-            and (data.get("value") is None)
-        ):
-            return {**data, "value": 1}
-        return data
-
-    @model_validator(mode="after")
-    def _value_fits_op(self) -> Self:
-        if self.op is Op.DELETE and self.value is not None:
+    def _key_and_value_fit_op(cls, data: Any) -> Any:
+        """One validator for what field types cannot say (every commit builds a mutation)."""
+        if not isinstance(data, dict):
+            return data
+        if isinstance(data.get("key"), str):
+            validate_state_key(data["key"])
+        op, value = data.get("op"), data.get("value")
+        if op in ("delete", Op.DELETE) and value is not None:
             raise ValueError("delete takes no value")
-        if self.op is Op.INCR and (
-            isinstance(self.value, bool) or not isinstance(self.value, int | float)
-        ):
-            raise ValueError("incr takes a number (the amount to add)")
-        return self
+        if op in ("incr", Op.INCR):
+            if value is None:
+                return {**data, "value": 1}
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ValueError("incr takes a number (the amount to add)")
+        return data
 
     def to_json(self) -> str:
         return self.model_dump_json(by_alias=True, exclude_none=True)
 
+    @cached_property
     def value_json(self) -> str:
-        """The value as compact JSON: the one encoding the store keeps (and appends to)."""
+        """The value as compact JSON, encoded once: policy measures it, the store sends it."""
         return dumps(self.value)
 
     def with_changes(self, **changes: Any) -> Mutation:

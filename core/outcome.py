@@ -3,9 +3,13 @@ pending (an agent proposal waiting for a person)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
+
+from pydantic import JsonValue
 
 from core.entry import Entry
 from core.mutation import Mutation
@@ -30,14 +34,39 @@ class RejectReason(StrEnum):
 
 @dataclass(frozen=True)
 class Committed:
-    """``entry`` is None after a delete. ``duplicate``: the mutation id was seen before and this
-    is its first result, returned again; nothing was written."""
+    """A commit, as the store answered it. ``duplicate``: the mutation id was seen before and
+    this is its first result, returned again; nothing was written.
 
-    mutation: Mutation
+    ``mutation`` (stamped with the commit's server time ``ts``) and ``entry`` (None after a
+    delete) are built on first use: most callers never look, and every commit pays for what
+    is built eagerly."""
+
+    request: Mutation
     version: int
-    entry: Entry | None
     log_id: str
+    ts: int
+    value_json: str | None
+    expires_at: int | None
+    meta: dict[str, JsonValue]
     duplicate: bool = False
+
+    @cached_property
+    def mutation(self) -> Mutation:
+        return self.request.model_copy(update={"ts": self.ts})
+
+    @cached_property
+    def entry(self) -> Entry | None:
+        if self.value_json is None:
+            return None
+        return Entry(
+            key=self.request.key,
+            value=json.loads(self.value_json),
+            version=self.version,
+            updated_at=self.ts,
+            updated_by=self.request.actor,
+            expires_at=self.expires_at,
+            meta=self.meta,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -11,6 +11,7 @@ import fnmatch
 import re
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -65,6 +66,16 @@ class KeyRule(ValueSchema):
             raise ValueError(f"pattern {self.pattern!r} has characters no state key can have")
         return self
 
+    @cached_property
+    def writer_set(self) -> frozenset[str]:
+        return frozenset(self.writers)
+
+    @cached_property
+    def commit_rate(self) -> RateLimit | None:
+        """The rate limit as the commit script takes it."""
+        limit = self.rate_limit
+        return RateLimit(limit.max, round(limit.per_sec * 1000)) if limit else None
+
     def matches(self, key: str) -> bool:
         return fnmatch.fnmatchcase(key, self.pattern)
 
@@ -82,7 +93,7 @@ class VerdictKind(StrEnum):
     REJECT = "reject"
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Verdict:
     kind: VerdictKind
     mutation: Mutation  # with the rule's default ttl applied
@@ -92,8 +103,7 @@ class Verdict:
 
     @property
     def rate(self) -> RateLimit | None:
-        limit = self.rule.rate_limit if self.rule else None
-        return RateLimit(limit.max, round(limit.per_sec * 1000)) if limit else None
+        return self.rule.commit_rate if self.rule else None
 
 
 class Policy:
@@ -133,7 +143,7 @@ class Policy:
     def _value_problem(self, rule: KeyRule, mutation: Mutation) -> str | None:
         if mutation.op is Op.DELETE:
             return None
-        size = len(mutation.value_json().encode())
+        size = len(mutation.value_json.encode())
         if size > self.config.max_value_bytes:
             return f"value is {size} bytes, more than the {self.config.max_value_bytes} allowed"
         if mutation.op is Op.SET:
@@ -174,14 +184,14 @@ def _authorize(rule: KeyRule, mutation: Mutation) -> Verdict:
             return Verdict(VerdictKind.COMMIT, mutation, rule)
         return Verdict(VerdictKind.PROPOSE, mutation, rule)
     roles = actor.effective_roles
-    if rule.protected and not roles & _PRIVILEGED:
+    if rule.protected and roles.isdisjoint(_PRIVILEGED):
         return _reject(
             mutation,
             RejectReason.PROTECTED,
             f"{mutation.key} is protected: only a moderator or an admin may change it",
             rule,
         )
-    if not roles.intersection(rule.writers):
+    if roles.isdisjoint(rule.writer_set):
         return _reject(
             mutation,
             RejectReason.FORBIDDEN,

@@ -6,7 +6,6 @@ through the MutationGateway, which applies policy first.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -152,11 +151,11 @@ class StateStore:
             args=[
                 mutation.key,
                 mutation.op.value,
-                "" if mutation.op is Op.DELETE else mutation.value_json(),
+                "" if mutation.op is Op.DELETE else mutation.value_json,
                 "" if mutation.expected_version is None else mutation.expected_version,
                 "" if mutation.ttl_sec is None else ttl_ms(mutation.ttl_sec),
                 mutation.to_json(),
-                mutation.actor.model_dump_json(),
+                mutation.actor.json_text,
                 dumps(meta),
                 self.idempotency_ttl_ms,
                 rate.max if rate else 0,
@@ -172,9 +171,21 @@ class StateStore:
     ) -> Committed | Rejected:
         status = reply[0]
         if status == "ok":
-            return _committed(mutation, meta, reply)
-        if status == "duplicate":
-            return _first_commit(mutation, reply)
+            _, version, value, ts, expires, log_id = reply
+            return Committed(mutation, int(version), log_id, int(ts), value, _int(expires), meta)
+        if status == "duplicate":  # the first commit's result, rebuilt from its log record
+            _, version, value, ts, logged_json, expires, log_id = reply
+            logged = Mutation.model_validate_json(logged_json)
+            return Committed(
+                logged,
+                int(version),
+                log_id,
+                int(ts),
+                value,
+                _int(expires),
+                entry_meta(logged),
+                duplicate=True,
+            )
         if status == "lost":
             raise StoreError(
                 f"mutation {mutation.id} was committed as {reply[1]}, which the log no longer holds"
@@ -211,38 +222,5 @@ def ttl_ms(ttl_sec: float) -> int:
     return max(1, round(ttl_sec * 1000))
 
 
-def _committed(mutation: Mutation, meta: dict[str, JsonValue], reply: list[Any]) -> Committed:
-    """A fresh commit's entry, built from what this process sent: only the value and the
-    numbers the script decided need decoding."""
-    _, version, value, ts, _, expires, _, log_id = reply
-    stamped = mutation.model_copy(update={"ts": int(ts)})
-    entry = None
-    if value is not None:
-        entry = Entry.model_construct(
-            key=mutation.key,
-            value=json.loads(value),
-            version=int(version),
-            updated_at=int(ts),
-            updated_by=mutation.actor,
-            expires_at=int(expires) if expires else None,
-            meta=meta,
-        )
-    return Committed(stamped, int(version), entry, str(log_id))
-
-
-def _first_commit(mutation: Mutation, reply: list[Any]) -> Committed:
-    """A repeated mutation id: the first commit's result, rebuilt from its log record."""
-    _, version, value, ts, logged_json, expires, _, log_id = reply
-    logged = Mutation.model_validate_json(logged_json).model_copy(update={"ts": int(ts)})
-    entry = None
-    if value is not None:
-        entry = Entry(
-            key=logged.key,
-            value=json.loads(value),
-            version=int(version),
-            updated_at=int(ts),
-            updated_by=logged.actor,
-            expires_at=int(expires) if expires else None,
-            meta=entry_meta(logged),
-        )
-    return Committed(logged, int(version), entry, str(log_id), duplicate=True)
+def _int(text: str | None) -> int | None:
+    return int(text) if text else None

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
 from typing import Self
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+from pydantic import ConfigDict, Field, JsonValue, model_validator
+
+from core.derived import Derived
 
 __all__ = ["ValueSchema", "ValueType"]
 
@@ -20,17 +23,19 @@ class ValueType(StrEnum):
     ARRAY = "array"
 
 
+_FITS: dict[ValueType, Callable[[JsonValue], bool]] = {
+    ValueType.ANY: lambda v: True,
+    ValueType.STRING: lambda v: isinstance(v, str),
+    ValueType.INTEGER: lambda v: isinstance(v, int) and not isinstance(v, bool),
+    ValueType.NUMBER: lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    ValueType.BOOLEAN: lambda v: isinstance(v, bool),
+    ValueType.OBJECT: lambda v: isinstance(v, dict),
+    ValueType.ARRAY: lambda v: isinstance(v, list),
+}
+
+
 def _type_error(expected: ValueType, value: JsonValue) -> str | None:
-    ok = {
-        ValueType.ANY: True,
-        ValueType.STRING: isinstance(value, str),
-        ValueType.INTEGER: isinstance(value, int) and not isinstance(value, bool),
-        ValueType.NUMBER: isinstance(value, int | float) and not isinstance(value, bool),
-        ValueType.BOOLEAN: isinstance(value, bool),
-        ValueType.OBJECT: isinstance(value, dict),
-        ValueType.ARRAY: isinstance(value, list),
-    }[expected]
-    if ok:
+    if _FITS[expected](value):
         return None
     hint = ""
     if isinstance(value, bool) and expected is ValueType.STRING:
@@ -50,7 +55,7 @@ def _json_type(value: JsonValue) -> str:
     )
 
 
-class ValueSchema(BaseModel):
+class ValueSchema(Derived):
     """``max_length`` counts characters of a string and items of an array."""
 
     model_config = ConfigDict(extra="forbid")

@@ -19,7 +19,6 @@ from bot.app import App, build_app
 from bot.cli.render import json_line
 from core.actor import Actor
 from core.connection import connect, connection_url
-from core.entry import Entry
 from core.mutation import Mutation, Op
 from core.outcome import Committed, Rejected, RejectReason
 
@@ -98,7 +97,7 @@ class Chunk:
     conflicts: int
 
 
-Seen = tuple[int, Entry | None] | None
+Seen = tuple[int, Any] | None
 
 
 def key_for(job: Job, op_index: int) -> str:
@@ -109,28 +108,28 @@ def key_for(job: Job, op_index: int) -> str:
 
 def _increment(app: App, actor: Actor, key: str, seen: Seen) -> tuple[int, int, Seen]:
     """One successful read-then-CAS increment: returns (commit latency ns, conflicts, the
-    state it leaves). ``seen`` is the state the last commit or conflict returned for this key
-    (None: read it fresh); the gateway returns it so that a writer need not read again."""
+    state it leaves). ``seen`` is the (version, value) the last commit or conflict of this
+    writer returned for the key (None: read it fresh): the gateway answers with the state it
+    compared against, so a writer need not read again."""
     conflicts = 0
-    version, entry = seen if seen is not None else app.store.read(key)
+    if seen is None:
+        version, entry = app.store.read(key)
+        seen = (version, entry.value if entry else 0)
+    version, value = seen
     while True:
         mutation = Mutation(
-            op=Op.SET,
-            key=key,
-            value=(entry.value if entry else 0) + 1,  # type: ignore[operator]
-            actor=actor,
-            expected_version=version,
+            op=Op.SET, key=key, value=value + 1, actor=actor, expected_version=version
         )
         start = time.perf_counter_ns()
         outcome = app.gateway.propose(mutation)
         elapsed = time.perf_counter_ns() - start
         if isinstance(outcome, Committed):
-            return elapsed, conflicts, (outcome.version, outcome.entry)
+            return elapsed, conflicts, (outcome.version, mutation.value)
         if not (isinstance(outcome, Rejected) and outcome.reason is RejectReason.CONFLICT):
             raise RuntimeError(f"bench commit failed: {outcome}")
         conflicts += 1
         assert outcome.version is not None
-        version, entry = outcome.version, outcome.latest
+        version, value = outcome.version, outcome.latest.value if outcome.latest else 0
 
 
 def _gateway_chunk(app: App, actor: Actor, job: Job, ops: range, last: dict[str, Seen]) -> Chunk:

@@ -84,3 +84,20 @@ def test_ids_are_unique_across_a_fork() -> None:
     mine = {new_id() for _ in range(1000)}
     assert len(mine) == 1000 and child_id not in mine
     assert len(child_id) == 32
+
+
+def test_a_copy_with_a_new_value_never_keeps_the_old_encoding() -> None:
+    m = mutation("set", "k.a", {"old": 1})
+    assert m.value_json == '{"old":1}'
+    changed = m.model_copy(update={"value": [2]})
+    assert changed.value_json == "[2]"
+    assert m.model_copy(update={"ttl_sec": 5.0}).value_json == '{"old":1}'
+
+
+def test_a_copy_with_new_roles_never_keeps_the_old_derived_values() -> None:
+    bob = Actor.parse("user:bob")
+    assert bob.effective_roles == {"user"} and '"roles":[]' in bob.json_text
+    promoted = bob.model_copy(update={"roles": ("moderator",)})
+    assert promoted.effective_roles == {"user", "moderator"}
+    assert '"roles":["moderator"]' in promoted.json_text
+    assert bob.effective_roles == {"user"}
