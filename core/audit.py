@@ -27,7 +27,7 @@ def decision_fields(outcome: Outcome) -> dict[str, Any]:
     m = outcome.mutation
     fields: dict[str, Any] = {
         "event": "gateway.decision",
-        "outcome": outcome.to_dict()["outcome"],
+        "outcome": outcome.name,
         "key": m.key,
         "op": m.op.value,
         "actor": str(m.actor),

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import JsonValue
 
@@ -68,16 +68,13 @@ class Committed:
             meta=self.meta,
         )
 
+    name: ClassVar[str] = "committed"
+
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "outcome": "committed",
-            "key": self.mutation.key,
-            "op": self.mutation.op.value,
+        return _about(self.name, self.request) | {
             "version": self.version,
             "entry": self.entry.model_dump(mode="json", by_alias=True) if self.entry else None,
             "logId": self.log_id,
-            "mutationId": self.mutation.id,
-            "correlationId": self.mutation.correlation_id,
             "duplicate": self.duplicate,
         }
 
@@ -91,18 +88,15 @@ class Rejected:
     version: int | None = None
     retry_after_ms: int | None = None
 
+    name: ClassVar[str] = "rejected"
+
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "outcome": "rejected",
-            "key": self.mutation.key,
-            "op": self.mutation.op.value,
+        return _about(self.name, self.mutation) | {
             "reason": self.reason.value,
             "message": self.message,
             "version": self.version,
             "latest": self.latest.model_dump(mode="json", by_alias=True) if self.latest else None,
             "retryAfterMs": self.retry_after_ms,
-            "mutationId": self.mutation.id,
-            "correlationId": self.mutation.correlation_id,
         }
 
 
@@ -111,17 +105,24 @@ class Pending:
     mutation: Mutation
     proposal: Proposal
 
+    name: ClassVar[str] = "pending"
+
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "outcome": "pending",
-            "key": self.mutation.key,
-            "op": self.mutation.op.value,
+        return _about(self.name, self.mutation) | {
             "proposalId": self.proposal.id,
             "message": f"proposed by {self.mutation.actor}; "
             "a person with the right role applies it",
-            "mutationId": self.mutation.id,
-            "correlationId": self.mutation.correlation_id,
         }
 
 
 Outcome = Committed | Rejected | Pending
+
+
+def _about(outcome: str, mutation: Mutation) -> dict[str, Any]:
+    return {
+        "outcome": outcome,
+        "key": mutation.key,
+        "op": mutation.op.value,
+        "mutationId": mutation.id,
+        "correlationId": mutation.correlation_id,
+    }

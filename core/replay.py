@@ -118,6 +118,7 @@ class Replayer:
     checkpoint_every: int = 1000
     progress: Callable[[int], None] | None = None
     applied: int = field(default=0, init=False)
+    started_after: str | None = field(default=None, init=False)  # the checkpoint used, if any
 
     @property
     def log(self) -> MutationLog:
@@ -131,6 +132,7 @@ class Replayer:
             until is not None and image.last_id and not stream_id_le(image.last_id, until)
         ):
             image = Image()
+        self.started_after = image.last_id
         since_saved = 0
         for record in self._records(image.last_id, until):
             apply(image, record)

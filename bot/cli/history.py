@@ -46,6 +46,15 @@ def _log(app: App, args: argparse.Namespace) -> int:
     return 0
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _since(replayer: Replayer) -> str:
+    start = replayer.started_after
+    return f" after the checkpoint at {start}" if start else ""
+
+
 def _progress(count: int) -> None:
     print(f"  replayed {count} mutations...", file=sys.stderr)
 
@@ -56,14 +65,16 @@ def _replay(app: App, args: argparse.Namespace) -> int:
         image = replayer.rebuild(use_checkpoint=not args.from_scratch)
         now = app.store.snapshot().at_ms
         print(
-            f"replayed {replayer.applied} mutations up to {image.last_id or 'the start'}: "
-            f"{len(visible(image, now))} live keys, {len(image.versions)} keys ever written"
+            f"replayed {_count(replayer.applied, 'mutation')}{_since(replayer)} up to "
+            f"{image.last_id or 'the start'}: {_count(len(visible(image, now)), 'live key')}, "
+            f"{_count(len(image.versions), 'key')} ever written"
         )
         return 0
     live, diffs = replayer.verify(use_checkpoint=not args.from_scratch)
     print(
-        f"replayed {replayer.applied} mutations up to {live.last_log_id or 'the start'}; "
-        f"live snapshot has {len(live.entries)} keys"
+        f"replayed {_count(replayer.applied, 'mutation')}{_since(replayer)} up to "
+        f"{live.last_log_id or 'the start'}; the live snapshot has "
+        f"{_count(len(live.entries), 'key')}"
     )
     if diffs:
         print(f"MISMATCH in {len(diffs)} key(s):")

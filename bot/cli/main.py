@@ -49,9 +49,9 @@ def parser() -> argparse.ArgumentParser:
     )
     top.add_argument(
         "--log-level",
-        default=os.environ.get("DELIBERATE_LOG_LEVEL", "WARNING"),
+        default=os.environ.get("DELIBERATE_LOG_LEVEL", "INFO"),
         choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-        help="level of the JSON log lines on stderr (default WARNING)",
+        help="level of the JSON log lines on stderr (default INFO: every gateway decision)",
     )
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     state.register(commands)

@@ -60,6 +60,35 @@ def test_set_get_list_incr_delete(capsys: pytest.CaptureFixture[str], workspace:
     assert code == 1 and out.strip() == "decision.db is not set (last version 2)"
 
 
+def test_every_decision_goes_to_stderr_as_a_json_line(
+    capsys: pytest.CaptureFixture[str], workspace: str
+) -> None:
+    code, out, err = run(
+        capsys, workspace, "state", "set", "stream.state", "off", "--actor", "user:alice"
+    )
+    [line] = [json.loads(x) for x in err.splitlines()]
+    assert code == 1 and out.startswith("rejected")
+    assert (line["event"], line["outcome"], line["reason"]) == (
+        "gateway.decision",
+        "rejected",
+        "protected",
+    )
+    assert line["correlation_id"] and line["actor"] == "user:alice"
+    _, _, quiet = run(
+        capsys,
+        workspace,
+        "--log-level",
+        "WARNING",
+        "state",
+        "set",
+        "decision.a",
+        "x",
+        "--actor",
+        "user:alice",
+    )
+    assert quiet == ""
+
+
 def test_a_value_is_json_when_it_parses_else_a_string(
     capsys: pytest.CaptureFixture[str], workspace: str
 ) -> None:
