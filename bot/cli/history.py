@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from bot.app import App
+from bot.cli.args import state_key
 from bot.cli.render import json_line, log_line
 from core.replay import Replayer, visible
 
@@ -16,7 +17,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     log = commands.add_parser(
         "log", help="show the mutation log", description="Show committed mutations, oldest first."
     )
-    log.add_argument("--key", help="only mutations of this key")
+    log.add_argument("--key", type=state_key, help="only mutations of this key")
     log.add_argument(
         "--limit", type=int, default=50, metavar="N", help="the newest N mutations (default 50)"
     )

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from pydantic import ValidationError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from bot.app import build_app
@@ -72,6 +73,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RedisConnectionError as exc:
         where = args.redis_url or os.environ.get("REDIS_URL") or "the embedded Redis"
         print(f"deliberate: cannot reach Redis at {where}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except ValidationError as exc:
+        for problem in exc.errors():
+            field = ".".join(str(part) for part in problem["loc"])
+            message = problem["msg"].removeprefix("Value error, ")
+            print(f"deliberate: {field + ': ' if field else ''}{message}", file=sys.stderr)
         return EXIT_USAGE
     except ValueError as exc:
         print(f"deliberate: {exc}", file=sys.stderr)

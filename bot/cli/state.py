@@ -3,33 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import json
-from typing import Any
 
 from bot.app import App
+from bot.cli.args import actor, json_or_text, state_key
 from bot.cli.render import entry_line, json_line, outcome_line
-from core.actor import Actor
 from core.mutation import Mutation, Op
 from core.outcome import Outcome, Rejected
 
 __all__ = ["register"]
 
 EXIT_OK, EXIT_REJECTED = 0, 1
-
-
-def _actor(text: str) -> Actor:
-    try:
-        return Actor.parse(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _value(text: str) -> Any:
-    """JSON when it parses as JSON, else the text itself as a string."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -42,7 +25,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     sub = state.add_subparsers(dest="state_command", required=True, metavar="COMMAND")
 
     get = sub.add_parser("get", help="show one key", description="Show the live entry of KEY.")
-    get.add_argument("key")
+    get.add_argument("key", type=state_key)
     get.add_argument("--json", action="store_true", help="print the entry as JSON")
     get.set_defaults(handler=_get)
 
@@ -60,26 +43,26 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="set a key",
         description="Set KEY to VALUE (parsed as JSON when it parses, else taken as a string).",
     )
-    put.add_argument("key")
-    put.add_argument("value", type=_value)
+    put.add_argument("key", type=state_key)
+    put.add_argument("value", type=json_or_text)
     put.add_argument("--ttl", type=float, metavar="S", help="expire after S seconds")
     put.set_defaults(handler=_write, op=Op.SET)
 
     incr = sub.add_parser(
         "incr", help="add to a number", description="Add BY (default 1) to the number at KEY."
     )
-    incr.add_argument("key")
-    incr.add_argument("--by", type=_value, default=1, metavar="N", help="amount to add")
+    incr.add_argument("key", type=state_key)
+    incr.add_argument("--by", type=json_or_text, default=1, metavar="N", help="amount to add")
     incr.set_defaults(handler=_write, op=Op.INCR)
 
     delete = sub.add_parser("delete", help="delete a key", description="Delete KEY.")
-    delete.add_argument("key")
+    delete.add_argument("key", type=state_key)
     delete.set_defaults(handler=_write, op=Op.DELETE)
 
     for writer in (put, incr, delete):
         writer.add_argument(
             "--actor",
-            type=_actor,
+            type=actor,
             required=True,
             metavar="KIND:ID",
             help="who writes: user, moderator, admin, agent, automation, "

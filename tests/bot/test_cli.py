@@ -165,8 +165,17 @@ def test_usage_errors_exit_2(
 def test_a_bad_key_exits_2_with_a_clear_message(
     capsys: pytest.CaptureFixture[str], workspace: str
 ) -> None:
-    code, _, err = run(capsys, workspace, "state", "set", "has space", "x", "--actor", "user:a")
-    assert code == 2 and "state key 'has space'" in err
+    for argv in (
+        ["state", "set", "has space", "x", "--actor", "user:a"],
+        ["state", "get", "has space"],
+        ["log", "--key", "has space"],
+    ):
+        code, _, err = run(capsys, workspace, *argv)
+        assert code == 2 and "state key 'has space' must be" in err
+    code, _, err = run(
+        capsys, workspace, "state", "set", "decision.a", "x", "--actor", "user:a", "--ttl", "-5"
+    )
+    assert code == 2 and err.strip() == "deliberate: ttl_sec: Input should be greater than 0"
 
 
 def test_a_bad_config_exits_2_naming_file_and_line(
