@@ -25,6 +25,8 @@
 -- ARGV[11] rate limit window, milliseconds
 -- ARGV[12] mutation id
 -- ARGV[13] pub/sub channel for committed mutations
+-- ARGV[14] the most bytes the resulting value may take, 0 for no limit
+-- ARGV[15] append only: the most items the resulting list may hold, 0 for no limit
 --
 -- Returns a flat array whose first element is the status:
 --   ok             : status, version, value, updatedAt, expiresAt, logId
@@ -36,7 +38,8 @@
 --                    (the latest entry; value is nil when the key is absent)
 --   lost           : status, logId (the log no longer holds the first commit: trimmed by hand)
 --   not_found      : status, version
---   type           : status, message
+--   type           : status, message (incr on a non-number, append on a non-list)
+--   schema         : status, message (the resulting value breaks a size limit)
 --   rate_limited   : status, retry-after milliseconds
 -- Numbers are returned as strings so that no Lua float is ever truncated.
 
@@ -71,12 +74,22 @@ local present = cur[1] ~= false
 local version = tonumber(redis.call('HGET', KEYS[2], key) or '0')
 
 if ARGV[4] ~= '' and tonumber(ARGV[4]) ~= version then
-  return {'conflict', tostring(version), cur[1], cur[2], cur[3], cur[4], cur[5]}
+  return {'conflict', string.format('%d', version), cur[1], cur[2], cur[3], cur[4], cur[5]}
 end
 
 -- Numbers are JSON text in and out; integers stay integers while they fit a double exactly.
+local EXACT = 9007199254740992  -- 2^53
 local function is_integer_text(s)
   return string.find(s, '^%-?%d+$') ~= nil
+end
+
+-- What a stored JSON text holds, for messages: never the value itself (it may be secret).
+local function json_type(s)
+  local c = string.sub(s, 1, 1)
+  if c == '"' then return 'a string' elseif c == '[' then return 'a list'
+  elseif c == '{' then return 'an object' elseif c == 't' or c == 'f' then return 'a boolean'
+  elseif c == 'n' then return 'null' end
+  return 'a number'
 end
 
 local value
@@ -84,17 +97,18 @@ if op == 'set' then
   value = arg
 elseif op == 'delete' then
   if not present then
-    return {'not_found', tostring(version)}
+    return {'not_found', string.format('%d', version)}
   end
 elseif op == 'incr' then
   local base = present and cur[1] or '0'
   local a, d = tonumber(base), tonumber(arg)
   if a == nil then
-    return {'type', 'incr needs a number; ' .. key .. ' holds ' .. string.sub(base, 1, 40)}
+    return {'type', 'incr needs a number; ' .. key .. ' holds ' .. json_type(base)}
   end
   local sum = a + d
-  if sum ~= sum or sum >= 9007199254740992 or sum <= -9007199254740992 then
-    return {'type', 'incr result is out of range for ' .. key}
+  -- beyond 2^53 a double no longer holds every integer: refuse rather than round
+  if sum ~= sum or math.abs(a) >= EXACT or math.abs(d) >= EXACT or math.abs(sum) >= EXACT then
+    return {'type', 'incr of ' .. key .. ' is out of the exact range (|n| < 2^53)'}
   end
   if is_integer_text(base) and is_integer_text(arg) then
     value = string.format('%d', sum)
@@ -105,7 +119,11 @@ elseif op == 'incr' then
 elseif op == 'append' then
   local base = present and cur[1] or '[]'
   if string.sub(base, 1, 1) ~= '[' then
-    return {'type', 'append needs a list; ' .. key .. ' holds ' .. string.sub(base, 1, 40)}
+    return {'type', 'append needs a list; ' .. key .. ' holds ' .. json_type(base)}
+  end
+  local max_items = tonumber(ARGV[15])
+  if max_items > 0 and #cjson.decode(base) + 1 > max_items then
+    return {'schema', key .. ' may hold at most ' .. max_items .. ' items'}
   end
   if base == '[]' then
     value = '[' .. arg .. ']'
@@ -116,26 +134,32 @@ else
   return {'type', 'unknown op ' .. op}
 end
 
+local max_bytes = tonumber(ARGV[14])
+if value and max_bytes > 0 and #value > max_bytes then
+  return {'schema', key .. ' would take ' .. #value .. ' bytes, more than the ' .. max_bytes ..
+          ' allowed'}
+end
+
 local rate_max = tonumber(ARGV[10])
 if rate_max > 0 then
   local window = tonumber(ARGV[11])
   redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now - window)
   if redis.call('ZCARD', KEYS[6]) >= rate_max then
     local oldest = redis.call('ZRANGE', KEYS[6], 0, 0, 'WITHSCORES')
-    return {'rate_limited', tostring(tonumber(oldest[2]) + window - now)}
+    return {'rate_limited', string.format('%d', tonumber(oldest[2]) + window - now)}
   end
 end
 
 -- Every check passed: write.
 local expires_at = false
 if ARGV[5] ~= '' then
-  expires_at = tostring(now + tonumber(ARGV[5]))
+  expires_at = string.format('%d', now + tonumber(ARGV[5]))
 elseif present and (op == 'incr' or op == 'append') then
   expires_at = cur[4]
 end
 
 version = version + 1
-local sversion, snow = tostring(version), tostring(now)
+local sversion, snow = string.format('%d', version), string.format('%d', now)
 redis.call('HSET', KEYS[2], key, sversion)
 if op == 'delete' then
   redis.call('DEL', KEYS[1])

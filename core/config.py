@@ -62,6 +62,9 @@ def _load(path: Path, model: type[C]) -> C:
     except OSError as exc:
         issue = ConfigIssue(str(path), None, "", f"cannot read: {exc.strerror}")
         raise ConfigError([issue]) from None
+    except UnicodeDecodeError as exc:
+        issue = ConfigIssue(str(path), None, "", f"not UTF-8 text (byte {exc.start})")
+        raise ConfigError([issue]) from None
     located = load_located(text, str(path))
     if located.data is None:
         located.data = {}

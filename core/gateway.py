@@ -7,6 +7,8 @@ proposal for a person, or it is rejected with the reason (and the latest entry o
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from core.actor import Actor, ActorKind
 from core.audit import DecisionLog
 from core.errors import DeliberateError
@@ -41,8 +43,20 @@ class MutationGateway:
         elif verdict.kind is VerdictKind.PROPOSE:
             outcome = Pending(verdict.mutation, self.proposals.add(verdict.mutation))
         else:
-            outcome = self.store.commit(verdict.mutation, verdict.rate)
+            outcome = self._hide_secret(self.store.commit(verdict.mutation, verdict.limits))
         self.decisions.record(outcome)
+        return outcome
+
+    def _hide_secret(self, outcome: Committed | Rejected) -> Committed | Rejected:
+        """An agent never gets a secret value back, not even as the latest entry of a conflict."""
+        m = outcome.mutation
+        if (
+            isinstance(outcome, Rejected)
+            and outcome.latest is not None
+            and m.actor.kind is ActorKind.AGENT
+            and self.policy.is_secret(m.key)
+        ):
+            return replace(outcome, latest=None)
         return outcome
 
     def apply_proposal(

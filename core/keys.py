@@ -80,6 +80,10 @@ class WorkspaceKeys:
         """Capped stream of gateway decisions that did not commit (rejections, proposals)."""
         return f"{self.tag}:decisions"
 
+    def bench(self, name: str) -> str:
+        """Scratch keys of `deliberate bench` (its raw SET baseline), outside canonical state."""
+        return f"{self.tag}:bench:{name}"
+
     def proposal(self, proposal_id: str) -> str:
         """String holding one agent proposal (JSON)."""
         return f"{self.tag}:proposal:{proposal_id}"

@@ -16,7 +16,7 @@ from core.compact import dumps
 from core.derived import Derived
 from core.keys import validate_state_key
 
-__all__ = ["Mutation", "Op", "new_id"]
+__all__ = ["MAX_TTL_SEC", "Mutation", "Op", "new_id"]
 
 
 class _Ids:
@@ -42,6 +42,9 @@ def new_id() -> str:
     return _ids.next()
 
 
+MAX_TTL_SEC = 10 * 365 * 86400
+
+
 class Op(StrEnum):
     SET = "set"
     DELETE = "delete"
@@ -62,7 +65,7 @@ class Mutation(Derived):
     actor: Actor
     reason: str = Field(default="", max_length=1000)
     expected_version: int | None = Field(default=None, ge=0)
-    ttl_sec: float | None = Field(default=None, gt=0, le=10 * 365 * 86400)
+    ttl_sec: float | None = Field(default=None, gt=0, le=MAX_TTL_SEC, allow_inf_nan=False)
     ts: int | None = None
     correlation_id: str = Field(default_factory=new_id, min_length=1, max_length=128)
     causation_id: str | None = None
@@ -80,6 +83,8 @@ class Mutation(Derived):
         op, value = data.get("op"), data.get("value")
         if op in ("delete", Op.DELETE) and value is not None:
             raise ValueError("delete takes no value")
+        if op in ("delete", Op.DELETE) and data.get("ttl_sec", data.get("ttlSec")) is not None:
+            raise ValueError("delete takes no ttl")
         if op in ("incr", Op.INCR):
             if value is None:
                 return {**data, "value": 1}

@@ -18,10 +18,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from core.actor import Actor, ActorKind
 from core.entry import Entry
-from core.mutation import Mutation, Op
+from core.mutation import MAX_TTL_SEC, Mutation, Op
 from core.outcome import RejectReason
-from core.store import RateLimit
-from core.value_schema import ValueSchema
+from core.store import NO_LIMITS, CommitLimits, RateLimit
+from core.value_schema import ValueSchema, ValueType
 
 __all__ = ["KeyRule", "Policy", "PolicyConfig", "Verdict", "VerdictKind"]
 
@@ -32,10 +32,12 @@ DEFAULT_WRITERS = ("user", "moderator", "admin", "automation", "system")
 
 
 class RateLimitRule(BaseModel):
+    """At most ``max`` commits per actor and key in any window of ``per_sec`` seconds."""
+
     model_config = ConfigDict(extra="forbid")
 
-    max: int = Field(ge=1)
-    per_sec: float = Field(gt=0)
+    max: int = Field(ge=1, le=1_000_000)
+    per_sec: float = Field(gt=0, le=MAX_TTL_SEC, allow_inf_nan=False)
 
 
 class TtlRule(BaseModel):
@@ -43,8 +45,16 @@ class TtlRule(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    default_sec: float | None = Field(default=None, gt=0)
-    max_sec: float | None = Field(default=None, gt=0)
+    default_sec: float | None = Field(default=None, gt=0, le=MAX_TTL_SEC, allow_inf_nan=False)
+    max_sec: float | None = Field(default=None, gt=0, le=MAX_TTL_SEC, allow_inf_nan=False)
+
+    @model_validator(mode="after")
+    def _default_within_max(self) -> Self:
+        if self.default_sec and self.max_sec and self.default_sec > self.max_sec:
+            raise ValueError(
+                f"default_sec {self.default_sec:g} is more than max_sec {self.max_sec:g}"
+            )
+        return self
 
 
 class KeyRule(ValueSchema):
@@ -70,11 +80,13 @@ class KeyRule(ValueSchema):
     def writer_set(self) -> frozenset[str]:
         return frozenset(self.writers)
 
-    @cached_property
-    def commit_rate(self) -> RateLimit | None:
-        """The rate limit as the commit script takes it."""
+    def commit_limits(self, max_value_bytes: int) -> CommitLimits:
+        """The checks that depend on the stored value, as the commit script makes them: an
+        append's result is only known there."""
         limit = self.rate_limit
-        return RateLimit(limit.max, round(limit.per_sec * 1000)) if limit else None
+        rate = RateLimit(limit.max, round(limit.per_sec * 1000)) if limit else None
+        lists = self.type in (ValueType.ARRAY, ValueType.ANY)
+        return CommitLimits(rate, max_value_bytes, (self.max_length or 0) if lists else 0)
 
     def matches(self, key: str) -> bool:
         return fnmatch.fnmatchcase(key, self.pattern)
@@ -100,16 +112,14 @@ class Verdict:
     rule: KeyRule | None = None
     reason: RejectReason | None = None
     message: str = ""
-
-    @property
-    def rate(self) -> RateLimit | None:
-        return self.rule.commit_rate if self.rule else None
+    limits: CommitLimits = NO_LIMITS  # what the commit script must still check
 
 
 class Policy:
     def __init__(self, config: PolicyConfig) -> None:
         self.config = config
         self._rules: dict[str, KeyRule | None] = {}
+        self._limits = {id(r): r.commit_limits(config.max_value_bytes) for r in config.keys}
 
     def rule_for(self, key: str) -> KeyRule | None:
         if key not in self._rules:
@@ -138,7 +148,9 @@ class Policy:
         problem = problem or self._value_problem(rule, mutation)
         if problem:
             return _reject(mutation, RejectReason.SCHEMA, f"{mutation.key}: {problem}", rule)
-        return _authorize(rule, mutation)
+        verdict = _authorize(rule, mutation)
+        verdict.limits = self._limits[id(rule)]
+        return verdict
 
     def _value_problem(self, rule: KeyRule, mutation: Mutation) -> str | None:
         if mutation.op is Op.DELETE:
@@ -164,7 +176,7 @@ def _with_ttl(rule: KeyRule, mutation: Mutation) -> tuple[Mutation, str | None]:
     if ttl is None or mutation.op is Op.DELETE:
         return mutation, None
     if mutation.ttl_sec is None and ttl.default_sec is not None:
-        mutation = mutation.model_copy(update={"ttl_sec": ttl.default_sec})
+        mutation = mutation.with_changes(ttl_sec=ttl.default_sec)
     if ttl.max_sec is not None and mutation.ttl_sec is not None and mutation.ttl_sec > ttl.max_sec:
         return mutation, f"ttl {mutation.ttl_sec:g}s is more than the {ttl.max_sec:g}s allowed"
     return mutation, None

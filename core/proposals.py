@@ -31,7 +31,7 @@ class ProposalStatus(StrEnum):
 class Proposal(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
 
-    id: str = Field(default_factory=new_id)
+    id: str = Field(default_factory=new_id)  # the proposed mutation's id
     mutation: Mutation
     created_at: int = Field(default_factory=lambda: int(time.time() * 1000))
     status: ProposalStatus = ProposalStatus.PENDING
@@ -53,11 +53,15 @@ class ProposalBox:
         self.keys = keys
 
     def add(self, mutation: Mutation) -> Proposal:
-        proposal = Proposal(mutation=mutation)
-        pipe = self.redis.pipeline()
-        pipe.set(self.keys.proposal(proposal.id), proposal.model_dump_json(by_alias=True))
-        pipe.zadd(self.keys.pending_proposals, {proposal.id: proposal.created_at})
-        pipe.execute()
+        """The proposal of ``mutation``: its id is the mutation's, so a retried delivery finds
+        the proposal it made the first time (in whatever state it now is) and adds nothing."""
+        proposal = Proposal(id=mutation.id, mutation=mutation)
+        created = self.redis.set(
+            self.keys.proposal(proposal.id), proposal.model_dump_json(by_alias=True), nx=True
+        )
+        if not created:
+            return self.get(proposal.id) or proposal
+        self.redis.zadd(self.keys.pending_proposals, {proposal.id: proposal.created_at})
         return proposal
 
     def get(self, proposal_id: str) -> Proposal | None:

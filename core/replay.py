@@ -20,7 +20,15 @@ from core.log import LogRecord, MutationLog
 from core.mutation import Op
 from core.store import Snapshot, StateStore, ttl_ms
 
-__all__ = ["Difference", "Replayer", "apply", "stream_id_le", "visible"]
+__all__ = ["Difference", "ReplayMismatch", "Replayer", "apply", "stream_id_le", "visible"]
+
+
+class ReplayMismatch(StoreError):
+    """The log contradicts itself at one record (a version skipped, an impossible op)."""
+
+    def __init__(self, record: LogRecord, message: str) -> None:
+        super().__init__(f"{record.log_id}: {record.mutation.key} {message}")
+        self.key = record.mutation.key
 
 
 def stream_id_le(a: str, b: str) -> bool:
@@ -34,39 +42,39 @@ def _is_live(entry: Entry | None, at_ms: int) -> bool:
     return entry is not None and (entry.expires_at is None or entry.expires_at > at_ms)
 
 
-def _next_value(op: Op, base: Entry | None, arg: JsonValue) -> JsonValue:
+def _next_value(record: LogRecord, base: Entry | None) -> JsonValue:
+    op, arg = record.mutation.op, record.mutation.value
     if op is Op.SET:
         return arg
     if op is Op.INCR:
         start = base.value if base else 0
         if isinstance(start, bool) or not isinstance(start, int | float):
-            raise StoreError(f"log has incr on a non-number ({start!r})")
+            raise ReplayMismatch(record, "is incremented but holds no number")
         if isinstance(arg, bool) or not isinstance(arg, int | float):
-            raise StoreError(f"log has incr by a non-number ({arg!r})")
+            raise ReplayMismatch(record, "is incremented by a non-number")
         return start + arg
     if op is Op.APPEND:
         items = base.value if base else []
         if not isinstance(items, list):
-            raise StoreError(f"log has append to a non-list ({items!r})")
+            raise ReplayMismatch(record, "is appended to but holds no list")
         return [*items, arg]
-    raise StoreError(f"no value for op {op}")
+    raise ReplayMismatch(record, f"has no value for op {op}")
 
 
 def apply(image: Image, record: LogRecord) -> None:
-    """Apply one logged mutation to ``image``; raises StoreError where the log disagrees."""
+    """Apply one logged mutation to ``image``; raises ReplayMismatch where the log disagrees
+    with itself."""
     m = record.mutation
     version = image.versions.get(m.key, 0) + 1
     if version != record.version:
-        raise StoreError(
-            f"{record.log_id}: {m.key} replays to version {version}, log says {record.version}"
-        )
+        raise ReplayMismatch(record, f"replays to version {version}, the log says {record.version}")
     base = image.entries.get(m.key)
     base = base if _is_live(base, record.ts) else None
     image.versions[m.key] = version
     image.last_id = record.log_id
     if m.op is Op.DELETE:
         if base is None:
-            raise StoreError(f"{record.log_id}: delete of absent key {m.key}")
+            raise ReplayMismatch(record, "is deleted while absent")
         image.entries.pop(m.key, None)
         return
     expires: int | None
@@ -77,12 +85,12 @@ def apply(image: Image, record: LogRecord) -> None:
     else:
         expires = None
     if expires != record.expires_at:
-        raise StoreError(
-            f"{record.log_id}: {m.key} replays to expiry {expires}, log says {record.expires_at}"
+        raise ReplayMismatch(
+            record, f"replays to expiry {expires}, the log says {record.expires_at}"
         )
     image.entries[m.key] = Entry(
         key=m.key,
-        value=_next_value(m.op, base, m.value),
+        value=_next_value(record, base),
         version=version,
         updated_at=record.ts,
         updated_by=m.actor,
@@ -103,6 +111,8 @@ class Difference:
     what: str
 
     def __str__(self) -> str:
+        if self.live is None and self.replayed is None:
+            return f"{self.key}: {self.what}"
         return f"{self.key}: {self.what} (live {_show(self.live)}, replayed {_show(self.replayed)})"
 
 
@@ -158,7 +168,10 @@ class Replayer:
             return live, [
                 Difference(k, v, None, "version without a log") for k, v in live.versions.items()
             ]
-        image = self.rebuild(until=live.last_log_id, use_checkpoint=use_checkpoint)
+        try:
+            image = self.rebuild(until=live.last_log_id, use_checkpoint=use_checkpoint)
+        except ReplayMismatch as exc:
+            return live, [Difference(exc.key, None, None, f"the log contradicts itself: {exc}")]
         return live, compare(live, image)
 
 
@@ -174,6 +187,11 @@ def compare(live: Snapshot, image: Image) -> list[Difference]:
         a, b = live.entries.get(key), replayed.get(key)
         if a is None or b is None:
             diffs.append(Difference(key, a, b, "present on one side only"))
-        elif a != b:
+        elif _canonical(a) != _canonical(b):
             diffs.append(Difference(key, a, b, "entry differs"))
     return diffs
+
+
+def _canonical(entry: Entry) -> str:
+    """Entries compare as JSON text: 1, 1.0 and true are equal in Python but not in the log."""
+    return json.dumps(entry.model_dump(mode="json", by_alias=True), sort_keys=True)

@@ -24,7 +24,15 @@ from core.scripts import commit_script, read_script
 if TYPE_CHECKING:
     from redis import Redis
 
-__all__ = ["DEFAULT_IDEMPOTENCY_TTL_SEC", "RateLimit", "Snapshot", "StateStore", "ttl_ms"]
+__all__ = [
+    "DEFAULT_IDEMPOTENCY_TTL_SEC",
+    "NO_LIMITS",
+    "CommitLimits",
+    "RateLimit",
+    "Snapshot",
+    "StateStore",
+    "ttl_ms",
+]
 
 DEFAULT_IDEMPOTENCY_TTL_SEC = 7 * 86400
 _RESULT_FIELDS = ("value", "updatedAt", "updatedBy", "expiresAt", "meta")
@@ -34,6 +42,20 @@ _RESULT_FIELDS = ("value", "updatedAt", "updatedBy", "expiresAt", "meta")
 class RateLimit:
     max: int
     window_ms: int
+
+
+@dataclass(frozen=True)
+class CommitLimits:
+    """What the commit script checks atomically on the result of a mutation: the rate of
+    commits per actor and key, the size of the resulting value, the items of a list that an
+    append grows (0: no limit)."""
+
+    rate: RateLimit | None = None
+    max_bytes: int = 0
+    max_items: int = 0
+
+
+NO_LIMITS = CommitLimits()
 
 
 @dataclass(frozen=True)
@@ -102,17 +124,31 @@ class StateStore:
         return list(self._read_entries(names).values())
 
     def snapshot(self, attempts: int = 20) -> Snapshot:
-        """Read everything; retried until no commit landed during the read."""
+        """Everything, read in one MULTI so that no commit lands half-way through; read again
+        only when a key was first written between listing the keys and reading them."""
+        keys = self.keys
         for _ in range(attempts):
-            before = self._last_log_id()
-            raw = self.redis.hgetall(self.keys.versions)
+            names = sorted(str(k) for k in self.redis.hkeys(keys.versions))
+            pipe = self.redis.pipeline(transaction=True)
+            pipe.hgetall(keys.versions)
+            for name in names:
+                pipe.hgetall(keys.entry(name))
+            pipe.xrevrange(keys.log, count=1)
+            pipe.time()
+            raw, *hashes, last, now = pipe.execute()
             versions = {str(k): int(v) for k, v in raw.items()}
-            entries = self._read_entries(sorted(versions))
-            now = _server_ms(self.redis.time())
-            if self._last_log_id() == before:
-                live = {k: e for k, e in entries.items() if _live(e, now) is not None}
-                return Snapshot(live, versions, before, now)
-        raise StoreError(f"workspace {self.workspace} kept changing during {attempts} reads")
+            if sorted(versions) != names:
+                continue
+            now_ms = _server_ms(now)
+            entries = {}
+            for name, fields in zip(names, hashes, strict=True):
+                entry = _live(entry_from_fields(name, versions[name], fields), now_ms)
+                if entry is not None:
+                    entries[name] = entry
+            return Snapshot(entries, versions, str(last[0][0]) if last else None, now_ms)
+        raise StoreError(
+            f"keys kept appearing in workspace {self.workspace} during {attempts} reads"
+        )
 
     def _read_entries(self, names: list[str]) -> dict[str, Entry]:
         if not names:
@@ -131,13 +167,10 @@ class StateStore:
                 out[name] = entry
         return out
 
-    def _last_log_id(self) -> str | None:
-        last = self.redis.xrevrange(self.keys.log, count=1)
-        return str(last[0][0]) if last else None
-
-    def commit(self, mutation: Mutation, rate: RateLimit | None = None) -> Committed | Rejected:
+    def commit(self, mutation: Mutation, limits: CommitLimits = NO_LIMITS) -> Committed | Rejected:
         """Apply one mutation atomically; policy is the gateway's job, not this method's."""
         keys = self.keys
+        rate = limits.rate
         meta = entry_meta(mutation)
         reply = self._commit(
             keys=[
@@ -162,6 +195,8 @@ class StateStore:
                 rate.window_ms if rate else 0,
                 mutation.id,
                 keys.events,
+                limits.max_bytes,
+                limits.max_items,
             ],
         )
         return self._outcome(mutation, meta, reply)
@@ -206,6 +241,8 @@ class StateStore:
             return Rejected(mutation, RejectReason.NOT_FOUND, message, version=int(reply[1]))
         if status == "type":
             return Rejected(mutation, RejectReason.TYPE, str(reply[1]))
+        if status == "schema":
+            return Rejected(mutation, RejectReason.SCHEMA, str(reply[1]))
         if status == "rate_limited":
             wait = int(reply[1])
             return Rejected(

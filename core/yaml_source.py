@@ -62,30 +62,60 @@ def load_located(text: str, filename: str) -> Located:
         raise ConfigError([ConfigIssue(filename, None, "", f"YAML: {exc}")]) from None
     finally:
         loader.dispose()
-    lines: dict[Path, int] = {}
-    issues: list[ConfigIssue] = []
+    walker = _Walker(filename)
     if node is not None:
-        _walk(node, (), lines, issues, filename)
-    if issues:
-        raise ConfigError(issues)
-    return Located(filename, data, lines)
+        walker.walk(node, ())
+    if walker.issues:
+        raise ConfigError(walker.issues)
+    return Located(filename, data, walker.lines)
 
 
-def _walk(
-    node: yaml.Node, path: Path, lines: dict[Path, int], issues: list[ConfigIssue], filename: str
-) -> None:
-    lines.setdefault(path, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
+MAX_NODES = 100_000  # after aliases are expanded: a few lines of aliases can mean billions
+
+
+class _Walker:
+    """Records the line of every path; finds duplicate keys, aliases that contain themselves
+    and alias expansions too large to validate."""
+
+    def __init__(self, filename: str) -> None:
+        self.filename = filename
+        self.lines: dict[Path, int] = {}
+        self.issues: list[ConfigIssue] = []
+        self.visits = 0
+        self.open: set[int] = set()  # nodes on the current path
+
+    def issue(self, node: yaml.Node, path: Path, message: str) -> None:
+        self.issues.append(
+            ConfigIssue(self.filename, node.start_mark.line + 1, field_path(path), message)
+        )
+
+    def walk(self, node: yaml.Node, path: Path) -> None:
+        self.visits += 1
+        if self.visits > MAX_NODES:
+            self.issue(node, path, f"more than {MAX_NODES} values once aliases are expanded")
+            raise ConfigError(self.issues)
+        if id(node) in self.open:
+            self.issue(node, path, "an alias here refers to a value that contains it")
+            return
+        self.lines.setdefault(path, node.start_mark.line + 1)
+        self.open.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            self._mapping(node, path)
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                self.walk(item, (*path, index))
+        self.open.discard(id(node))
+
+    def _mapping(self, node: yaml.MappingNode, path: Path) -> None:
         seen: set[str] = set()
+        span = range(node.start_mark.index, node.end_mark.index + 1)
         for key_node, value_node in node.value:
             key = str(key_node.value)
             child = (*path, key)
-            if key in seen:
-                line = key_node.start_mark.line + 1
-                issues.append(ConfigIssue(filename, line, field_path(child), "duplicate key"))
-            seen.add(key)
-            lines[child] = key_node.start_mark.line + 1
-            _walk(value_node, child, lines, issues, filename)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            _walk(item, (*path, index), lines, issues, filename)
+            # keys merged in with `<<:` sit elsewhere in the file and may be overridden here
+            if key_node.start_mark.index in span:
+                if key in seen:
+                    self.issue(key_node, child, "duplicate key")
+                seen.add(key)
+            self.lines[child] = key_node.start_mark.line + 1
+            self.walk(value_node, child)

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
+import queue
 import statistics
 import sys
+import threading
 import time
 from dataclasses import dataclass, replace
 from multiprocessing.synchronize import Barrier
@@ -19,6 +21,7 @@ from bot.app import App, build_app
 from bot.cli.render import json_line
 from core.actor import Actor
 from core.connection import connect, connection_url
+from core.keys import WorkspaceKeys
 from core.mutation import Mutation, Op
 from core.outcome import Committed, Rejected, RejectReason
 
@@ -146,17 +149,27 @@ def _gateway_chunk(app: App, actor: Actor, job: Job, ops: range, last: dict[str,
 
 
 def _raw_chunk(client: Redis, job: Job, ops: range) -> Chunk:
-    prefix = f"{{ws:{job.workspace}}}:bench-raw:"
+    keys = WorkspaceKeys(job.workspace)
     latencies = []
     began = time.perf_counter()
     for i in ops:
+        name = keys.bench(key_for(job, i))
         start = time.perf_counter_ns()
-        client.set(prefix + key_for(job, i), i)
+        client.set(name, i)
         latencies.append(time.perf_counter_ns() - start)
     return Chunk(began, time.perf_counter(), latencies, 0)
 
 
 def _worker(job: Job, barrier: Barrier, results: Any) -> None:
+    try:
+        results.put(_alternate(job, barrier))
+    except BaseException as exc:  # report, and release the others from the barrier
+        barrier.abort()
+        aborted = isinstance(exc, threading.BrokenBarrierError)
+        results.put(None if aborted else f"writer {job.writer}: {exc}")
+
+
+def _alternate(job: Job, barrier: Barrier) -> list[tuple[str, int, Chunk]]:
     """Alternate a chunk of gateway increments and a chunk of raw SETs, every writer starting
     each chunk together, so that both kinds see the same machine at the same time."""
     app = build_app(job.workspace, Path(job.config) if job.config else None, job.redis_url)
@@ -169,7 +182,22 @@ def _worker(job: Job, barrier: Barrier, results: Any) -> None:
         chunks.append(("gateway", number, _gateway_chunk(app, actor, job, ops, last)))
         barrier.wait()
         chunks.append(("raw", number, _raw_chunk(raw_client, job, ops)))
-    results.put(chunks)
+    return chunks
+
+
+class BenchFailed(Exception):
+    pass
+
+
+def _next_report(results: Any, procs: list[Any]) -> Any:
+    """The next writer's report; a writer that died without one fails the bench."""
+    while True:
+        try:
+            return results.get(timeout=2)
+        except queue.Empty:
+            dead = [p for p in procs if p.exitcode not in (None, 0)]
+            if dead:
+                raise BenchFailed(f"a writer exited with code {dead[0].exitcode}") from None
 
 
 def _rounds(ops: int, rounds: int) -> list[range]:
@@ -187,11 +215,13 @@ def _run(base: Job) -> dict[str, dict[str, Any]]:
     ]
     for proc in procs:
         proc.start()
-    chunks = [c for _ in procs for c in results.get(timeout=3600)]
+    reports = [_next_report(results, procs) for _ in procs]
     for proc in procs:
         proc.join()
-        if proc.exitcode:
-            raise RuntimeError(f"a bench writer exited with {proc.exitcode}")
+    failures = [r for r in reports if not isinstance(r, list)]
+    if failures:
+        raise BenchFailed(next((f for f in failures if f), "a writer stopped"))
+    chunks = [c for r in reports for c in r]
     return {
         kind: _summary([(n, c) for k, n, c in chunks if k == kind]) for kind in ("gateway", "raw")
     }
@@ -234,7 +264,18 @@ def _commits(app: App, args: argparse.Namespace) -> int:
         connection_url(app.redis),
         args.reread,
     )
-    figures = _run(base)
+    refusal = _policy_refusal(app, base)
+    if refusal:
+        print(f"deliberate bench commits: {refusal}", file=sys.stderr)
+        return 2
+    try:
+        figures = _run(base)
+    except BenchFailed as exc:
+        print(f"deliberate bench commits: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        names = {key_for(base, i) for i in range(min(args.ops * args.writers, args.keys))}
+        app.redis.delete(*(app.store.keys.bench(n) for n in names))
     ours, raw = figures["gateway"], figures["raw"]
     ratios = {
         "throughput": round(ours["ops_per_sec"] / raw["ops_per_sec"], 3),
@@ -256,6 +297,13 @@ def _commits(app: App, args: argparse.Namespace) -> int:
     else:
         _print_table(report)
     return 0
+
+
+def _policy_refusal(app: App, job: Job) -> str | None:
+    """Why the config's policy would refuse the bench's writes, before any process starts."""
+    probe = Mutation(op=Op.SET, key=key_for(job, 0), value=1, actor=Actor.parse("user:bench-0"))
+    verdict = app.policy.check(probe)
+    return f"the policy refuses it: {verdict.message}" if verdict.reason else None
 
 
 def _print_table(r: dict[str, Any]) -> None:

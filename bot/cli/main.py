@@ -14,12 +14,12 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from bot.app import build_app
 from bot.cli import bench, history, state
 from core.config import config_path
-from core.errors import ConfigError
+from core.errors import ConfigError, StoreError
 from core.jsonlog import configure as configure_logging
 
 __all__ = ["main", "parser"]
 
-EXIT_USAGE = 2
+EXIT_REJECTED, EXIT_USAGE = 1, 2
 
 
 def parser() -> argparse.ArgumentParser:
@@ -51,7 +51,6 @@ def parser() -> argparse.ArgumentParser:
     top.add_argument(
         "--log-level",
         default=os.environ.get("DELIBERATE_LOG_LEVEL", "INFO"),
-        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
         help="level of the JSON log lines on stderr (default INFO: every gateway decision)",
     )
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -61,8 +60,18 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.log_level.upper() not in LOG_LEVELS:
+        print(
+            f"deliberate: log level {args.log_level!r} (--log-level or DELIBERATE_LOG_LEVEL) "
+            f"is not one of {', '.join(LOG_LEVELS)}",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     configure_logging(args.log_level)
     try:
         app = build_app(args.workspace, config_path(args.config), args.redis_url)
@@ -83,6 +92,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(f"deliberate: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except StoreError as exc:
+        print(f"deliberate: the store is inconsistent: {exc}", file=sys.stderr)
+        return EXIT_REJECTED
     return code
 
 

@@ -257,6 +257,7 @@ def test_bench_commits_loses_no_increment(redis_client: Redis, workspace: str) -
         "--workspace", workspace, "log", "--key", "bench.counter", "--limit", "5000", "--json"
     )
     assert len(log.stdout.splitlines()) == 1600
+    assert list(redis_client.scan_iter(match=f"*{workspace}*:bench:*")) == []  # baseline keys
 
 
 def test_without_redis_url_state_persists_in_the_embedded_redis(tmp_path: Path) -> None:
@@ -264,11 +265,65 @@ def test_without_redis_url_state_persists_in_the_embedded_redis(tmp_path: Path) 
     env["DELIBERATE_HOME"] = str(tmp_path / "home")
     first = cli("state", "set", "decision.db", "postgres", "--actor", "user:a", env=env)
     assert first.returncode == 0, first.stderr
-    assert list((tmp_path / "home").glob("redis.db*")), "the embedded server writes its data"
+    assert (tmp_path / "home" / "appendonly.aof").stat().st_size > 0, "append-only file on"
     second = cli("state", "get", "decision.db", "--json", env=env)  # a new process and server
     assert second.returncode == 0, second.stderr
     assert json.loads(second.stdout)["value"] == "postgres"
     assert cli("replay", "--verify", env=env).returncode == 0
+
+
+def test_a_bad_log_level_from_the_environment_is_a_usage_error() -> None:
+    done = cli("state", "list", env={**os.environ, "DELIBERATE_LOG_LEVEL": "verbose"})
+    assert done.returncode == 2 and "log level 'verbose'" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+NO_BENCH_KEYS = "policy:\n  keys:\n    - pattern: decision.*\n"
+ONE_COMMIT_A_MINUTE = """
+policy:
+  keys:
+    - pattern: bench.*
+      type: integer
+      rate_limit: {max: 1, per_sec: 60}
+"""
+
+
+def test_bench_refuses_a_policy_that_forbids_it(tmp_path: Path, workspace: str) -> None:
+    config = write_config(tmp_path, NO_BENCH_KEYS)
+    done = cli(
+        "--workspace",
+        workspace,
+        "--config",
+        str(config),
+        "bench",
+        "commits",
+        "--writers",
+        "2",
+        "--ops",
+        "5",
+    )
+    assert done.returncode == 2
+    assert "no policy pattern allows the key bench.counter" in done.stderr
+
+
+def test_bench_stops_with_the_reason_when_a_writer_fails(tmp_path: Path, workspace: str) -> None:
+    config = write_config(tmp_path, ONE_COMMIT_A_MINUTE)
+    done = cli(
+        "--workspace",
+        workspace,
+        "--config",
+        str(config),
+        "bench",
+        "commits",
+        "--writers",
+        "3",
+        "--ops",
+        "5",
+        "--keys",
+        "3",
+    )
+    assert done.returncode == 1
+    assert "rate_limited" in done.stderr or "too many changes" in done.stderr
 
 
 def test_every_command_has_help() -> None:

@@ -120,3 +120,50 @@ def test_a_file_that_is_not_a_mapping_is_rejected(tmp_path: Path) -> None:
 def test_an_unknown_section_is_rejected(tmp_path: Path) -> None:
     [issue] = issues_of(tmp_path, "polcy:\n  keys: []\n")
     assert ":1: polcy: Extra inputs are not permitted" in issue
+
+
+def test_a_recursive_alias_is_an_error(tmp_path: Path) -> None:
+    issues = issues_of(tmp_path, "policy: &p\n  keys:\n    - *p\n")
+    assert any("refers to a value that contains it" in i for i in issues)
+
+
+def test_an_alias_bomb_is_refused_quickly(tmp_path: Path) -> None:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    for n in range(1, 9):
+        refs = ", ".join([f"*a{n - 1}"] * 10)
+        lines.append(f"a{n}: &a{n} [{refs}]")
+    lines.append("policy: {keys: *a8}")
+    [issue] = issues_of(tmp_path, "\n".join(lines) + "\n")
+    assert "more than 100000 values once aliases are expanded" in issue
+
+
+def test_merged_keys_may_be_overridden(tmp_path: Path) -> None:
+    text = (
+        "policy:\n  keys:\n    - &base {pattern: 'a.*', type: string}\n"
+        "    - <<: *base\n      pattern: 'b.*'\n"
+    )
+    config = load_config(write_config(tmp_path, text))
+    assert [(r.pattern, r.type.value) for r in config.policy.keys] == [
+        ("a.*", "string"),
+        ("b.*", "string"),
+    ]
+
+
+def test_a_file_that_is_not_utf8_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes("policy: {keys: [{pattern: 'caf\xe9.*'}]}\n".encode("latin-1"))
+    with pytest.raises(ConfigError, match=r"latin1\.yaml: not UTF-8 text"):
+        load_config(path)
+
+
+@pytest.mark.parametrize(
+    ("ttl", "message"),
+    [
+        ("{default_sec: .inf}", "finite number"),
+        ("{default_sec: 1.0e+12}", "less than or equal to"),
+        ("{default_sec: 60, max_sec: 10}", "default_sec 60 is more than max_sec 10"),
+    ],
+)
+def test_ttl_rules_are_finite_and_consistent(tmp_path: Path, ttl: str, message: str) -> None:
+    [issue] = issues_of(tmp_path, f"policy:\n  keys:\n    - pattern: t.*\n      ttl: {ttl}\n")
+    assert ":4: policy.keys[0].ttl" in issue and message in issue

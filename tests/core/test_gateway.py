@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 
 import pytest
+from redis import Redis
 
-from bot.app import App
+from bot.app import App, build_app
 from core.actor import ActorKind
 from core.gateway import UnknownProposal
 from core.jsonlog import JsonFormatter
 from core.outcome import Committed, Pending, Rejected, RejectReason
 from core.proposals import ProposalStatus
+from tests.conftest import write_config
 from tests.factories import actor, mutation
 
 
@@ -129,3 +132,40 @@ def test_decisions_that_commit_nothing_are_kept_for_tracing(app: App) -> None:
         ("pending", "agent proposal awaits a person"),
     ]
     assert kept[0]["correlation_id"] == "c-9"
+
+
+def test_a_retried_agent_mutation_makes_one_proposal_and_one_commit(app: App) -> None:
+    m = mutation("set", "scene.name", "BRB", "agent:llm")
+    first, again = app.gateway.propose(m), app.gateway.propose(m)
+    assert isinstance(first, Pending) and isinstance(again, Pending)
+    assert first.proposal.id == again.proposal.id == m.id
+    assert len(app.gateway.proposals.pending()) == 1
+    assert isinstance(app.gateway.apply_proposal(m.id, actor("user:alice")), Committed)
+    retried = app.gateway.propose(m)
+    assert isinstance(retried, Pending) and retried.proposal.status is ProposalStatus.APPLIED
+    assert len(app.log) == 1
+
+
+SECRET_FOR_AGENTS = """
+policy:
+  keys:
+    - pattern: "vault.*"
+      agent: commit
+      secret: true
+"""
+
+
+def test_an_agent_never_gets_a_secret_back_in_a_conflict(
+    tmp_path: Path, redis_client: Redis, workspace: str
+) -> None:
+    app = build_app(workspace, write_config(tmp_path, SECRET_FOR_AGENTS), client=redis_client)
+    app.gateway.propose(mutation("set", "vault.key", "hunter2", "user:alice"))
+    by_agent = app.gateway.propose(
+        mutation("set", "vault.key", "x", "agent:llm", expected_version=0)
+    )
+    assert isinstance(by_agent, Rejected) and by_agent.reason is RejectReason.CONFLICT
+    assert by_agent.latest is None and by_agent.version == 1
+    by_person = app.gateway.propose(
+        mutation("set", "vault.key", "x", "user:bob", expected_version=0)
+    )
+    assert isinstance(by_person, Rejected) and by_person.latest is not None

@@ -43,6 +43,10 @@ def test_incr_defaults_to_one_and_takes_only_numbers() -> None:
 def test_delete_takes_no_value_and_ttl_must_be_positive() -> None:
     with pytest.raises(ValidationError, match="delete takes no value"):
         mutation("delete", "k.n", 1)
+    with pytest.raises(ValidationError, match="delete takes no ttl"):
+        mutation("delete", "k.n", ttl_sec=5)
+    with pytest.raises(ValidationError, match="finite number"):
+        mutation("set", "k.n", 1, ttl_sec=float("inf"))
     with pytest.raises(ValidationError, match="greater than 0"):
         mutation("set", "k.n", 1, ttl_sec=0)
 

@@ -167,3 +167,32 @@ def test_roles_for_maps_platform_members_and_groups() -> None:
     assert roles_for(bindings, "discord", "42", ["Mods"]) == ("moderator", "admin")
     assert roles_for(bindings, "discord", "U1") == ()
     assert roles_for(bindings, "slack", "U2", ["Mods"]) == ()
+
+
+LISTS = """
+policy:
+  max_value_bytes: 64
+  keys:
+    - pattern: "doc.*"
+      type: array
+      items: {type: string}
+      max_length: 2
+    - pattern: "big.*"
+      type: array
+"""
+
+
+def test_appends_cannot_grow_a_list_past_its_limits(
+    tmp_path: Path, redis_client: Any, workspace: str
+) -> None:
+    app = build_app(workspace, write_config(tmp_path, LISTS), client=redis_client)
+    for item in ("one", "two"):
+        assert isinstance(app.gateway.propose(mutation("append", "doc.a", item)), Committed)
+    third = app.gateway.propose(mutation("append", "doc.a", "three"))
+    assert isinstance(third, Rejected) and third.reason is RejectReason.SCHEMA
+    for _ in range(2):
+        assert isinstance(app.gateway.propose(mutation("append", "big.a", "x" * 25)), Committed)
+    over = app.gateway.propose(mutation("append", "big.a", "x" * 25))
+    assert isinstance(over, Rejected) and "more than the 64 allowed" in over.message
+    assert app.store.get("doc.a").value == ["one", "two"]  # type: ignore[union-attr]
+    assert len(app.store.get("big.a").value) == 2  # type: ignore[union-attr, arg-type]

@@ -155,3 +155,48 @@ def test_verify_names_a_key_missing_from_the_log(app_store: StateStore) -> None:
     )
     _, diffs = Replayer(app_store).verify()
     assert {d.key for d in diffs} == {"k.ghost"}
+
+
+@pytest.mark.parametrize(
+    ("logged", "forged"), [(1, "1.0"), (1, "true"), ({"done": 1}, '{"done":true}')]
+)
+def test_verify_tells_ints_floats_and_booleans_apart(
+    app_store: StateStore, logged: Any, forged: str
+) -> None:
+    app_store.commit(mutation("set", "k.a", logged))
+    app_store.redis.hset(app_store.keys.entry("k.a"), "value", forged)
+    _, diffs = Replayer(app_store).verify()
+    assert [d.key for d in diffs] == ["k.a"]
+
+
+def test_verify_reports_a_log_that_contradicts_itself(app_store: StateStore) -> None:
+    app_store.commit(mutation("set", "k.a", 1))
+    app_store.redis.hincrby(app_store.keys.versions, "k.a", 1)  # a version the log never made
+    app_store.commit(mutation("set", "k.a", 2))
+    _, diffs = Replayer(app_store).verify(use_checkpoint=False)
+    assert [d.key for d in diffs] == ["k.a"]
+    assert "the log contradicts itself" in str(diffs[0]) and "version 2" in str(diffs[0])
+
+
+def test_the_snapshot_is_one_consistent_read_under_writes(app_store: StateStore) -> None:
+    import threading
+
+    stop = threading.Event()
+
+    def write() -> None:
+        while not stop.is_set():
+            app_store.commit(mutation("incr", "k.busy"))
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        for _ in range(20):
+            snap = app_store.snapshot(attempts=1)
+            if "k.busy" in snap.entries:
+                assert snap.entries["k.busy"].version == snap.versions["k.busy"]
+                assert snap.entries["k.busy"].value == snap.versions["k.busy"]
+    finally:
+        stop.set()
+        writer.join()
+    _, diffs = Replayer(app_store).verify()
+    assert diffs == []

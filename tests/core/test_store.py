@@ -10,8 +10,7 @@ from redis import Redis
 
 from core.log import MutationLog
 from core.outcome import Committed, Rejected, RejectReason
-from core.scripts import COMMIT_LUA
-from core.store import RateLimit, StateStore
+from core.store import CommitLimits, RateLimit, StateStore
 from tests.factories import mutation
 
 
@@ -109,9 +108,20 @@ def test_a_repeated_delete_id_returns_the_first_result(store: StateStore) -> Non
     assert again.duplicate and again.entry is None and again.version == first.version == 2
 
 
+def value_of(outcome: Committed | Rejected) -> object:
+    entry = committed(outcome).entry
+    assert entry is not None
+    return entry.value
+
+
 def test_incr_adds_numbers_and_keeps_integers_integers(store: StateStore) -> None:
-    assert committed(store.commit(mutation("incr", "k.n"))).entry.value == 1  # type: ignore[union-attr]
-    assert committed(store.commit(mutation("incr", "k.n", 41))).entry.value == 42  # type: ignore[union-attr]
+    one = value_of(store.commit(mutation("incr", "k.n")))
+    forty_two = value_of(store.commit(mutation("incr", "k.n", 41)))
+    assert (one, type(one), forty_two, type(forty_two)) == (1, int, 42, int)
+    assert type(store.get("k.n").value) is int  # type: ignore[union-attr]
+    committed(store.commit(mutation("set", "k.f2", 2.0)))
+    two_and_one = value_of(store.commit(mutation("incr", "k.f2")))
+    assert (two_and_one, type(two_and_one)) == (3.0, float)
     result = committed(store.commit(mutation("incr", "k.n", 0.5))).entry
     assert result is not None and result.value == 42.5 and isinstance(result.value, float)
     tenth = committed(store.commit(mutation("incr", "k.f", 0.1))).entry
@@ -155,6 +165,52 @@ def test_set_clears_an_expiry_while_incr_and_append_keep_it(store: StateStore) -
     cleared = committed(store.commit(mutation("set", "k.n", 5))).entry
     assert cleared is not None and cleared.expires_at is None
     assert store.redis.pttl(store.keys.entry("k.n")) == -1  # no TTL left on the hash either
+    listed = committed(store.commit(mutation("append", "k.l", "a", ttl_sec=60))).entry
+    assert listed is not None and listed.expires_at is not None
+    grown = committed(store.commit(mutation("append", "k.l", "b"))).entry
+    assert grown is not None and grown.expires_at == listed.expires_at
+    assert 0 < store.redis.pttl(store.keys.entry("k.l")) <= 60_000
+
+
+def test_incr_refuses_what_a_double_cannot_hold_exactly(store: StateStore) -> None:
+    committed(store.commit(mutation("set", "k.big", 2**53 + 1)))
+    committed(store.commit(mutation("set", "k.edge", 2**53 - 1)))
+    before = log_len(store)
+    for m in (
+        mutation("incr", "k.big", -10),
+        mutation("incr", "k.edge", 1),
+        mutation("incr", "k.small", 2**60),
+    ):
+        outcome = store.commit(m)
+        assert isinstance(outcome, Rejected) and outcome.reason is RejectReason.TYPE, outcome
+        assert "2^53" in outcome.message
+    assert log_len(store) == before
+    assert store.get("k.big").value == 2**53 + 1  # type: ignore[union-attr]
+    assert value_of(store.commit(mutation("incr", "k.edge", -1))) == 2**53 - 2
+
+
+def test_a_type_error_names_the_type_never_the_value(store: StateStore) -> None:
+    secret = "a" * 38 + "é and more that is nobody's business"
+    committed(store.commit(mutation("set", "k.s", secret)))
+    outcome = store.commit(mutation("incr", "k.s"))
+    assert isinstance(outcome, Rejected) and outcome.reason is RejectReason.TYPE
+    assert outcome.message == "incr needs a number; k.s holds a string"
+    listed = store.commit(mutation("append", "k.s", 1))
+    assert isinstance(listed, Rejected) and listed.message.endswith("holds a string")
+
+
+def test_append_limits_are_checked_on_the_resulting_list(store: StateStore) -> None:
+    limits = CommitLimits(max_bytes=30, max_items=3)
+    for item in ("one", "two", "six"):
+        committed(store.commit(mutation("append", "k.l", item), limits))
+    full = store.commit(mutation("append", "k.l", "x"), limits)
+    assert isinstance(full, Rejected) and full.reason is RejectReason.SCHEMA
+    assert "at most 3 items" in full.message
+    committed(store.commit(mutation("append", "k.m", "a" * 20), limits))
+    big = store.commit(mutation("append", "k.m", "b" * 20), limits)
+    assert isinstance(big, Rejected) and "bytes, more than the 30 allowed" in big.message
+    assert store.get("k.l").value == ["one", "two", "six"]  # type: ignore[union-attr]
+    assert store.get("k.m").version == 1  # type: ignore[union-attr]
 
 
 def test_incr_on_an_expired_number_starts_from_zero(store: StateStore) -> None:
@@ -187,7 +243,7 @@ def test_every_redis_key_of_a_workspace_carries_its_hash_tag(
 ) -> None:
     committed(store.commit(mutation("set", "k.a", 1, ttl_sec=60)))
     committed(store.commit(mutation("append", "k.b", 1)))
-    store.commit(mutation("set", "k.c", 1), RateLimit(5, 1000))
+    store.commit(mutation("set", "k.c", 1), CommitLimits(RateLimit(5, 1000)))
     names = [n for n in redis_client.scan_iter(match=f"*{workspace}*", count=1000)]
     assert len(names) >= 6
     assert all(n.startswith(f"{{ws:{workspace}}}:") for n in names)
@@ -207,7 +263,7 @@ def test_a_commit_is_published_with_its_version(store: StateStore) -> None:
 
 
 def test_the_rate_limit_counts_commits_per_actor_and_key(store: StateStore) -> None:
-    limit = RateLimit(max=2, window_ms=60_000)
+    limit = CommitLimits(RateLimit(max=2, window_ms=60_000))
     for value in (1, 2):
         committed(store.commit(mutation("set", "k.r", value, who="user:bob"), limit))
     third = store.commit(mutation("set", "k.r", 3, who="user:bob"), limit)
@@ -219,7 +275,7 @@ def test_the_rate_limit_counts_commits_per_actor_and_key(store: StateStore) -> N
 
 
 def test_the_rate_limit_window_slides(store: StateStore) -> None:
-    limit = RateLimit(max=1, window_ms=100)
+    limit = CommitLimits(RateLimit(max=1, window_ms=100))
     committed(store.commit(mutation("set", "k.r", 1), limit))
     assert isinstance(store.commit(mutation("set", "k.r", 2), limit), Rejected)
     time.sleep(0.15)
@@ -227,7 +283,7 @@ def test_the_rate_limit_window_slides(store: StateStore) -> None:
 
 
 def test_a_rejected_commit_does_not_count_against_the_rate_limit(store: StateStore) -> None:
-    limit = RateLimit(max=1, window_ms=60_000)
+    limit = CommitLimits(RateLimit(max=1, window_ms=60_000))
     conflict = store.commit(mutation("set", "k.r", 1, expected_version=7), limit)
     assert isinstance(conflict, Rejected) and conflict.reason is RejectReason.CONFLICT
     committed(store.commit(mutation("set", "k.r", 1), limit))
@@ -236,7 +292,6 @@ def test_a_rejected_commit_does_not_count_against_the_rate_limit(store: StateSto
 def test_the_commit_script_is_cached_on_the_server(store: StateStore) -> None:
     committed(store.commit(mutation("set", "k.a", 1)))
     assert store.redis.script_exists(store._commit.sha) == [True]
-    assert "KEYS[1]" in COMMIT_LUA and "ARGV[13]" in COMMIT_LUA
 
 
 def test_workspaces_do_not_see_each_other(redis_client: Redis, workspace: str) -> None:
