@@ -49,13 +49,10 @@ class MutationGateway:
 
     def _hide_secret(self, outcome: Committed | Rejected) -> Committed | Rejected:
         """An agent never gets a secret value back, not even as the latest entry of a conflict."""
+        if not isinstance(outcome, Rejected) or outcome.latest is None:
+            return outcome  # (a Committed's mutation is built lazily: don't touch it)
         m = outcome.mutation
-        if (
-            isinstance(outcome, Rejected)
-            and outcome.latest is not None
-            and m.actor.kind is ActorKind.AGENT
-            and self.policy.is_secret(m.key)
-        ):
+        if m.actor.kind is ActorKind.AGENT and self.policy.is_secret(m.key):
             return replace(outcome, latest=None)
         return outcome
 
