@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from redis import Redis
@@ -288,9 +289,8 @@ policy:
 """
 
 
-def test_bench_refuses_a_policy_that_forbids_it(tmp_path: Path, workspace: str) -> None:
-    config = write_config(tmp_path, NO_BENCH_KEYS)
-    done = cli(
+def bench_with(config: Path, workspace: str, writers: int, ops: int, keys: int = 1) -> Any:
+    return cli(
         "--workspace",
         workspace,
         "--config",
@@ -298,30 +298,23 @@ def test_bench_refuses_a_policy_that_forbids_it(tmp_path: Path, workspace: str) 
         "bench",
         "commits",
         "--writers",
-        "2",
+        str(writers),
         "--ops",
-        "5",
+        str(ops),
+        "--keys",
+        str(keys),
     )
+
+
+def test_bench_refuses_a_policy_that_forbids_it(tmp_path: Path, workspace: str) -> None:
+    done = bench_with(write_config(tmp_path, NO_BENCH_KEYS), workspace, writers=2, ops=5)
     assert done.returncode == 2
     assert "no policy pattern allows the key bench.counter" in done.stderr
 
 
 def test_bench_stops_with_the_reason_when_a_writer_fails(tmp_path: Path, workspace: str) -> None:
     config = write_config(tmp_path, ONE_COMMIT_A_MINUTE)
-    done = cli(
-        "--workspace",
-        workspace,
-        "--config",
-        str(config),
-        "bench",
-        "commits",
-        "--writers",
-        "3",
-        "--ops",
-        "5",
-        "--keys",
-        "3",
-    )
+    done = bench_with(config, workspace, writers=3, ops=5, keys=3)
     assert done.returncode == 1
     assert "rate_limited" in done.stderr or "too many changes" in done.stderr
 
