@@ -21,7 +21,7 @@ from core.roles import RoleBinding
 from core.store import DEFAULT_IDEMPOTENCY_TTL_SEC
 from core.yaml_source import Located, load_located
 
-__all__ = ["CoreConfig", "StoreConfig", "config_path", "load_config"]
+__all__ = ["CoreConfig", "PerceptionConfig", "StoreConfig", "config_path", "load_config"]
 
 C = TypeVar("C", bound="CoreConfig")
 
@@ -33,11 +33,20 @@ class StoreConfig(BaseModel):
     checkpoint_every: int = Field(default=1000, ge=0)
 
 
+class PerceptionConfig(BaseModel):
+    """``min_confidence``: below it a turn is handled as a question, never as a commit."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    min_confidence: float = Field(default=0.5, ge=0.0, le=1.0)
+
+
 class CoreConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     version: Literal[1] = 1
     store: StoreConfig = StoreConfig()
+    perception: PerceptionConfig = PerceptionConfig()
     policy: PolicyConfig = PolicyConfig()
     roles: dict[str, RoleBinding] = {}
 

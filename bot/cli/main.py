@@ -12,8 +12,8 @@ from pydantic import ValidationError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from bot.app import build_app
-from bot.cli import bench, history, state
-from core.config import config_path
+from bot.cli import bench, classify, history, state
+from core.config import config_path, load_config
 from core.errors import ConfigError, StoreError
 from core.jsonlog import configure as configure_logging
 
@@ -57,6 +57,7 @@ def parser() -> argparse.ArgumentParser:
     state.register(commands)
     history.register(commands)
     bench.register(commands)
+    classify.register(commands)
     return top
 
 
@@ -74,8 +75,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     configure_logging(args.log_level)
     try:
-        app = build_app(args.workspace, config_path(args.config), args.redis_url)
-        code: int = args.handler(app, args)
+        code: int
+        if getattr(args, "offline", False):  # needs the config, not the store
+            code = args.handler(load_config(config_path(args.config)), args)
+        else:
+            app = build_app(args.workspace, config_path(args.config), args.redis_url)
+            code = args.handler(app, args)
     except ConfigError as exc:
         print(f"deliberate: configuration error:\n{exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -327,6 +327,7 @@ def test_every_command_has_help() -> None:
         ["log", "--help"],
         ["replay", "--help"],
         ["bench", "commits", "--help"],
+        ["classify", "--help"],
     ):
         done = cli(*argv)
         assert done.returncode == 0 and "usage: deliberate" in done.stdout
@@ -335,3 +336,39 @@ def test_every_command_has_help() -> None:
 @pytest.fixture(autouse=True)
 def _clean(redis_client: Redis, workspace: str) -> None:
     delete_workspace(redis_client, workspace)
+
+
+def test_classify_prints_the_interpretation_without_touching_redis() -> None:
+    env = {**os.environ, "REDIS_URL": "redis://127.0.0.1:1/0"}  # nothing listens there
+    done = cli("classify", "ok ship it", "--topic", "release plan", env=env)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert (result["act_type"], result["routed_as"], result["classifier"]) == (
+        "commit",
+        "commit",
+        "embedded",
+    )
+    assert result["target"] == "current_candidate" and 0.5 <= result["confidence"] <= 1
+
+
+def test_classify_jsonl_reports_bad_lines_and_keeps_going() -> None:
+    lines = (
+        '{"text": "what if we did a raffle"}\nnot json\n{"topic": "x"}\n[1]\n'
+        '{"text": "brb coffee", "topic": "raffle"}\n'
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "bot.cli.main", "classify", "--jsonl"],
+        input=lines,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert [json.loads(x)["act_type"] for x in done.stdout.splitlines()] == [
+        "brainstorm",
+        "tangent",
+    ]
+    assert done.returncode == 2
+    assert "stdin line 2: not JSON" in done.stderr
+    assert 'stdin line 3: no "text" field' in done.stderr
+    assert "stdin line 4: not a JSON object" in done.stderr

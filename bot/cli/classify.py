@@ -1,0 +1,75 @@
+"""``deliberate classify [TEXT] [--topic T] [--jsonl]``: the TurnInterpretation of a turn,
+from the embedded classifier (no network, no state)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from bot.cli.render import json_line
+from core.config import CoreConfig
+from core.perception import EmbeddedClassifier
+
+__all__ = ["register"]
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    classify = commands.add_parser(
+        "classify",
+        help="interpret a turn",
+        description="Print the interpretation of TEXT as JSON: act type, target, confidence, "
+        "and the act the loop would route it as (a question below perception.min_confidence). "
+        'With --jsonl, read {"text": ..., "topic": ...} objects from stdin, one per line, and '
+        "print one result per line; a bad line is reported on stderr and skipped.",
+    )
+    classify.add_argument("text", nargs="?", help="the turn to classify")
+    classify.add_argument("--topic", help="what the session is deliberating")
+    classify.add_argument("--jsonl", action="store_true", help="read JSON lines from stdin")
+    classify.set_defaults(handler=_classify, offline=True)
+
+
+def _classify(config: CoreConfig, args: argparse.Namespace) -> int:
+    if args.jsonl == (args.text is not None):
+        print("deliberate classify: give TEXT or --jsonl (not both)", file=sys.stderr)
+        return 2
+    classifier = EmbeddedClassifier()
+    threshold = config.perception.min_confidence
+    if args.text is not None:
+        print(json_line(_result(classifier, threshold, args.text, args.topic)))
+        return 0
+    bad = 0
+    for number, line in enumerate(sys.stdin, start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+            if not isinstance(item, dict):
+                raise TypeError("not a JSON object")
+            text, topic = item["text"], item.get("topic")
+            if not isinstance(text, str) or not (topic is None or isinstance(topic, str)):
+                raise TypeError("text and topic must be strings")
+        except (ValueError, KeyError, TypeError) as exc:
+            bad += 1
+            print(f"deliberate classify: stdin line {number}: {_problem(exc)}", file=sys.stderr)
+            continue
+        print(json_line(_result(classifier, threshold, text, topic)), flush=True)
+    return 2 if bad else 0
+
+
+def _result(
+    classifier: EmbeddedClassifier, threshold: float, text: str, topic: str | None
+) -> dict[str, Any]:
+    turn = classifier.classify(text, topic)
+    return turn.model_dump(mode="json") | {
+        "routed_as": turn.routed(threshold).value,
+        "classifier": classifier.name,
+        "text": text,
+    }
+
+
+def _problem(exc: Exception) -> str:
+    if isinstance(exc, KeyError):
+        return 'no "text" field'
+    return str(exc) if isinstance(exc, TypeError) else f"not JSON ({exc})"

@@ -1,0 +1,91 @@
+"""The embedded turn classifier: deterministic, sensible on plain cases, unsure when it should
+be, and accurate on the labelled corpus in tests/data/."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from core.interpretation import ActType, Target, TurnInterpretation
+from core.perception import EmbeddedClassifier
+
+CORPUS = Path(__file__).resolve().parent.parent / "data" / "utterances.jsonl"
+classifier = EmbeddedClassifier()
+
+
+@pytest.mark.parametrize(
+    ("text", "act"),
+    [
+        ("ok let's ship that version", ActType.COMMIT),
+        ("lgtm, lock it in", ActType.COMMIT),
+        ("can you make it a bit punchier", ActType.REFINE),
+        ("same idea but monthly instead of weekly", ActType.REFINE),
+        ("what's the budget for this?", ActType.QUESTION),
+        ("how many viewers did we have last stream?", ActType.QUESTION),
+        ("what if we ran a raffle for subs", ActType.BRAINSTORM),
+        ("another option: a two-day hackathon", ActType.BRAINSTORM),
+        ("brb, grabbing coffee", ActType.TANGENT),
+        ("did anyone catch the game last night lol", ActType.TANGENT),
+    ],
+)
+def test_plain_turns_get_their_act(text: str, act: ActType) -> None:
+    assert classifier.classify(text).act_type is act
+
+
+def test_it_is_deterministic_and_bounded() -> None:
+    for text in ("", "?", "🙂", "x" * 5000, "what if? ship it! lunch?"):
+        first, second = classifier.classify(text, "topic"), classifier.classify(text, "topic")
+        assert first == second and 0.0 <= first.confidence <= 1.0
+
+
+def test_a_turn_without_cues_is_unsure_and_routed_as_a_question() -> None:
+    turn = classifier.classify("blue")
+    assert turn.confidence < 0.5
+    assert turn.routed(0.5) is ActType.QUESTION
+    sure = classifier.classify("ok ship it")
+    assert sure.routed(0.5) is ActType.COMMIT
+
+
+def test_routing_never_turns_an_unsure_commit_into_a_commit() -> None:
+    shaky = TurnInterpretation(
+        act_type=ActType.COMMIT, target=Target.CURRENT_CANDIDATE, confidence=0.49
+    )
+    assert shaky.routed(0.5) is ActType.QUESTION and shaky.routed(0.4) is ActType.COMMIT
+
+
+@pytest.mark.parametrize(
+    ("text", "target"),
+    [
+        ("add it to the design doc", Target.ARTIFACT),
+        ("put that in the meeting notes", Target.ARTIFACT),
+        ("switching gears: the launch date", Target.NEW_TOPIC),
+        ("anyone up for pizza", Target.NEW_TOPIC),
+        ("make it shorter", Target.CURRENT_CANDIDATE),
+    ],
+)
+def test_targets(text: str, target: Target) -> None:
+    assert classifier.classify(text).target is target
+
+
+def test_the_topic_pulls_a_shared_subject_away_from_a_tangent() -> None:
+    text = "the coffee machine sponsor could fund the charity stream"
+    with_topic = classifier.scores(text, "coffee sponsor for the charity stream")
+    unrelated = classifier.scores(text, "database choice")
+    assert with_topic[ActType.TANGENT] < unrelated[ActType.TANGENT]
+
+
+# Measured 77.5% (held-out half 72.2%); issue 3 asks for 85%, which is not reached yet. This
+# floor only guards against regressions: raise it as the classifier improves.
+ACCURACY_FLOOR = 0.75
+
+
+def test_accuracy_on_the_labelled_corpus_does_not_regress() -> None:
+    rows = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) >= 300
+    assert {r["act_type"] for r in rows} == {a.value for a in ActType}
+    right = sum(
+        classifier.classify(r["text"], r.get("topic")).act_type.value == r["act_type"] for r in rows
+    )
+    assert right / len(rows) >= ACCURACY_FLOOR, f"{right}/{len(rows)}"
