@@ -16,6 +16,7 @@ from redis.exceptions import RedisError
 from bot.app import App, build_app
 from core.connection import connect, connection_url
 from core.keys import WorkspaceKeys
+from tests.openai_server import OpenAIServer
 
 LOCAL_REDIS = "redis://127.0.0.1:6379/15"  # a logical db of its own: cleanup scans only it
 
@@ -64,3 +65,10 @@ def write_config(tmp_path: Path, text: str, name: str = "deliberate.yaml") -> Pa
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
     return path
+
+
+@pytest.fixture
+def openai_server() -> Iterator[OpenAIServer]:
+    server = OpenAIServer().start()
+    yield server
+    server.stop()

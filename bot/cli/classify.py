@@ -1,16 +1,21 @@
 """``deliberate classify [TEXT] [--topic T] [--jsonl]``: the TurnInterpretation of a turn,
-from the embedded classifier (no network, no state)."""
+from the model when ``OPENAI_API_KEY`` is set (falling back to the embedded classifier on any
+failure), else from the embedded classifier alone. Never touches state."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.cli.render import json_line
 from core.config import CoreConfig
 from core.perception import EmbeddedClassifier
+
+if TYPE_CHECKING:
+    from core.perception.llm import LLMClassifier
 
 __all__ = ["register"]
 
@@ -21,6 +26,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="interpret a turn",
         description="Print the interpretation of TEXT as JSON: act type, target, confidence, "
         "and the act the loop would route it as (a question below perception.min_confidence). "
+        "With OPENAI_API_KEY set the model classifies (OPENAI_BASE_URL, DELIBERATE_MODEL), and "
+        "any failure falls back to the embedded classifier. "
         'With --jsonl, read {"text": ..., "topic": ...} objects from stdin, one per line, and '
         "print one result per line; a bad line is reported on stderr and skipped.",
     )
@@ -34,7 +41,7 @@ def _classify(config: CoreConfig, args: argparse.Namespace) -> int:
     if args.jsonl == (args.text is not None):
         print("deliberate classify: give TEXT or --jsonl (not both)", file=sys.stderr)
         return 2
-    classifier = EmbeddedClassifier()
+    classifier = _classifier()
     threshold = config.perception.min_confidence
     if args.text is not None:
         print(json_line(_result(classifier, threshold, args.text, args.topic)))
@@ -58,13 +65,29 @@ def _classify(config: CoreConfig, args: argparse.Namespace) -> int:
     return 2 if bad else 0
 
 
+def _classifier() -> LLMClassifier | EmbeddedClassifier:
+    if not os.environ.get("OPENAI_API_KEY"):
+        return EmbeddedClassifier()  # offline: no need to load the model client at all
+    from core.llm.chat import chat_model_from_env
+    from core.perception.llm import LLMClassifier
+
+    model = chat_model_from_env()
+    return LLMClassifier(model, EmbeddedClassifier()) if model else EmbeddedClassifier()
+
+
 def _result(
-    classifier: EmbeddedClassifier, threshold: float, text: str, topic: str | None
+    classifier: LLMClassifier | EmbeddedClassifier,
+    threshold: float,
+    text: str,
+    topic: str | None,
 ) -> dict[str, Any]:
-    turn = classifier.classify(text, topic)
+    if isinstance(classifier, EmbeddedClassifier):
+        turn, source = classifier.classify(text, topic), classifier.name
+    else:
+        turn, source = classifier.interpret(text, topic)
     return turn.model_dump(mode="json") | {
         "routed_as": turn.routed(threshold).value,
-        "classifier": classifier.name,
+        "classifier": source,
         "text": text,
     }
 

@@ -372,3 +372,33 @@ def test_classify_jsonl_reports_bad_lines_and_keeps_going() -> None:
     assert "stdin line 2: not JSON" in done.stderr
     assert 'stdin line 3: no "text" field' in done.stderr
     assert "stdin line 4: not a JSON object" in done.stderr
+
+
+def test_classify_asks_the_model_when_a_key_is_set(openai_server: Any) -> None:
+    openai_server.reply('{"act_type": "refine", "target": "artifact", "confidence": 0.8}')
+    env = {
+        **os.environ,
+        "OPENAI_API_KEY": "test",
+        "OPENAI_BASE_URL": openai_server.base_url,
+        "DELIBERATE_MODEL": "local-model",
+    }
+    done = cli("classify", "tighten the intro in the doc", env=env)
+    result = json.loads(done.stdout)
+    assert (result["classifier"], result["act_type"], result["target"]) == (
+        "llm",
+        "refine",
+        "artifact",
+    )
+    assert openai_server.requests[0]["model"] == "local-model"
+    failing = cli("classify", "brb coffee", env=env)  # nothing scripted: the server answers 500
+    assert failing.returncode == 0
+    assert json.loads(failing.stdout)["classifier"] == "embedded"
+    assert '"outcome": "error"' in failing.stderr
+
+
+def test_the_cli_starts_without_loading_the_model_client() -> None:
+    probe = "import sys, bot.cli.main; print('openai' in sys.modules)"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "False"  # it costs a second at every start
