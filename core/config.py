@@ -18,10 +18,18 @@ from core.actor import ActorKind
 from core.errors import ConfigError, ConfigIssue
 from core.policy import PolicyConfig
 from core.roles import RoleBinding
+from core.sessions import DEFAULT_SESSION_TTL_SEC
 from core.store import DEFAULT_IDEMPOTENCY_TTL_SEC
 from core.yaml_source import Located, load_located
 
-__all__ = ["CoreConfig", "PerceptionConfig", "StoreConfig", "config_path", "load_config"]
+__all__ = [
+    "CoreConfig",
+    "PerceptionConfig",
+    "SessionsConfig",
+    "StoreConfig",
+    "config_path",
+    "load_config",
+]
 
 C = TypeVar("C", bound="CoreConfig")
 
@@ -31,6 +39,14 @@ class StoreConfig(BaseModel):
 
     idempotency_ttl_sec: int = Field(default=DEFAULT_IDEMPOTENCY_TTL_SEC, ge=60)
     checkpoint_every: int = Field(default=1000, ge=0)
+
+
+class SessionsConfig(BaseModel):
+    """``ttl_sec``: a session untouched this long is forgotten (its transcript too)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ttl_sec: int = Field(default=DEFAULT_SESSION_TTL_SEC, ge=60, le=366 * 86400)
 
 
 class PerceptionConfig(BaseModel):
@@ -46,6 +62,7 @@ class CoreConfig(BaseModel):
 
     version: Literal[1] = 1
     store: StoreConfig = StoreConfig()
+    sessions: SessionsConfig = SessionsConfig()
     perception: PerceptionConfig = PerceptionConfig()
     policy: PolicyConfig = PolicyConfig()
     roles: dict[str, RoleBinding] = {}

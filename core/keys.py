@@ -80,6 +80,15 @@ class WorkspaceKeys:
         """Capped stream of gateway decisions that did not commit (rejections, proposals)."""
         return f"{self.tag}:decisions"
 
+    def session(self, session_id: str) -> str:
+        """Hash holding one session (version, data) with a TTL."""
+        return f"{self.tag}:session:{session_id}"
+
+    def transcript(self, session_id: str) -> str:
+        """Stream of one session's turns, for display and audit only: never read into a model
+        call."""
+        return f"{self.tag}:transcript:{session_id}"
+
     def bench(self, name: str) -> str:
         """Scratch keys of `deliberate bench` (its raw SET baseline), outside canonical state."""
         return f"{self.tag}:bench:{name}"

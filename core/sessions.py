@@ -1,0 +1,80 @@
+"""Sessions (a Slack thread, a Discord channel, a console run) in Redis: their interaction
+state and working memory, with a TTL, surviving a restart of the bot. Every write compares
+versions, so two turns of one session racing each other never lose an update."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from importlib.resources import files
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from core.errors import StoreError
+from core.keys import WorkspaceKeys
+from core.memory import ContextState, InteractionState
+from core.scripts import LuaScript
+
+if TYPE_CHECKING:
+    from redis import Redis
+
+__all__ = ["DEFAULT_SESSION_TTL_SEC", "Session", "SessionStore", "validate_session_id"]
+
+DEFAULT_SESSION_TTL_SEC = 7 * 86400
+_SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,199}$")
+SAVE_LUA = files("core").joinpath("session_cas.lua").read_text(encoding="utf-8")
+
+
+def validate_session_id(session_id: str) -> str:
+    if not _SESSION_ID.match(session_id):
+        raise ValueError(
+            f"session id {session_id!r} must be 1-200 characters of letters, digits, '_', '.', "
+            "':', '-' and start with a letter or digit"
+        )
+    return session_id
+
+
+class Session(BaseModel):
+    """``version`` is the number of saves so far: 0 for a session never saved."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    version: int = Field(default=0, ge=0)
+    interaction: InteractionState = Field(default_factory=InteractionState)
+    working: ContextState = Field(default_factory=ContextState)
+
+
+class SessionStore:
+    def __init__(
+        self, client: Redis, workspace: str, ttl_sec: int = DEFAULT_SESSION_TTL_SEC
+    ) -> None:
+        self.redis = client
+        self.keys = WorkspaceKeys(workspace)
+        self.ttl_ms = ttl_sec * 1000
+        self._save = LuaScript(client, SAVE_LUA)
+
+    def load(self, session_id: str) -> Session:
+        """The saved session, or a fresh one (version 0) when there is none or it expired."""
+        raw = self.redis.hget(self.keys.session(validate_session_id(session_id)), "data")
+        return Session.model_validate_json(str(raw)) if raw else Session(id=session_id)
+
+    def save(self, session: Session) -> Session | None:
+        """The saved session (version + 1), or None when another save came first."""
+        saved = session.model_copy(update={"version": session.version + 1})
+        ok, _ = self._save(
+            keys=[self.keys.session(validate_session_id(session.id))],
+            args=[session.version, saved.model_dump_json(), self.ttl_ms],
+        )
+        return saved if int(ok) else None
+
+    def update(
+        self, session_id: str, change: Callable[[Session], Session], attempts: int = 50
+    ) -> Session:
+        """Load, change, save; on a race, start again from what the other writer saved."""
+        for _ in range(attempts):
+            saved = self.save(change(self.load(session_id)))
+            if saved is not None:
+                return saved
+        raise StoreError(f"session {session_id} kept changing during {attempts} attempts")
