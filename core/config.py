@@ -15,6 +15,7 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from core.actor import ActorKind
+from core.beats import Beat
 from core.errors import ConfigError, ConfigIssue
 from core.policy import PolicyConfig
 from core.roles import RoleBinding
@@ -63,6 +64,7 @@ class CoreConfig(BaseModel):
     version: Literal[1] = 1
     store: StoreConfig = StoreConfig()
     sessions: SessionsConfig = SessionsConfig()
+    beats: list[Beat] = []
     perception: PerceptionConfig = PerceptionConfig()
     policy: PolicyConfig = PolicyConfig()
     roles: dict[str, RoleBinding] = {}

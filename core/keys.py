@@ -89,6 +89,11 @@ class WorkspaceKeys:
         call."""
         return f"{self.tag}:transcript:{session_id}"
 
+    @property
+    def beat_log(self) -> str:
+        """Capped stream of evaluations: which beats fired on each turn, and why."""
+        return f"{self.tag}:beats"
+
     def bench(self, name: str) -> str:
         """Scratch keys of `deliberate bench` (its raw SET baseline), outside canonical state."""
         return f"{self.tag}:bench:{name}"

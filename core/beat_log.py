@@ -1,0 +1,47 @@
+"""The beat log: every evaluation of a session, appended to a capped Redis stream, so a trace
+can say which beats fired on a turn and why. The evaluator stays pure; this is its I/O."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from core.evaluator import EvaluationResult
+from core.keys import WorkspaceKeys
+from core.log import stream_rows
+
+if TYPE_CHECKING:
+    from redis import Redis
+
+__all__ = ["BeatLog"]
+
+KEEP = 10_000
+
+
+class BeatLog:
+    def __init__(self, client: Redis, workspace: str) -> None:
+        self.redis = client
+        self.keys = WorkspaceKeys(workspace)
+
+    def append(self, session_id: str, correlation_id: str, result: EvaluationResult) -> str:
+        return str(
+            self.redis.xadd(
+                self.keys.beat_log,
+                {
+                    "session": session_id,
+                    "correlation_id": correlation_id,
+                    "evaluation": result.model_dump_json(),
+                },
+                maxlen=KEEP,
+                approximate=True,
+            )
+        )
+
+    def for_correlation(self, correlation_id: str, scan: int = 1000) -> list[dict[str, Any]]:
+        """The evaluations of one turn or click, oldest first (among the newest ``scan``)."""
+        rows = stream_rows(self.redis.xrevrange(self.keys.beat_log, count=scan))
+        return [
+            {"session": f["session"], **json.loads(f["evaluation"])}
+            for _, f in reversed(rows)
+            if f["correlation_id"] == correlation_id
+        ]
