@@ -187,6 +187,7 @@ def test_the_snapshot_is_one_consistent_read_under_writes(app_store: StateStore)
         while not stop.is_set():
             app_store.commit(mutation("incr", "k.busy"))
 
+    app_store.commit(mutation("incr", "k.busy"))  # a key first written mid-read means a re-read
     writer = threading.Thread(target=write)
     writer.start()
     try:

@@ -278,7 +278,7 @@ def test_the_rate_limit_window_slides(store: StateStore) -> None:
     limit = CommitLimits(RateLimit(max=1, window_ms=100))
     committed(store.commit(mutation("set", "k.r", 1), limit))
     assert isinstance(store.commit(mutation("set", "k.r", 2), limit), Rejected)
-    time.sleep(0.15)
+    time.sleep(0.3)
     committed(store.commit(mutation("set", "k.r", 3), limit))
 
 
