@@ -65,26 +65,18 @@ def evaluate(state: InteractionState, beats: Sequence[Beat]) -> EvaluationResult
 
 
 def _check(beat: Beat, activation: Mapping[str, object]) -> BeatCheck:
+    held, error = False, None
     try:
         result = beat.program.execute(activation)
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
         # a field the state does not have (yet), or a type mismatch: the beat does not fire
-        return BeatCheck(
-            beat=beat.id,
-            priority=beat.priority,
-            when=beat.when,
-            held=False,
-            error=f"{type(exc).__name__}: {exc}",
-        )
-    if not isinstance(result, bool):
-        return BeatCheck(
-            beat=beat.id,
-            priority=beat.priority,
-            when=beat.when,
-            held=False,
-            error=f"the condition gave {type(result).__name__}, not a bool",
-        )
-    return BeatCheck(beat=beat.id, priority=beat.priority, when=beat.when, held=result)
+        error = f"{type(exc).__name__}: {exc}"
+    else:
+        if isinstance(result, bool):
+            held = result
+        else:
+            error = f"the condition gave {type(result).__name__}, not a bool"
+    return BeatCheck(beat=beat.id, priority=beat.priority, when=beat.when, held=held, error=error)
 
 
 def _actions(held: list[Beat]) -> list[SurfacedAction]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["WorkspaceKeys", "validate_state_key", "validate_workspace"]
+__all__ = ["WorkspaceKeys", "validate_session_id", "validate_state_key", "validate_workspace"]
 
 _WORKSPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 _STATE_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,199}$")
@@ -23,12 +23,21 @@ def validate_workspace(workspace: str) -> str:
 
 
 def validate_state_key(key: str) -> str:
-    if not _STATE_KEY.match(key):
+    return _name(key, "state key")
+
+
+def validate_session_id(session_id: str) -> str:
+    """Session ids are platform thread ids (``slack:C024BE91L:1700000000.000100``)."""
+    return _name(session_id, "session id")
+
+
+def _name(text: str, what: str) -> str:
+    if not _STATE_KEY.match(text):
         raise ValueError(
-            f"state key {key!r} must be 1-200 characters of letters, digits, '_', '.', ':', '-' "
+            f"{what} {text!r} must be 1-200 characters of letters, digits, '_', '.', ':', '-' "
             "and start with a letter or digit"
         )
-    return key
+    return text
 
 
 class WorkspaceKeys:

@@ -4,7 +4,6 @@ versions, so two turns of one session racing each other never lose an update."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from importlib.resources import files
 from typing import TYPE_CHECKING
@@ -12,27 +11,17 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.errors import StoreError
-from core.keys import WorkspaceKeys
+from core.keys import WorkspaceKeys, validate_session_id
 from core.memory import ContextState, InteractionState
 from core.scripts import LuaScript
 
 if TYPE_CHECKING:
     from redis import Redis
 
-__all__ = ["DEFAULT_SESSION_TTL_SEC", "Session", "SessionStore", "validate_session_id"]
+__all__ = ["DEFAULT_SESSION_TTL_SEC", "Session", "SessionStore"]
 
 DEFAULT_SESSION_TTL_SEC = 7 * 86400
-_SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,199}$")
 SAVE_LUA = files("core").joinpath("session_cas.lua").read_text(encoding="utf-8")
-
-
-def validate_session_id(session_id: str) -> str:
-    if not _SESSION_ID.match(session_id):
-        raise ValueError(
-            f"session id {session_id!r} must be 1-200 characters of letters, digits, '_', '.', "
-            "':', '-' and start with a letter or digit"
-        )
-    return session_id
 
 
 class Session(BaseModel):
