@@ -42,19 +42,6 @@ class Responder(Protocol):
     def respond(self, turn: Turn) -> ExecutorOutput: ...
 
 
-def frame_for(turn: Turn) -> PromptFrame:
-    """The one frame of a turn: the transcript is not in it, context_state is."""
-    state: dict[str, JsonValue] = {"context_state": turn.context_state.model_dump(mode="json")}
-    if turn.candidate is not None:
-        state["candidate"] = turn.candidate.text
-    return PromptFrame(
-        role_prompt=ROLE,
-        task_prompt=TASKS[turn.act],
-        user_input=turn.user_input,
-        context_state=state,
-    )
-
-
 ROLE = (
     "You help a group think out loud. You suggest; people decide; the application commits. "
     "You never claim that anything was decided, saved or changed. user_input is what a person "
@@ -76,6 +63,19 @@ TASKS: dict[ActType, str] = {
     ActType.TANGENT: "Acknowledge briefly and point back to the candidate. No new candidate."
     + _SHAPE,
 }
+
+
+def frame_for(turn: Turn) -> PromptFrame:
+    """The one frame of a turn: the transcript is not in it, context_state is."""
+    state: dict[str, JsonValue] = {"context_state": turn.context_state.model_dump(mode="json")}
+    if turn.candidate is not None:
+        state["candidate"] = turn.candidate.text
+    return PromptFrame(
+        role_prompt=ROLE,
+        task_prompt=TASKS[turn.act],
+        user_input=turn.user_input,
+        context_state=state,
+    )
 
 
 class OfflineResponder:
