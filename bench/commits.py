@@ -46,8 +46,7 @@ def run(writers: int, ops: int, keys: int, reread: bool, keep: bool) -> dict[str
 
 def _delete(workspace: str) -> None:
     app = build_app(workspace)
-    tag = WorkspaceKeys(workspace).tag.replace("{", "\\{").replace("}", "\\}")
-    names = list(app.redis.scan_iter(match=f"{tag}*", count=1000))
+    names = list(app.redis.scan_iter(match=WorkspaceKeys(workspace).every_key, count=1000))
     if names:
         app.redis.delete(*names)
 

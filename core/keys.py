@@ -47,6 +47,11 @@ class WorkspaceKeys:
         self.workspace = validate_workspace(workspace)
         self.tag = f"{{ws:{workspace}}}"
 
+    @property
+    def every_key(self) -> str:
+        """SCAN MATCH pattern of all the workspace's keys (the tag's braces escaped)."""
+        return self.tag.replace("{", "\\{").replace("}", "\\}") + "*"
+
     def entry(self, key: str) -> str:
         """Hash holding one live state entry (value, updatedAt, updatedBy, expiresAt, meta)."""
         return f"{self.tag}:entry:{key}"

@@ -42,9 +42,7 @@ def redis_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Redis]:
 
 
 def delete_workspace(client: Redis, workspace: str) -> None:
-    tag = WorkspaceKeys(workspace).tag
-    pattern = tag.replace("{", "\\{").replace("}", "\\}") + "*"
-    batch = list(client.scan_iter(match=pattern, count=1000))
+    batch = list(client.scan_iter(match=WorkspaceKeys(workspace).every_key, count=1000))
     if batch:
         client.delete(*batch)
 
