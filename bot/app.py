@@ -1,18 +1,33 @@
-"""The composition root: config, Redis, store, policy and gateway wired together once."""
+"""The composition root: config, Redis, store, policy and gateway wired together once, and
+the deliberation runtime on top of them (with a model when ``OPENAI_API_KEY`` is set, else
+the embedded classifier and the offline responder)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from redis import Redis
 
+from core.actor import Actor, ActorKind
+from core.beat_log import BeatLog
 from core.config import CoreConfig, load_config
 from core.connection import connect
+from core.executor import Answering, OfflineResponder
 from core.gateway import MutationGateway
 from core.log import MutationLog
+from core.loop import Loop, LoopSettings
+from core.perception import Classifier, EmbeddedClassifier
 from core.policy import Policy
+from core.runtime import Runtime
+from core.sessions import SessionStore
 from core.store import StateStore
+from core.trace_log import TraceLog
+from core.transcript import Transcripts
+
+if TYPE_CHECKING:
+    from core.llm.chat import ChatModel
 
 __all__ = ["App", "build_app"]
 
@@ -28,6 +43,53 @@ class App:
     @property
     def log(self) -> MutationLog:
         return MutationLog(self.redis, self.store.keys)
+
+    @property
+    def trace(self) -> TraceLog:
+        return TraceLog(self.redis, self.store.workspace)
+
+    @property
+    def beat_log(self) -> BeatLog:
+        return BeatLog(self.redis, self.store.workspace)
+
+    def runtime(self, model: ChatModel | None = None, *, use_env: bool = True) -> Runtime:
+        """The loop's runtime. The model comes from ``model``, else (with ``use_env``) from
+        ``OPENAI_API_KEY``; without one, everything runs offline."""
+        if model is None and use_env:
+            from core.llm.chat import chat_model_from_env  # loads openai: only when asked
+
+            model = chat_model_from_env()
+        trace = self.trace
+        classifier: Classifier = EmbeddedClassifier()
+        responder: Answering = OfflineResponder()
+        if model is not None:
+            classifier, responder = self._model_parts(model, trace)
+        ttl = self.config.sessions.ttl_sec
+        return Runtime(
+            Loop(LoopSettings.from_config(self.config)),
+            SessionStore(self.redis, self.store.workspace, ttl),
+            self.gateway,
+            classifier,
+            responder,
+            Transcripts(self.redis, self.store.workspace, ttl),
+            self.beat_log,
+            trace,
+        )
+
+    def _model_parts(self, model: ChatModel, trace: TraceLog) -> tuple[Classifier, Answering]:
+        from core.agent_tools import AgentTools
+        from core.perception.llm import LLMClassifier
+        from core.responder_model import ModelResponder
+
+        model.sink = lambda audit: trace.append(
+            audit.correlation_id or "-", "", "llm.call", audit.record()
+        )
+        agent = Actor(kind=ActorKind.AGENT, id="assistant")
+        tools = AgentTools(self.gateway, agent)
+        return (
+            LLMClassifier(model, EmbeddedClassifier()),
+            ModelResponder(model, OfflineResponder(), tools),
+        )
 
 
 def build_app(

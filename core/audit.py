@@ -71,4 +71,7 @@ class DecisionLog:
 
     def recent(self, count: int = 100) -> list[dict[str, Any]]:
         rows = stream_rows(self.redis.xrevrange(self.keys.decisions, count=count))
-        return [json.loads(fields["decision"]) for _, fields in rows][::-1]
+        return [
+            {"ms": int(row_id.split("-")[0])} | json.loads(fields["decision"])
+            for row_id, fields in rows
+        ][::-1]

@@ -41,7 +41,7 @@ class BeatLog:
         """The evaluations of one turn or click, oldest first (among the newest ``scan``)."""
         rows = stream_rows(self.redis.xrevrange(self.keys.beat_log, count=scan))
         return [
-            {"session": f["session"], **json.loads(f["evaluation"])}
-            for _, f in reversed(rows)
+            {"ms": int(row_id.split("-")[0]), "session": f["session"]} | json.loads(f["evaluation"])
+            for row_id, f in reversed(rows)
             if f["correlation_id"] == correlation_id
         ]

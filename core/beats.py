@@ -12,22 +12,11 @@ from typing import Any, Self
 import cel
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from core.actions import ACTION_NAME
 from core.derived import Derived
 from core.memory import Mode
 
-__all__ = ["ActionSpec", "ActionStyle", "ActionType", "Beat"]
-
-
-class ActionType(StrEnum):
-    """The fixed ways a person changes state from a view; labels vary, types do not."""
-
-    CONFIRM_CURRENT = "ConfirmCurrent"
-    ALTERNATIVE_CURRENT = "AlternativeCurrent"
-    EXPAND_CURRENT = "ExpandCurrent"
-    ADD_CURRENT_TO_ARTIFACT = "AddCurrentToArtifact"
-    DERIVE_ENTITY_FROM_CURRENT = "DeriveEntityFromCurrent"
-    APPLY_PROPOSAL = "ApplyProposal"
-    DISCARD_PROPOSAL = "DiscardProposal"
+__all__ = ["ActionSpec", "ActionStyle", "Beat"]
 
 
 class ActionStyle(StrEnum):
@@ -39,7 +28,7 @@ class ActionStyle(StrEnum):
 class ActionSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    type: ActionType
+    type: str = Field(pattern=ACTION_NAME)  # built in, or defined under `actions:`
     label: str = Field(min_length=1, max_length=75)  # Slack's button text limit
     style: ActionStyle = ActionStyle.DEFAULT
 

@@ -8,12 +8,14 @@ own models and load through ``load_config(path, model=...)``.
 from __future__ import annotations
 
 import os
+import re
 from importlib.resources import as_file, files
 from pathlib import Path
 from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from core.actions import ACTION_NAME, AppAction, KeyTemplates, is_builtin
 from core.actor import ActorKind
 from core.beats import Beat
 from core.errors import ConfigError, ConfigIssue
@@ -25,6 +27,7 @@ from core.yaml_source import Located, load_located
 
 __all__ = [
     "CoreConfig",
+    "DeliberationConfig",
     "PerceptionConfig",
     "SessionsConfig",
     "StoreConfig",
@@ -58,13 +61,21 @@ class PerceptionConfig(BaseModel):
     min_confidence: float = Field(default=0.5, ge=0.0, le=1.0)
 
 
+class DeliberationConfig(KeyTemplates):
+    """Where the built-in actions write, and how much working memory a model call carries."""
+
+    context_budget_chars: int = Field(default=600, ge=100, le=20_000)
+
+
 class CoreConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     version: Literal[1] = 1
     store: StoreConfig = StoreConfig()
     sessions: SessionsConfig = SessionsConfig()
+    deliberation: DeliberationConfig = DeliberationConfig()
     beats: list[Beat] = []
+    actions: dict[str, AppAction] = {}
     perception: PerceptionConfig = PerceptionConfig()
     policy: PolicyConfig = PolicyConfig()
     roles: dict[str, RoleBinding] = {}
@@ -102,7 +113,7 @@ def _load(path: Path, model: type[C]) -> C:
         config = model.model_validate(located.data)
     except ValidationError as exc:
         raise ConfigError(located.issues_from(exc)) from None
-    issues = _role_issues(config, located)
+    issues = _role_issues(config, located) + _action_issues(config, located)
     if issues:
         raise ConfigError(issues)
     return config
@@ -119,4 +130,24 @@ def _role_issues(config: CoreConfig, located: Located) -> list[ConfigIssue]:
                 issues.append(
                     located.issue(path, f"unknown role {role!r}; known: {', '.join(sorted(known))}")
                 )
+    return issues
+
+
+def _action_issues(config: CoreConfig, located: Located) -> list[ConfigIssue]:
+    """App actions have names of their own; every action a beat surfaces is defined."""
+    issues = []
+    for name in config.actions:
+        if not re.match(ACTION_NAME, name) or is_builtin(name):
+            message = f"action name {name!r} must be CamelCase and not a built-in action"
+            issues.append(located.issue(("actions", name), message))
+    for index, beat in enumerate(config.beats):
+        for slot, spec in enumerate(beat.actions):
+            if not is_builtin(spec.type) and spec.type not in config.actions:
+                path = ("beats", index, "actions", slot, "type")
+                known = sorted(config.actions) or ["none"]
+                message = (
+                    f"unknown action {spec.type!r}: not built in, and not under actions: "
+                    f"(defined there: {', '.join(known)})"
+                )
+                issues.append(located.issue(path, message))
     return issues

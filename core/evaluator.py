@@ -10,7 +10,7 @@ from string import Template
 
 from pydantic import BaseModel, ConfigDict
 
-from core.beats import ActionSpec, ActionStyle, ActionType, Beat
+from core.beats import ActionSpec, ActionStyle, Beat
 from core.memory import InteractionState, Mode
 
 __all__ = ["BeatCheck", "EvaluationResult", "SurfacedAction", "evaluate"]
@@ -21,7 +21,7 @@ MAX_ACTIONS = 5  # one row of buttons on Slack and on Discord
 class SurfacedAction(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    type: ActionType
+    type: str
     label: str
     style: ActionStyle
     beat: str
@@ -80,7 +80,7 @@ def _check(beat: Beat, activation: Mapping[str, object]) -> BeatCheck:
 
 
 def _actions(held: list[Beat]) -> list[SurfacedAction]:
-    surfaced: dict[ActionType, SurfacedAction] = {}
+    surfaced: dict[str, SurfacedAction] = {}
     for beat in held:
         for spec in beat.actions:
             if spec.type not in surfaced and len(surfaced) < MAX_ACTIONS:

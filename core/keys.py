@@ -108,6 +108,11 @@ class WorkspaceKeys:
         """Capped stream of evaluations: which beats fired on each turn, and why."""
         return f"{self.tag}:beats"
 
+    @property
+    def trace(self) -> str:
+        """Capped stream of loop events (messages, model calls, outcomes) by correlation id."""
+        return f"{self.tag}:trace"
+
     def bench(self, name: str) -> str:
         """Scratch keys of `deliberate bench` (its raw SET baseline), outside canonical state."""
         return f"{self.tag}:bench:{name}"

@@ -17,17 +17,23 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from core.interpretation import TurnInterpretation
 
 __all__ = [
+    "MAX_CLICKS",
     "MAX_ITEMS",
     "Candidate",
+    "ClickRecord",
+    "ClickStatus",
     "ContextState",
     "ContextStateDelta",
     "InteractionState",
     "Mode",
+    "ProposalRef",
     "ThreadStatus",
     "merge",
 ]
 
 MAX_ITEMS = 20  # per list in context_state: the oldest items give way to new ones
+MAX_CLICKS = 50  # clicks remembered per session (idempotency of clicks on older ones is the
+# gateway's: a click's mutation id is derived from the click id)
 Item = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]
 
 
@@ -56,15 +62,47 @@ class Candidate(BaseModel):
     version: int = Field(default=1, ge=1)
 
 
+class ProposalRef(BaseModel):
+    """An agent proposal waiting in this session: enough to render its button."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = Field(min_length=1, max_length=128)
+    summary: str = Field(max_length=300)
+    protected: bool = False
+
+
+class ClickStatus(StrEnum):
+    PENDING = "pending"  # its command is on its way (a retry of the same click resends it)
+    DONE = "done"
+    FAILED = "failed"  # rejected: someone else (with the right role) may click again
+
+
+class ClickRecord(BaseModel):
+    """A click on an action of one candidate (or proposal) version, so that a second person's
+    click on the same button does not do it twice."""
+
+    model_config = ConfigDict(frozen=True)
+
+    click_id: str
+    action: str
+    target_id: str
+    version: int
+    by: str
+    status: ClickStatus = ClickStatus.PENDING
+
+
 class InteractionState(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     mode: Mode = Mode.IDLE
+    topic: str | None = Field(default=None, max_length=200)
     candidate: Candidate | None = None
     last_interpretation: TurnInterpretation | None = None
     turn_count: int = Field(default=0, ge=0)
     thread_status: ThreadStatus = ThreadStatus.OPEN
-    pending_proposals: list[str] = Field(default_factory=list, max_length=MAX_ITEMS)
+    pending_proposals: list[ProposalRef] = Field(default_factory=list, max_length=MAX_ITEMS)
+    clicks: list[ClickRecord] = Field(default_factory=list, max_length=MAX_CLICKS)
 
 
 class ContextState(BaseModel):

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from bot.app import build_app
-from bot.cli import bench, classify, history, state
+from bot.cli import bench, classify, console, history, state, trace
 from core.config import config_path, load_config
 from core.errors import ConfigError, StoreError
 from core.jsonlog import configure as configure_logging
@@ -50,14 +50,17 @@ def parser() -> argparse.ArgumentParser:
     )
     top.add_argument(
         "--log-level",
-        default=os.environ.get("DELIBERATE_LOG_LEVEL", "INFO"),
-        help="level of the JSON log lines on stderr (default INFO: every gateway decision)",
+        default=os.environ.get("DELIBERATE_LOG_LEVEL"),
+        help="level of the JSON log lines on stderr (default INFO: every gateway decision; "
+        "WARNING for the console, so they do not interleave with the conversation)",
     )
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     state.register(commands)
     history.register(commands)
     bench.register(commands)
     classify.register(commands)
+    console.register(commands)
+    trace.register(commands)
     return top
 
 
@@ -66,6 +69,8 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.log_level is None:
+        args.log_level = "WARNING" if args.command == "console" else "INFO"
     if args.log_level.upper() not in LOG_LEVELS:
         print(
             f"deliberate: log level {args.log_level!r} (--log-level or DELIBERATE_LOG_LEVEL) "

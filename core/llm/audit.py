@@ -6,7 +6,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 __all__ = ["CallAudit", "digest"]
@@ -33,12 +34,19 @@ class CallAudit:
     latency_ms: float | None = None
     outcome: str = "pending"  # ok | error | invalid | fallback
     error: str | None = None
+    sink: Callable[[CallAudit], None] | None = field(default=None, repr=False, compare=False)
+
+    def record(self) -> dict[str, Any]:
+        # not asdict: it would deep-copy the sink (and whatever the sink is bound to)
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "sink"}
 
     def finish(self, outcome: str, error: str | None = None) -> CallAudit:
         self.outcome, self.error = outcome, error
         level = logging.INFO if outcome == "ok" else logging.WARNING
-        fields = {"event": "llm.call"} | asdict(self)
+        fields = {"event": "llm.call"} | self.record()
         _log.log(
             level, "%s call to %s: %s", self.purpose, self.model, outcome, extra={"fields": fields}
         )
+        if self.sink is not None:
+            self.sink(self)
         return self

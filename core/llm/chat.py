@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 import openai
@@ -15,8 +16,14 @@ from pydantic import BaseModel
 from core.errors import DeliberateError
 from core.llm.audit import PREVIEW_CHARS, CallAudit, digest
 from core.llm.frame import PromptFrame
+from core.llm.replies import ModelReply, ToolCall
 
-__all__ = ["DEFAULT_MODEL", "ChatModel", "ModelCallFailed", "chat_model_from_env"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "ChatModel",
+    "ModelCallFailed",
+    "chat_model_from_env",
+]
 
 DEFAULT_MODEL = "gpt-4o-mini"
 
@@ -28,10 +35,17 @@ class ModelCallFailed(DeliberateError):
 
 
 class ChatModel:
-    def __init__(self, client: openai.OpenAI, model: str, timeout_sec: float = 20.0) -> None:
+    def __init__(
+        self,
+        client: openai.OpenAI,
+        model: str,
+        timeout_sec: float = 20.0,
+        sink: Callable[[CallAudit], None] | None = None,
+    ) -> None:
         self.client = client
         self.model = model
         self.timeout_sec = timeout_sec
+        self.sink = sink  # also receives every audit once it is finished (for traces)
 
     def complete(
         self,
@@ -43,16 +57,36 @@ class ChatModel:
     ) -> tuple[str, CallAudit]:
         """The reply text and its audit, still open: the caller closes it as ``ok`` or
         ``invalid`` once it has validated the reply. A failed call raises ModelCallFailed."""
+        reply, audit = self.call(
+            frame, purpose=purpose, schema=schema, correlation_id=correlation_id
+        )
+        if not reply.content:
+            raise ModelCallFailed(audit.finish("invalid", "the reply has no text"))
+        return reply.content, audit
+
+    def call(
+        self,
+        frame: PromptFrame,
+        *,
+        purpose: str,
+        schema: type[BaseModel] | None = None,
+        correlation_id: str | None = None,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> tuple[ModelReply, CallAudit]:
+        """One stateless call: the frame's two messages, and the tools the model may call."""
         messages = frame.messages()
         audit = CallAudit(
             purpose, self.model, digest(messages), frame.user_input[:PREVIEW_CHARS], correlation_id
         )
+        audit.sink = self.sink
         extra: dict[str, Any] = {}
         if schema is not None:
             extra["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema()},
             }
+        if tools:
+            extra["tools"] = tools
         start = time.perf_counter()
         try:
             response = self.client.chat.completions.create(
@@ -68,11 +102,18 @@ class ChatModel:
         if response.usage is not None:
             audit.prompt_tokens = response.usage.prompt_tokens
             audit.completion_tokens = response.usage.completion_tokens
-        content = response.choices[0].message.content if response.choices else None
-        if not content:
-            raise ModelCallFailed(audit.finish("invalid", "the reply has no text"))
-        audit.output_hash = digest(content)
-        return content, audit
+        if not response.choices:
+            raise ModelCallFailed(audit.finish("invalid", "the reply has no choices"))
+        message = response.choices[0].message
+        calls = [
+            ToolCall(c.id, c.function.name, c.function.arguments or "")
+            for c in message.tool_calls or []
+            if c.type == "function"
+        ]
+        audit.output_hash = digest(
+            [message.content, [(c.name, c.arguments) for c in calls]] if calls else message.content
+        )
+        return ModelReply(message.content, calls), audit
 
 
 def chat_model_from_env() -> ChatModel | None:

@@ -4,11 +4,26 @@ fence some servers wrap JSON in."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-__all__ = ["first_error", "parse_reply"]
+__all__ = ["ModelReply", "ToolCall", "first_error", "parse_reply"]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: str  # JSON text, as the model wrote it: validated by the tool, not trusted
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    content: str | None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+
 
 M = TypeVar("M", bound=BaseModel)
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)

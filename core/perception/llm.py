@@ -39,7 +39,9 @@ class LLMClassifier:
     def classify(self, text: str, topic: str | None = None) -> TurnInterpretation:
         return self.interpret(text, topic)[0]
 
-    def interpret(self, text: str, topic: str | None = None) -> tuple[TurnInterpretation, str]:
+    def interpret(
+        self, text: str, topic: str | None = None, correlation_id: str | None = None
+    ) -> tuple[TurnInterpretation, str]:
         """The interpretation and the name of the classifier that made it."""
         frame = PromptFrame(
             role_prompt=ROLE,
@@ -48,7 +50,9 @@ class LLMClassifier:
             context_state={"topic": topic} if topic else {},
         )
         try:
-            reply, audit = self.model.complete(frame, purpose="classify", schema=TurnInterpretation)
+            reply, audit = self.model.complete(
+                frame, purpose="classify", schema=TurnInterpretation, correlation_id=correlation_id
+            )
         except ModelCallFailed:
             return self.fallback.classify(text, topic), self.fallback.name
         try:

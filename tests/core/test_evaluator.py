@@ -9,12 +9,12 @@ import pytest
 from redis import Redis
 
 from core.beat_log import BeatLog
-from core.beats import ActionType
+from core.actions import ActionType
 from core.config import load_config
 from core.errors import ConfigError
 from core.evaluator import evaluate
 from core.interpretation import ActType, Target, TurnInterpretation
-from core.memory import Candidate, InteractionState, Mode, ThreadStatus
+from core.memory import Candidate, InteractionState, Mode, ProposalRef, ThreadStatus
 from tests.conftest import write_config
 
 BEATS = load_config().beats
@@ -79,7 +79,9 @@ def test_a_tangent_is_drift() -> None:
 
 def test_a_pending_proposal_comes_first() -> None:
     state = InteractionState(
-        candidate=CANDIDATE, pending_proposals=["p1"], thread_status=ThreadStatus.DECIDED
+        candidate=CANDIDATE,
+        pending_proposals=[ProposalRef(id="p1", summary="set scene.name = BRB")],
+        thread_status=ThreadStatus.DECIDED,
     )
     result = evaluate(state, BEATS)
     assert result.fired == ["ProposalPending"]

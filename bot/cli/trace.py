@@ -1,0 +1,153 @@
+"""``deliberate trace CORRELATION_ID``: one turn or click, end to end: the message, its
+interpretation, the beats that fired (and why the others did not), the model calls, and the
+mutations, proposals and rejections it led to."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+from typing import Any
+
+from bot.app import App
+from bot.cli.render import json_line
+
+__all__ = ["collect", "register"]
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    trace = commands.add_parser(
+        "trace",
+        help="follow one turn or click",
+        description="Show everything one turn or click led to, in order: message, "
+        "interpretation, beats, model calls, mutations. Exit 1 when nothing has that id.",
+    )
+    trace.add_argument("correlation_id", metavar="CORRELATION_ID")
+    trace.add_argument("--json", action="store_true", help="one JSON object per step")
+    trace.add_argument(
+        "--scan",
+        type=int,
+        default=10_000,
+        metavar="N",
+        help="how many of the newest records of each log to search (default 10000)",
+    )
+    trace.set_defaults(handler=_trace)
+
+
+def collect(app: App, correlation_id: str, scan: int = 10_000) -> list[dict[str, Any]]:
+    """Every step of one correlation id, from all the logs, oldest first."""
+    steps = app.trace.for_correlation(correlation_id, scan)
+    for evaluation in app.beat_log.for_correlation(correlation_id, scan):
+        steps.append({"ms": evaluation.pop("ms", 0), "event": "beats", "data": evaluation})
+    for record in app.log.latest(scan):
+        if record.mutation.correlation_id == correlation_id:
+            steps.append({"ms": record.ts, "event": "mutation", "data": record.to_dict()})
+    for decision in app.gateway.decisions.recent(scan):
+        if decision.get("correlation_id") == correlation_id:
+            steps.append({"ms": decision.get("ms", 0), "event": "decision", "data": decision})
+    steps.sort(key=lambda s: (s["ms"], _ORDER.get(s["event"], 5)))
+    return steps
+
+
+_ORDER = {"user_said": 0, "action_clicked": 0, "classified": 1, "llm.call": 2, "beats": 4}
+
+
+def _trace(app: App, args: argparse.Namespace) -> int:
+    steps = collect(app, args.correlation_id, args.scan)
+    if not steps:
+        print(f"nothing has correlation id {args.correlation_id} (among the newest {args.scan})")
+        return 1
+    for step in steps:
+        print(json_line(step) if args.json else _line(step))
+    return 0
+
+
+def _when(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%H:%M:%S.%f")[:-3] if ms else "--"
+
+
+def _line(step: dict[str, Any]) -> str:
+    data, event = step["data"], step["event"]
+    return f"{_when(step['ms'])}  {event:<17} {_DESCRIBE.get(event, _generic)(data)}"
+
+
+def _generic(data: dict[str, Any]) -> str:
+    return json_line(data)[:200]
+
+
+def _said(data: dict[str, Any]) -> str:
+    actor = data["actor"]
+    return f"{actor['kind']}:{actor['id']} said {data['text']!r}"
+
+
+def _classified(data: dict[str, Any]) -> str:
+    i = data["interpretation"]
+    return (
+        f"{i['act_type']} -> {i['target']} ({i['confidence']:.2f}, {data['classifier']}); "
+        f"routed as {data['routed']}"
+    )
+
+
+def _beats(data: dict[str, Any]) -> str:
+    fired = ", ".join(data["fired"]) or "none"
+    idle = [
+        c["beat"] + (f" ({c['error']})" if c.get("error") else "")
+        for c in data["checks"]
+        if not c["held"]
+    ]
+    return f"fired: {fired}; did not hold: {', '.join(idle) or 'none'}; mode {data['mode']}"
+
+
+def _llm(data: dict[str, Any]) -> str:
+    tokens = f"{data.get('prompt_tokens')}/{data.get('completion_tokens')} tokens"
+    error = f" ({data['error']})" if data.get("error") else ""
+    return (
+        f"{data['purpose']} via {data['model']}: {data['outcome']}{error}, "
+        f"{data.get('latency_ms')} ms, {tokens}, "
+        f"in {data['input_hash']} out {data.get('output_hash')}"
+    )
+
+
+def _replied(data: dict[str, Any]) -> str:
+    out = data["output"]
+    candidate = f"; candidate {out['candidate']!r}" if out.get("candidate") else ""
+    tools = f"; tools: {', '.join(data['tool_calls'])}" if data.get("tool_calls") else ""
+    return f"{data['responder']} ({data['task']}): {out['reply'][:120]!r}{candidate}{tools}"
+
+
+def _clicked(data: dict[str, Any]) -> str:
+    actor = data["actor"]
+    return (
+        f"{actor['kind']}:{actor['id']} clicked {data['action']} on {data['target_id']} "
+        f"v{data['expected_version']} (click {data['click_id']})"
+    )
+
+
+def _done(data: dict[str, Any]) -> str:
+    result = data["result"]
+    return f"{result['outcome']}: {result['message']}"
+
+
+def _mutation(data: dict[str, Any]) -> str:
+    actor = data["actor"]
+    value = "" if data.get("value") is None else f" {json_line(data['value'])[:120]}"
+    return (
+        f"{data['op']} {data['key']}{value} -> v{data['version']} by {actor['kind']}:{actor['id']}"
+        f" (log {data['logId']})"
+    )
+
+
+def _decision(data: dict[str, Any]) -> str:
+    return f"{data['outcome']} {data['op']} {data['key']} by {data['actor']}: {data['reason']}"
+
+
+_DESCRIBE = {
+    "user_said": _said,
+    "classified": _classified,
+    "beats": _beats,
+    "llm.call": _llm,
+    "assistant_replied": _replied,
+    "action_clicked": _clicked,
+    "action_done": _done,
+    "mutation": _mutation,
+    "decision": _decision,
+}

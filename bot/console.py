@@ -1,0 +1,209 @@
+"""The console adapter: the loop in a terminal. It turns lines into messages and events into
+text (or JSON lines); it decides nothing.
+
+A line is a turn, unless it is a command: ``/click N`` clicks button N of the last view,
+``/do ACTION`` clicks that action on what is on the table now, ``/as KIND:ID`` speaks as
+someone else, ``/state [PREFIX]`` shows canonical state, ``/help``, ``/quit``.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import ValidationError
+
+from core.actions import PROPOSAL_ACTIONS
+from core.actor import Actor
+from core.messages import ActionClicked, Msg, UserSaid
+from core.runtime import Event, OutcomeEvent, Runtime
+from core.sessions import SessionStore
+from core.store import StateStore
+from core.view import Button, View
+
+__all__ = ["HELP", "Console"]
+
+HELP = """\
+Type a message to think out loud. Commands:
+  /click N         click button N of the last reply
+  /do ACTION       do an action (e.g. ConfirmCurrent, SwitchScene) on what is on the table
+  /as KIND:ID      speak and click as someone else (e.g. /as moderator:sam)
+  /state [PREFIX]  show canonical state
+  /help            this text
+  /quit            leave (the session stays: come back with --session)"""
+
+Out = Callable[[str], None]
+
+
+class Console:
+    def __init__(
+        self,
+        runtime: Runtime,
+        session_id: str,
+        actor: Actor,
+        out: Out,
+        *,
+        as_json: bool = False,
+        topic: str | None = None,
+    ) -> None:
+        self.runtime = runtime
+        self.session_id = session_id
+        self.actor = actor
+        self.out = out
+        self.as_json = as_json
+        self.topic = topic
+        self.buttons: list[Button] = []
+
+    @property
+    def store(self) -> StateStore:
+        return self.runtime.gateway.store
+
+    def handle(self, line: str) -> bool:
+        """Handle one line; False once the person wants to leave."""
+        text = line.strip()
+        if not text:
+            return True
+        if not text.startswith("/"):
+            self._send(UserSaid(text=text[:4000], actor=self.actor, topic=self.topic))
+            return True
+        command, _, rest = text.partition(" ")
+        handler = self._commands().get(command)
+        if handler is None:
+            self._problem(f"unknown command {command}; /help lists them")
+            return True
+        return handler(rest.strip())
+
+    def _commands(self) -> dict[str, Callable[[str], bool]]:
+        return {
+            "/click": self._click,
+            "/do": self._do,
+            "/as": self._as,
+            "/state": self._state,
+            "/help": self._help,
+            "/quit": lambda _: False,
+            "/exit": lambda _: False,
+        }
+
+    def _send(self, msg: Msg) -> None:
+        try:
+            events = self.runtime.send(self.session_id, msg)
+        except ValidationError as exc:
+            self._problem(f"not accepted: {exc.errors()[0]['msg']}")
+            return
+        for event in events:
+            if isinstance(event, View) and not event.ephemeral:
+                self.buttons = event.buttons
+            self._show(event)
+
+    def _click(self, rest: str) -> bool:
+        if not rest.isdigit() or not 1 <= int(rest) <= len(self.buttons):
+            count = len(self.buttons)
+            self._problem(
+                f"/click takes a button number from 1 to {count}"
+                if count
+                else "no buttons to click"
+            )
+            return True
+        self._press(self.buttons[int(rest) - 1].action, self.buttons[int(rest) - 1])
+        return True
+
+    def _do(self, rest: str) -> bool:
+        if not rest:
+            self._problem("/do takes an action type, e.g. /do ConfirmCurrent")
+            return True
+        shown = next((b for b in self.buttons if b.action == rest), None)
+        self._press(rest, shown)
+        return True
+
+    def _press(self, action: str, button: Button | None) -> None:
+        target, version = (button.target_id, button.target_version) if button else self._now(action)
+        if target is None:
+            self._problem(f"nothing on the table for {action}")
+            return
+        try:
+            click = ActionClicked(
+                action=action,
+                target_id=target,
+                expected_version=version,
+                click_id=f"console-{uuid.uuid4().hex}",
+                actor=self.actor,
+            )
+        except ValidationError as exc:
+            self._problem(f"not an action: {exc.errors()[0]['msg']}")
+            return
+        self._send(click)
+
+    def _now(self, action: str) -> tuple[str | None, int]:
+        """What an action not on a button acts on: the current candidate, or the oldest
+        pending proposal."""
+        state = SessionStore(self.store.redis, self.store.workspace).load(self.session_id)
+        interaction = state.interaction
+        if action in PROPOSAL_ACTIONS:
+            pending = interaction.pending_proposals
+            return (pending[0].id, 0) if pending else (None, 0)
+        candidate = interaction.candidate
+        return (candidate.id, candidate.version) if candidate else (None, 0)
+
+    def _as(self, rest: str) -> bool:
+        try:
+            self.actor = Actor.parse(rest, platform=self.actor.platform)
+        except ValueError as exc:
+            self._problem(str(exc))
+            return True
+        self._say({"event": "actor", "actor": str(self.actor)}, f"(you are now {self.actor})")
+        return True
+
+    def _state(self, rest: str) -> bool:
+        from bot.cli.render import entry_line
+
+        entries = self.store.entries(rest)
+        if self.as_json:
+            for entry in entries:
+                self.out(_json({"event": "state"} | entry.model_dump(mode="json", by_alias=True)))
+        else:
+            self.out("\n".join(entry_line(e) for e in entries) or "(no state yet)")
+        return True
+
+    def _help(self, _: str) -> bool:
+        self._say({"event": "help", "text": HELP}, HELP)
+        return True
+
+    def _problem(self, message: str) -> None:
+        self._say({"event": "error", "message": message}, f"! {message}")
+
+    def _say(self, data: dict[str, Any], text: str) -> None:
+        self.out(_json(data) if self.as_json else text)
+
+    def _show(self, event: Event) -> None:
+        if self.as_json:
+            self.out(_json(event_json(event)))
+        else:
+            self.out(render_event(event))
+
+
+def event_json(event: Event) -> dict[str, Any]:
+    if isinstance(event, OutcomeEvent):
+        return {"event": event.outcome} | event.model_dump(mode="json", exclude={"outcome"})
+    data = event.model_dump(mode="json", exclude={"kind"})
+    for number, button in enumerate(data["buttons"], start=1):
+        button["n"] = number
+    return {"event": event.kind.value} | data
+
+
+def render_event(event: Event) -> str:
+    if isinstance(event, OutcomeEvent):
+        return f"  [{event.outcome}] {event.message}"
+    lines = [f"  (only you) {event.text}" if event.ephemeral else f"assistant: {event.text}"]
+    if event.fired:
+        lines.append(f"  mode: {event.mode.value}; beats: {', '.join(event.fired)}")
+    if event.nudge:
+        lines.append(f"  > {event.nudge}")
+    if event.buttons:
+        lines.append("  " + "  ".join(f"[{n}] {b.label}" for n, b in enumerate(event.buttons, 1)))
+    return "\n".join(lines)
+
+
+def _json(data: dict[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))

@@ -1,0 +1,211 @@
+"""The runtime: runs the loop for one session at a time. It loads the session, calls the pure
+``update``, saves the session with a version check (and on a race runs ``update`` again on
+what the other writer saved, so no turn is lost), then runs the commands and feeds their
+results back as messages until none is left. What adapters get back are events: views to
+render and the outcomes of commits."""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, JsonValue
+
+from core.beat_log import BeatLog
+from core.commands import (
+    Classify,
+    Cmd,
+    Commit,
+    Generate,
+    LogEvaluation,
+    Record,
+    ResolveProposal,
+    Show,
+)
+from core.errors import DeliberateError, StoreError
+from core.executor import Answering
+from core.gateway import MutationGateway
+from core.interpretation import TurnInterpretation
+from core.loop import Loop
+from core.messages import (
+    ActionClicked,
+    ActionDone,
+    AssistantReplied,
+    Classified,
+    Msg,
+    OutcomeNote,
+)
+from core.outcome import Committed, Outcome, Pending, Rejected
+from core.perception import Classifier
+from core.sessions import SessionStore
+from core.trace_log import TraceLog
+from core.transcript import Transcripts
+from core.view import View
+
+__all__ = ["Event", "OutcomeEvent", "Runtime"]
+
+
+class OutcomeEvent(BaseModel):
+    """What a click's command came to: for adapters that show it, and for ``--json``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    session_id: str
+    correlation_id: str
+    outcome: Literal["committed", "rejected", "pending", "discarded"]
+    action: str
+    actor: str
+    message: str
+    key: str | None = None
+    value: JsonValue = None
+    version: int | None = None
+    reason: str | None = None
+    duplicate: bool = False
+
+
+Event = View | OutcomeEvent
+
+
+class Runtime:
+    def __init__(
+        self,
+        loop: Loop,
+        sessions: SessionStore,
+        gateway: MutationGateway,
+        classifier: Classifier,
+        responder: Answering,
+        transcripts: Transcripts,
+        beat_log: BeatLog,
+        trace: TraceLog,
+    ) -> None:
+        self.loop = loop
+        self.sessions = sessions
+        self.gateway = gateway
+        self.classifier = classifier
+        self.responder = responder
+        self.transcripts = transcripts
+        self.beat_log = beat_log
+        self.trace = trace
+
+    def send(self, session_id: str, msg: Msg) -> list[Event]:
+        """Handle one message from an adapter and everything it leads to."""
+        events: list[Event] = []
+        queue: deque[Msg] = deque([msg])
+        while queue:
+            for cmd in self._update(session_id, queue.popleft()):
+                follow = self._run(session_id, cmd, events)
+                if follow is not None:
+                    queue.append(follow)
+        return events
+
+    def _update(self, session_id: str, msg: Msg, attempts: int = 50) -> list[Cmd]:
+        self.trace.append(msg.correlation_id, session_id, msg.kind, msg.model_dump(mode="json"))
+        for _ in range(attempts):
+            session = self.sessions.load(session_id)
+            changed, cmds = self.loop.update(session, msg)
+            if changed == session or self.sessions.save(changed) is not None:
+                return cmds
+        raise StoreError(f"session {session_id} kept changing during {attempts} attempts")
+
+    def _run(self, session_id: str, cmd: Cmd, events: list[Event]) -> Msg | None:
+        if isinstance(cmd, Record):
+            self.transcripts.append(session_id, cmd.speaker, cmd.text, cmd.correlation_id)
+        elif isinstance(cmd, Classify):
+            return self._classify(cmd)
+        elif isinstance(cmd, Generate):
+            answer = self.responder.answer(cmd.turn, cmd.correlation_id)
+            return AssistantReplied(
+                correlation_id=cmd.correlation_id,
+                task=cmd.turn.task,
+                output=answer.output,
+                responder=answer.source,
+                proposals=answer.proposals,
+                tool_calls=answer.tool_calls,
+            )
+        elif isinstance(cmd, Commit):
+            return self._done(
+                session_id, cmd.click, _note(self.gateway.propose(cmd.mutation)), events
+            )
+        elif isinstance(cmd, ResolveProposal):
+            return self._done(session_id, cmd.click, self._resolve(cmd), events)
+        elif isinstance(cmd, LogEvaluation):
+            self.beat_log.append(session_id, cmd.correlation_id, cmd.result)
+        elif isinstance(cmd, Show):
+            events.append(cmd.view)
+        return None
+
+    def _classify(self, cmd: Classify) -> Classified:
+        interpret = getattr(self.classifier, "interpret", None)
+        turn: TurnInterpretation
+        if interpret is not None:  # a model classifier says who answered (it may fall back)
+            turn, source = interpret(cmd.text, cmd.topic, cmd.correlation_id)
+        else:
+            turn, source = self.classifier.classify(cmd.text, cmd.topic), self.classifier.name
+        return Classified(
+            correlation_id=cmd.correlation_id,
+            text=cmd.text,
+            interpretation=turn,
+            routed=turn.routed(self.loop.settings.min_confidence),
+            classifier=source,
+        )
+
+    def _resolve(self, cmd: ResolveProposal) -> OutcomeNote:
+        click = cmd.click
+        try:
+            if cmd.apply:
+                return _note(self.gateway.apply_proposal(click.target_id, click.actor))
+            proposal = self.gateway.discard_proposal(click.target_id, click.actor)
+        except DeliberateError as exc:
+            return OutcomeNote(outcome="rejected", message=str(exc), reason="not_found")
+        if proposal.status.value != "discarded":
+            return OutcomeNote(outcome="rejected", message=f"this proposal was {proposal.status}")
+        return OutcomeNote(outcome="discarded", message=f"Discarded proposal: {proposal.summary()}")
+
+    def _done(
+        self, session_id: str, click: ActionClicked, note: OutcomeNote, events: list[Event]
+    ) -> ActionDone:
+        events.append(
+            OutcomeEvent(
+                session_id=session_id,
+                correlation_id=click.correlation_id,
+                action=click.action,
+                actor=str(click.actor),
+                **note.model_dump(),
+            )
+        )
+        return ActionDone(correlation_id=click.correlation_id, click=click, result=note)
+
+
+def _note(outcome: Outcome) -> OutcomeNote:
+    m = outcome.mutation
+    if isinstance(outcome, Committed):
+        shown = "" if m.value is None else f" {_short(m.value)}"
+        again = " (already committed)" if outcome.duplicate else ""
+        return OutcomeNote(
+            outcome="committed",
+            message=f"Committed: {m.op.value} {m.key}{shown} (v{outcome.version}){again}",
+            key=m.key,
+            value=m.value,
+            version=outcome.version,
+            duplicate=outcome.duplicate,
+        )
+    if isinstance(outcome, Pending):
+        return OutcomeNote(
+            outcome="pending",
+            message=f"Proposed: {outcome.proposal.summary()}; awaits a person with the right role",
+            key=m.key,
+        )
+    assert isinstance(outcome, Rejected)
+    return OutcomeNote(
+        outcome="rejected",
+        message=outcome.message,
+        key=m.key,
+        reason=outcome.reason.value,
+        version=outcome.version,
+    )
+
+
+def _short(value: JsonValue, limit: int = 200) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
