@@ -119,9 +119,6 @@ class Console:
 
     def _press(self, action: str, button: Button | None) -> None:
         target, version = (button.target_id, button.target_version) if button else self._now(action)
-        if target is None:
-            self._problem(f"nothing on the table for {action}")
-            return
         try:
             click = ActionClicked(
                 action=action,
@@ -135,16 +132,17 @@ class Console:
             return
         self._send(click)
 
-    def _now(self, action: str) -> tuple[str | None, int]:
+    def _now(self, action: str) -> tuple[str, int]:
         """What an action not on a button acts on: the current candidate, or the oldest
-        pending proposal."""
+        pending proposal. With neither, the click still goes to the loop, which says why it
+        cannot be done."""
         state = SessionStore(self.store.redis, self.store.workspace).load(self.session_id)
         interaction = state.interaction
         if action in PROPOSAL_ACTIONS:
             pending = interaction.pending_proposals
-            return (pending[0].id, 0) if pending else (None, 0)
+            return (pending[0].id, 0) if pending else ("none", 0)
         candidate = interaction.candidate
-        return (candidate.id, candidate.version) if candidate else (None, 0)
+        return (candidate.id, candidate.version) if candidate else ("none", 0)
 
     def _as(self, rest: str) -> bool:
         try:

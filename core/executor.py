@@ -152,7 +152,8 @@ class OfflineResponder:
         current = turn.candidate.text if turn.candidate else None
         task = turn.task
         if task is Task.BRAINSTORM and text:
-            return ExecutorOutput(reply=f"Candidate: {text[:1000]}", candidate=text[:1000])
+            idea = _idea(text)
+            return ExecutorOutput(reply=f"Candidate: {idea}", candidate=idea)
         if task is Task.REFINE and current and text:
             # the latest refinement replaces the previous one: a candidate refined fifty times
             # is not fifty refinements long
@@ -177,6 +178,18 @@ class OfflineResponder:
 
 EXPANSION = "owner, first step and a date to check in: to be agreed"
 _REFINEMENT = re.compile(r"\s\([^()]*\)$")
+
+
+_LEAD_IN = re.compile(
+    r"^(how about|what about|maybe|perhaps|or|idea:|option:|suggestion:|another option:)\s+",
+    re.IGNORECASE,
+)
+
+
+def _idea(text: str) -> str:
+    """The idea itself: "how about BRB?" puts up "BRB"."""
+    idea = _LEAD_IN.sub("", text).rstrip("?").strip()
+    return (idea or text)[:1000]
 
 
 def _base(candidate: str) -> str:

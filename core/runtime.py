@@ -26,7 +26,6 @@ from core.commands import (
 from core.errors import DeliberateError, StoreError
 from core.executor import Answering
 from core.gateway import MutationGateway
-from core.interpretation import TurnInterpretation
 from core.loop import Loop
 from core.messages import (
     ActionClicked,
@@ -136,12 +135,7 @@ class Runtime:
         return None
 
     def _classify(self, cmd: Classify) -> Classified:
-        interpret = getattr(self.classifier, "interpret", None)
-        turn: TurnInterpretation
-        if interpret is not None:  # a model classifier says who answered (it may fall back)
-            turn, source = interpret(cmd.text, cmd.topic, cmd.correlation_id)
-        else:
-            turn, source = self.classifier.classify(cmd.text, cmd.topic), self.classifier.name
+        turn, source = self.classifier.interpret(cmd.text, cmd.topic, cmd.correlation_id)
         return Classified(
             correlation_id=cmd.correlation_id,
             text=cmd.text,

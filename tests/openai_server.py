@@ -7,7 +7,8 @@ import contextlib
 import json
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -17,12 +18,22 @@ class Reply:
     content: str | None = None
     status: int = 200
     delay: float = 0.0
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # [{name, arguments}]
+
+
+def tool_call(name: str, arguments: dict[str, Any] | str) -> dict[str, Any]:
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return {"name": name, "arguments": text}
 
 
 class OpenAIServer:
+    """Answers from ``script`` in order; or, when ``answer_with`` is set, by calling it with
+    each request (the request's JSON body)."""
+
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.script: list[Reply] = []
+        self.answer_with: Callable[[dict[str, Any]], Reply] | None = None
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.thread = threading.Thread(
             target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
@@ -32,8 +43,15 @@ class OpenAIServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
-    def reply(self, content: str | None = None, *, status: int = 200, delay: float = 0.0) -> None:
-        self.script.append(Reply(content, status, delay))
+    def reply(
+        self,
+        content: str | None = None,
+        *,
+        status: int = 200,
+        delay: float = 0.0,
+        tool_calls: list[dict[str, Any]] | None = None,
+    ) -> None:
+        self.script.append(Reply(content, status, delay, tool_calls or []))
 
     def start(self) -> OpenAIServer:
         self.thread.start()
@@ -45,12 +63,21 @@ class OpenAIServer:
 
     def _answer(self, request: dict[str, Any]) -> tuple[int, dict[str, Any], float]:
         self.requests.append(request)
-        reply = self.script.pop(0) if self.script else Reply(status=500)
+        if self.answer_with is not None:
+            reply = self.answer_with(request)
+        else:
+            reply = self.script.pop(0) if self.script else Reply(status=500)
         if reply.status != 200:
             error = {"message": "scripted failure", "type": "server_error", "code": None}
             return reply.status, {"error": error}, reply.delay
         prompt = sum(len(m.get("content") or "") for m in request.get("messages", [])) // 4
         done = len(reply.content or "") // 4
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if reply.tool_calls:
+            message["tool_calls"] = [
+                {"id": f"call_{n}", "type": "function", "function": call}
+                for n, call in enumerate(reply.tool_calls)
+            ]
         return (
             200,
             {
@@ -61,8 +88,8 @@ class OpenAIServer:
                 "choices": [
                     {
                         "index": 0,
-                        "finish_reason": "stop",
-                        "message": {"role": "assistant", "content": reply.content},
+                        "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+                        "message": message,
                     }
                 ],
                 "usage": {

@@ -81,10 +81,7 @@ def _result(
     text: str,
     topic: str | None,
 ) -> dict[str, Any]:
-    if isinstance(classifier, EmbeddedClassifier):
-        turn, source = classifier.classify(text, topic), classifier.name
-    else:
-        turn, source = classifier.interpret(text, topic)
+    turn, source = classifier.interpret(text, topic)
     return turn.model_dump(mode="json") | {
         "routed_as": turn.routed(threshold).value,
         "classifier": source,

@@ -1,4 +1,4 @@
-"""The one interface every turn classifier offers (embedded rules, or a model)."""
+"""The one interface every turn classifier offers (the embedded model, or a chat model)."""
 
 from __future__ import annotations
 
@@ -14,4 +14,11 @@ class Classifier(Protocol):
 
     def classify(self, text: str, topic: str | None = None) -> TurnInterpretation:
         """Interpret one turn; ``topic`` is what the session is deliberating, if known."""
+        ...
+
+    def interpret(
+        self, text: str, topic: str | None = None, correlation_id: str | None = None
+    ) -> tuple[TurnInterpretation, str]:
+        """The interpretation and the name of the classifier that made it (a model
+        classifier may have fallen back to another)."""
         ...

@@ -1,8 +1,10 @@
 """The surface cues the embedded classifier weighs: data, not logic.
 
-Each cue is a regular expression over the lower-cased turn and the weight it adds to one act
-type. They describe how people type in a chat, not any one corpus: the accuracy report in
-bench/ measures them on a labelled corpus that was written separately.
+Each cue is a regular expression over the lower-cased turn, written for one act type with a
+hand-set weight. They describe how people type in a chat, not any one corpus. The classifier
+uses each cue as a feature whose learned weights (``weights.json``) replace the hand-set ones,
+which remain as documentation of the intent; editing, adding or reordering a cue therefore
+needs a retrain (see ``embedded.py``).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from dataclasses import dataclass
 
 from core.interpretation import ActType
 
-__all__ = ["ACT_CUES", "ARTIFACT", "NEW_TOPIC", "PRIORS", "STOPWORDS", "Cue"]
+__all__ = ["ACT_CUES", "ARTIFACT", "NEW_TOPIC", "STOPWORDS", "Cue"]
 
 
 @dataclass(frozen=True)
@@ -25,15 +27,6 @@ class Cue:
 def _cues(act: ActType, *pairs: tuple[float, str]) -> list[Cue]:
     return [Cue(act, weight, re.compile(pattern)) for weight, pattern in pairs]
 
-
-# A turn with no cue at all is most often an idea typed as a plain statement.
-PRIORS: dict[ActType, float] = {
-    ActType.BRAINSTORM: 0.4,
-    ActType.REFINE: 0.0,
-    ActType.COMMIT: 0.0,
-    ActType.QUESTION: 0.0,
-    ActType.TANGENT: -0.2,
-}
 
 _SHORT_YES = (
     r"^(ok(ay)?|k+|yes+|yep|yup|yeah|ya|sure|perfect|great|nice|done|approved|agreed|"

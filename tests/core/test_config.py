@@ -167,3 +167,33 @@ def test_a_file_that_is_not_utf8_is_named(tmp_path: Path) -> None:
 def test_ttl_rules_are_finite_and_consistent(tmp_path: Path, ttl: str, message: str) -> None:
     [issue] = issues_of(tmp_path, f"policy:\n  keys:\n    - pattern: t.*\n      ttl: {ttl}\n")
     assert ":4: policy.keys[0].ttl" in issue and message in issue
+
+
+def test_beats_may_only_surface_known_actions(tmp_path: Path) -> None:
+    text = (
+        "actions:\n"
+        "  SwitchScene: {key: scene.name}\n"
+        "  ConfirmCurrent: {key: decision.x}\n"
+        "  lower: {key: decision.y}\n"
+        "beats:\n"
+        "  - id: B\n"
+        "    when: 'true'\n"
+        "    actions:\n"
+        "      - {type: SwitchScene, label: Go}\n"
+        "      - {type: LaunchMissiles, label: Fire}\n"
+    )
+    found = issues_of(tmp_path, text)
+    path = tmp_path / "deliberate.yaml"
+    assert f"{path}:3: actions.ConfirmCurrent: action name 'ConfirmCurrent' must be" in found[0]
+    assert f"{path}:4: actions.lower: action name 'lower'" in found[1]
+    assert f"{path}:10: beats[0].actions[1].type: unknown action 'LaunchMissiles'" in found[2]
+    assert len(found) == 3
+
+
+def test_action_keys_and_key_templates_must_make_state_keys(tmp_path: Path) -> None:
+    text = (
+        "deliberation:\n  decision_key: 'decision/$topic'\nactions:\n  Bad:\n    key: 'has space'\n"
+    )
+    found = issues_of(tmp_path, text)
+    assert any(":2: deliberation.decision_key:" in f and "state key" in f for f in found)
+    assert any(":5: actions.Bad.key:" in f for f in found)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from redis import Redis
 
-from core.beat_log import BeatLog
 from core.actions import ActionType
+from core.beat_log import BeatLog
 from core.config import load_config
 from core.errors import ConfigError
 from core.evaluator import evaluate

@@ -8,8 +8,8 @@ import json
 import openai
 import pytest
 
-from core.executor import ExecutorOutput, OfflineResponder, Turn, fit_context, frame_for
 from core.actions import Task
+from core.executor import ExecutorOutput, OfflineResponder, Turn, fit_context, frame_for
 from core.llm.chat import ChatModel
 from core.memory import Candidate, ContextState
 from core.responder_model import ModelResponder

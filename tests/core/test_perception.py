@@ -1,5 +1,6 @@
 """The embedded turn classifier: deterministic, sensible on plain cases, unsure when it should
-be, and accurate on the labelled corpus in tests/data/."""
+be, accurate on the labelled corpus in tests/data/, and rebuilt exactly from its training
+corpus, which shares no turn with that evaluation corpus."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 from core.interpretation import ActType, Target, TurnInterpretation
 from core.perception import EmbeddedClassifier
+from core.perception.model import WEIGHTS, fit, load_rows
 
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "utterances.jsonl"
 classifier = EmbeddedClassifier()
@@ -76,16 +78,51 @@ def test_the_topic_pulls_a_shared_subject_away_from_a_tangent() -> None:
     assert with_topic[ActType.TANGENT] < unrelated[ActType.TANGENT]
 
 
-# Measured 77.5% (held-out half 72.2%); issue 3 asks for 85%, which is not reached yet. This
-# floor only guards against regressions: raise it as the classifier improves.
-ACCURACY_FLOOR = 0.75
+# Measured 90.0% (held-out half 87.2%) with the learned model; the rules alone measured 77.5%.
+ACCURACY_FLOOR = 0.85
 
 
-def test_accuracy_on_the_labelled_corpus_does_not_regress() -> None:
-    rows = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines()]
+def _rows(path: Path) -> list[dict[str, str]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def test_accuracy_on_the_labelled_corpus_reaches_the_floor() -> None:
+    rows = _rows(CORPUS)
     assert len(rows) >= 300
     assert {r["act_type"] for r in rows} == {a.value for a in ActType}
     right = sum(
         classifier.classify(r["text"], r.get("topic")).act_type.value == r["act_type"] for r in rows
     )
     assert right / len(rows) >= ACCURACY_FLOOR, f"{right}/{len(rows)}"
+
+
+def _same_text(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def test_the_training_corpus_shares_no_turn_with_the_evaluation_corpus() -> None:
+    training = load_rows()
+    assert len(training) >= 1200
+    assert {r["act_type"] for r in training} == {a.value for a in ActType}
+    shared = {_same_text(r["text"]) for r in training} & {
+        _same_text(r["text"]) for r in _rows(CORPUS)
+    }
+    assert not shared, f"{len(shared)} evaluation turns are in the training corpus"
+
+
+def test_training_is_deterministic() -> None:
+    subset = load_rows()[::7]
+    assert fit(subset, epochs=3).dumps() == fit(subset, epochs=3).dumps()
+
+
+def test_the_shipped_weights_are_a_retrain_of_the_training_corpus() -> None:
+    """Catches a training corpus, feature or cue edited without retraining. Compared within
+    rounding, not byte for byte: another platform's math library may differ in a last digit."""
+    shipped = json.loads(WEIGHTS.read_text(encoding="utf-8"))
+    again = fit(load_rows()).to_json()
+    assert again["classes"] == shipped["classes"]
+    assert again["bias"] == pytest.approx(shipped["bias"], abs=1e-3)
+    zero = [0.0] * len(shipped["classes"])
+    for name in again["weights"].keys() | shipped["weights"].keys():
+        ours, theirs = again["weights"].get(name, zero), shipped["weights"].get(name, zero)
+        assert ours == pytest.approx(theirs, abs=1e-3), name

@@ -1,0 +1,113 @@
+"""``deliberate console`` with stdin not a terminal (one message per line, /click and /do),
+``--json`` events, and ``deliberate trace`` of what a console session did; plus the same
+console run as a real process, as an operator would start it."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from bot.cli.main import main
+
+
+def console(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    workspace: str,
+    lines: list[str],
+    *extra: str,
+) -> tuple[int, str, str]:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(lines) + "\n"))
+    code = main(["--workspace", workspace, "console", "--session", "s1", *extra])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def events(out: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def test_json_events_from_chat_to_commit(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, workspace: str
+) -> None:
+    lines = ["what if we used postgres with read replicas", "/click 1", "/click 9", "/state"]
+    code, out, err = console(capsys, monkeypatch, workspace, lines, "--json")
+    assert code == 0 and "session s1" in err
+    reply, committed, outcome, error, state = events(out)
+    assert reply["event"] == "reply" and reply["fired"] == ["CandidateReady"]
+    assert [b["n"] for b in reply["buttons"]][:2] == [1, 2]
+    assert reply["buttons"][0]["action"] == "ConfirmCurrent"
+    assert committed["event"] == "committed" and committed["actor"] == "user:console"
+    assert committed["key"].startswith("decision.") and committed["version"] == 1
+    assert outcome["event"] == "outcome" and outcome["buttons"] == []
+    assert error == {"event": "error", "message": "no buttons to click"}
+    assert state["event"] == "state" and state["key"] == committed["key"]
+
+    code, out, _ = main_out(capsys, workspace, "trace", committed["correlation_id"])
+    assert code == 0
+    assert "action_clicked" in out and "mutation" in out and "committed" in out
+    code, out, _ = main_out(capsys, workspace, "trace", "no-such-id")
+    assert code == 1 and "nothing has correlation id" in out
+
+
+def main_out(
+    capsys: pytest.CaptureFixture[str], workspace: str, *argv: str
+) -> tuple[int, str, str]:
+    code = main(["--workspace", workspace, *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_text_mode_shows_numbered_buttons_and_do_by_type(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, workspace: str
+) -> None:
+    lines = [
+        "how about BRB?",
+        "/do SwitchScene",
+        "/do Nonsense",
+        "/as moderator:sam",
+        "/bogus",
+        "/quit",
+        "never read",
+    ]
+    code, out, _ = console(capsys, monkeypatch, workspace, lines)
+    assert code == 0
+    assert "assistant: Candidate: BRB" in out
+    assert "[1] Switch scene" in out and "beats: SceneOnTheTable, CandidateReady" in out
+    assert '[committed] Committed: set scene.name "BRB" (v1)' in out
+    assert "Nonsense is not an action this bot knows." in out
+    assert "(you are now moderator:sam)" in out and "unknown command /bogus" in out
+    assert "never read" not in out
+
+
+def test_a_stale_click_in_the_console_commits_nothing(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, workspace: str
+) -> None:
+    # two consoles on one session: the second refines while the first still shows v1
+    console(capsys, monkeypatch, workspace, ["what if we used postgres"], "--json")
+    console(capsys, monkeypatch, workspace, ["make it cheaper"], "--json")
+    _, out, _ = console(capsys, monkeypatch, workspace, ["/do ConfirmCurrent"], "--json")
+    [committed, _] = events(out)  # /do acts on what is on the table now: v2
+    assert committed["event"] == "committed" and "cheaper" in committed["value"]
+
+
+def test_the_console_runs_as_a_process(workspace: str) -> None:
+    env = {**os.environ, "DELIBERATE_WORKSPACE": workspace}
+    env.pop("OPENAI_API_KEY", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "bot.cli.main", "console", "--json"],
+        input="what if we held a raffle for subs\n/click 1\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert [e["event"] for e in events(done.stdout)] == ["reply", "committed", "outcome"]
