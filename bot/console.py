@@ -23,7 +23,7 @@ from core.sessions import SessionStore
 from core.store import StateStore
 from core.view import Button, View
 
-__all__ = ["HELP", "Console"]
+__all__ = ["HELP", "Console", "event_json", "render_view"]
 
 HELP = """\
 Type a message to think out loud. Commands:
@@ -177,8 +177,8 @@ class Console:
     def _show(self, event: Event) -> None:
         if self.as_json:
             self.out(_json(event_json(event)))
-        else:
-            self.out(render_event(event))
+        elif isinstance(event, View):  # an outcome's text is in the view that follows it
+            self.out(render_view(event))
 
 
 def event_json(event: Event) -> dict[str, Any]:
@@ -190,9 +190,7 @@ def event_json(event: Event) -> dict[str, Any]:
     return {"event": event.kind.value} | data
 
 
-def render_event(event: Event) -> str:
-    if isinstance(event, OutcomeEvent):
-        return f"  [{event.outcome}] {event.message}"
+def render_view(event: View) -> str:
     lines = [f"  (only you) {event.text}" if event.ephemeral else f"assistant: {event.text}"]
     if event.fired:
         lines.append(f"  mode: {event.mode.value}; beats: {', '.join(event.fired)}")

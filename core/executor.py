@@ -28,7 +28,8 @@ __all__ = [
     "frame_for",
 ]
 
-DEFAULT_CONTEXT_BUDGET = 600  # characters of working memory per call (JSON)
+DEFAULT_CONTEXT_BUDGET = 600  # characters of state per call: the candidate and working memory
+MIN_MEMORY = 150  # working memory keeps at least this much room beside a long candidate
 
 
 class Turn(BaseModel):
@@ -99,13 +100,15 @@ TASKS: dict[Task, str] = {
 
 
 def frame_for(turn: Turn) -> PromptFrame:
-    """The one frame of a turn: the transcript is not in it, working memory is, within the
-    turn's budget, so a call's size does not grow with the length of the conversation."""
-    state: dict[str, JsonValue] = {
-        "context_state": fit_context(turn.context_state, turn.context_budget)
-    }
+    """The one frame of a turn: the transcript is not in it; the candidate and working memory
+    are, within the turn's budget, so a call's size does not grow with the length of the
+    conversation. The candidate is never cut (the model may be asked to rewrite it): working
+    memory gets the room it leaves, and at least ``MIN_MEMORY``."""
+    candidate = turn.candidate.text if turn.candidate is not None else ""
+    room = max(MIN_MEMORY, turn.context_budget - len(candidate))
+    state: dict[str, JsonValue] = {"context_state": fit_context(turn.context_state, room)}
     if turn.candidate is not None:
-        state["candidate"] = turn.candidate.text
+        state["candidate"] = candidate
     return PromptFrame(
         role_prompt=ROLE,
         task_prompt=TASKS[turn.task],

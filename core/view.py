@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 from core.actions import PROPOSAL_ACTIONS, AppAction, is_builtin
 from core.beats import ActionStyle
 from core.evaluator import EvaluationResult, SurfacedAction
-from core.memory import Candidate, InteractionState, Mode
+from core.memory import Candidate, ClickStatus, InteractionState, Mode
 
 __all__ = ["Button", "View", "ViewKind", "buttons_for"]
 
@@ -54,12 +54,20 @@ class View(BaseModel):
 def buttons_for(
     result: EvaluationResult, state: InteractionState, actions: dict[str, AppAction]
 ) -> list[Button]:
-    """Each surfaced action bound to what it acts on; an action with nothing to act on (no
-    candidate, no pending proposal) is left out."""
+    """Each surfaced action bound to what it acts on. Left out: an action with nothing to act
+    on (no candidate, no pending proposal), and one already done on that very version."""
+    done = {
+        (c.action, c.target_id, c.version)
+        for c in state.clicks
+        if c.status is not ClickStatus.FAILED
+    }
     buttons = []
     for surfaced in result.actions:
         button = _bind(surfaced, state, actions)
-        if button is not None:
+        if (
+            button is not None
+            and (button.action, button.target_id, button.target_version) not in done
+        ):
             buttons.append(button)
     return buttons
 

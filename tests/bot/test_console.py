@@ -80,7 +80,7 @@ def test_text_mode_shows_numbered_buttons_and_do_by_type(
     assert code == 0
     assert "assistant: Candidate: BRB" in out
     assert "[1] Switch scene" in out and "beats: SceneOnTheTable, CandidateReady" in out
-    assert '[committed] Committed: set scene.name "BRB" (v1)' in out
+    assert 'assistant: Committed: set scene.name "BRB" (v1) (by user:console)' in out
     assert "Nonsense is not an action this bot knows." in out
     assert "(you are now moderator:sam)" in out and "unknown command /bogus" in out
     assert "never read" not in out

@@ -140,3 +140,15 @@ def test_a_failing_model_falls_back(openai_server: OpenAIServer) -> None:
 def test_output_fields_are_bounded() -> None:
     with pytest.raises(ValueError):
         ExecutorOutput(reply="x" * 4001)
+
+
+def test_the_candidate_and_working_memory_share_one_budget() -> None:
+    memory = ContextState(constraints=[f"constraint number {i}" for i in range(20)])
+    long = Candidate(id="c1", text="x" * 500)
+    framed = frame_for(Turn(user_input="", task=Task.REFINE, candidate=long, context_state=memory))
+    state = framed.context_state
+    assert state["candidate"] == "x" * 500  # never cut
+    assert len(json.dumps(state["context_state"])) <= 150  # what the candidate left, or the floor
+    short = Candidate(id="c1", text="x" * 100)
+    framed = frame_for(Turn(user_input="", task=Task.REFINE, candidate=short, context_state=memory))
+    assert 150 < len(json.dumps(framed.context_state["context_state"])) <= 500

@@ -220,3 +220,11 @@ def test_modes_follow_the_act() -> None:
     for act, mode in [(ActType.BRAINSTORM, Mode.EXPLORING), (ActType.TANGENT, Mode.DRIFTING)]:
         msg = Classified(text="x", interpretation=said(act), routed=act, classifier="x")
         assert LOOP.update(with_candidate(), msg)[0].interaction.mode is mode
+
+
+def test_a_done_action_is_not_offered_again_on_the_same_version() -> None:
+    session, _ = LOOP.update(with_candidate("BRB"), click("SwitchScene"))
+    note = OutcomeNote(outcome="committed", message="Committed", key="scene.name", value="BRB")
+    _, cmds = LOOP.update(session, ActionDone(click=click("SwitchScene"), result=note))
+    actions = [b.action for b in shown(cmds).buttons]
+    assert "SwitchScene" not in actions and ActionType.CONFIRM_CURRENT in actions

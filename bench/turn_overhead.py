@@ -1,0 +1,384 @@
+"""Turn overhead excluding the model: the pure parts of one turn (classify + update + evaluate +
+render), against a baseline measured in the same run: one Redis PING round trip.
+
+The 50-turn conversation of ``prompt_size.py`` (brainstorm, refine, questions, tangents, two
+commits each followed by a "Use this" click) is driven through ``Loop.update`` exactly as
+``Runtime.send`` chains it, with no Redis and no model:
+
+    UserSaid -> update -> Classify -> EmbeddedClassifier.classify -> Classified -> update
+      -> Generate -> OfflineResponder -> AssistantReplied -> update (evaluate) -> Show
+      -> render (console text and JSON, as an adapter would)
+
+The session returned by each update is kept, so interaction state and working memory grow as
+in a real thread. The offline template responder stands in for the model; it is timed on its
+own and left out of the pure total. Clicks are timed apart (their gateway commit is replaced
+by a committed outcome). PINGs are timed in rounds alternating with the conversations.
+
+Then the same conversation goes through the full ``Runtime.send`` against real Redis (offline
+responder, embedded classifier), to show what the Redis side adds to a turn; its round trips
+are counted on the client.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from offsite import ALICE, CONVERSATION, TOPIC
+from prompt_size import redis_client
+from redis.connection import AbstractConnection
+
+import core.evaluator
+import core.loop
+from bot.app import build_app
+from bot.console import event_json, render_view
+from core.commands import Classify, Commit, Generate, Show
+from core.config import load_config
+from core.executor import OfflineResponder
+from core.keys import WorkspaceKeys
+from core.loop import Loop, LoopSettings
+from core.messages import (
+    ActionClicked,
+    ActionDone,
+    AssistantReplied,
+    Classified,
+    Msg,
+    OutcomeNote,
+    UserSaid,
+)
+from core.perception import EmbeddedClassifier
+from core.runtime import Event, OutcomeEvent, Runtime
+from core.sessions import Session
+from core.view import View
+
+if TYPE_CHECKING:
+    from redis import Redis
+
+TARGET_MS = 5.0
+PARTS = ("classify", "update", "evaluate", "render", "responder")
+
+
+class EvaluateTimer:
+    """Wraps the evaluator the loop calls, to time it apart from the rest of ``update``."""
+
+    def __init__(self) -> None:
+        self.plain = core.evaluator.evaluate
+        self.ns = 0
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter_ns()
+        try:
+            return self.plain(*args, **kwargs)
+        finally:
+            self.ns += time.perf_counter_ns() - start
+
+
+@dataclass
+class Samples:
+    """Microseconds per turn, per part; and per click."""
+
+    parts: dict[str, list[float]] = field(default_factory=lambda: {p: [] for p in PARTS})
+    total: list[float] = field(default_factory=list)  # classify + update + render
+    clicks: list[float] = field(default_factory=list)
+    acts: Counter[str] = field(default_factory=Counter)
+
+
+def only(cmds: list[Any], kind: type) -> Any:
+    [cmd] = [c for c in cmds if isinstance(c, kind)]
+    return cmd
+
+
+def render(view: View) -> None:
+    render_view(view)
+    json.dumps(event_json(view), ensure_ascii=False, separators=(",", ":"))
+
+
+def conversation(loop: Loop, timer: EvaluateTimer, samples: Samples | None, rep: int) -> None:
+    """One run of the conversation through the pure parts; ``samples`` None for a warm-up."""
+    classifier, responder = EmbeddedClassifier(), OfflineResponder()
+    min_confidence = loop.settings.min_confidence
+    clock = time.perf_counter_ns
+    session = Session(id=f"bench:pure-{rep}")
+    for n, step in enumerate(CONVERSATION, start=1):
+        said = UserSaid(text=step.text, actor=ALICE, topic=TOPIC)  # the adapter's part
+        timer.ns = 0
+        t0 = clock()
+        session, cmds = loop.update(session, said)
+        ask: Classify = only(cmds, Classify)
+        t1 = clock()
+        turn = classifier.classify(ask.text, ask.topic)
+        t2 = clock()
+        classified = Classified(
+            correlation_id=ask.correlation_id,
+            text=ask.text,
+            interpretation=turn,
+            routed=turn.routed(min_confidence),
+            classifier=classifier.name,
+        )
+        session, cmds = loop.update(session, classified)
+        generate: Generate = only(cmds, Generate)
+        t3 = clock()
+        output = responder.respond(generate.turn)
+        t4 = clock()
+        replied = AssistantReplied(
+            correlation_id=generate.correlation_id,
+            task=generate.turn.task,
+            output=output,
+            responder=responder.name,
+        )
+        session, cmds = loop.update(session, replied)
+        view = only(cmds, Show).view
+        t5 = clock()
+        render(view)
+        t6 = clock()
+        if step.click and session.interaction.candidate is not None:
+            session, spent = click(loop, session, f"bench-{rep}-{n}")
+            if samples is not None:
+                samples.clicks.append(spent / 1000)
+        if samples is None:
+            continue
+        update = (t1 - t0) + (t3 - t2) + (t5 - t4)
+        if rep == 0:
+            samples.acts[classified.routed.value] += 1
+        for name, ns in (
+            ("classify", t2 - t1),
+            ("update", update - timer.ns),
+            ("evaluate", timer.ns),
+            ("render", t6 - t5),
+            ("responder", t4 - t3),
+        ):
+            samples.parts[name].append(ns / 1000)
+        samples.total.append((t2 - t1 + update + t6 - t5) / 1000)
+
+
+def click(loop: Loop, session: Session, click_id: str) -> tuple[Session, int]:
+    """A "Use this" click on the candidate, its commit answered as committed (the gateway's
+    part, which needs Redis, is left out)."""
+    candidate = session.interaction.candidate
+    assert candidate is not None
+    msg = ActionClicked(
+        action="ConfirmCurrent",
+        target_id=candidate.id,
+        expected_version=candidate.version,
+        click_id=click_id,
+        actor=ALICE,
+    )
+    start = time.perf_counter_ns()
+    session, cmds = loop.update(session, msg)
+    mutation = only(cmds, Commit).mutation
+    note = OutcomeNote(
+        outcome="committed",
+        message=f"Committed: {mutation.op.value} {mutation.key} (v1)",
+        key=mutation.key,
+        value=mutation.value,
+        version=1,
+    )
+    done = ActionDone(correlation_id=msg.correlation_id, click=msg, result=note)
+    session, cmds = loop.update(session, done)
+    render(only(cmds, Show).view)
+    return session, time.perf_counter_ns() - start
+
+
+def pings(client: Redis, count: int, into: list[float]) -> None:
+    for _ in range(count):
+        start = time.perf_counter_ns()
+        client.ping()
+        into.append((time.perf_counter_ns() - start) / 1000)
+
+
+class RoundTrips:
+    """Counts the writes to Redis connections (one per command, one per pipeline) while on:
+    the round trips a message costs, counted on the client, whoever else uses the server."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.on = False
+        self.plain: Callable[..., None] = AbstractConnection.send_packed_command
+
+    def __enter__(self) -> RoundTrips:
+        counter, plain = self, self.plain
+
+        def counted(conn: AbstractConnection, *args: Any, **kwargs: Any) -> None:
+            counter.count += counter.on
+            plain(conn, *args, **kwargs)
+
+        AbstractConnection.send_packed_command = counted  # type: ignore[method-assign,assignment]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        AbstractConnection.send_packed_command = self.plain  # type: ignore[method-assign]
+
+
+@dataclass
+class Full:
+    turns: list[float] = field(default_factory=list)
+    clicks: list[float] = field(default_factory=list)
+    trips: RoundTrips = field(default_factory=RoundTrips)
+
+
+def full_runtime(client: Redis, reps: int, ping_us: list[float], keep: bool) -> Full:
+    """The same conversation through ``Runtime.send`` with real Redis, the offline responder."""
+    workspace = f"bench-{uuid.uuid4().hex[:8]}"
+    full = Full()
+    try:
+        runtime = build_app(workspace, client=client).runtime(use_env=False)
+        send(runtime, "bench:warm-up", None)
+        with full.trips:
+            for rep in range(reps):
+                send(runtime, f"bench:runtime-{rep}", full)
+                pings(client, len(CONVERSATION), ping_us)
+    finally:
+        if not keep:
+            names = list(client.scan_iter(match=WorkspaceKeys(workspace).every_key, count=1000))
+            if names:
+                client.delete(*names)
+    return full
+
+
+def send(runtime: Runtime, session_id: str, full: Full | None) -> None:
+    for n, step in enumerate(CONVERSATION, start=1):
+        msg = UserSaid(text=step.text, actor=ALICE, topic=TOPIC)
+        start = time.perf_counter_ns()
+        events = counted(full, runtime, session_id, msg)
+        spent = time.perf_counter_ns() - start
+        if full is not None:
+            full.turns.append(spent / 1000)
+        [view] = [e for e in events if isinstance(e, View)]
+        if not (step.click and view.candidate is not None):
+            continue
+        msg_click = ActionClicked(
+            action="ConfirmCurrent",
+            target_id=view.candidate.id,
+            expected_version=view.candidate.version,
+            click_id=f"bench-{uuid.uuid4().hex[:12]}-{n}",
+            actor=ALICE,
+        )
+        start = time.perf_counter_ns()
+        events = counted(full, runtime, session_id, msg_click)
+        spent = time.perf_counter_ns() - start
+        outcomes = [e for e in events if isinstance(e, OutcomeEvent)]
+        if [o.outcome for o in outcomes] != ["committed"]:
+            raise SystemExit(f"turn {n}: the click did not commit: {outcomes}")
+        if full is not None:
+            full.clicks.append(spent / 1000)
+
+
+def counted(full: Full | None, runtime: Runtime, session_id: str, msg: Msg) -> list[Event]:
+    """``runtime.send``, its round trips counted when measured."""
+    if full is None:
+        return runtime.send(session_id, msg)
+    full.trips.on = True
+    try:
+        return runtime.send(session_id, msg)
+    finally:
+        full.trips.on = False
+
+
+def p95(values: list[float]) -> float:
+    return statistics.quantiles(values, n=20, method="inclusive")[18]
+
+
+def row(name: str, values: list[float], ping: float, bold: bool = False) -> str:
+    median = statistics.median(values)
+    shown = f"**{median:.1f}**" if bold else f"{median:.1f}"
+    return f"| {name} | {len(values)} | {shown} | {p95(values):.1f} | {median / ping:.2f} |"
+
+
+def timed(label: str, job: Callable[[], Any]) -> Any:
+    start = time.perf_counter()
+    result = job()
+    print(f"({label}: {time.perf_counter() - start:.1f} s)", file=sys.stderr)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--reps", type=int, default=100, help="runs of the 50-turn conversation, pure (100)"
+    )
+    parser.add_argument(
+        "--runtime-reps",
+        type=int,
+        default=10,
+        help="runs of the conversation through Runtime.send with Redis (10)",
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the bench workspace")
+    args = parser.parse_args()
+
+    loop = Loop(LoopSettings.from_config(load_config()))
+    timer = EvaluateTimer()
+    core.loop.evaluate = timer  # type: ignore[attr-defined]  # in this process only
+    client = redis_client()
+    samples, ping_us = Samples(), list[float]()
+
+    def pure() -> None:
+        conversation(loop, timer, None, -1)  # warm-up
+        pings(client, 100, [])
+        for rep in range(args.reps):
+            conversation(loop, timer, samples, rep)
+            pings(client, len(CONVERSATION), ping_us)
+
+    timed("pure", pure)
+    core.loop.evaluate = timer.plain  # type: ignore[attr-defined]
+    full = timed("runtime", lambda: full_runtime(client, args.runtime_reps, ping_us, args.keep))
+
+    ping = statistics.median(ping_us)
+    where = client.connection_pool.connection_kwargs
+    server = where.get("path") or f"{where.get('host')}:{where.get('port')}"
+    turns = len(CONVERSATION)
+    print(
+        f"{turns}-turn conversation x {args.reps} runs through the pure loop (no model, no "
+        f"Redis); x {args.runtime_reps} runs through Runtime.send with Redis at {server}. "
+        f"Python {sys.version.split()[0]}. Times in µs; ratios are median / median of one "
+        "Redis PING round trip, measured in the same run.\n"
+    )
+    print("| per turn | n | median µs | p95 µs | ratio to one PING |")
+    print("|---|---|---|---|---|")
+    parts = samples.parts
+    print(row("classify (embedded classifier)", parts["classify"], ping))
+    print(row("update: 3 messages, without evaluate", parts["update"], ping))
+    print(row("evaluate (beats, inside the last update)", parts["evaluate"], ping))
+    print(row("render: console text + JSON", parts["render"], ping))
+    print(row("**pure turn overhead** (the four above)", samples.total, ping, bold=True))
+    print(row("offline responder (stands in for the model; not above)", parts["responder"], ping))
+    with_responder = [a + b for a, b in zip(samples.total, parts["responder"], strict=True)]
+    print(row("pure turn + offline responder", with_responder, ping))
+    print(row("'Use this' click, pure (commit answered, no gateway)", samples.clicks, ping))
+    print(row("**Redis PING round trip (baseline)**", ping_us, ping))
+    print(row("**Runtime.send of a turn**, Redis + offline responder", full.turns, ping, True))
+    print(row("Runtime.send of a 'Use this' click (gateway commit)", full.clicks, ping))
+    total_ms = statistics.median(samples.total) / 1000
+    verdict = "met" if total_ms < TARGET_MS else "MISSED"
+    sends = len(full.turns) + len(full.clicks)
+    added = statistics.median(full.turns) - statistics.median(with_responder)
+    print(
+        f"\nHeadline: pure turn overhead median **{total_ms:.3f} ms** (p95 "
+        f"{p95(samples.total) / 1000:.3f} ms) against the target < {TARGET_MS:g} ms ({verdict}); "
+        f"**{statistics.median(samples.total) / ping:.1f}x** one Redis round trip. "
+        f"Runtime.send of a turn: **{statistics.median(full.turns) / 1000:.3f} ms**, "
+        f"**{statistics.median(full.turns) / ping:.1f}x** one round trip: the Redis side "
+        "(session load and versioned save per message, transcript, trace, beat log, with their "
+        f"serialisation) adds about {added / 1000:.3f} ms to the pure turn "
+        f"({full.trips.count / sends:.1f} Redis round trips per message sent, counted on the "
+        "client)."
+    )
+    acts = ", ".join(f"{act} {n}" for act, n in samples.acts.most_common())
+    print(
+        f"Medians of the parts do not add up to the median of the total. The embedded "
+        f"classifier routed the {turns} turns as: {acts} (the script's labels: "
+        f"{', '.join(f'{a} {n}' for a, n in Counter(s.act for s in CONVERSATION).most_common())})."
+    )
+
+
+if __name__ == "__main__":
+    main()
