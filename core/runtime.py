@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, JsonValue
+from pydantic import JsonValue
 
 from core.beat_log import BeatLog
 from core.commands import (
@@ -45,22 +44,13 @@ from core.view import View
 __all__ = ["Event", "OutcomeEvent", "Runtime"]
 
 
-class OutcomeEvent(BaseModel):
+class OutcomeEvent(OutcomeNote):
     """What a click's command came to: for adapters that show it, and for ``--json``."""
-
-    model_config = ConfigDict(frozen=True)
 
     session_id: str
     correlation_id: str
-    outcome: Literal["committed", "rejected", "pending", "discarded"]
     action: str
     actor: str
-    message: str
-    key: str | None = None
-    value: JsonValue = None
-    version: int | None = None
-    reason: str | None = None
-    duplicate: bool = False
 
 
 Event = View | OutcomeEvent
