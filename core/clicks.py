@@ -3,13 +3,16 @@ session it was rendered for, then becomes at most one command; the command's res
 the session and the view.
 
 A click carries only identification. Here it is checked for staleness (the candidate moved
-on), for being done already (another person's click on the same version), and for being a
-retry of itself (the same click id: the command is sent again, and the gateway's idempotency
-makes it commit once). Permission is the gateway's: policy checks the clicker's roles.
+on), for being done already (someone's click on the same version finished), and for being a
+retry of itself (the same click id). A click's mutation id is derived from what it acts on
+(session, action, target, version), not from who clicked: any number of clicks on one
+version, retried, racing or left half-done by a process that died, commit once through the
+gateway's idempotency. Permission is the gateway's: policy checks the clicker's roles.
 """
 
 from __future__ import annotations
 
+import hashlib
 from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
@@ -41,7 +44,7 @@ from core.view import View, ViewKind
 if TYPE_CHECKING:
     from core.loop import Loop
 
-__all__ = ["on_clicked", "on_done"]
+__all__ = ["action_mutation_id", "on_clicked", "on_done"]
 
 STALE = "This suggestion changed; here is the current one."
 
@@ -104,13 +107,15 @@ def _stale(loop: Loop, model: Session, msg: ActionClicked) -> tuple[Session, lis
 
 
 def _done_before(state: InteractionState, msg: ActionClicked) -> ClickRecord | None:
+    """A finished click on the same action and version. One still on its way does not count:
+    this click sends the same mutation, which commits once whichever arrives first."""
     return next(
         (
             c
             for c in state.clicks
             if (c.action, c.target_id, c.version)
             == (msg.action, msg.target_id, msg.expected_version)
-            and c.status is not ClickStatus.FAILED
+            and c.status is ClickStatus.DONE
         ),
         None,
     )
@@ -159,7 +164,7 @@ def _commit(
 def _mutation(model: Session, msg: ActionClicked, effect: Effect) -> Mutation:
     assert effect.op is not None and effect.key is not None
     return Mutation(
-        id=f"click-{msg.click_id}",
+        id=action_mutation_id(model.id, msg),
         op=effect.op,
         key=effect.key,
         value=effect.value,
@@ -173,6 +178,12 @@ def _mutation(model: Session, msg: ActionClicked, effect: Effect) -> Mutation:
             "candidateVersion": msg.expected_version,
         },
     )
+
+
+def action_mutation_id(session_id: str, msg: ActionClicked) -> str:
+    """The same for every click on one action of one candidate version in one session."""
+    what = f"{session_id}|{msg.action}|{msg.target_id}|{msg.expected_version}"
+    return "act-" + hashlib.blake2s(what.encode(), digest_size=16).hexdigest()
 
 
 def on_done(loop: Loop, model: Session, msg: ActionDone) -> tuple[Session, list[Cmd]]:

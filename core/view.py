@@ -57,9 +57,7 @@ def buttons_for(
     """Each surfaced action bound to what it acts on. Left out: an action with nothing to act
     on (no candidate, no pending proposal), and one already done on that very version."""
     done = {
-        (c.action, c.target_id, c.version)
-        for c in state.clicks
-        if c.status is not ClickStatus.FAILED
+        (c.action, c.target_id, c.version) for c in state.clicks if c.status is ClickStatus.DONE
     }
     buttons = []
     for surfaced in result.actions:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from core.actions import ActionType, Task
+from core.clicks import action_mutation_id
 from core.commands import Classify, Commit, Generate, LogEvaluation, Record, ResolveProposal, Show
 from core.config import load_config
 from core.executor import ExecutorOutput
@@ -128,7 +129,8 @@ def test_a_committing_click_asks_for_one_idempotent_mutation(action, op, key) ->
     [commit] = cmds
     assert isinstance(commit, Commit)
     m = commit.mutation
-    assert (m.op, m.key, m.value, m.id) == (op, key, "BRB", "click-k1")
+    assert (m.op, m.key, m.value) == (op, key, "BRB")
+    assert m.id == action_mutation_id("s1", click(action, click_id="another-click"))
     assert m.actor == ALICE and m.meta["candidateVersion"] == 1
     assert after.interaction.clicks[-1].status is ClickStatus.PENDING
 
@@ -159,8 +161,20 @@ def test_a_stale_click_changes_nothing_and_shows_the_current_candidate() -> None
 
 def test_a_second_person_on_the_same_version_is_told_it_is_done() -> None:
     session, _ = LOOP.update(with_candidate(), click(ActionType.CONFIRM_CURRENT))
+    note = OutcomeNote(outcome="committed", message="Committed", key="decision.x", value="P")
+    session, _ = LOOP.update(
+        session, ActionDone(click=click(ActionType.CONFIRM_CURRENT), result=note)
+    )
     after, cmds = LOOP.update(session, click(ActionType.CONFIRM_CURRENT, click_id="k2", who=BOB))
     assert after == session and shown(cmds).text == "Already done by user:alice."
+
+
+def test_a_click_racing_one_still_on_its_way_sends_the_same_mutation() -> None:
+    # the first click's process may have died before committing: nothing may be stuck
+    session, [first] = LOOP.update(with_candidate(), click(ActionType.CONFIRM_CURRENT))
+    _, [second] = LOOP.update(session, click(ActionType.CONFIRM_CURRENT, click_id="k2", who=BOB))
+    assert isinstance(second, Commit) and second.mutation.id == first.mutation.id
+    assert second.mutation.actor == BOB
 
 
 def test_the_same_click_again_resends_its_command_while_it_is_on_its_way() -> None:

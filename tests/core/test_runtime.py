@@ -74,6 +74,25 @@ def test_a_conversation_ends_in_one_committed_decision(app: App) -> None:
     assert session.working.pinned_decisions == [refined.candidate.text]
 
 
+def test_racing_clicks_of_two_people_commit_once(app: App) -> None:
+    runtimes = [app.runtime(use_env=False) for _ in range(4)]
+    view = say(runtimes[0], "what if we used postgres")
+    results: list[list[Event]] = []
+
+    def click(n: int) -> None:
+        who = actor(f"user:p{n}")
+        results.append(press(runtimes[n], view, ActionType.CONFIRM_CURRENT, f"race-{n}", who))
+
+    threads = [threading.Thread(target=click, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(app.log) == 1
+    committed = [o for events in results for o in outcomes(events) if o.outcome == "committed"]
+    assert len(committed) >= 1 and sum(not o.duplicate for o in committed) == 1
+
+
 def test_a_double_click_and_another_persons_click_commit_once(app: App) -> None:
     runtime = app.runtime(use_env=False)
     view = say(runtime, "what if we used postgres")
@@ -182,4 +201,4 @@ def test_trace_follows_a_turn_and_a_click(app: App) -> None:
     events = [s["event"] for s in steps]
     assert events[0] == "action_clicked" and "mutation" in events and "action_done" in events
     [mutation] = [s["data"] for s in steps if s["event"] == "mutation"]
-    assert mutation["id"] == "click-c1" and mutation["correlationId"] == click.correlation_id
+    assert mutation["id"].startswith("act-") and mutation["correlationId"] == click.correlation_id
