@@ -9,15 +9,14 @@ someone else, ``/state [PREFIX]`` shows canonical state, ``/help``, ``/quit``.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import ValidationError
-
-from core.actions import PROPOSAL_ACTIONS
+from core.actions import ACTION_NAME, PROPOSAL_ACTIONS
 from core.actor import Actor
-from core.messages import ActionClicked, Msg, UserSaid
+from core.messages import ActionClicked, UserSaid
 from core.runtime import Event, OutcomeEvent, Runtime
 from core.sessions import SessionStore
 from core.store import StateStore
@@ -27,8 +26,8 @@ __all__ = ["HELP", "Console", "event_json", "render_view"]
 
 HELP = """\
 Type a message to think out loud. Commands:
-  /click N         click button N of the last reply
-  /do ACTION       do an action (e.g. ConfirmCurrent, SwitchScene) on what is on the table
+  /click N [yes]   click button N of the last reply ("yes" where a button asks to be sure)
+  /do ACTION [yes] do an action (e.g. ConfirmCurrent, SwitchScene) on what is on the table
   /as KIND:ID      speak and click as someone else (e.g. /as moderator:sam)
   /state [PREFIX]  show canonical state
   /help            this text
@@ -86,50 +85,53 @@ class Console:
             "/exit": lambda _: False,
         }
 
-    def _send(self, msg: Msg) -> None:
-        try:
-            events = self.runtime.send(self.session_id, msg)
-        except ValidationError as exc:
-            self._problem(f"not accepted: {exc.errors()[0]['msg']}")
-            return
+    def _send(self, msg: UserSaid | ActionClicked) -> None:
+        events = self.runtime.send(self.session_id, msg)
         for event in events:
-            if isinstance(event, View) and not event.ephemeral:
+            # a notice's buttons (a stale click's current ones) replace the old ones; a notice
+            # without buttons ("already done") leaves them
+            if isinstance(event, View) and (event.buttons or not event.ephemeral):
                 self.buttons = event.buttons
             self._show(event)
 
     def _click(self, rest: str) -> bool:
-        if not rest.isdigit() or not 1 <= int(rest) <= len(self.buttons):
-            count = len(self.buttons)
+        number, _, sure = rest.partition(" ")
+        count = len(self.buttons)
+        if not (number.isascii() and number.isdigit() and 1 <= int(number) <= count):
             self._problem(
                 f"/click takes a button number from 1 to {count}"
                 if count
                 else "no buttons to click"
             )
             return True
-        self._press(self.buttons[int(rest) - 1].action, self.buttons[int(rest) - 1])
+        button = self.buttons[int(number) - 1]
+        if button.confirm and sure != "yes":
+            self._problem(f'"{button.label}" asks to be sure: type /click {number} yes')
+            return True
+        self._press(button.action, button)
         return True
 
     def _do(self, rest: str) -> bool:
-        if not rest:
-            self._problem("/do takes an action type, e.g. /do ConfirmCurrent")
+        action, _, sure = rest.partition(" ")
+        if not re.match(ACTION_NAME, action):
+            self._problem("/do takes an action type in CamelCase, e.g. /do ConfirmCurrent")
             return True
-        shown = next((b for b in self.buttons if b.action == rest), None)
-        self._press(rest, shown)
+        shown = next((b for b in self.buttons if b.action == action), None)
+        if shown is not None and shown.confirm and sure != "yes":
+            self._problem(f'"{shown.label}" asks to be sure: type /do {action} yes')
+            return True
+        self._press(action, shown)
         return True
 
     def _press(self, action: str, button: Button | None) -> None:
         target, version = (button.target_id, button.target_version) if button else self._now(action)
-        try:
-            click = ActionClicked(
-                action=action,
-                target_id=target,
-                expected_version=version,
-                click_id=f"console-{uuid.uuid4().hex}",
-                actor=self.actor,
-            )
-        except ValidationError as exc:
-            self._problem(f"not an action: {exc.errors()[0]['msg']}")
-            return
+        click = ActionClicked(
+            action=action,
+            target_id=target,
+            expected_version=version,
+            click_id=f"console-{uuid.uuid4().hex}",
+            actor=self.actor,
+        )
         self._send(click)
 
     def _now(self, action: str) -> tuple[str, int]:

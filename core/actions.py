@@ -124,6 +124,7 @@ class Effect:
     key: str | None = None
     value: JsonValue = None
     reject_candidate: bool = False  # the candidate joins working memory's rejected ideas
+    owned: bool = False  # the key is this session's to decide: compare with its last version
 
 
 def builtin_effect(
@@ -131,7 +132,7 @@ def builtin_effect(
 ) -> Effect:
     """The deterministic effect of a built-in candidate action on the candidate ``text``."""
     if action is ActionType.CONFIRM_CURRENT:
-        return Effect(op=Op.SET, key=keys.key(keys.decision_key, topic), value=text)
+        return Effect(op=Op.SET, key=keys.key(keys.decision_key, topic), value=text, owned=True)
     if action is ActionType.ALTERNATIVE_CURRENT:
         return Effect(generate=Task.ALTERNATIVE, reject_candidate=True)
     if action is ActionType.EXPAND_CURRENT:
@@ -140,7 +141,7 @@ def builtin_effect(
         return Effect(op=Op.APPEND, key=keys.key(keys.artifact_key, topic), value=text)
     if action is ActionType.DERIVE_ENTITY_FROM_CURRENT:
         key = f"{keys.entity_prefix}.{entity_id}"
-        return Effect(op=Op.SET, key=key, value={"title": text[:300], "topic": topic})
+        return Effect(op=Op.SET, key=key, value={"title": text[:300], "topic": topic}, owned=True)
     raise ValueError(f"{action} acts on a proposal, not on the candidate")
 
 

@@ -141,7 +141,7 @@ class AgentTools:
         return ToolResult("getState", True, found)
 
     def _get_prefix(self, args: _GetStatePrefix) -> ToolResult:
-        entries = self.gateway.store.entries(args.prefix)[: MAX_ENTRIES * 2]
+        entries = self.gateway.store.entries(args.prefix)
         return ToolResult("getStatePrefix", True, self._visible(entries)[:MAX_ENTRIES])
 
     def _propose(
@@ -166,8 +166,8 @@ class AgentTools:
             message = first_error(exc) if isinstance(exc, ValidationError) else str(exc)
             return ToolResult(name, False, f"bad mutation: {message}")
         outcome = self.gateway.propose(mutation)
-        summary = outcome.to_dict()
-        summary.pop("latest", None)  # the model asked to write, not to read
+        # the model asked to write, not to read: no value goes back (a secret key's included)
+        summary = {k: v for k, v in outcome.to_dict().items() if k not in ("entry", "latest")}
         proposal = None
         if isinstance(outcome, Pending):
             rule = self.gateway.policy.rule_for(mutation.key)

@@ -77,11 +77,17 @@ def _again(
     loop: Loop, model: Session, msg: ActionClicked, earlier: ClickRecord
 ) -> tuple[Session, list[Cmd]]:
     """The same click delivered again (a retry, a double delivery). Still on its way: send its
-    command again, which commits at most once. Finished: say so, change nothing."""
+    command again, which commits at most once, as long as the candidate is still the version
+    it was made for. Finished: say so, change nothing."""
     if earlier.status is ClickStatus.PENDING and msg.action in PROPOSAL_ACTIONS:
         return model, [ResolveProposal(msg.action == ActionType.APPLY_PROPOSAL, msg)]
-    candidate = model.interaction.candidate
-    if earlier.status is ClickStatus.PENDING and candidate and candidate.id == msg.target_id:
+    if earlier.status is ClickStatus.PENDING:
+        candidate = model.interaction.candidate
+        if candidate is None or (candidate.id, candidate.version) != (
+            msg.target_id,
+            msg.expected_version,
+        ):
+            return _stale(loop, model, msg)
         effect = _effect(loop, model, msg)
         if effect.op is not None:
             return model, [Commit(_mutation(model, msg, effect), msg)]
@@ -127,7 +133,8 @@ def _effect(loop: Loop, model: Session, msg: ActionClicked) -> Effect:
     text = state.candidate.text
     topic = topic_slug(state.topic or text, fallback=state.candidate.id)
     if is_builtin(msg.action):
-        entity = f"{state.candidate.id}-{msg.click_id[-8:]}".lower()
+        click = hashlib.blake2s(msg.click_id.encode(), digest_size=4).hexdigest()
+        entity = f"{state.candidate.id}-{click}"  # platform click ids may hold any character
         return builtin_effect(ActionType(msg.action), text, topic, entity, loop.settings.keys)
     app = loop.settings.actions[msg.action]
     return Effect(op=app.op, key=app.key, value=app.value_for(text, topic))
@@ -163,11 +170,13 @@ def _commit(
 
 def _mutation(model: Session, msg: ActionClicked, effect: Effect) -> Mutation:
     assert effect.op is not None and effect.key is not None
+    decided = model.interaction.decided
     return Mutation(
         id=action_mutation_id(model.id, msg),
         op=effect.op,
         key=effect.key,
         value=effect.value,
+        expected_version=decided.get(effect.key, 0) if effect.owned else None,
         actor=msg.actor,
         reason=f"{msg.action} on candidate {msg.target_id} v{msg.expected_version}",
         correlation_id=msg.correlation_id,
@@ -190,19 +199,25 @@ def on_done(loop: Loop, model: Session, msg: ActionDone) -> tuple[Session, list[
     note, click = msg.result, msg.click
     ok = note.outcome != "rejected"
     state = _record(model.interaction, click, ClickStatus.DONE if ok else ClickStatus.FAILED)
-    resolved = note.outcome in ("committed", "discarded") or note.reason == "not_found"
+    resolved = note.outcome in ("committed", "discarded") or note.reason in (
+        "not_found",
+        "resolved",
+    )
     if click.action in PROPOSAL_ACTIONS and resolved:
         kept = [p for p in state.pending_proposals if p.id != click.target_id]
         state = state.model_copy(update={"pending_proposals": kept})
     if not ok:
         text = f"Not done: {note.message}"
         return _set(model, state), [_notice(model, click, text)]
+    if note.outcome == "committed" and note.key is not None and note.version is not None:
+        decided = {**state.decided, note.key: note.version}
+        state = state.model_copy(update={"decided": dict(list(decided.items())[-MAX_CLICKS:])})
     if click.action == ActionType.CONFIRM_CURRENT and note.outcome == "committed":
         state = state.model_copy(update={"thread_status": ThreadStatus.DECIDED})
-        if isinstance(note.value, str):
+        if isinstance(note.value, str) and note.value.strip():
             pinned = ContextStateDelta(pin_decisions=[note.value[:300]])
             model = model.model_copy(update={"working": merge(model.working, pinned)})
-    text = f"{note.message} (by {click.actor})"
+    text = f"{note.message} (by {note.by or click.actor})"
     return loop.show(model, state, click.correlation_id, ViewKind.OUTCOME, text)
 
 

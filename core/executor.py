@@ -8,13 +8,13 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Annotated, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints
 
 from core.actions import Task
 from core.llm import PromptFrame
-from core.memory import Candidate, ContextState, ContextStateDelta, ProposalRef
+from core.memory import Candidate, ContextState, ModelDelta, ProposalRef
 
 __all__ = [
     "DEFAULT_CONTEXT_BUDGET",
@@ -44,12 +44,18 @@ class Turn(BaseModel):
     context_budget: int = Field(default=DEFAULT_CONTEXT_BUDGET, ge=100)
 
 
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000)]
+
+
 class ExecutorOutput(BaseModel):
+    """A model's answer, validated: a blank reply or candidate, an unknown field or a pinned
+    decision makes the whole answer invalid (and the offline responder answers instead)."""
+
     model_config = ConfigDict(extra="forbid")
 
-    reply: str = Field(min_length=1, max_length=4000)
-    candidate: str | None = Field(default=None, min_length=1, max_length=4000)
-    context_state_delta: ContextStateDelta = Field(default_factory=ContextStateDelta)
+    reply: Text
+    candidate: Text | None = None
+    context_state_delta: ModelDelta = Field(default_factory=ModelDelta)
 
 
 class Responder(Protocol):
@@ -81,8 +87,7 @@ ROLE = (
 _SHAPE = (
     ' Reply with one JSON object: {"reply": "...", "candidate": "..." or null, '
     '"context_state_delta": {"summary": "..." or null, "add_constraints": [], '
-    '"add_open_questions": [], "resolve_questions": [], "add_rejected_ideas": [], '
-    '"pin_decisions": []}}.'
+    '"add_open_questions": [], "resolve_questions": [], "add_rejected_ideas": []}}.'
 )
 TASKS: dict[Task, str] = {
     Task.BRAINSTORM: "Offer one concrete candidate idea that answers the input." + _SHAPE,
@@ -172,7 +177,7 @@ class OfflineResponder:
         if task is Task.QUESTION and text:
             return ExecutorOutput(
                 reply="I can't look that up offline; I've noted it as an open question.",
-                context_state_delta=ContextStateDelta(add_open_questions=[text[:300]]),
+                context_state_delta=ModelDelta(add_open_questions=[text[:300]]),
             )
         if task is Task.TANGENT and current:
             return ExecutorOutput(reply=f'Noted. Back to "{current}"?')

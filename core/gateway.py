@@ -81,18 +81,29 @@ class MutationGateway:
         if refusal is not None:
             self.decisions.record(refusal)
             return refusal
+        claimed = self.proposals.transition(
+            proposal.id, ProposalStatus.PENDING, ProposalStatus.APPLIED, actor
+        )
+        if claimed is None and self._proposal(proposal.id).status is ProposalStatus.DISCARDED:
+            # a discard won the race: it must not commit after all
+            return self.apply_proposal(proposal.id, actor, expected_version=expected_version)
         outcome = self.propose(mutation)
-        if isinstance(outcome, Committed) and proposal.status is ProposalStatus.PENDING:
-            self.proposals.resolve(proposal, ProposalStatus.APPLIED, actor)
+        if claimed is not None and not isinstance(outcome, Committed):
+            # not applied after all (not allowed, stale): it waits again for someone who can
+            self.proposals.transition(
+                proposal.id, ProposalStatus.APPLIED, ProposalStatus.PENDING, None
+            )
         return outcome
 
     def discard_proposal(self, proposal_id: str, actor: Actor) -> Proposal:
-        proposal = self._proposal(proposal_id)
+        """The proposal after the discard; if someone applied it first, it as they left it."""
+        self._proposal(proposal_id)  # an unknown proposal is a clear error
         if not actor.is_person:
             raise DeliberateError(f"{actor} cannot discard a proposal; a person must")
-        if proposal.status is not ProposalStatus.PENDING:
-            return proposal
-        return self.proposals.resolve(proposal, ProposalStatus.DISCARDED, actor)
+        moved = self.proposals.transition(
+            proposal_id, ProposalStatus.PENDING, ProposalStatus.DISCARDED, actor
+        )
+        return moved if moved is not None else self._proposal(proposal_id)
 
     def _proposal(self, proposal_id: str) -> Proposal:
         proposal = self.proposals.get(proposal_id)

@@ -26,6 +26,7 @@ __all__ = [
     "ContextStateDelta",
     "InteractionState",
     "Mode",
+    "ModelDelta",
     "ProposalRef",
     "ThreadStatus",
     "merge",
@@ -103,6 +104,9 @@ class InteractionState(BaseModel):
     thread_status: ThreadStatus = ThreadStatus.OPEN
     pending_proposals: list[ProposalRef] = Field(default_factory=list, max_length=MAX_ITEMS)
     clicks: list[ClickRecord] = Field(default_factory=list, max_length=MAX_CLICKS)
+    # the version of each decision this session committed: it may change its own decision,
+    # never silently overwrite one another thread made
+    decided: dict[str, int] = Field(default_factory=dict, max_length=MAX_CLICKS)
 
 
 class ContextState(BaseModel):
@@ -128,6 +132,13 @@ class ContextStateDelta(BaseModel):
     resolve_questions: list[Item] = Field(default_factory=list, max_length=MAX_ITEMS)
     add_rejected_ideas: list[Item] = Field(default_factory=list, max_length=MAX_ITEMS)
     pin_decisions: list[Item] = Field(default_factory=list, max_length=MAX_ITEMS)
+
+
+class ModelDelta(ContextStateDelta):
+    """What a model may change in working memory: everything but the pinned decisions. Only
+    a committed click pins one; a model that says something was decided has not made it so."""
+
+    pin_decisions: list[Item] = Field(default_factory=list, max_length=0)
 
 
 def _grow(items: list[str], new: list[str], drop: Sequence[str] = ()) -> list[str]:

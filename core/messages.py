@@ -81,6 +81,7 @@ class OutcomeNote(BaseModel):
     version: int | None = None
     reason: str | None = None
     duplicate: bool = False
+    by: str | None = None  # who committed it (on a duplicate, whoever came first)
 
 
 class ActionDone(_Msg):

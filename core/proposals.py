@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
+from redis.exceptions import WatchError
 
 from core.actor import Actor
 from core.keys import WorkspaceKeys
@@ -16,6 +17,7 @@ from core.mutation import Mutation, new_id
 
 if TYPE_CHECKING:
     from redis import Redis
+    from redis.client import Pipeline
 
 __all__ = ["Proposal", "ProposalBox", "ProposalStatus"]
 
@@ -73,15 +75,35 @@ class ProposalBox:
         found = (self.get(str(i)) for i in ids)
         return [p for p in found if p is not None and p.status is ProposalStatus.PENDING]
 
-    def resolve(self, proposal: Proposal, status: ProposalStatus, by: Actor) -> Proposal:
-        """Mark resolved; kept a while so a repeated click finds out what happened."""
-        done = proposal.model_copy(update={"status": status, "resolved_by": by})
-        pipe = self.redis.pipeline()
-        pipe.set(
-            self.keys.proposal(proposal.id),
-            done.model_dump_json(by_alias=True),
-            ex=RESOLVED_TTL_SEC,
-        )
-        pipe.zrem(self.keys.pending_proposals, proposal.id)
-        pipe.execute()
-        return done
+    def transition(
+        self, proposal_id: str, expect: ProposalStatus, to: ProposalStatus, by: Actor | None
+    ) -> Proposal | None:
+        """Move a proposal from ``expect`` to ``to`` atomically, or None when it is no longer
+        in ``expect`` (someone applied or discarded it first). A resolved proposal is kept a
+        while so that a repeated click finds out what happened."""
+        key = self.keys.proposal(proposal_id)
+        with self.redis.pipeline() as pipe:
+            while True:
+                try:
+                    pipe.watch(key)  # type: ignore[no-untyped-call]
+                    raw = pipe.get(key)
+                    current = Proposal.model_validate_json(str(raw)) if raw else None
+                    if current is None or current.status is not expect:
+                        return None
+                    moved = current.model_copy(update={"status": to, "resolved_by": by})
+                    pipe.multi()
+                    self._write(pipe, moved)
+                    pipe.execute()
+                    return moved
+                except WatchError:
+                    continue
+
+    def _write(self, pipe: Pipeline, proposal: Proposal) -> None:
+        key, pending = self.keys.proposal(proposal.id), self.keys.pending_proposals
+        data = proposal.model_dump_json(by_alias=True)
+        if proposal.status is ProposalStatus.PENDING:
+            pipe.set(key, data)
+            pipe.zadd(pending, {proposal.id: proposal.created_at})
+        else:
+            pipe.set(key, data, ex=RESOLVED_TTL_SEC)
+            pipe.zrem(pending, proposal.id)

@@ -24,7 +24,7 @@ from core.commands import (
 )
 from core.errors import DeliberateError, StoreError
 from core.executor import Answering
-from core.gateway import MutationGateway
+from core.gateway import MutationGateway, UnknownProposal
 from core.loop import Loop
 from core.messages import (
     ActionClicked,
@@ -33,9 +33,11 @@ from core.messages import (
     Classified,
     Msg,
     OutcomeNote,
+    UserSaid,
 )
-from core.outcome import Committed, Outcome, Pending, Rejected
+from core.outcome import Committed, Outcome, Pending, Rejected, RejectReason
 from core.perception import Classifier
+from core.proposals import ProposalStatus
 from core.sessions import SessionStore
 from core.trace_log import TraceLog
 from core.transcript import Transcripts
@@ -77,8 +79,11 @@ class Runtime:
         self.beat_log = beat_log
         self.trace = trace
 
-    def send(self, session_id: str, msg: Msg) -> list[Event]:
-        """Handle one message from an adapter and everything it leads to."""
+    def send(self, session_id: str, msg: UserSaid | ActionClicked) -> list[Event]:
+        """Handle one message from an adapter and everything it leads to. Adapters say what
+        people said and clicked; what commands came to only the runtime reports."""
+        if not isinstance(msg, UserSaid | ActionClicked):
+            raise TypeError(f"adapters send UserSaid or ActionClicked, not {type(msg).__name__}")
         events: list[Event] = []
         queue: deque[Msg] = deque([msg])
         while queue:
@@ -140,11 +145,22 @@ class Runtime:
             if cmd.apply:
                 return _note(self.gateway.apply_proposal(click.target_id, click.actor))
             proposal = self.gateway.discard_proposal(click.target_id, click.actor)
-        except DeliberateError as exc:
+        except UnknownProposal as exc:
             return OutcomeNote(outcome="rejected", message=str(exc), reason="not_found")
-        if proposal.status.value != "discarded":
-            return OutcomeNote(outcome="rejected", message=f"this proposal was {proposal.status}")
-        return OutcomeNote(outcome="discarded", message=f"Discarded proposal: {proposal.summary()}")
+        except DeliberateError as exc:
+            return OutcomeNote(outcome="rejected", message=str(exc), reason="forbidden")
+        if proposal.status is ProposalStatus.PENDING:  # an apply was under way, then refused
+            message = "someone was applying this proposal just now; try again"
+            return OutcomeNote(outcome="rejected", message=message, reason="busy")
+        if proposal.status is not ProposalStatus.DISCARDED:
+            by = f" by {proposal.resolved_by}" if proposal.resolved_by else ""
+            message = f"this proposal was already {proposal.status}{by}"
+            return OutcomeNote(outcome="rejected", message=message, reason="resolved")
+        return OutcomeNote(
+            outcome="discarded",
+            message=f"Discarded proposal: {proposal.summary()}",
+            by=str(click.actor),
+        )
 
     def _done(
         self, session_id: str, click: ActionClicked, note: OutcomeNote, events: list[Event]
@@ -173,6 +189,7 @@ def _note(outcome: Outcome) -> OutcomeNote:
             value=m.value,
             version=outcome.version,
             duplicate=outcome.duplicate,
+            by=str(m.actor),
         )
     if isinstance(outcome, Pending):
         return OutcomeNote(
@@ -181,9 +198,17 @@ def _note(outcome: Outcome) -> OutcomeNote:
             key=m.key,
         )
     assert isinstance(outcome, Rejected)
+    message = outcome.message
+    latest = outcome.latest
+    if outcome.reason is RejectReason.CONFLICT and latest is not None:
+        # people see what is there instead (the gateway never hands an agent a secret)
+        message = (
+            f"{m.key} was changed elsewhere: it is {_short(latest.value)} "
+            f"(v{latest.version}, by {latest.updated_by})"
+        )
     return OutcomeNote(
         outcome="rejected",
-        message=outcome.message,
+        message=message,
         key=m.key,
         reason=outcome.reason.value,
         version=outcome.version,

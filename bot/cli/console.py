@@ -4,6 +4,7 @@ terminal, offline unless ``OPENAI_API_KEY`` is set."""
 from __future__ import annotations
 
 import argparse
+import secrets
 import sys
 import time
 
@@ -21,6 +22,12 @@ def _session(text: str) -> str:
         return validate_session_id(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _topic(text: str) -> str:
+    if not text.strip() or len(text) > 200:
+        raise argparse.ArgumentTypeError("a topic is 1 to 200 characters")
+    return text
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -55,7 +62,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def _console(app: App, args: argparse.Namespace) -> int:
-    session = args.session or time.strftime("console-%Y%m%d-%H%M%S")
+    # two consoles started in the same second must not share a session by accident
+    session = args.session or f"console-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
     runtime = app.runtime()
     console = Console(runtime, session, args.actor, print, as_json=args.json, topic=args.topic)
     interactive = sys.stdin.isatty() and not args.json

@@ -13,7 +13,12 @@ from typing import Any
 
 import pytest
 
+from bot.app import App
 from bot.cli.main import main
+from bot.console import Console
+from core.beats import ActionStyle
+from core.view import Button
+from tests.factories import actor
 
 
 def console(
@@ -54,6 +59,9 @@ def test_json_events_from_chat_to_commit(
     assert "action_clicked" in out and "mutation" in out and "committed" in out
     code, out, _ = main_out(capsys, workspace, "trace", "no-such-id")
     assert code == 1 and "nothing has correlation id" in out
+    with pytest.raises(SystemExit) as usage:
+        main(["--workspace", workspace, "trace", "x", "--scan", "0"])
+    assert usage.value.code == 2
 
 
 def main_out(
@@ -86,15 +94,62 @@ def test_text_mode_shows_numbered_buttons_and_do_by_type(
     assert "never read" not in out
 
 
-def test_a_stale_click_in_the_console_commits_nothing(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, workspace: str
-) -> None:
-    # two consoles on one session: the second refines while the first still shows v1
-    console(capsys, monkeypatch, workspace, ["what if we used postgres"], "--json")
-    console(capsys, monkeypatch, workspace, ["make it cheaper"], "--json")
-    _, out, _ = console(capsys, monkeypatch, workspace, ["/do ConfirmCurrent"], "--json")
-    [committed, _] = events(out)  # /do acts on what is on the table now: v2
-    assert committed["event"] == "committed" and "cheaper" in committed["value"]
+def two_consoles(app: App) -> tuple[Console, Console, list[str], list[str]]:
+    said_a: list[str] = []
+    said_b: list[str] = []
+    a = Console(app.runtime(use_env=False), "s1", actor("user:alice"), said_a.append, as_json=True)
+    b = Console(app.runtime(use_env=False), "s1", actor("user:bob"), said_b.append, as_json=True)
+    return a, b, said_a, said_b
+
+
+def test_a_stale_click_in_the_console_commits_nothing(app: App) -> None:
+    a, b, said_a, _ = two_consoles(app)
+    a.handle("what if we used postgres")
+    b.handle("make it cheaper")  # the candidate moves on while alice still shows v1
+    said_a.clear()
+    a.handle("/click 1")
+    [notice] = events("\n".join(said_a))
+    assert notice["event"] == "notice" and notice["text"].startswith("This suggestion changed")
+    assert len(app.log) == 0
+    said_a.clear()
+    a.handle("/click 1")  # the notice brought the current buttons: this one is for v2
+    assert [e["event"] for e in events("\n".join(said_a))] == ["committed", "outcome"]
+    assert "cheaper" in app.store.entries("decision.")[0].value
+
+
+def test_odd_console_input_gets_a_clear_answer(app: App) -> None:
+    a, _, said, _ = two_consoles(app)
+    for line in ["/click \u00b2", "/click -1", "/do confirmcurrent", "/do", "/as nobody"]:
+        assert a.handle(line)
+    messages = [e["message"] for e in events("\n".join(said))]
+    assert messages[0] == messages[1] == "no buttons to click"
+    assert (
+        messages[2]
+        == messages[3]
+        == ("/do takes an action type in CamelCase, e.g. /do ConfirmCurrent")
+    )
+    assert "must look like KIND:ID" in messages[4]
+
+
+def test_a_button_that_asks_to_be_sure_needs_yes(app: App) -> None:
+    a, _, said, _ = two_consoles(app)
+    a.buttons = [
+        Button(
+            action="ConfirmCurrent",
+            label="Use this",
+            style=ActionStyle.PRIMARY,
+            beat="B",
+            target_id="c1",
+            target_version=1,
+            confirm=True,
+        )
+    ]
+    a.handle("/click 1")
+    assert events("\n".join(said))[-1]["message"] == (
+        '"Use this" asks to be sure: type /click 1 yes'
+    )
+    a.handle("/click 1 yes")  # goes through: the loop finds nothing on the table
+    assert events("\n".join(said))[-1]["event"] == "notice"
 
 
 def test_the_console_runs_as_a_process(workspace: str) -> None:

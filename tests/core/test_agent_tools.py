@@ -5,12 +5,15 @@ never trusted."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
+from redis import Redis
 
-from bot.app import App
+from bot.app import App, build_app
 from core.agent_tools import AgentTools
 from core.llm.replies import ToolCall
+from tests.conftest import write_config
 from tests.factories import actor, mutation
 
 
@@ -73,3 +76,14 @@ def test_bad_calls_get_an_error_and_change_nothing(
     ok, result = call(app, name, arguments)
     assert not ok and str(result).startswith(problem)
     assert app.gateway.proposals.pending() == [] and len(app.log) == 0
+
+
+def test_a_write_result_never_carries_a_value_back(
+    tmp_path: Path, redis_client: Redis, workspace: str
+) -> None:
+    config = "policy:\n  keys:\n    - {pattern: 'vault.*', agent: commit, secret: true}\n"
+    app = build_app(workspace, write_config(tmp_path, config), client=redis_client)
+    app.gateway.propose(mutation("set", "vault.list", ["sk-live-SECRET"], "user:alice"))
+    ok, result = call(app, "proposeMutation", {"op": "append", "key": "vault.list", "value": "x"})
+    assert ok and result["outcome"] == "committed" and result["version"] == 2
+    assert "sk-live-SECRET" not in json.dumps(result)

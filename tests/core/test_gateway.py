@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from redis import Redis
@@ -169,3 +171,44 @@ def test_an_agent_never_gets_a_secret_back_in_a_conflict(
         mutation("set", "vault.key", "x", "user:bob", expected_version=0)
     )
     assert isinstance(by_person, Rejected) and by_person.latest is not None
+
+
+def race_apply_and_discard(app: App, pid: str) -> tuple[object, Any]:
+    results: dict[str, Any] = {}
+    start = threading.Barrier(2)
+
+    def apply() -> None:
+        start.wait()
+        results["apply"] = app.gateway.apply_proposal(pid, actor("user:alice"))
+
+    def discard() -> None:
+        start.wait()
+        results["discard"] = app.gateway.discard_proposal(pid, actor("user:bob"))
+
+    threads = [threading.Thread(target=apply), threading.Thread(target=discard)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results["apply"], results["discard"]
+
+
+def test_apply_and_discard_racing_never_both_win(app: App) -> None:
+    for round_ in range(30):
+        proposed = app.gateway.propose(mutation("set", f"decision.race-{round_}", "x", "agent:llm"))
+        assert isinstance(proposed, Pending)
+        pid = proposed.proposal.id
+        applied, discarded = race_apply_and_discard(app, pid)
+        committed = isinstance(applied, Committed)
+        assert committed != (discarded.status is ProposalStatus.DISCARDED), f"round {round_}"
+        final = app.gateway.proposals.get(pid)
+        assert final is not None
+        assert final.status is (ProposalStatus.APPLIED if committed else ProposalStatus.DISCARDED)
+
+
+def test_a_refused_apply_leaves_the_proposal_pending(app: App) -> None:
+    pending = app.gateway.propose(mutation("set", "stream.state", "off", "agent:llm"))
+    assert isinstance(pending, Pending)
+    refused = app.gateway.apply_proposal(pending.proposal.id, actor("user:alice"))
+    assert isinstance(refused, Rejected) and refused.reason is RejectReason.PROTECTED
+    assert [p.id for p in app.gateway.proposals.pending()] == [pending.proposal.id]

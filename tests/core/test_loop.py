@@ -15,8 +15,8 @@ from core.loop import Loop, LoopSettings
 from core.memory import (
     Candidate,
     ClickStatus,
-    ContextStateDelta,
     Mode,
+    ModelDelta,
     ProposalRef,
     ThreadStatus,
 )
@@ -89,7 +89,7 @@ def test_a_reply_merges_working_memory_and_puts_a_candidate_up_with_buttons() ->
     output = ExecutorOutput(
         reply="How about Postgres?",
         candidate="Postgres",
-        context_state_delta=ContextStateDelta(add_constraints=["EU only"]),
+        context_state_delta=ModelDelta(add_constraints=["EU only"]),
     )
     msg = AssistantReplied(task=Task.BRAINSTORM, output=output, responder="offline")
     session, cmds = LOOP.update(Session(id="s1"), msg)
@@ -242,3 +242,24 @@ def test_a_done_action_is_not_offered_again_on_the_same_version() -> None:
     _, cmds = LOOP.update(session, ActionDone(click=click("SwitchScene"), result=note))
     actions = [b.action for b in shown(cmds).buttons]
     assert "SwitchScene" not in actions and ActionType.CONFIRM_CURRENT in actions
+
+
+def test_a_retried_click_after_the_candidate_moved_on_is_stale() -> None:
+    session, _ = LOOP.update(with_candidate(), click(ActionType.CONFIRM_CURRENT))
+    moved = session.interaction.model_copy(
+        update={"candidate": Candidate(id="c1", text="MongoDB, actually", version=2)}
+    )
+    session = session.model_copy(update={"interaction": moved})
+    _, cmds = LOOP.update(session, click(ActionType.CONFIRM_CURRENT))  # the same click id
+    assert not any(isinstance(c, Commit) for c in cmds)
+    assert shown(cmds).text.startswith("This suggestion changed")
+
+
+def test_a_duplicate_commit_names_who_committed_first() -> None:
+    session, _ = LOOP.update(with_candidate(), click(ActionType.CONFIRM_CURRENT, who=BOB))
+    note = OutcomeNote(
+        outcome="committed", message="Committed (already committed)", by="user:alice"
+    )
+    bobs = click(ActionType.CONFIRM_CURRENT, who=BOB)
+    _, cmds = LOOP.update(session, ActionDone(click=bobs, result=note))
+    assert shown(cmds).text.endswith("(by user:alice)")

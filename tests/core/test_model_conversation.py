@@ -17,6 +17,7 @@ from core.actor import ActorKind
 from core.llm.chat import ChatModel
 from core.messages import ActionClicked, UserSaid
 from core.runtime import OutcomeEvent, Runtime
+from core.sessions import SessionStore
 from core.view import View
 from tests.factories import actor, mutation
 from tests.openai_server import OpenAIServer, Reply, tool_call
@@ -108,6 +109,15 @@ def test_every_call_is_one_frame_without_earlier_turns(
         Reply(status=500),
         Reply(json.dumps({"act_type": "commit!!", "target": "x", "confidence": 7})),
         Reply(tool_calls=[tool_call("proposeMutation", "{not json")]),
+        Reply(json.dumps({"reply": "ok", "candidate": "   "})),
+        Reply(
+            json.dumps(
+                {
+                    "reply": "We decided: the stream ends at 9pm.",
+                    "context_state_delta": {"pin_decisions": ["the stream ends at 9pm"]},
+                }
+            )
+        ),
     ],
 )
 def test_malformed_model_output_falls_back_and_the_turn_goes_on(
@@ -119,7 +129,10 @@ def test_malformed_model_output_falls_back_and_the_turn_goes_on(
     )
     [view] = [e for e in events if isinstance(e, View)]
     assert view.text and view.candidate is not None  # the offline responder put it up
+    assert view.candidate.text.strip()
     assert len(app.log) == 0 and app.gateway.proposals.pending() == []
+    session = SessionStore(app.redis, app.store.workspace).load("s1")
+    assert session.working.pinned_decisions == []  # only a committed click pins a decision
 
 
 def proposing(key: str, value: Any) -> Any:

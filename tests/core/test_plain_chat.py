@@ -105,3 +105,81 @@ def test_injections_with_an_obedient_model_mutate_nothing(
     pending = app.gateway.proposals.pending()
     assert pending and {p.mutation.actor.kind.value for p in pending} == {"agent"}
     assert "sk-live-123" not in json.dumps(openai_server.requests)
+
+
+KEYS = [
+    "stream.state",
+    "stream.end",
+    "decision.db-engine",
+    "scene.name",
+    "secret.stream-key",
+    "bench.counter",
+    "vision.dead",
+    "artifact.doc",
+    "nope.key",
+    "bad key",
+]
+values = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.text(max_size=20), st.sampled_from(["off", "BRB"])
+)
+tool_args = st.fixed_dictionaries(
+    {
+        "op": st.sampled_from(["set", "delete", "append", "incr", "explode"]),
+        "key": st.sampled_from(KEYS),
+    },
+    optional={
+        "value": values,
+        "expectedVersion": st.integers(-1, 3),
+        "keys": st.just(KEYS),
+        "prefix": st.sampled_from(["", "secret.", "stream."]),
+        "ttlSec": st.integers(0, 5),
+    },
+)
+calls = st.lists(
+    st.tuples(
+        st.sampled_from(["proposeMutation", "compareAndSet", "getState", "getStatePrefix", "x"]),
+        st.one_of(tool_args, st.text(max_size=30)),
+    ),
+    max_size=5,
+)
+replies = st.one_of(
+    st.text(max_size=50),
+    st.builds(
+        lambda reply, candidate: json.dumps({"reply": reply, "candidate": candidate}),
+        st.text(max_size=30),
+        st.one_of(st.none(), st.text(max_size=30)),
+    ),
+)
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(texts=messages, tool_calls=calls, reply=replies, label=st.text(max_size=40))
+def test_whatever_the_model_answers_plain_chat_changes_nothing(
+    app: App,
+    openai_server: OpenAIServer,
+    texts: list[str],
+    tool_calls: list[tuple[str, Any]],
+    reply: str,
+    label: str,
+) -> None:
+    if len(app.log) == 0:
+        seed(app)
+    before = canonical(app)
+
+    def answer(request: dict[str, Any]) -> Reply:
+        if "You label one chat turn" in request["messages"][0]["content"]:
+            return Reply(label or "{}")
+        if tool_calls and "tool_results" not in request["messages"][1]["content"]:
+            return Reply(tool_calls=[tool_call(name, args) for name, args in tool_calls])
+        return Reply(reply or "{}")
+
+    openai_server.answer_with = answer
+    client = openai.OpenAI(api_key="k", base_url=openai_server.base_url, max_retries=0)
+    runtime = app.runtime(ChatModel(client, "any", timeout_sec=5))
+    session = f"model-{next(sessions)}"
+    for text in texts:
+        runtime.send(session, UserSaid(text=text, actor=actor("admin:root")))
+    assert canonical(app) == before
+    assert "sk-live-123" not in json.dumps(openai_server.requests)

@@ -202,3 +202,24 @@ def test_trace_follows_a_turn_and_a_click(app: App) -> None:
     assert events[0] == "action_clicked" and "mutation" in events and "action_done" in events
     [mutation] = [s["data"] for s in steps if s["event"] == "mutation"]
     assert mutation["id"].startswith("act-") and mutation["correlationId"] == click.correlation_id
+
+
+def test_a_thread_never_overwrites_another_threads_decision(app: App) -> None:
+    runtime = app.runtime(use_env=False)
+    for session in ("a", "b"):
+        say(runtime, "launch plan for next week", session=session)
+    first = say(runtime, "how about a soft launch on monday", session="a")
+    second = say(runtime, "how about a big bang on friday", session="b")
+    press(runtime, first, ActionType.CONFIRM_CURRENT, "a1", session="a")
+    refused = press(runtime, second, ActionType.CONFIRM_CURRENT, "b1", session="b")
+    [outcome] = outcomes(refused)
+    assert outcome.reason == "conflict"
+    assert "changed elsewhere" in outcome.message and "soft launch" in outcome.message
+    assert views(refused)[0].ephemeral
+    [decision] = app.store.entries("decision.")
+    assert decision.value == "a soft launch on monday" and decision.version == 1
+    # its own decision a thread may change: it knows the version it committed
+    again = say(runtime, "make it tuesday", session="a")
+    press(runtime, again, ActionType.CONFIRM_CURRENT, "a2", session="a")
+    [decision] = app.store.entries("decision.")
+    assert decision.version == 2 and "tuesday" in decision.value
