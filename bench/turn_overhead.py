@@ -50,7 +50,6 @@ from core.messages import (
     ActionDone,
     AssistantReplied,
     Classified,
-    Msg,
     OutcomeNote,
     UserSaid,
 )
@@ -244,8 +243,11 @@ def full_runtime(client: Redis, reps: int, ping_us: list[float], keep: bool) -> 
 
 
 def send(runtime: Runtime, session_id: str, full: Full | None) -> None:
+    # a topic of its own per run: each run's "Use this" decides its own decision key (a thread
+    # may not overwrite another thread's decision)
+    topic = f"{session_id} {TOPIC}"
     for n, step in enumerate(CONVERSATION, start=1):
-        msg = UserSaid(text=step.text, actor=ALICE, topic=TOPIC)
+        msg = UserSaid(text=step.text, actor=ALICE, topic=topic)
         start = time.perf_counter_ns()
         events = counted(full, runtime, session_id, msg)
         spent = time.perf_counter_ns() - start
@@ -271,7 +273,9 @@ def send(runtime: Runtime, session_id: str, full: Full | None) -> None:
             full.clicks.append(spent / 1000)
 
 
-def counted(full: Full | None, runtime: Runtime, session_id: str, msg: Msg) -> list[Event]:
+def counted(
+    full: Full | None, runtime: Runtime, session_id: str, msg: UserSaid | ActionClicked
+) -> list[Event]:
     """``runtime.send``, its round trips counted when measured."""
     if full is None:
         return runtime.send(session_id, msg)

@@ -1,0 +1,35 @@
+"""The benchmarks still run: each script, with tiny settings, as a real process. Nothing here
+times anything (figures come from the scripts themselves); it checks that they finish and
+print their headline, so a change in the core cannot leave a bench broken unnoticed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent.parent / "bench"
+
+
+@pytest.mark.parametrize(
+    ("script", "args", "headline"),
+    [
+        ("turn_overhead.py", ["--reps", "1", "--runtime-reps", "1"], "pure turn overhead"),
+        ("prompt_size.py", ["--budgets", ""], "Headline, messages: turn 50 / turn 1"),
+        ("classifier_accuracy.py", [], "held out (odd lines)"),
+    ],
+)
+def test_a_bench_runs(redis_client: object, script: str, args: list[str], headline: str) -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCH / script), *args],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert headline in done.stdout
