@@ -12,6 +12,7 @@ import openai
 import pytest
 
 from bot.app import App
+from bot.cli.trace import collect
 from core.actions import ActionType
 from core.actor import ActorKind
 from core.llm.chat import ChatModel
@@ -211,3 +212,17 @@ def test_the_models_reads_never_see_a_secret(app: App, openai_server: OpenAIServ
     runtime(app, openai_server).send("s1", UserSaid(text="what do we have?", actor=ALICE))
     last = json.dumps(openai_server.requests[-1])
     assert "postgres" in last and "sk-live-123" not in last and 'secret.stream-key": {' not in last
+
+
+def test_the_trace_shows_each_model_call_with_its_audit(
+    app: App, openai_server: OpenAIServer
+) -> None:
+    openai_server.answer_with = scripted
+    events = runtime(app, openai_server).send("s1", UserSaid(text=TURNS[0][1], actor=ALICE))
+    [view] = [e for e in events if isinstance(e, View)]
+    calls = [s["data"] for s in collect(app, view.correlation_id) if s["event"] == "llm.call"]
+    assert [c["purpose"] for c in calls] == ["classify", "generate"]
+    for call in calls:
+        assert call["outcome"] == "ok" and call["model"] == "test-model"
+        assert call["input_hash"] and call["output_hash"] and call["latency_ms"] is not None
+        assert call["prompt_tokens"] > 0 and call["input_preview"] == TURNS[0][1][:120]
