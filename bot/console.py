@@ -18,7 +18,6 @@ from core.actions import ACTION_NAME, PROPOSAL_ACTIONS
 from core.actor import Actor
 from core.messages import ActionClicked, UserSaid
 from core.runtime import Event, OutcomeEvent, Runtime
-from core.sessions import SessionStore
 from core.store import StateStore
 from core.view import Button, View
 
@@ -138,7 +137,7 @@ class Console:
         """What an action not on a button acts on: the current candidate, or the oldest
         pending proposal. With neither, the click still goes to the loop, which says why it
         cannot be done."""
-        state = SessionStore(self.store.redis, self.store.workspace).load(self.session_id)
+        state = self.runtime.sessions.load(self.session_id)
         interaction = state.interaction
         if action in PROPOSAL_ACTIONS:
             pending = interaction.pending_proposals

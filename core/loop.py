@@ -157,7 +157,7 @@ class Loop:
             correlation_id=correlation_id,
             kind=kind,
             text=text,
-            buttons=buttons_for(result, state, dict(self.settings.actions)),
+            buttons=buttons_for(result, state, self.settings.actions),
             nudge=result.nudge,
             mode=result.mode,
             fired=result.fired,

@@ -4,6 +4,7 @@ the console."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
@@ -52,7 +53,7 @@ class View(BaseModel):
 
 
 def buttons_for(
-    result: EvaluationResult, state: InteractionState, actions: dict[str, AppAction]
+    result: EvaluationResult, state: InteractionState, actions: Mapping[str, AppAction]
 ) -> list[Button]:
     """Each surfaced action bound to what it acts on. Left out: an action with nothing to act
     on (no candidate, no pending proposal), and one already done on that very version."""
@@ -71,7 +72,7 @@ def buttons_for(
 
 
 def _bind(
-    surfaced: SurfacedAction, state: InteractionState, actions: dict[str, AppAction]
+    surfaced: SurfacedAction, state: InteractionState, actions: Mapping[str, AppAction]
 ) -> Button | None:
     common = {"action": surfaced.type, "style": surfaced.style, "beat": surfaced.beat}
     if surfaced.type in PROPOSAL_ACTIONS:

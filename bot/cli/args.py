@@ -8,9 +8,9 @@ import json
 from typing import Any
 
 from core.actor import Actor
-from core.keys import validate_state_key
+from core.keys import validate_session_id, validate_state_key
 
-__all__ = ["actor", "json_or_text", "state_key"]
+__all__ = ["actor", "json_or_text", "positive_int", "session_id", "state_key"]
 
 
 def state_key(text: str) -> str:
@@ -18,6 +18,19 @@ def state_key(text: str) -> str:
         return validate_state_key(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def session_id(text: str) -> str:
+    try:
+        return validate_session_id(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def positive_int(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(text)
 
 
 def actor(text: str) -> Actor:

@@ -9,19 +9,11 @@ import sys
 import time
 
 from bot.app import App
-from bot.cli.args import actor
+from bot.cli.args import actor, session_id
 from bot.console import HELP, Console
 from core.actor import Actor
-from core.keys import validate_session_id
 
 __all__ = ["register"]
-
-
-def _session(text: str) -> str:
-    try:
-        return validate_session_id(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _topic(text: str) -> str:
@@ -43,7 +35,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     console.add_argument(
         "--session",
-        type=_session,
+        type=session_id,
         metavar="ID",
         help="session to join or resume (default: a new one, printed at the start)",
     )

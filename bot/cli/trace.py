@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.app import App
+from bot.cli.args import positive_int
 from bot.cli.render import json_line
 
 __all__ = ["collect", "register"]
@@ -25,18 +26,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     trace.add_argument("--json", action="store_true", help="one JSON object per step")
     trace.add_argument(
         "--scan",
-        type=_positive,
+        type=positive_int,
         default=10_000,
         metavar="N",
         help="how many of the newest records of each log to search (default 10000)",
     )
     trace.set_defaults(handler=_trace)
-
-
-def _positive(text: str) -> int:
-    if not (text.isascii() and text.isdigit()) or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
-    return int(text)
 
 
 def collect(app: App, correlation_id: str, scan: int = 10_000) -> list[dict[str, Any]]:
