@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.compact import dumps
 from core.keys import WorkspaceKeys
-from core.log import stream_rows
+from core.log import stream_ms, stream_rows
 from core.outcome import Committed, Outcome, Pending, Rejected
 
 if TYPE_CHECKING:
@@ -72,6 +72,5 @@ class DecisionLog:
     def recent(self, count: int = 100) -> list[dict[str, Any]]:
         rows = stream_rows(self.redis.xrevrange(self.keys.decisions, count=count))
         return [
-            {"ms": int(row_id.split("-")[0])} | json.loads(fields["decision"])
-            for row_id, fields in rows
+            {"ms": stream_ms(row_id)} | json.loads(fields["decision"]) for row_id, fields in rows
         ][::-1]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.evaluator import EvaluationResult
 from core.keys import WorkspaceKeys
-from core.log import stream_rows
+from core.log import stream_ms, stream_rows
 
 if TYPE_CHECKING:
     from redis import Redis
@@ -41,7 +41,7 @@ class BeatLog:
         """The evaluations of one turn or click, oldest first (among the newest ``scan``)."""
         rows = stream_rows(self.redis.xrevrange(self.keys.beat_log, count=scan))
         return [
-            {"ms": int(row_id.split("-")[0]), "session": f["session"]} | json.loads(f["evaluation"])
+            {"ms": stream_ms(row_id), "session": f["session"]} | json.loads(f["evaluation"])
             for row_id, f in reversed(rows)
             if f["correlation_id"] == correlation_id
         ]

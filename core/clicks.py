@@ -100,7 +100,7 @@ def _on_proposal(model: Session, msg: ActionClicked) -> tuple[Session, list[Cmd]
         return model, [_notice(model, msg, "This proposal is no longer pending.")]
     changed = _record(state, msg, ClickStatus.PENDING)
     apply = msg.action == ActionType.APPLY_PROPOSAL
-    return _set(model, changed), [ResolveProposal(apply, msg)]
+    return model.with_interaction(changed), [ResolveProposal(apply, msg)]
 
 
 def _stale(loop: Loop, model: Session, msg: ActionClicked) -> tuple[Session, list[Cmd]]:
@@ -152,7 +152,7 @@ def _generate(
         working = merge(working, set_aside)
         candidate = None
     changed = _record(state, msg, ClickStatus.DONE).model_copy(update={"candidate": candidate})
-    model = _set(model, changed).model_copy(update={"working": working})
+    model = model.with_interaction(changed).model_copy(update={"working": working})
     turn = loop.turn("", effect.generate, candidate, model)
     return model, [Generate(turn, msg.correlation_id)]
 
@@ -165,7 +165,7 @@ def _commit(
     except (ValidationError, ValueError) as exc:
         return model, [_notice(model, msg, f"This action cannot be committed: {exc}")]
     changed = _record(model.interaction, msg, ClickStatus.PENDING)
-    return _set(model, changed), [Commit(mutation, msg)]
+    return model.with_interaction(changed), [Commit(mutation, msg)]
 
 
 def _mutation(model: Session, msg: ActionClicked, effect: Effect) -> Mutation:
@@ -208,7 +208,7 @@ def on_done(loop: Loop, model: Session, msg: ActionDone) -> tuple[Session, list[
         state = state.model_copy(update={"pending_proposals": kept})
     if not ok:
         text = f"Not done: {note.message}"
-        return _set(model, state), [_notice(model, click, text)]
+        return model.with_interaction(state), [_notice(model, click, text)]
     if note.outcome == "committed" and note.key is not None and note.version is not None:
         decided = {**state.decided, note.key: note.version}
         state = state.model_copy(update={"decided": dict(list(decided.items())[-MAX_CLICKS:])})
@@ -232,10 +232,6 @@ def _record(state: InteractionState, msg: ActionClicked, status: ClickStatus) ->
     )
     others = [c for c in state.clicks if c.click_id != msg.click_id]
     return state.model_copy(update={"clicks": [*others, record][-MAX_CLICKS:]})
-
-
-def _set(model: Session, state: InteractionState) -> Session:
-    return model.model_copy(update={"interaction": state})
 
 
 def _notice(model: Session, msg: ActionClicked, text: str) -> Cmd:

@@ -12,7 +12,7 @@ from core.mutation import Mutation
 if TYPE_CHECKING:
     from redis import Redis
 
-__all__ = ["LogRecord", "MutationLog", "stream_rows"]
+__all__ = ["LogRecord", "MutationLog", "stream_ms", "stream_rows"]
 
 Row = tuple[str, dict[str, str]]
 
@@ -20,6 +20,11 @@ Row = tuple[str, dict[str, str]]
 def stream_rows(reply: Any) -> list[Row]:
     """XRANGE/XREVRANGE rows as (id, fields) with text (clients decode responses)."""
     return [(str(i), {str(k): str(v) for k, v in f.items()}) for i, f in reply or []]
+
+
+def stream_ms(row_id: str) -> int:
+    """The server time (milliseconds) a stream entry was added, from its id ``<ms>-<seq>``."""
+    return int(row_id.split("-")[0])
 
 
 @dataclass(frozen=True)

@@ -100,7 +100,7 @@ class Loop:
             Record(str(msg.actor), msg.text, msg.correlation_id),
             Classify(msg.text, state.topic, msg.correlation_id),
         ]
-        return _with(model, changed), cmds
+        return model.with_interaction(changed), cmds
 
     def _classified(self, model: Session, msg: Classified) -> tuple[Session, list[Cmd]]:
         state, act = model.interaction, msg.routed
@@ -109,7 +109,7 @@ class Loop:
         mode = MODE_FOR.get(act, Mode.EXPLORING if state.mode is Mode.IDLE else state.mode)
         changed = state.model_copy(update={"last_interpretation": seen, "mode": mode})
         turn = self.turn(msg.text, Task(act.value), changed.candidate, model)
-        return _with(model, changed), [Generate(turn, msg.correlation_id)]
+        return model.with_interaction(changed), [Generate(turn, msg.correlation_id)]
 
     def _replied(self, model: Session, msg: AssistantReplied) -> tuple[Session, list[Cmd]]:
         state = model.interaction
@@ -163,11 +163,7 @@ class Loop:
             fired=result.fired,
             candidate=state.candidate,
         )
-        return _with(model, state), [LogEvaluation(result, correlation_id), Show(view)]
-
-
-def _with(model: Session, state: InteractionState) -> Session:
-    return model.model_copy(update={"interaction": state})
+        return model.with_interaction(state), [LogEvaluation(result, correlation_id), Show(view)]
 
 
 def candidate_id(correlation_id: str) -> str:

@@ -34,6 +34,9 @@ class Session(BaseModel):
     interaction: InteractionState = Field(default_factory=InteractionState)
     working: ContextState = Field(default_factory=ContextState)
 
+    def with_interaction(self, state: InteractionState) -> Session:
+        return self.model_copy(update={"interaction": state})
+
 
 class SessionStore:
     def __init__(

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.compact import dumps
 from core.keys import WorkspaceKeys
-from core.log import stream_rows
+from core.log import stream_ms, stream_rows
 
 if TYPE_CHECKING:
     from redis import Redis
@@ -38,7 +38,7 @@ class TraceLog:
         return [
             {
                 "id": row_id,
-                "ms": int(row_id.split("-")[0]),
+                "ms": stream_ms(row_id),
                 "session": f["session"],
                 "event": f["event"],
                 "data": json.loads(f["data"]),
