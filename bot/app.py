@@ -12,7 +12,7 @@ from redis import Redis
 
 from core.actor import Actor, ActorKind
 from core.beat_log import BeatLog
-from core.config import CoreConfig, load_config
+from core.config import load_config
 from core.connection import connect
 from core.executor import Answering, OfflineResponder
 from core.gateway import MutationGateway
@@ -25,6 +25,10 @@ from core.sessions import SessionStore
 from core.store import StateStore
 from core.trace_log import TraceLog
 from core.transcript import Transcripts
+from rules.book import RuleBook
+from rules.config import RulesConfig
+from rules.eval_log import EvaluationLog
+from rules.keys import RuleKeys
 
 if TYPE_CHECKING:
     from core.llm.chat import ChatModel
@@ -34,7 +38,7 @@ __all__ = ["App", "build_app"]
 
 @dataclass
 class App:
-    config: CoreConfig
+    config: RulesConfig
     redis: Redis
     store: StateStore
     policy: Policy
@@ -47,6 +51,15 @@ class App:
     @property
     def trace(self) -> TraceLog:
         return TraceLog(self.redis, self.store.workspace)
+
+    @property
+    def rules(self) -> RuleBook:
+        return RuleBook.from_config(self.config)
+
+    @property
+    def evaluations(self) -> EvaluationLog:
+        keep = self.config.automation.evaluations_kept
+        return EvaluationLog(self.redis, RuleKeys(self.store.workspace), keep)
 
     @property
     def beat_log(self) -> BeatLog:
@@ -92,6 +105,18 @@ class App:
         )
 
 
+def action_names() -> list[str]:
+    from connectors.registry import default_registry
+
+    return default_registry().names()
+
+
+def load_app_config(path: Path | None) -> RulesConfig:
+    """The whole config: core sections, and the rules checked against the actions that
+    this program's connectors provide."""
+    return load_config(path, RulesConfig, context={"actions": action_names()})
+
+
 def build_app(
     workspace: str = "local",
     config_path: Path | None = None,
@@ -99,7 +124,7 @@ def build_app(
     client: Redis | None = None,
 ) -> App:
     """Load the config first (a bad file should fail before any server starts)."""
-    config = load_config(config_path)
+    config = load_app_config(config_path)
     redis = client if client is not None else connect(redis_url)
     store = StateStore(redis, workspace, idempotency_ttl_sec=config.store.idempotency_ttl_sec)
     policy = Policy(config.policy)

@@ -8,7 +8,8 @@
 -- KEYS[2] version hash    {ws:<id>}:versions      key -> last version; never decreases, kept
 --                                                 after delete and expiry (no version reuse)
 -- KEYS[3] key index       {ws:<id>}:keys          sorted set of live keys, all score 0
--- KEYS[4] mutation log    {ws:<id>}:log           stream; fields mutation, version, ts, expiresAt
+-- KEYS[4] mutation log    {ws:<id>}:log           stream; fields mutation, version, ts, expiresAt,
+--                                                 prev (the value before, '' when absent)
 -- KEYS[5] idempotency     {ws:<id>}:idem:<mid>    "<logId>\n<value>" of mutation <mid>'s commit
 -- KEYS[6] rate window     {ws:<id>}:rate:<k>:<a>  sorted set of commit times (read iff ARGV[10] > 0)
 --
@@ -178,8 +179,10 @@ else
   if not stored or had_expiry then redis.call('ZADD', KEYS[3], 0, key) end
 end
 
+-- 'prev': the value the key held just before (empty: absent), so that rules can test what
+-- a key changed from without reading history
 local log_id = redis.call('XADD', KEYS[4], '*', 'mutation', ARGV[6], 'version', sversion,
-                          'ts', snow, 'expiresAt', expires_at or '')
+                          'ts', snow, 'expiresAt', expires_at or '', 'prev', cur[1] or '')
 
 redis.call('SET', KEYS[5], log_id .. '\n' .. (value or ''), 'PX', ARGV[9])
 

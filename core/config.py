@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from importlib.resources import as_file, files
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, PrivateAttr, ValidationError
 
 from core.actions import ACTION_NAME, AppAction, KeyTemplates, is_builtin
 from core.actor import ActorKind
 from core.beats import Beat
+from core.env_refs import EnvRef, resolve_env_refs
 from core.errors import ConfigError, ConfigIssue
 from core.policy import PolicyConfig
 from core.roles import RoleBinding
@@ -79,6 +81,21 @@ class CoreConfig(BaseModel):
     perception: PerceptionConfig = PerceptionConfig()
     policy: PolicyConfig = PolicyConfig()
     roles: dict[str, RoleBinding] = {}
+    # owned by the rule engine, which validates them (rules.config.RulesConfig): the core
+    # only keeps them from being rejected as unknown sections
+    automation: dict[str, JsonValue] = {}
+    rules: list[JsonValue] = []
+
+    # where the file referred to the environment (values resolved in memory, never stored)
+    _env_refs: list[EnvRef] = PrivateAttr(default_factory=list)
+
+    @property
+    def env_refs(self) -> list[EnvRef]:
+        return self._env_refs
+
+    def extra_issues(self, located: Located) -> list[ConfigIssue]:
+        """Checks across sections, located in the file; sections of other packages add theirs."""
+        return _role_issues(self, located) + _action_issues(self, located)
 
 
 def config_path(explicit: str | os.PathLike[str] | None = None) -> Path | None:
@@ -87,15 +104,24 @@ def config_path(explicit: str | os.PathLike[str] | None = None) -> Path | None:
     return Path(chosen) if chosen else None
 
 
-def load_config(path: Path | None = None, model: type[C] = CoreConfig) -> C:  # type: ignore[assignment]
-    """Load and validate ``path`` (the shipped default config when None)."""
+def load_config(
+    path: Path | None = None,
+    model: type[C] = CoreConfig,  # type: ignore[assignment]
+    *,
+    env: Mapping[str, str] | None = None,
+    context: dict[str, Any] | None = None,
+) -> C:
+    """Load and validate ``path`` (the shipped default config when None). ``${NAME}`` values
+    come from ``env`` (the process environment by default); ``context`` reaches validators
+    (what a section can only check against the running program, such as action names)."""
+    env = os.environ if env is None else env
     if path is None:
         with as_file(files("core").joinpath("default.yaml")) as shipped:
-            return _load(shipped, model)
-    return _load(path, model)
+            return _load(shipped, model, env, context)
+    return _load(path, model, env, context)
 
 
-def _load(path: Path, model: type[C]) -> C:
+def _load(path: Path, model: type[C], env: Mapping[str, str], context: dict[str, Any] | None) -> C:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -109,11 +135,15 @@ def _load(path: Path, model: type[C]) -> C:
         located.data = {}
     if not isinstance(located.data, dict):
         raise ConfigError([located.issue((), "the file must be a mapping of sections")])
+    data, refs, issues = resolve_env_refs(located.data, env, located.issue)
+    if issues:
+        raise ConfigError(issues)
     try:
-        config = model.model_validate(located.data)
+        config = model.model_validate(data, context=context)
     except ValidationError as exc:
         raise ConfigError(located.issues_from(exc)) from None
-    issues = _role_issues(config, located) + _action_issues(config, located)
+    config._env_refs = refs
+    issues = config.extra_issues(located)
     if issues:
         raise ConfigError(issues)
     return config

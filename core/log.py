@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from pydantic import JsonValue
 
 from core.keys import WorkspaceKeys
 from core.mutation import Mutation
@@ -29,20 +32,28 @@ def stream_ms(row_id: str) -> int:
 
 @dataclass(frozen=True)
 class LogRecord:
-    """One committed mutation, with the version it produced and the server time it landed."""
+    """One committed mutation, with the version it produced, the server time it landed and
+    the value the key held just before (``prev_json``: compact JSON, None when absent)."""
 
     log_id: str
     mutation: Mutation
     version: int
     ts: int
     expires_at: int | None
+    prev_json: str | None = None
+
+    @property
+    def prev(self) -> JsonValue:
+        """The value before this mutation (None when the key was absent)."""
+        return None if self.prev_json is None else json.loads(self.prev_json)
 
     @classmethod
     def from_stream(cls, log_id: str, fields: dict[str, str]) -> LogRecord:
         ts = int(fields["ts"])
         mutation = Mutation.model_validate_json(fields["mutation"]).model_copy(update={"ts": ts})
-        expires = fields.get("expiresAt")
-        return cls(log_id, mutation, int(fields["version"]), ts, int(expires) if expires else None)
+        expires, prev = fields.get("expiresAt"), fields.get("prev")
+        version = int(fields["version"])
+        return cls(log_id, mutation, version, ts, int(expires) if expires else None, prev or None)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = self.mutation.model_dump(mode="json", by_alias=True)
@@ -68,6 +79,11 @@ class MutationLog:
             if len(chunk) < batch:
                 return
             start = f"({chunk[-1][0]}"
+
+    def get(self, log_id: str) -> LogRecord | None:
+        """The record with this id, or None when the log no longer holds it."""
+        rows = stream_rows(self.redis.xrange(self.keys.log, log_id, log_id))
+        return LogRecord.from_stream(*rows[0]) if rows else None
 
     def latest(self, limit: int, key: str | None = None, batch: int = 500) -> list[LogRecord]:
         """The newest ``limit`` records (of ``key`` only, if given), oldest first."""

@@ -11,9 +11,9 @@ from pathlib import Path
 from pydantic import ValidationError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from bot.app import build_app
-from bot.cli import bench, classify, console, history, state, trace
-from core.config import config_path, load_config
+from bot.app import build_app, load_app_config
+from bot.cli import bench, classify, console, history, rules, state, trace, worker
+from core.config import config_path
 from core.errors import ConfigError, StoreError
 from core.jsonlog import configure as configure_logging
 
@@ -61,6 +61,8 @@ def parser() -> argparse.ArgumentParser:
     classify.register(commands)
     console.register(commands)
     trace.register(commands)
+    rules.register(commands)
+    worker.register(commands)
     return top
 
 
@@ -82,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int
         if getattr(args, "offline", False):  # needs the config, not the store
-            code = args.handler(load_config(config_path(args.config)), args)
+            code = args.handler(load_app_config(config_path(args.config)), args)
         else:
             app = build_app(args.workspace, config_path(args.config), args.redis_url)
             code = args.handler(app, args)

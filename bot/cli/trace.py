@@ -45,6 +45,9 @@ def collect(app: App, correlation_id: str, scan: int = 10_000) -> list[dict[str,
     for decision in app.gateway.decisions.recent(scan):
         if decision.get("correlation_id") == correlation_id:
             steps.append({"ms": decision.get("ms", 0), "event": "decision", "data": decision})
+    for row in app.evaluations.for_correlation(correlation_id, scan):
+        event = "rule" if row["event"] == "evaluated" else f"rule.{row['event']}"
+        steps.append({"ms": row["ms"], "event": event, "data": {"key": row["key"], **row["data"]}})
     steps.sort(key=lambda s: (s["ms"], _ORDER.get(s["event"], 5)))
     return steps
 
@@ -141,6 +144,16 @@ def _decision(data: dict[str, Any]) -> str:
     return f"{data['outcome']} {data['op']} {data['key']} by {data['actor']}: {data['reason']}"
 
 
+def _rule(data: dict[str, Any]) -> str:
+    verdict = "fired" if data.get("fired") else "not fired"
+    return f"{data['rule']} on {data['key']}: {verdict}: {data.get('why')}"
+
+
+def _rule_action(data: dict[str, Any]) -> str:
+    detail = data.get("error") or data.get("why") or json_line(data.get("result"))[:160]
+    return f"{data['rule']} step {int(data['step']) + 1} ({data['do']}): {detail}"
+
+
 _DESCRIBE = {
     "user_said": _said,
     "classified": _classified,
@@ -151,4 +164,10 @@ _DESCRIBE = {
     "action_done": _done,
     "mutation": _mutation,
     "decision": _decision,
+    "rule": _rule,
+    "rule.cut": _rule,
+    "rule.action.done": _rule_action,
+    "rule.action.failed": _rule_action,
+    "rule.action.retry": _rule_action,
+    "rule.action.skipped": _rule_action,
 }

@@ -1,0 +1,200 @@
+"""``deliberate rules check|test|why``: validate rule files, dry-run a mutation through the
+rules, and explain how a key came to hold its value."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from bot.app import App, load_app_config
+from bot.cli.args import state_key
+from bot.cli.render import json_line
+from core.config import CoreConfig, config_path
+from core.errors import ConfigError
+from core.log import LogRecord
+from core.mutation import Mutation
+from rules.book import RuleBook
+from rules.evaluate import StateView, check_rule, plan_steps
+
+__all__ = ["register"]
+
+EXIT_USAGE = 2
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    rules = commands.add_parser(
+        "rules", help="check, dry-run and explain rules", description=__doc__
+    )
+    sub = rules.add_subparsers(dest="rules_command", required=True, metavar="SUBCOMMAND")
+    check = sub.add_parser(
+        "check",
+        help="validate config or rule files",
+        description="Validate each file (a config file, or one holding only `rules:`); exit 2 "
+        "naming file:line and field for every problem.",
+    )
+    check.add_argument("paths", nargs="*", type=Path, metavar="PATH")
+    check.set_defaults(handler=_check, offline=True)
+    test = sub.add_parser(
+        "test",
+        help="dry-run a mutation through the rules (nothing is executed)",
+        description="Which rules the mutation triggers, which conditions hold, which actions "
+        "and derived mutations would run. Nothing is committed, enqueued or sent.",
+    )
+    test.add_argument(
+        "--mutation",
+        required=True,
+        metavar="JSON",
+        type=_json_object,
+        help='e.g. \'{"op": "set", "key": "scene.name", "value": "BRB"}\'',
+    )
+    test.add_argument(
+        "--state",
+        metavar="JSON",
+        type=_json_object,
+        help="state as {key: value} (default: the live state)",
+    )
+    test.add_argument("--json", action="store_true", help="one JSON object per rule")
+    test.set_defaults(handler=_test)
+    why = sub.add_parser(
+        "why",
+        help="how a key came to hold its value, and what its changes triggered",
+        description="The mutation that set KEY (actor, reason, the rule that derived it and "
+        "its cause), then the newest rule evaluations and actions on KEY's changes.",
+    )
+    why.add_argument("key", type=state_key, metavar="KEY")
+    why.add_argument("--limit", type=int, default=10, help="evaluations to show (default 10)")
+    why.add_argument("--json", action="store_true")
+    why.set_defaults(handler=_why)
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("must be a JSON object")
+    return value
+
+
+def _check(config: CoreConfig, args: argparse.Namespace) -> int:
+    paths: list[Path | None] = list(args.paths) or [config_path(args.config)]
+    failed = False
+    for path in paths:
+        try:
+            loaded = load_app_config(path)
+        except ConfigError as exc:
+            failed = True
+            print(exc, file=sys.stderr)
+            continue
+        print(f"{path or 'the shipped config'}: OK, {len(loaded.rules)} rules")
+    return EXIT_USAGE if failed else 0
+
+
+def _test(app: App, args: argparse.Namespace) -> int:
+    data = {"actor": {"kind": "user", "id": "cli"}, **args.mutation}
+    try:
+        mutation = Mutation.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        print(f"deliberate: --mutation: {problems}", file=sys.stderr)
+        return EXIT_USAGE
+    values = args.state if args.state is not None else {e.key: e.value for e in app.store.entries()}
+    prev = values.get(mutation.key)
+    record = LogRecord("dry-run", mutation, 0, 0, None, None if prev is None else json.dumps(prev))
+    book = app.rules
+    matched = book.index.match(mutation.key)
+    for rule in matched:
+        report = _dry_run(book, rule.id, record, StateView.of(values))
+        print(json_line(report) if args.json else _describe(report))
+    if not matched and not args.json:
+        print(f"no rule watches {mutation.key} ({len(book.rules)} rules loaded)")
+    return 0
+
+
+def _dry_run(book: RuleBook, rule_id: str, record: LogRecord, state: StateView) -> dict[str, Any]:
+    rule = book.by_id[rule_id]
+    check = check_rule(rule, record, state)
+    report: dict[str, Any] = {"rule": rule.id, "held": check.held, "why": check.why}
+    if check.held:
+        report["steps"] = book.mask_json(plan_steps(rule, record, state))
+        notes = []
+        if rule.for_ is not None:
+            notes.append(f"only if it still holds {rule.for_:g}s later (for)")
+        if rule.signal is not None:
+            s = rule.signal
+            notes.append(f"only at {s.at_least} observations ≥ {s.confidence:g} in {s.within:g}s")
+        if rule.cooldown:
+            notes.append(f"not within {rule.cooldown:g}s of its last run (cooldown)")
+        report["notes"] = notes
+    return report
+
+
+def _describe(report: dict[str, Any]) -> str:
+    lines = [f"{report['rule']}: {'WOULD RUN' if report['held'] else 'no'} ({report['why']})"]
+    for step in report.get("steps", []):
+        if "error" in step:
+            lines.append(f"  step {step['step'] + 1}: {step.get('action')}: {step['error']}")
+        elif "mutate" in step:
+            m = step["mutate"]
+            lines.append(f"  step {step['step'] + 1}: {m['op']} {m['key']} {json_line(m['value'])}")
+        else:
+            lines.append(f"  step {step['step'] + 1}: {step['action']} {json_line(step['args'])}")
+    lines.extend(f"  note: {note}" for note in report.get("notes", []))
+    return "\n".join(lines)
+
+
+def _why(app: App, args: argparse.Namespace) -> int:
+    records = app.log.latest(1, key=args.key)
+    rows = app.evaluations.for_key(args.key, args.limit)
+    if args.json:
+        last = records[-1].to_dict() if records else None
+        print(json_line({"key": args.key, "lastMutation": last, "evaluations": rows}))
+        return 0 if records or rows else 1
+    if not records:
+        print(f"{args.key}: no mutation in the log")
+    else:
+        print(_origin(app, records[-1]))
+    for row in rows:
+        print(f"  {_evaluation(row)}")
+    return 0 if records or rows else 1
+
+
+def _origin(app: App, record: LogRecord) -> str:
+    m = record.mutation
+    value = "" if m.value is None else f" {json_line(m.value)[:120]}"
+    line = f"{m.key}: {m.op.value}{value} -> v{record.version} by {m.actor}"
+    if m.reason:
+        line += f", reason: {m.reason}"
+    if m.proposed_by is not None:
+        line += f", proposed by {m.proposed_by}"
+    rule = m.meta.get("rule")
+    if rule:
+        line += f"\n  derived by rule {rule}"
+        cause = _cause(app, m.causation_id)
+        if cause is not None:
+            line += f" from {cause.key} ({cause.op.value} by {cause.actor}, mutation {cause.id})"
+    return line + f"\n  mutation {m.id}, correlation {m.correlation_id}"
+
+
+def _cause(app: App, mutation_id: str | None) -> Mutation | None:
+    if mutation_id is None:
+        return None
+    for record in reversed(app.log.latest(5000)):
+        if record.mutation.id == mutation_id:
+            return record.mutation
+    return None
+
+
+def _evaluation(row: dict[str, Any]) -> str:
+    data = row["data"]
+    head = f"{row['event']} {data.get('rule')}"
+    if row["event"] in ("evaluated", "cut"):
+        return f"{head}: {'fired' if data.get('fired') else 'not fired'}: {data.get('why')}"
+    detail = data.get("error") or data.get("why") or json_line(data.get("result"))[:120]
+    return f"{head} step {int(data.get('step', 0)) + 1} ({data.get('do')}): {detail}"

@@ -1,0 +1,53 @@
+"""The Redis key names the rule engine uses, under the workspace's hash tag."""
+
+from __future__ import annotations
+
+from core.keys import WorkspaceKeys
+
+__all__ = ["CONSUMER_GROUP", "RuleKeys"]
+
+CONSUMER_GROUP = "rules"  # the mutation log's consumer group; its cursor is the engine's
+
+
+class RuleKeys:
+    def __init__(self, workspace: str) -> None:
+        self.workspace = WorkspaceKeys(workspace)
+        self.tag = self.workspace.tag
+
+    @property
+    def log(self) -> str:
+        return self.workspace.log
+
+    @property
+    def evaluations(self) -> str:
+        """Capped stream: every rule evaluation, fired or not, and why."""
+        return f"{self.tag}:rules:evals"
+
+    @property
+    def timers(self) -> str:
+        """Sorted set of pending ``for`` timers (member rule|key, score due ms)."""
+        return f"{self.tag}:rules:timers"
+
+    @property
+    def timer_causes(self) -> str:
+        """Hash rule|key -> log id of the mutation that started the timer."""
+        return f"{self.tag}:rules:timer-causes"
+
+    def signal(self, rule_id: str, key: str) -> str:
+        """Sorted set of a signal's qualifying observations (score: commit ms)."""
+        return f"{self.tag}:rules:signal:{rule_id}:{key}"
+
+    def cooldown(self, rule_id: str, key: str) -> str:
+        return f"{self.tag}:rules:cooldown:{rule_id}:{key}"
+
+    def runs(self, rule_id: str, key: str) -> str:
+        """Sorted set of the job ids of a rule's runs for one key (score: enqueue ms)."""
+        return f"{self.tag}:rules:runs:{rule_id}:{key}"
+
+    def steps(self, job_id: str) -> str:
+        """Hash step index -> started | done (with the result) | failed, of one run."""
+        return f"{self.tag}:rules:steps:{job_id}"
+
+    def lease(self, job_id: str) -> str:
+        """Held by the worker running a job, renewed while it runs."""
+        return f"{self.tag}:rules:lease:{job_id}"

@@ -1,0 +1,100 @@
+"""Rule arguments as sandboxed Jinja2 templates over ``state``, ``mutation`` and ``actor``.
+
+A template that is one expression keeps its type (``"{{ mutation.value }}"`` of a number is
+a number, of a string a string: never re-parsed); anything else renders as text. Templates
+compile when the config loads, so a syntax error names the file, line and field. The sandbox
+refuses attribute tricks (``__class__``, ``mro``), and undefined names are errors rather
+than empty strings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from itertools import chain, islice
+from typing import Any
+
+from jinja2 import StrictUndefined, Template, TemplateError, Undefined
+from jinja2.nativetypes import NativeCodeGenerator
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+from pydantic import JsonValue
+
+__all__ = ["TemplateFailed", "check_templates", "render"]
+
+
+def _concat(parts: Iterable[Any]) -> Any:
+    head = list(islice(parts, 2))
+    if not head:
+        return ""
+    if len(head) == 1:
+        if isinstance(head[0], Undefined):
+            str(head[0])  # raises: an undefined name is an error, not a value
+        return head[0]
+    return "".join(str(part) for part in chain(head, parts))
+
+
+class _Environment(ImmutableSandboxedEnvironment):
+    code_generator_class = NativeCodeGenerator
+    concat = staticmethod(_concat)
+
+
+_ENV = _Environment(undefined=StrictUndefined, autoescape=False)
+
+
+class TemplateFailed(ValueError):
+    """A template failed to render (an undefined name, a sandbox refusal, a type error)."""
+
+
+def _is_template(text: str) -> bool:
+    return "{{" in text or "{%" in text
+
+
+@lru_cache(maxsize=4096)
+def _compile(text: str) -> Template:
+    return _ENV.from_string(text)
+
+
+def check_templates(value: JsonValue) -> JsonValue:
+    """Compile every template in ``value`` (a pydantic validator's check); raise ValueError
+    naming the template's own line on a syntax error."""
+    for text in _strings(value):
+        if _is_template(text):
+            try:
+                _compile(text)
+            except TemplateError as exc:
+                line = getattr(exc, "lineno", None)
+                where = f" (line {line} of the template)" if line and line > 1 else ""
+                raise ValueError(f"template does not compile{where}: {exc}") from None
+    return value
+
+
+def _strings(value: JsonValue) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def render(value: JsonValue, variables: Mapping[str, Any]) -> Any:
+    """``value`` with every template string rendered; other values as they are."""
+    if isinstance(value, str):
+        return _render_text(value, variables) if _is_template(value) else value
+    if isinstance(value, dict):
+        return {k: render(v, variables) for k, v in value.items()}
+    if isinstance(value, list):
+        return [render(v, variables) for v in value]
+    return value
+
+
+def _render_text(text: str, variables: Mapping[str, Any]) -> Any:
+    template = _compile(text)
+    try:
+        return _ENV.concat(template.root_render_func(template.new_context(dict(variables))))
+    except TemplateError as exc:
+        raise TemplateFailed(f"{text!r}: {exc}") from None
+    except (TypeError, ValueError, ArithmeticError, LookupError) as exc:
+        raise TemplateFailed(f"{text!r}: {type(exc).__name__}: {exc}") from None

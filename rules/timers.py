@@ -1,0 +1,72 @@
+"""``for`` timers: a rule whose condition must hold for a while waits here, in Redis, so a
+restart loses nothing. A timer is keyed by rule and state key: while one is pending, the
+condition holding again does not restart it; the condition failing cancels it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from rules.keys import RuleKeys
+
+if TYPE_CHECKING:
+    from redis import Redis
+
+__all__ = ["DueTimer", "Timers"]
+
+
+@dataclass(frozen=True)
+class DueTimer:
+    rule_id: str
+    key: str
+    log_id: str  # the mutation that started it
+    due_ms: int
+
+
+def _member(rule_id: str, key: str) -> str:
+    return f"{rule_id}|{key}"
+
+
+class Timers:
+    def __init__(self, client: Redis, keys: RuleKeys) -> None:
+        self.redis = client
+        self.keys = keys
+
+    def start(self, rule_id: str, key: str, log_id: str, due_ms: int) -> bool:
+        """Start the timer unless one is pending; True when this call started it."""
+        member = _member(rule_id, key)
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.zadd(self.keys.timers, {member: due_ms}, nx=True)
+        pipe.hsetnx(self.keys.timer_causes, member, log_id)
+        added, _ = pipe.execute()
+        return bool(added)
+
+    def cancel(self, rule_id: str, key: str) -> bool:
+        member = _member(rule_id, key)
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.zrem(self.keys.timers, member)
+        pipe.hdel(self.keys.timer_causes, member)
+        removed, _ = pipe.execute()
+        return bool(removed)
+
+    def pending(self, rule_id: str, key: str) -> int | None:
+        score = self.redis.zscore(self.keys.timers, _member(rule_id, key))
+        return None if score is None else int(score)
+
+    def take_due(self, now_ms: int, limit: int = 100) -> list[DueTimer]:
+        """Timers due by ``now_ms``, each handed to exactly one caller (removed as taken)."""
+        due = []
+        found: Any = self.redis.zrangebyscore(
+            self.keys.timers, "-inf", now_ms, start=0, num=limit, withscores=True
+        )
+        for raw, score in found:
+            member = str(raw)
+            pipe = self.redis.pipeline(transaction=True)
+            pipe.zrem(self.keys.timers, member)
+            pipe.hget(self.keys.timer_causes, member)
+            pipe.hdel(self.keys.timer_causes, member)
+            removed, log_id, _ = pipe.execute()
+            if removed and log_id:
+                rule_id, _, key = member.partition("|")
+                due.append(DueTimer(rule_id, key, str(log_id), int(score)))
+        return due

@@ -1,0 +1,116 @@
+"""A rule engine on real Redis and a real RQ queue, with the shipped policy and the rules a
+test gives; jobs run in this process through RQ's own worker (``work``)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from connectors.registry import default_registry
+from redis import Redis
+from rq import Queue, SimpleWorker
+
+from bot.app import App, build_app
+from core.actor import Actor
+from core.connection import connection_url
+from core.log import LogRecord
+from core.mutation import Mutation, Op
+from core.outcome import Committed
+from rules.engine import Engine
+from rules.jobs import WorkerContext, install
+from rules.service import RuleService
+
+SHIPPED = files("core").joinpath("default.yaml").read_text(encoding="utf-8")
+POLICY_EXTRA = """
+    - pattern: "test.*"
+      description: keys of the rule tests
+"""
+
+
+def config_text(rules_yaml: str, automation: str = "") -> str:
+    """The shipped config with its rules replaced, and ``test.*`` keys allowed."""
+    head = SHIPPED.split("\nrules:\n")[0]
+    head = head.replace("  keys:\n", "  keys:" + POLICY_EXTRA, 1)
+    if automation:
+        head = head.split("\nautomation:\n")[0] + "\nautomation:\n" + automation
+    return head + "\nrules:\n" + rules_yaml
+
+
+@dataclass
+class Rig:
+    app: App
+    queue: Queue
+    engine: Engine
+    service: RuleService
+    env: dict[str, str]
+
+    def commit(
+        self, op: str, key: str, value: Any = None, who: str = "moderator:mia", **fields: Any
+    ) -> Committed:
+        actor = Actor.parse(who)
+        outcome = self.app.gateway.propose(
+            Mutation(op=Op(op), key=key, value=value, actor=actor, **fields)
+        )
+        assert isinstance(outcome, Committed), outcome
+        return outcome
+
+    def work(self) -> None:
+        """Handle every new log record, then run every queued job, until nothing is left."""
+        worker = SimpleWorker([self.queue], connection=self.queue.connection)
+        while True:
+            handled = self.service.drain()
+            queued = len(self.queue) > 0
+            if queued:
+                worker.work(burst=True)
+            if not handled and not queued:
+                return
+
+    def evaluations(self, event: str | None = None) -> list[dict[str, Any]]:
+        rows = self.app.evaluations._rows(100_000)
+        return [r for r in rows if event is None or r["event"] == event]
+
+    def last_record(self, key: str) -> LogRecord:
+        return self.app.log.latest(1, key=key)[-1]
+
+    def wait_until(self, predicate: Any, timeout: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() > deadline:
+                raise AssertionError("timed out waiting")
+            self.service.step()
+            time.sleep(0.05)
+
+
+def make_rig(
+    tmp_path: Path,
+    client: Redis,
+    workspace: str,
+    rules_yaml: str,
+    env: dict[str, str] | None = None,
+    automation: str = "",
+) -> Rig:
+    path = tmp_path / "rules.yaml"
+    path.write_text(config_text(rules_yaml, automation), encoding="utf-8")
+    env = dict(env or {})
+    import os
+
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)  # ${NAME} resolves from the process environment at load
+    try:
+        app = build_app(workspace, path, client=client)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    queue = Queue(f"test.{workspace}", connection=Redis.from_url(connection_url(client)))
+    book = app.rules
+    install(WorkerContext(app.redis, app.gateway, book, default_registry(), env))
+    engine = Engine(app.store, book, queue)
+    service = RuleService(engine, queue)
+    service.start()
+    return Rig(app, queue, engine, service, env)
