@@ -1,0 +1,172 @@
+"""End to end with real processes: `deliberate worker` consumes the log and runs the shipped
+rules' actions against local servers that speak OBS's and HTTP's real protocols; killed in
+the middle of an action, another worker finishes the job without acting twice."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from redis import Redis
+
+from bot.app import App, build_app
+from core.actor import Actor
+from core.mutation import Mutation, Op
+from core.outcome import Committed
+from rules.keys import CONSUMER_GROUP, RuleKeys
+from tests.rules.rig import config_text
+from tests.servers.obs import ObsServer
+from tests.servers.webhook import WebhookServer
+
+SCENES = ("Starting", "Live", "BRB", "Ending", "Death cam")
+FAST = "  retries: 2\n  backoff_sec: [1]\n  timeout_sec: 20\n  lease_sec: 2\n"
+
+
+@pytest.fixture
+def obs() -> Iterator[ObsServer]:
+    with ObsServer(password="obs-secret", scenes=SCENES) as server:
+        yield server
+
+
+@pytest.fixture
+def hook() -> Iterator[WebhookServer]:
+    with WebhookServer() as server:
+        yield server
+
+
+class Worker:
+    def __init__(self, workspace: str, config: Path, env: dict[str, str]) -> None:
+        self.args = [
+            sys.executable,
+            "-m",
+            "bot.cli.main",
+            "--workspace",
+            workspace,
+            "--config",
+            str(config),
+            "worker",
+        ]
+        self.env = {**os.environ, **env}
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> Worker:
+        self.proc = subprocess.Popen(
+            self.args,
+            env=self.env,
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        return self
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self) -> str:
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        try:
+            _, err = self.proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            return ""
+        return err.decode(errors="replace")
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 20.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting")
+        time.sleep(0.05)
+
+
+def group_ready(client: Redis, workspace: str) -> bool:
+    log = RuleKeys(workspace).log
+    return client.exists(log) == 1 and any(
+        g["name"] == CONSUMER_GROUP for g in client.xinfo_groups(log)
+    )
+
+
+def commit(app: App, key: str, value: Any, who: str = "moderator:mia") -> Committed:
+    outcome = app.gateway.propose(Mutation(op=Op.SET, key=key, value=value, actor=Actor.parse(who)))
+    assert isinstance(outcome, Committed), outcome
+    return outcome
+
+
+def actions_of(app: App, corr: str, event: str) -> list[dict[str, Any]]:
+    return [r["data"] for r in app.evaluations.for_correlation(corr) if r["event"] == event]
+
+
+@pytest.fixture
+def shipped(tmp_path: Path) -> Path:
+    """The shipped config and rules, with shorter leases and retries for the test."""
+    from tests.rules.rig import SHIPPED
+
+    text = config_text(SHIPPED.split("\nrules:\n")[1], FAST)
+    path = tmp_path / "deliberate.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_shipped_rules_reach_obs_and_the_webhook_under_the_same_correlation_id(
+    redis_client: Redis, workspace: str, shipped: Path, obs: ObsServer, hook: WebhookServer
+) -> None:
+    env = {**obs.env(), "DELIBERATE_WEBHOOK_URL": hook.hook_url}
+    app = build_app(workspace, shipped, client=redis_client)
+    worker = Worker(workspace, shipped, env).start()
+    try:
+        wait_for(lambda: group_ready(redis_client, workspace))
+        scene = commit(app, "scene.name", "BRB")
+        corr = scene.request.correlation_id
+        (done,) = wait_for(lambda: actions_of(app, corr, "action.done"))
+        assert done["rule"] == "switch_scene" and done["result"] == {"scene": "BRB"}
+        assert obs.state.program_scene == "BRB"
+        decision = commit(app, "decision.db-engine", "postgres", who="user:alice")
+        corr = decision.request.correlation_id
+        wait_for(lambda: actions_of(app, corr, "action.done"))
+        (skipped,) = wait_for(lambda: actions_of(app, corr, "action.skipped"))
+        assert skipped["why"] == "skipped: DELIBERATE_DECISIONS_CHANNEL is not set"
+        (request,) = hook.requests
+        assert request.json["key"] == "decision.db-engine" and request.json["value"] == "postgres"
+        assert request.json["correlationId"] == corr
+        commit(app, "stream.state", "off")
+        wait_for(lambda: "StopStream" in obs.request_types())
+    finally:
+        err = worker.stop()
+    assert "obs-secret" not in err
+
+
+def test_a_worker_killed_mid_action_leaves_it_done_exactly_once(
+    redis_client: Redis, workspace: str, shipped: Path, obs: ObsServer
+) -> None:
+    app = build_app(workspace, shipped, client=redis_client)
+    first = Worker(workspace, shipped, obs.env()).start()
+    second = Worker(workspace, shipped, obs.env())
+    try:
+        wait_for(lambda: group_ready(redis_client, workspace))
+        hold = obs.hold("SetCurrentProgramScene")
+        corr = commit(app, "scene.name", "Live").request.correlation_id
+        assert hold.wait(20), "the worker never reached OBS"
+        first.kill()  # OBS switched the scene; the worker never heard back
+        assert obs.state.program_scene == "Live"
+        second.start()
+        (done,) = wait_for(lambda: actions_of(app, corr, "action.done"))
+        assert done["result"] == {"reconciled": True}
+    finally:
+        hold.release()
+        second.stop()
+    assert obs.request_types().count("SetCurrentProgramScene") == 1
