@@ -5,7 +5,7 @@
   when: {key: scene.name, op: set, to: BRB}     # key glob; op, from and to optional
   if:   {state: {obs.connected: true}, expr: 'state["viewers"] > 100'}   # CEL
   for: 30s                      # the condition must hold this long (survives restarts)
-  mode: single                  # single | queued | parallel | restart, per rule and key
+  mode: queued                  # single | queued (default) | parallel | restart, per rule+key
   max: 10                       # runs at once (parallel) or waiting (queued)
   cooldown: 10s                 # no new run for this long after one starts
   then:
@@ -216,7 +216,7 @@ class Rule(BaseModel):
     if_: Condition | None = Field(default=None, alias="if")
     for_: float | None = Field(default=None, alias="for")
     signal: Signal | None = None
-    mode: Mode = Mode.SINGLE
+    mode: Mode = Mode.QUEUED  # nothing is dropped unless the rule says so
     max: int = Field(default=10, ge=1, le=1000)
     cooldown: float = 0.0
     then: list[Step] = Field(min_length=1, max_length=20)

@@ -9,11 +9,11 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from connectors.registry import default_registry
 from redis import Redis
 from rq import Queue, SimpleWorker
 
 from bot.app import App, build_app
+from connectors.registry import default_registry
 from core.actor import Actor
 from core.connection import connection_url
 from core.log import LogRecord

@@ -13,7 +13,7 @@ from rq.job import Job
 
 from rules.engine import Engine
 from rules.service import RuleService
-from tests.rules.rig import Rig, make_rig
+from tests.rules.rig import make_rig
 from tests.servers.webhook import WebhookServer
 
 
@@ -178,7 +178,7 @@ def test_cooldown_and_mode_single(
     assert len(hook.requests) == 1
     assert "cooling down" in rig.evaluations("evaluated")[1]["data"]["why"]
     # single: while a run waits on the queue, another trigger for the same key is skipped
-    rig2 = make_rig(tmp_path, redis_client, workspace + "b", post_rule(hook))
+    rig2 = make_rig(tmp_path, redis_client, workspace + "b", post_rule(hook, "    mode: single\n"))
     rig2.commit("set", "test.b", 1)
     rig2.commit("set", "test.b", 2)
     rig2.service.drain()
@@ -217,14 +217,14 @@ def test_modes_bound_the_runs_of_a_rule_and_key(
 def test_an_unset_optional_env_skips_the_step_and_values_from_env_are_masked(
     tmp_path: Path, redis_client: Redis, workspace: str, hook: WebhookServer
 ) -> None:
-    rules = f"""
+    rules = """
   - id: notify
-    when: {{key: "test.*"}}
+    when: {key: "test.*"}
     then:
       - action: http.post
-        args: {{url: "${{DELIB_TEST_HOOK_URL:-}}"}}
+        args: {url: "${DELIB_TEST_HOOK_URL:-}"}
       - action: log.write
-        args: {{message: "token ${{DELIB_TEST_TOKEN}}"}}
+        args: {message: "token ${DELIB_TEST_TOKEN}"}
 """
     env = {"DELIB_TEST_TOKEN": "tok-123456"}
     rig = make_rig(tmp_path, redis_client, workspace, rules, env)

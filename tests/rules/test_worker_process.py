@@ -170,3 +170,45 @@ def test_a_worker_killed_mid_action_leaves_it_done_exactly_once(
         hold.release()
         second.stop()
     assert obs.request_types().count("SetCurrentProgramScene") == 1
+
+
+def test_helix_through_a_worker_whose_queue_lives_on_another_redis(
+    redis_client: Redis, workspace: str, tmp_path: Path
+) -> None:
+    from redis import Redis as Client
+
+    from core.connection import connection_url
+    from tests.servers.helix import HelixServer
+
+    rules = """
+  - id: clip_it
+    when: {key: test.clip, op: set, to: true}
+    then:
+      - action: twitch.createClip
+"""
+    path = tmp_path / "clip.yaml"
+    path.write_text(config_text(rules, FAST), encoding="utf-8")
+    state_url = connection_url(redis_client)
+    queue_url = (
+        state_url.replace("db=15", "db=14") if "db=" in state_url else state_url[:-3] + "/14"
+    )
+    queue_redis = Client.from_url(queue_url)
+    app = build_app(workspace, path, client=redis_client)
+    with HelixServer() as helix:
+        worker = Worker(workspace, path, {**helix.env(), "DELIBERATE_QUEUE_URL": queue_url})
+        worker.start()
+        try:
+            wait_for(lambda: group_ready(redis_client, workspace))
+            corr = commit(app, "test.clip", True).request.correlation_id
+            (done,) = wait_for(lambda: actions_of(app, corr, "action.done"))
+        finally:
+            worker.stop()
+        (clip,) = helix.clips
+        assert done["result"]["id"] == clip["id"]
+        (request,) = helix.requests
+        assert request.header("Client-Id") == helix.client_id
+        assert request.arg("broadcaster_id") == helix.broadcaster_id
+    job_key = f"rq:job:{done['job']}"
+    assert queue_redis.exists(job_key) == 1
+    assert Client.from_url(state_url).exists(job_key) == 0
+    queue_redis.delete(job_key)
