@@ -20,6 +20,12 @@ BENCH = Path(__file__).resolve().parent.parent.parent / "bench"
         ("turn_overhead.py", ["--reps", "1", "--runtime-reps", "1"], "pure turn overhead"),
         ("prompt_size.py", ["--budgets", ""], "Headline, messages: turn 50 / turn 1"),
         ("classifier_accuracy.py", [], "held out (odd lines)"),
+        (
+            "rule_matching.py",
+            ["--unrelated", "100", "--rounds", "2", "--reps", "2"],
+            "100 unrelated rules / 10 rules",
+        ),
+        ("commit_to_action.py", ["--mutations", "3"], "commit-to-action median"),
     ],
 )
 def test_a_bench_runs(redis_client: object, script: str, args: list[str], headline: str) -> None:

@@ -29,7 +29,9 @@ def post_rule(hook: WebhookServer, extra: str = "", key: str = "test.*") -> str:
     when: {{key: "{key}", op: set}}
 {extra}    then:
       - action: http.post
-        args: {{url: "{hook.hook_url}", json: {{key: "{{{{ mutation.key }}}}", value: "{{{{ mutation.value }}}}"}}}}
+        args:
+          url: "{hook.hook_url}"
+          json: {{key: "{{{{ mutation.key }}}}", value: "{{{{ mutation.value }}}}"}}
 """
 
 

@@ -1,0 +1,111 @@
+"""Discord through its REST API (httpx): send a message to a channel as the bot. The message
+carries a nonce derived from the idempotency key with ``enforce_nonce``, so Discord itself
+returns the message already created when a retry sends the same step again (within the few
+minutes Discord remembers nonces). A 429 waits the ``retry_after`` Discord asks for and tries
+again, twice at most.
+
+Env: ``DISCORD_TOKEN`` (the bot token); optional ``DISCORD_API_URL``
+(default https://discord.com/api/v10)."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from connectors.http_client import shared
+from rules.connector_api import ActionContext, ConnectorAction, ConnectorError
+
+from .env import optional, required
+from .remote_errors import excerpt, status_error, transport_error
+
+__all__ = ["ACTIONS", "nonce_for"]
+
+DEFAULT_API_URL = "https://discord.com/api/v10"
+TIMEOUT_SEC = 10.0
+RATE_LIMIT_RETRIES = 2
+MAX_RETRY_AFTER_SEC = 10.0  # a longer wait is left to the job's own retry
+USER_AGENT = "DiscordBot (https://github.com/deliberate, 0.1.0)"  # the form Discord asks for
+NONCE_CHARS = 25  # Discord's limit
+
+
+class SendMessageArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    channel_id: str = Field(
+        pattern=r"^[0-9]{1,25}$"
+    )  # a snowflake, and nothing that edits the path
+    content: str
+
+
+def nonce_for(idempotency_key: str) -> str:
+    return hashlib.sha256(idempotency_key.encode()).hexdigest()[:NONCE_CHARS]
+
+
+def _discord_message(response: httpx.Response) -> str:
+    """Discord errors are {"message": "Unknown Channel", "code": 10003, ...}."""
+    try:
+        body = response.json()
+    except ValueError:
+        return excerpt(response)
+    if isinstance(body, dict) and body.get("message"):
+        return f"{body['message']} (code {body.get('code', 0)})"
+    return excerpt(response)
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    """Seconds Discord asks us to wait, from the body (or the header); None if unusable."""
+    try:
+        value = response.json().get("retry_after")
+    except (ValueError, AttributeError):
+        value = response.headers.get("Retry-After")
+    try:
+        return float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _post(url: str, body: dict[str, JsonValue], token: str) -> httpx.Response:
+    """POST, waiting out up to RATE_LIMIT_RETRIES 429s that ask for a short enough wait."""
+    headers = {"Authorization": f"Bot {token}", "User-Agent": USER_AGENT}
+    for attempt in range(RATE_LIMIT_RETRIES + 1):
+        try:
+            response = shared().post(url, json=body, headers=headers, timeout=TIMEOUT_SEC)
+        except httpx.TransportError as error:
+            raise transport_error("discord", error, [token]) from None
+        wait = _retry_after(response) if response.status_code == 429 else None
+        if wait is None or wait > MAX_RETRY_AFTER_SEC or attempt == RATE_LIMIT_RETRIES:
+            break
+        time.sleep(wait)
+    return response
+
+
+def send_message(args: SendMessageArgs, ctx: ActionContext) -> JsonValue:
+    token = required(ctx.env, "DISCORD_TOKEN", "discord")
+    api_url = optional(ctx.env, "DISCORD_API_URL", DEFAULT_API_URL).rstrip("/")
+    body: dict[str, JsonValue] = {
+        "content": args.content,
+        "nonce": nonce_for(ctx.idempotency_key),
+        "enforce_nonce": True,
+    }
+    response = _post(f"{api_url}/channels/{args.channel_id}/messages", body, token)
+    if not response.is_success:
+        raise status_error("discord", response, _discord_message(response), [token])
+    try:
+        message_id = response.json().get("id")
+    except (ValueError, AttributeError):
+        message_id = None
+    if not message_id:
+        raise ConnectorError(f"discord: unexpected answer: {excerpt(response)}")
+    return {"id": str(message_id)}
+
+
+ACTIONS = (
+    ConnectorAction(
+        "discord.sendMessage",
+        SendMessageArgs,
+        send_message,
+        "Send a message to a Discord channel as the bot.",
+    ),
+)

@@ -1,0 +1,28 @@
+"""One HTTP client per process for the connectors that speak HTTP. Building an ``httpx``
+client costs tens of milliseconds (its TLS context), more than a local request itself, so
+actions share this one; a forked child builds its own (connections don't cross a fork)."""
+
+from __future__ import annotations
+
+import os
+
+import httpx
+
+__all__ = ["shared"]
+
+_client: httpx.Client | None = None
+
+
+def shared() -> httpx.Client:
+    global _client
+    if _client is None:
+        _client = httpx.Client()
+    return _client
+
+
+def _forget() -> None:
+    global _client
+    _client = None
+
+
+os.register_at_fork(after_in_child=_forget)

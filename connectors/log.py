@@ -1,0 +1,45 @@
+"""``log.write``: one structured line on the ``deliberate.connectors`` logger, its fields passed
+as ``extra={"fields": ...}`` the way ``core.jsonlog`` expects, with the correlation id that
+links it to the message, rule and mutation it came from."""
+
+from __future__ import annotations
+
+import logging
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from rules.connector_api import ActionContext, ConnectorAction
+
+__all__ = ["ACTIONS", "LOGGER_NAME"]
+
+LOGGER_NAME = "deliberate.connectors"
+LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+}
+
+
+class WriteArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    message: str
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    fields: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+def write(args: WriteArgs, ctx: ActionContext) -> JsonValue:
+    fields = {**args.fields, "correlation_id": ctx.correlation_id}
+    logging.getLogger(LOGGER_NAME).log(LEVELS[args.level], args.message, extra={"fields": fields})
+    return {"written": True}
+
+
+ACTIONS = (
+    ConnectorAction(
+        "log.write",
+        WriteArgs,
+        write,
+        "Write one structured log line (message, level, fields).",
+    ),
+)

@@ -1,0 +1,76 @@
+"""Slack through slack_sdk's WebClient: post a message, optionally in a thread. slack_sdk's own
+RateLimitErrorRetryHandler waits out a 429's ``Retry-After`` and tries again once; a 429 past
+that is a retryable error.
+
+Env: ``SLACK_BOT_TOKEN``; optional ``SLACK_API_URL`` (default slack_sdk's https://slack.com/api/)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, JsonValue
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
+
+from rules.connector_api import ActionContext, ConnectorAction, ConnectorError
+
+from .env import optional, required
+from .remote_errors import redact, retryable_status
+
+__all__ = ["ACTIONS"]
+
+TIMEOUT_SEC = 10
+# Slack's own words for "try again later" when they come with a 200 or without a status
+RETRYABLE_ERRORS = {
+    "ratelimited",
+    "internal_error",
+    "fatal_error",
+    "service_unavailable",
+    "request_timeout",
+}
+
+
+class PostMessageArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    channel: str
+    text: str
+    thread_ts: str | None = None
+
+
+def _client(ctx: ActionContext) -> WebClient:
+    token = required(ctx.env, "SLACK_BOT_TOKEN", "slack")
+    # slack_sdk joins method names onto the base URL, so it must end with a slash
+    base_url = optional(ctx.env, "SLACK_API_URL", WebClient.BASE_URL).rstrip("/") + "/"
+    client = WebClient(token=token, base_url=base_url, timeout=TIMEOUT_SEC)
+    client.retry_handlers.append(RateLimitErrorRetryHandler())
+    return client
+
+
+def post_message(args: PostMessageArgs, ctx: ActionContext) -> JsonValue:
+    client = _client(ctx)
+    secrets = [client.token or ""]
+    try:
+        response = client.chat_postMessage(
+            channel=args.channel, text=args.text, thread_ts=args.thread_ts
+        )
+    except SlackApiError as error:
+        code = str(error.response.get("error") or "unknown_error")
+        retryable = retryable_status(error.response.status_code) or code in RETRYABLE_ERRORS
+        raise ConnectorError(redact(f"slack: {code}", secrets), retryable=retryable) from None
+    except SlackClientError as error:  # the request could not be built or sent as asked
+        raise ConnectorError(redact(f"slack: {error}", secrets)) from None
+    except OSError as error:  # urllib: refused, reset, timed out
+        raise ConnectorError(
+            redact(f"slack: connection failed ({type(error).__name__}: {error})", secrets),
+            retryable=True,
+        ) from None
+    return {"channel": response.get("channel"), "ts": response.get("ts")}
+
+
+ACTIONS = (
+    ConnectorAction(
+        "slack.postMessage",
+        PostMessageArgs,
+        post_message,
+        "Post a message to a Slack channel (in a thread when thread_ts is given).",
+    ),
+)
