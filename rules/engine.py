@@ -104,7 +104,7 @@ class Engine:
             "logId": record.log_id,
             "depth": depth,
         }
-        admission = self.runs.start(rule, record.mutation.key, record.log_id, payload)
+        admission = self.runs.start(rule, record.mutation.key, record.mutation.id, payload)
         fired = admission.job_id is not None
         self._record(
             record,

@@ -31,8 +31,9 @@ JOB_FUNCTION = "rules.jobs.run_rule"
 _DONE = {JobStatus.FINISHED, JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED}
 
 
-def job_id_for(workspace: str, log_id: str, rule_id: str) -> str:
-    digest = hashlib.blake2s(f"{workspace}|{log_id}|{rule_id}".encode(), digest_size=12)
+def job_id_for(workspace: str, mutation_id: str, rule_id: str) -> str:
+    """One run per mutation and rule; its steps' idempotency keys extend it with the step."""
+    digest = hashlib.blake2s(f"{workspace}|{mutation_id}|{rule_id}".encode(), digest_size=12)
     return f"rule-{digest.hexdigest()}"
 
 
@@ -57,8 +58,10 @@ class RunStarter:
         self.keys = keys
         self.settings = settings
 
-    def start(self, rule: Rule, key: str, log_id: str, payload: dict[str, object]) -> Admission:
-        job_id = job_id_for(self.keys.workspace.workspace, log_id, rule.id)
+    def start(
+        self, rule: Rule, key: str, mutation_id: str, payload: dict[str, object]
+    ) -> Admission:
+        job_id = job_id_for(self.keys.workspace.workspace, mutation_id, rule.id)
         if Job.exists(job_id, connection=self.queue.connection):
             return Admission(job_id, "already enqueued for this mutation (nothing added)")
         if rule.cooldown and self.redis.exists(self.keys.cooldown(rule.id, key)):
