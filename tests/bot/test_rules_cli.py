@@ -22,6 +22,18 @@ def hook() -> Iterator[WebhookServer]:
         yield server
 
 
+def rcli(
+    capsys: pytest.CaptureFixture[str], workspace: str, config: str, *argv: str
+) -> tuple[int, str, str]:
+    return run(capsys, workspace, "--config", config, *argv)
+
+
+def dry(
+    capsys: pytest.CaptureFixture[str], workspace: str, config: str, mutation: str, *argv: str
+) -> tuple[int, str, str]:
+    return rcli(capsys, workspace, config, "rules", "test", "--mutation", mutation, *argv)
+
+
 def rules_config(tmp_path: Path, hook: WebhookServer) -> Path:
     rules = f"""
   - id: notify
@@ -62,31 +74,17 @@ def test_test_is_a_dry_run_that_executes_nothing(
 ) -> None:
     config = str(rules_config(tmp_path, hook))
     mutation = json.dumps({"op": "set", "key": "decision.db", "value": "postgres"})
-    code, out, _ = run(
-        capsys,
-        workspace,
-        "--config",
-        config,
-        "rules",
-        "test",
-        "--mutation",
-        mutation,
-        "--state",
-        "{}",
-    )
+    code, out, _ = dry(capsys, workspace, config, mutation, "--state", "{}")
     assert code == 0
     assert "notify: WOULD RUN (the trigger and the condition hold)" in out
     assert '  step 1: http.post {"url":"' in out and '"json":{"decided":"postgres"}' in out
     assert '  step 2: set test.last "decision.db"' in out
     skip = json.dumps({"op": "set", "key": "decision.db", "value": "skip"})
-    code, out, _ = run(
-        capsys, workspace, "--config", config, "rules", "test", "--mutation", skip, "--json"
-    )
+    code, out, _ = dry(capsys, workspace, config, skip, "--json")
     assert json.loads(out) == {"rule": "notify", "held": False, "why": "if.expr is false"}
-    code, out, _ = run(
+    code, out, _ = rcli(
         capsys,
         workspace,
-        "--config",
         config,
         "rules",
         "test",
@@ -94,10 +92,9 @@ def test_test_is_a_dry_run_that_executes_nothing(
         '{"op": "set", "key": "scene.name", "value": "BRB"}',
     )
     assert "no rule watches scene.name (1 rules loaded)" in out
-    code, _, err = run(
+    code, _, err = rcli(
         capsys,
         workspace,
-        "--config",
         config,
         "rules",
         "test",
@@ -112,11 +109,10 @@ def test_burst_worker_runs_the_rules_then_why_and_trace_explain_them(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, hook: WebhookServer, workspace: str
 ) -> None:
     config = str(rules_config(tmp_path, hook))
-    assert run(capsys, workspace, "--config", config, "worker", "--burst")[0] == 0  # the group
-    code, out, _ = run(
+    assert rcli(capsys, workspace, config, "worker", "--burst")[0] == 0  # the group
+    code, out, _ = rcli(
         capsys,
         workspace,
-        "--config",
         config,
         "state",
         "set",
@@ -129,22 +125,22 @@ def test_burst_worker_runs_the_rules_then_why_and_trace_explain_them(
         "--json",
     )
     corr = json.loads(out)["correlationId"]
-    code, _, err = run(capsys, workspace, "--config", config, "worker", "--burst")
+    code, _, err = rcli(capsys, workspace, config, "worker", "--burst")
     assert code == 0 and "2 mutations handled, 1 runs started" in err
     assert hook.requests[0].json == {"decided": "postgres"}
-    code, out, _ = run(capsys, workspace, "--config", config, "rules", "why", "test.last")
+    code, out, _ = rcli(capsys, workspace, config, "rules", "why", "test.last")
     assert code == 0
     assert (
         'test.last: set "decision.db" -> v1 by automation:notify, reason: rule notify, step 2'
         in out
     )
     assert "derived by rule notify from decision.db (set by user:alice" in out
-    code, out, _ = run(capsys, workspace, "--config", config, "rules", "why", "decision.db")
+    code, out, _ = rcli(capsys, workspace, config, "rules", "why", "decision.db")
     assert "evaluated notify: fired: the trigger and the condition hold; enqueued rule-" in out
     assert "action.done notify step 1 (http.post)" in out
-    code, out, _ = run(capsys, workspace, "--config", config, "trace", corr)
+    code, out, _ = rcli(capsys, workspace, config, "trace", corr)
     lines = out.splitlines()
     assert any("rule              notify on decision.db: fired" in line for line in lines)
     assert any("rule.action.done  notify step 2 (mutate test.last)" in line for line in lines)
-    code, _, _ = run(capsys, workspace, "--config", config, "rules", "why", "nothing.here")
+    code, _, _ = rcli(capsys, workspace, config, "rules", "why", "nothing.here")
     assert code == 1
