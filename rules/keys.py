@@ -48,6 +48,11 @@ class RuleKeys:
         """Hash step index -> started | done (with the result) | failed, of one run."""
         return f"{self.tag}:rules:steps:{job_id}"
 
+    def stop(self, job_id: str) -> str:
+        """Set when a newer run replaces this one (mode restart): it stops before its next
+        step, never in the middle of one."""
+        return f"{self.tag}:rules:stop:{job_id}"
+
     def lease(self, job_id: str) -> str:
         """Held by the worker running a job, renewed while it runs."""
         return f"{self.tag}:rules:lease:{job_id}"

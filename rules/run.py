@@ -56,6 +56,10 @@ class Run:
     def perform(self) -> dict[str, Any]:
         results: list[Any] = []
         for index, step in enumerate(self.rule.then):
+            if self.context.redis.exists(self.context.keys.stop(self.job_id)):
+                why = "stopped: a newer run of this rule replaced it (mode restart)"
+                self._report("action.skipped", index, step, why=why)
+                return {"rule": self.rule.id, "stopped": why, "results": results}
             try:
                 results.append(self._step(index, step))
             except StepFailed as exc:

@@ -4,7 +4,8 @@ A run is one RQ job that performs the rule's steps in order. Its job id is deriv
 triggering mutation and the rule, so enqueuing the same firing twice finds the first job.
 Modes count the runs of one rule for one key that have not finished: ``single`` skips while
 one is going, ``parallel`` allows ``max`` at once, ``queued`` lets up to ``max`` wait for
-the one before them, ``restart`` stops the ones going and starts afresh."""
+the one before them, ``restart`` cancels the waiting ones, asks the running one to stop
+before its next step, and starts afresh."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rq import Queue, Retry
-from rq.command import send_stop_job_command
 from rq.exceptions import InvalidJobOperation, NoSuchJobError
 from rq.job import Dependency, Job, JobStatus
 
@@ -116,13 +116,18 @@ class RunStarter:
             self.redis.zrem(runs_key, *done)
         return going
 
+    def request_stop(self, job_id: str) -> None:
+        """Ask a running run to stop before its next step (a step under way finishes: a
+        side effect is never cut in half)."""
+        self.redis.set(self.keys.stop(job_id), "1", ex=self.settings.timeout_sec * 10)
+
     def _stop(self, going: list[str]) -> list[str]:
         stopped = []
         for job_id in going:
             try:
                 job = Job.fetch(job_id, connection=self.queue.connection)
                 if job.get_status() is JobStatus.STARTED:
-                    send_stop_job_command(self.queue.connection, job_id)
+                    self.request_stop(job_id)
                 else:
                     job.cancel()
                 stopped.append(job_id)

@@ -287,3 +287,17 @@ def test_a_crashed_consumer_loses_no_mutation(
     rig.service = survivor
     rig.work()
     assert len(hook.requests) == 1 and survivor.consumer.pending() == 0
+
+
+def test_a_replaced_run_stops_before_its_next_step(
+    tmp_path: Path, redis_client: Redis, workspace: str, hook: WebhookServer
+) -> None:
+    rig = make_rig(tmp_path, redis_client, workspace, post_rule(hook, "    mode: restart\n"))
+    rig.commit("set", "test.a", 1)
+    rig.service.drain()
+    job_id = rig.evaluations("evaluated")[0]["data"]["job"]
+    rig.engine.runs.request_stop(job_id)  # what a newer firing does to a run already going
+    rig.work()
+    assert hook.requests == []
+    (skipped,) = rig.evaluations("action.skipped")
+    assert skipped["data"]["why"].startswith("stopped: a newer run")
