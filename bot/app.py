@@ -27,6 +27,7 @@ from core.trace_log import TraceLog
 from core.transcript import Transcripts
 from rules.book import RuleBook
 from rules.config import RulesConfig
+from rules.consumer import ensure_group
 from rules.eval_log import EvaluationLog
 from rules.keys import RuleKeys
 
@@ -128,4 +129,7 @@ def build_app(
     redis = client if client is not None else connect(redis_url)
     store = StateStore(redis, workspace, idempotency_ttl_sec=config.store.idempotency_ttl_sec)
     policy = Policy(config.policy)
+    # the rules' cursor starts with the workspace's first use, so mutations made before any
+    # worker ran (in the console, say) are handled when one starts
+    ensure_group(redis, RuleKeys(workspace))
     return App(config, redis, store, policy, MutationGateway(store, policy))

@@ -14,7 +14,20 @@ from rules.keys import CONSUMER_GROUP, RuleKeys
 if TYPE_CHECKING:
     from redis import Redis
 
-__all__ = ["LogConsumer"]
+__all__ = ["LogConsumer", "ensure_group"]
+
+
+def ensure_group(client: Redis, keys: RuleKeys) -> bool:
+    """Create the group at the log's end unless it exists; True when created. Deliberate
+    does this when it first opens a workspace: a new workspace's rules see every mutation,
+    while rules added to a workspace with history do not run on that history."""
+    try:
+        client.xgroup_create(keys.log, CONSUMER_GROUP, id="$", mkstream=True)
+    except ResponseError as exc:
+        if "BUSYGROUP" not in str(exc):
+            raise
+        return False
+    return True
 
 
 class LogConsumer:
@@ -25,15 +38,7 @@ class LogConsumer:
         self.claim_idle_ms = claim_idle_ms
 
     def ensure_group(self) -> bool:
-        """Create the group at the log's end if it does not exist; True when created. (The
-        first worker of a workspace starts from now: it does not run rules on history.)"""
-        try:
-            self.redis.xgroup_create(self.keys.log, CONSUMER_GROUP, id="$", mkstream=True)
-        except ResponseError as exc:
-            if "BUSYGROUP" not in str(exc):
-                raise
-            return False
-        return True
+        return ensure_group(self.redis, self.keys)
 
     def read(self, count: int = 100, block_ms: int | None = None) -> list[LogRecord]:
         """Records abandoned by dead consumers first, then new ones."""

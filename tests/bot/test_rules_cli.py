@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from redis import Redis
 
+from rules.keys import RuleKeys
 from tests.bot.test_cli import run
 from tests.conftest import write_config
 from tests.rules.rig import config_text
@@ -102,7 +103,9 @@ def test_test_is_a_dry_run_that_executes_nothing(
         '{"op": "frob", "key": "a"}',
     )
     assert code == 2 and "--mutation: op:" in err
-    assert hook.requests == [] and list(redis_client.scan_iter(f"*{workspace}*")) == []
+    log = RuleKeys(workspace).log  # the empty log its cursor waits on: nothing else was written
+    assert hook.requests == [] and list(redis_client.scan_iter(f"*{workspace}*")) == [log]
+    assert redis_client.xlen(log) == 0
 
 
 def test_burst_worker_runs_the_rules_then_why_and_trace_explain_them(
