@@ -107,5 +107,6 @@ ACTIONS = (
         SendMessageArgs,
         send_message,
         "Send a message to a Discord channel as the bot.",
+        resend_safe=True,
     ),
 )

@@ -73,5 +73,6 @@ ACTIONS = (
         PostArgs,
         post,
         "POST JSON to a URL, with an Idempotency-Key header and an optional HMAC signature.",
+        resend_safe=True,
     ),
 )

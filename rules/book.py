@@ -3,13 +3,11 @@ the values it supplied (masked wherever a rule's work is shown or stored)."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.compact import dumps
 from core.env_refs import EnvRef
 from rules.config import AutomationConfig, RulesConfig
 from rules.dsl import Rule
@@ -30,7 +28,9 @@ class RuleBook:
         self.index = RuleIndex(self.rules)
         self.by_id = {rule.id: rule for rule in self.rules}
         self._position = {rule.id: i for i, rule in enumerate(self.rules)}
-        secrets = {r.value: r.name for r in self.env_refs if len(r.value) >= _MIN_MASKED}
+        secrets = {
+            r.value: r.name for r in self.env_refs if r.is_set and len(r.value) >= _MIN_MASKED
+        }
         self._secrets = secrets
         self._mask = (
             re.compile("|".join(re.escape(v) for v in sorted(secrets, key=len, reverse=True)))
@@ -55,8 +55,17 @@ class RuleBook:
         )
 
     def mask_json(self, value: Any) -> Any:
-        """``value`` (JSON) with every value that came from the environment masked."""
-        return value if self._mask is None else json.loads(self.mask(dumps(value)))
+        """``value`` (JSON data) with every value that came from the environment masked in
+        its strings (keys included)."""
+        if self._mask is None or isinstance(value, bool | int | float) or value is None:
+            return value
+        if isinstance(value, str):
+            return self.mask(value)
+        if isinstance(value, dict):
+            return {self.mask(str(k)): self.mask_json(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.mask_json(v) for v in value]
+        return self.mask(str(value))
 
     def mask(self, text: str) -> str:
         """``text`` with every value that came from the environment shown as ``${NAME}``."""

@@ -45,13 +45,16 @@ class ConnectorAction:
     """One named action (``obs.setScene``). ``args`` validates the rendered arguments.
     ``reconcile`` answers whether the effect is already in place (the scene is already the
     one asked for): after a worker died in the middle of this step, the retry asks it
-    instead of acting twice; an action without one is not repeated (at most once)."""
+    instead of acting twice. ``resend_safe``: the remote side drops a repeat carrying the same
+    idempotency key, so such a retry may simply send again. An action with neither is not
+    repeated (at most once)."""
 
     name: str
     args: type[BaseModel]
     run: Run
     description: str
     reconcile: Reconcile | None = None
+    resend_safe: bool = False
 
 
 class ActionRegistry:

@@ -60,6 +60,11 @@ class LogConsumer:
     def ack(self, log_id: str) -> None:
         self.redis.xack(self.keys.log, CONSUMER_GROUP, log_id)
 
+    def deliveries(self, log_id: str) -> int:
+        """How many times the group has delivered this record (1 the first time)."""
+        rows = self.redis.xpending_range(self.keys.log, CONSUMER_GROUP, log_id, log_id, 1)
+        return int(rows[0]["times_delivered"]) if rows else 1
+
     def pending(self) -> int:
         info = self.redis.xpending(self.keys.log, CONSUMER_GROUP)
         return int(info["pending"])

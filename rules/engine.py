@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
+from core.actor import ActorKind
 from core.log import LogRecord, MutationLog
 from core.store import StateStore
 from rules.book import RuleBook
@@ -74,7 +75,9 @@ class Engine:
                 self._record(record, "evaluated", rule, fired=False, why=why)
                 return 0
             due = record.ts + int(rule.for_ * 1000)
-            new = self.timers.start(rule.id, m.key, record.log_id, due)
+            # with `to`, holding again keeps the timer; without, the new value must hold anew
+            replace = not rule.when.tests_to
+            new = self.timers.start(rule.id, m.key, record.log_id, due, replace=replace)
             why = (
                 f"holds; fires in {rule.for_:g}s if it still holds then"
                 if new
@@ -103,6 +106,8 @@ class Engine:
             "rule": rule.id,
             "logId": record.log_id,
             "depth": depth,
+            "correlationId": record.mutation.correlation_id,
+            "key": record.mutation.key,
         }
         admission = self.runs.start(rule, record.mutation.key, record.mutation.id, payload)
         fired = admission.job_id is not None
@@ -120,8 +125,8 @@ class Engine:
     def tick(self, now_ms: int) -> int:
         """Fire the ``for`` timers due by ``now_ms`` whose condition still holds."""
         started = 0
-        for timer in self.timers.take_due(now_ms):
-            started += self._timer(timer)
+        while due := self.timers.take_due(now_ms, limit=1):  # one at a time: a crash loses one
+            started += self._timer(due[0])
         return started
 
     def _timer(self, timer: DueTimer) -> int:
@@ -165,5 +170,10 @@ class Engine:
 
 
 def _depth(record: LogRecord) -> int:
-    depth = record.mutation.meta.get("depth", 0)
-    return depth if isinstance(depth, int) and not isinstance(depth, bool) else 0
+    """How many derived mutations deep this one is; only a rule's own derived mutation (an
+    automation with a cause) may say, so no caller can lift or lower the cut."""
+    m = record.mutation
+    if m.actor.kind is not ActorKind.AUTOMATION or m.causation_id is None:
+        return 0
+    depth = m.meta.get("depth", 0)
+    return max(0, depth) if isinstance(depth, int) and not isinstance(depth, bool) else 0

@@ -27,7 +27,7 @@ from rules.ledger import Lease
 if TYPE_CHECKING:
     from redis import Redis
 
-__all__ = ["WorkerContext", "install", "run_rule"]
+__all__ = ["RunBusy", "WorkerContext", "install", "run_rule"]
 
 
 @dataclass
@@ -77,13 +77,38 @@ def run_rule(payload: dict[str, Any]) -> dict[str, Any]:
     job = get_current_job()
     job_id = job.id if job is not None else str(payload["jobId"])
     owner = f"{socket.gethostname()}:{os.getpid()}"
-    lease = Lease(
-        context.redis, context.keys.lease(job_id), owner, context.book.automation.lease_sec
-    )
+    lease_sec = context.book.automation.lease_sec
+    lease = Lease(context.redis, context.keys.lease(job_id), owner, lease_sec)
     if not lease.acquire():
-        return {"skipped": "another worker is running this job"}
+        # a duplicate delivery while the job runs elsewhere: not a success (RQ would call
+        # the run finished); it fails, and its retry finds the steps done
+        raise RunBusy(f"job {job_id} is running on another worker")
     try:
         retries_left = job.retries_left if job is not None else 0
-        return Run(context, job_id, payload, retries_left or 0).perform()
+        try:
+            run = Run(context, job_id, payload, retries_left or 0)
+        except Exception as exc:  # the rule or its mutation is gone: say so where it is seen
+            _report_failure(context, payload, job_id, f"{type(exc).__name__}: {exc}")
+            raise
+        result: dict[str, Any] = context.book.mask_json(run.perform())  # RQ keeps it: masked
+        return result
     finally:
         lease.release()
+
+
+class RunBusy(RuntimeError):
+    """Another worker holds this job's lease."""
+
+
+def _report_failure(
+    context: WorkerContext, payload: dict[str, Any], job_id: str, error: str
+) -> None:
+    data = {
+        "rule": payload.get("rule"),
+        "step": 0,
+        "do": "run",
+        "job": job_id,
+        "error": context.book.mask(error),
+    }
+    correlation_id = str(payload.get("correlationId", "-"))
+    context.evaluations.record(correlation_id, str(payload.get("key", "")), "action.failed", data)

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 
 from rq import Queue
 from rq.job import Job, JobStatus
-from rq.registry import StartedJobRegistry
+from rq.registry import FailedJobRegistry, StartedJobRegistry
 
+from rules.eval_log import EvaluationLog
 from rules.keys import RuleKeys
 from rules.runs import JOB_FUNCTION
 
@@ -23,9 +24,11 @@ __all__ = ["requeue_abandoned"]
 _log = logging.getLogger("deliberate.rules")
 
 
-def requeue_abandoned(queue: Queue, state: Redis, keys: RuleKeys, lease_sec: int) -> list[str]:
+def requeue_abandoned(
+    queue: Queue, state: Redis, keys: RuleKeys, lease_sec: int, evaluations: EvaluationLog
+) -> list[str]:
     """Job ids put back on the queue. ``state``: the Redis holding the leases (the state's,
-    which may differ from the queue's)."""
+    which may differ from the queue's). A job with no retries left fails, and says so."""
     registry = StartedJobRegistry(queue=queue)
     requeued = []
     for job_id in registry.get_job_ids(cleanup=False):
@@ -38,7 +41,7 @@ def requeue_abandoned(queue: Queue, state: Redis, keys: RuleKeys, lease_sec: int
             continue  # its worker is alive and renewing
         registry.remove_executions(job)
         if not job.retries_left:
-            _log.warning("abandoned job %s has no retries left", job_id)
+            _give_up(queue, job, evaluations)
             continue
         job.retries_left -= 1
         queue.enqueue_job(job)
@@ -54,3 +57,17 @@ def requeue_abandoned(queue: Queue, state: Redis, keys: RuleKeys, lease_sec: int
 def _stale(job: Job, lease_sec: int) -> bool:
     started = job.started_at.timestamp() if job.started_at else 0.0
     return time.time() - started > lease_sec
+
+
+def _give_up(queue: Queue, job: Job, evaluations: EvaluationLog) -> None:
+    why = "its worker died and no retries are left"
+    with queue.connection.pipeline() as pipe:
+        job.set_status(JobStatus.FAILED, pipeline=pipe)
+        FailedJobRegistry(queue=queue).add(job, exc_string=f"abandoned: {why}", pipeline=pipe)
+        pipe.execute()
+    queue.enqueue_dependents(job)  # a queued run waiting on this one may go now
+    payload = job.args[0] if job.args else {}
+    data = {"rule": payload.get("rule"), "step": 0, "do": "run", "job": job.id, "error": why}
+    evaluations.record(
+        str(payload.get("correlationId", "-")), str(payload.get("key", "")), "action.failed", data
+    )

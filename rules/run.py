@@ -123,13 +123,15 @@ class Run:
             return {"committed": key, "version": outcome.version}
         message = getattr(outcome, "message", "it became a proposal")
         if isinstance(outcome, Rejected) and outcome.reason is RejectReason.RATE_LIMITED:
-            self.ledger.retry(index)
-            raise ConnectorError(f"gateway: {message}", retryable=True)
+            self._retry_or_fail(index, step, ConnectorError(f"gateway: {message}", retryable=True))
         raise self._fail(index, step, f"gateway refused {key}: {message}")
 
     def _action(self, index: int, step: Step, *, abandoned: bool) -> Any:
         assert step.action is not None
-        action = self.context.registry.get(step.action)
+        try:
+            action = self.context.registry.get(step.action)
+        except KeyError as exc:
+            raise self._fail(index, step, str(exc)) from None
         try:
             args = action.args.model_validate(render(step.args, variables(self.record, self.state)))
         except (TemplateFailed, ValidationError) as exc:
@@ -144,6 +146,8 @@ class Run:
     def _recover(self, index: int, step: Step, action: Any, args: Any, ctx: ActionContext) -> Any:
         """The worker that started this step died: act only when the connector can tell the
         effect is not there yet (never twice); otherwise report the outcome unknown."""
+        if action.reconcile is None and action.resend_safe:
+            return self._call(index, step, action, args, ctx)  # the remote side dedupes
         if action.reconcile is None:
             raise self._fail(
                 index,
@@ -166,6 +170,8 @@ class Run:
             self._retry_or_fail(index, step, exc)
         except JobTimeoutException:
             # the call may have had its effect: the step stays started, so the retry checks
+            if self.retries_left <= 0:
+                raise self._fail(index, step, "timed out (gave up after the last retry)") from None
             self._report("action.retry", index, step, error="timed out")
             raise
         except Exception as exc:  # a connector's bug must not pass for success or vanish
@@ -182,7 +188,7 @@ class Run:
             raise self._fail(index, step, f"{error} (gave up after the last retry)") from None
         self.ledger.retry(index)
         self._report("action.retry", index, step, error=error, retries_left=self.retries_left)
-        raise exc
+        raise ConnectorError(error, retryable=True) from None  # RQ keeps it: masked
 
     def _mask(self, text: str) -> str:
         return self.context.book.mask(text)

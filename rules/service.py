@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from rq import Queue
 
+from core.log import LogRecord
 from rules.consumer import LogConsumer
 from rules.engine import Engine
 from rules.reaper import requeue_abandoned
@@ -19,6 +20,7 @@ from rules.reaper import requeue_abandoned
 __all__ = ["RuleService"]
 
 _log = logging.getLogger("deliberate.rules")
+MAX_DELIVERIES = 3
 
 
 @dataclass
@@ -51,7 +53,11 @@ class RuleService:
         and then abandoned runs. The number of records handled and timers fired."""
         done = 0
         for record in self.consumer.read(block_ms=block_ms):
-            self.progress.started += self.engine.handle(record)
+            try:
+                self.progress.started += self.engine.handle(record)
+            except Exception as exc:
+                if not self._give_up(record, exc):
+                    continue  # left pending: claimed again later, when Redis may be back
             self.consumer.ack(record.log_id)
             done += 1
         self.progress.handled += done
@@ -59,8 +65,29 @@ class RuleService:
         self.progress.started += fired
         if time.monotonic() - self._last_reap > 1.0:
             self._last_reap = time.monotonic()
-            requeue_abandoned(self.queue, self.engine.store.redis, self.engine.keys, self.lease_sec)
+            engine = self.engine
+            requeue_abandoned(
+                self.queue, engine.store.redis, engine.keys, self.lease_sec, engine.evaluations
+            )
         return done + fired
+
+    def _give_up(self, record: LogRecord, exc: Exception) -> bool:
+        """After ``MAX_DELIVERIES`` failed attempts a record is recorded as an error and
+        acknowledged, so that one bad record cannot hold back the ones after it."""
+        deliveries = self.consumer.deliveries(record.log_id)
+        _log.exception("rules: handling %s failed (attempt %d)", record.log_id, deliveries)
+        if deliveries < MAX_DELIVERIES:
+            return False
+        m = record.mutation
+        why = f"handling failed {deliveries} times, given up: {type(exc).__name__}: {exc}"
+        data = {
+            "rule": None,
+            "fired": False,
+            "why": self.engine.book.mask(why),
+            "logId": record.log_id,
+        }
+        self.engine.evaluations.record(m.correlation_id, m.key, "error", data)
+        return True
 
     def drain(self) -> int:
         """Handle everything there is now; the number of records handled and timers fired."""

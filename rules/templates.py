@@ -93,8 +93,21 @@ def render(value: JsonValue, variables: Mapping[str, Any]) -> Any:
 def _render_text(text: str, variables: Mapping[str, Any]) -> Any:
     template = _compile(text)
     try:
-        return _ENV.concat(template.root_render_func(template.new_context(dict(variables))))
+        value = _ENV.concat(template.root_render_func(template.new_context(dict(variables))))
+        return _json(text, value)
     except TemplateError as exc:
         raise TemplateFailed(f"{text!r}: {exc}") from None
     except (TypeError, ValueError, ArithmeticError, LookupError) as exc:
         raise TemplateFailed(f"{text!r}: {type(exc).__name__}: {exc}") from None
+
+
+def _json(text: str, value: Any) -> Any:
+    """``value`` as plain JSON data (a mapping such as ``state`` becomes a dict), or
+    TemplateFailed naming what the template gave instead."""
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): _json(text, v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json(text, v) for v in value]
+    raise TemplateFailed(f"{text!r} gave a {type(value).__name__}, not JSON data")

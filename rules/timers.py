@@ -32,14 +32,20 @@ class Timers:
         self.redis = client
         self.keys = keys
 
-    def start(self, rule_id: str, key: str, log_id: str, due_ms: int) -> bool:
-        """Start the timer unless one is pending; True when this call started it."""
+    def start(
+        self, rule_id: str, key: str, log_id: str, due_ms: int, *, replace: bool = False
+    ) -> bool:
+        """Start the timer unless one is pending (``replace``: start it over from this
+        mutation); True when this call started it."""
         member = _member(rule_id, key)
         pipe = self.redis.pipeline(transaction=True)
-        pipe.zadd(self.keys.timers, {member: due_ms}, nx=True)
-        pipe.hsetnx(self.keys.timer_causes, member, log_id)
+        pipe.zadd(self.keys.timers, {member: due_ms}, nx=not replace)
+        if replace:
+            pipe.hset(self.keys.timer_causes, member, log_id)
+        else:
+            pipe.hsetnx(self.keys.timer_causes, member, log_id)
         added, _ = pipe.execute()
-        return bool(added)
+        return bool(added) or replace
 
     def cancel(self, rule_id: str, key: str) -> bool:
         member = _member(rule_id, key)

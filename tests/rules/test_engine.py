@@ -301,3 +301,74 @@ def test_a_replaced_run_stops_before_its_next_step(
     assert hook.requests == []
     (skipped,) = rig.evaluations("action.skipped")
     assert skipped["data"]["why"].startswith("stopped: a newer run")
+
+
+def test_for_without_to_starts_over_when_the_key_changes_again(
+    tmp_path: Path, redis_client: Redis, workspace: str
+) -> None:
+    rules = """
+  - id: settled
+    when: {key: test.state}
+    for: 1s
+    then:
+      - mutate: {op: set, key: test.noticed, value: "{{ state['test.state'] }}"}
+"""
+    rig = make_rig(tmp_path, redis_client, workspace, rules)
+    rig.commit("set", "test.state", "a")
+    rig.service.drain()
+    time.sleep(0.5)
+    rig.commit("set", "test.state", "b")  # the new value must hold a whole second itself
+    rig.service.drain()
+    time.sleep(0.7)
+    rig.work()
+    assert rig.app.store.get("test.noticed") is None
+    time.sleep(0.5)
+    rig.work()
+    assert rig.app.store.get("test.noticed").value == "b"  # type: ignore[union-attr]
+
+
+def test_only_a_rules_own_derived_mutation_carries_a_chain_depth(
+    tmp_path: Path, redis_client: Redis, workspace: str, hook: WebhookServer
+) -> None:
+    rig = make_rig(tmp_path, redis_client, workspace, post_rule(hook))
+    rig.commit("set", "test.a", 1, meta={"depth": 99})  # a person cannot switch rules off
+    rig.work()
+    assert len(hook.requests) == 1 and rig.evaluations("cut") == []
+
+
+def test_a_step_abandoned_mid_post_is_sent_again_with_the_same_idempotency_key(
+    tmp_path: Path, redis_client: Redis, workspace: str, hook: WebhookServer
+) -> None:
+    from rules.keys import RuleKeys
+    from rules.ledger import StepLedger
+
+    rig = make_rig(tmp_path, redis_client, workspace, post_rule(hook))
+    rig.commit("set", "test.a", 1)
+    rig.service.drain()
+    job_id = rig.evaluations("evaluated")[0]["data"]["job"]
+    # what a worker killed during the POST leaves: the step started, never done
+    StepLedger(redis_client, RuleKeys(workspace), job_id).claim(0)
+    rig.work()
+    (request,) = hook.requests  # http.post is resend-safe: the receiver dedupes by the key
+    assert request.header("Idempotency-Key") == f"{job_id}.0"
+    assert rig.evaluations("action.done")[0]["data"]["result"] == {"status": 200}
+
+
+def test_a_job_whose_lease_is_held_elsewhere_does_not_pass_for_done(
+    tmp_path: Path, redis_client: Redis, workspace: str, hook: WebhookServer
+) -> None:
+    from rules.keys import RuleKeys
+    from rules.ledger import Lease
+
+    rig = make_rig(tmp_path, redis_client, workspace, post_rule(hook))
+    rig.commit("set", "test.a", 1)
+    rig.service.drain()
+    job_id = rig.evaluations("evaluated")[0]["data"]["job"]
+    other = Lease(redis_client, RuleKeys(workspace).lease(job_id), "another-worker", 30)
+    assert other.acquire()
+    try:
+        rig.work()
+        job = Job.fetch(job_id, connection=rig.queue.connection)
+        assert hook.requests == [] and job.get_status().value != "finished"
+    finally:
+        other.release()

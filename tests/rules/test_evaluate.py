@@ -91,6 +91,9 @@ def test_templates_keep_types_and_refuse_the_sandbox_escapes() -> None:
         render("{{ nothing.here }}", names)
     with pytest.raises(TemplateFailed):
         render("{{ ''.__class__.__mro__[1].__subclasses__() }}", names)
+    assert render("{{ state }}", names) == {"obs.connected": True, "viewers": 120}
+    with pytest.raises(TemplateFailed, match="gave a range, not JSON data"):
+        render("{{ range(3) }}", names)
     with pytest.raises(ValueError, match="does not compile"):
         check_templates({"x": "{% if %}"})
 

@@ -212,3 +212,32 @@ def test_helix_through_a_worker_whose_queue_lives_on_another_redis(
     assert queue_redis.exists(job_key) == 1
     assert Client.from_url(state_url).exists(job_key) == 0
     queue_redis.delete(job_key)
+
+
+def test_a_run_killed_with_no_retries_left_fails_and_frees_its_key(
+    redis_client: Redis, workspace: str, tmp_path: Path, obs: ObsServer
+) -> None:
+    from tests.rules.rig import SHIPPED
+
+    path = tmp_path / "no-retries.yaml"
+    no_retries = "  retries: 0\n  timeout_sec: 20\n  lease_sec: 2\n"
+    path.write_text(config_text(SHIPPED.split("\nrules:\n")[1], no_retries), encoding="utf-8")
+    app = build_app(workspace, path, client=redis_client)
+    first = Worker(workspace, path, obs.env()).start()
+    second = Worker(workspace, path, obs.env())
+    try:
+        wait_for(lambda: group_ready(redis_client, workspace))
+        hold = obs.hold("SetCurrentProgramScene")
+        corr = commit(app, "scene.name", "Live").request.correlation_id
+        assert hold.wait(20)
+        first.kill()
+        second.start()
+        (failed,) = wait_for(lambda: actions_of(app, corr, "action.failed"))
+        assert failed["error"] == "its worker died and no retries are left"
+        hold.release()
+        corr = commit(app, "scene.name", "BRB").request.correlation_id  # not blocked by it
+        (done,) = wait_for(lambda: actions_of(app, corr, "action.done"))
+        assert done["result"] == {"scene": "BRB"}
+    finally:
+        hold.release()
+        second.stop()
