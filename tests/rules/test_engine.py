@@ -13,7 +13,7 @@ from rq.job import Job
 
 from rules.engine import Engine
 from rules.service import RuleService
-from tests.rules.rig import make_rig
+from tests.rules.rig import Rig, make_rig
 from tests.servers.webhook import WebhookServer
 
 
@@ -33,6 +33,13 @@ def post_rule(hook: WebhookServer, extra: str = "", key: str = "test.*") -> str:
           url: "{hook.hook_url}"
           json: {{key: "{{{{ mutation.key }}}}", value: "{{{{ mutation.value }}}}"}}
 """
+
+
+def enqueued(rig: Rig) -> str:
+    """Commit to test.a and let the engine enqueue the run (not run it): its job id."""
+    rig.commit("set", "test.a", 1)
+    rig.service.drain()
+    return str(rig.evaluations("evaluated")[0]["data"]["job"])
 
 
 def test_a_commit_fires_the_rule_and_the_action_reaches_the_server(
@@ -293,9 +300,7 @@ def test_a_replaced_run_stops_before_its_next_step(
     tmp_path: Path, redis_client: Redis, workspace: str, hook: WebhookServer
 ) -> None:
     rig = make_rig(tmp_path, redis_client, workspace, post_rule(hook, "    mode: restart\n"))
-    rig.commit("set", "test.a", 1)
-    rig.service.drain()
-    job_id = rig.evaluations("evaluated")[0]["data"]["job"]
+    job_id = enqueued(rig)
     rig.engine.runs.request_stop(job_id)  # what a newer firing does to a run already going
     rig.work()
     assert hook.requests == []
@@ -343,9 +348,7 @@ def test_a_step_abandoned_mid_post_is_sent_again_with_the_same_idempotency_key(
     from rules.ledger import StepLedger
 
     rig = make_rig(tmp_path, redis_client, workspace, post_rule(hook))
-    rig.commit("set", "test.a", 1)
-    rig.service.drain()
-    job_id = rig.evaluations("evaluated")[0]["data"]["job"]
+    job_id = enqueued(rig)
     # what a worker killed during the POST leaves: the step started, never done
     StepLedger(redis_client, RuleKeys(workspace), job_id).claim(0)
     rig.work()
@@ -361,9 +364,7 @@ def test_a_job_whose_lease_is_held_elsewhere_does_not_pass_for_done(
     from rules.ledger import Lease
 
     rig = make_rig(tmp_path, redis_client, workspace, post_rule(hook))
-    rig.commit("set", "test.a", 1)
-    rig.service.drain()
-    job_id = rig.evaluations("evaluated")[0]["data"]["job"]
+    job_id = enqueued(rig)
     other = Lease(redis_client, RuleKeys(workspace).lease(job_id), "another-worker", 30)
     assert other.acquire()
     try:
