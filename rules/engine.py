@@ -40,7 +40,7 @@ class Engine:
         self.runs = RunStarter(redis, queue, self.keys, book.automation)
 
     def _state(self) -> StateView:
-        return StateView(lambda: {e.key: e.value for e in self.store.entries()})
+        return StateView.of_store(self.store)
 
     def handle(self, record: LogRecord) -> int:
         """Evaluate the rules ``record`` triggers; the number of runs started."""

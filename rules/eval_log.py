@@ -41,6 +41,13 @@ class EvaluationLog:
             extra={"fields": {"correlation_id": correlation_id, "key": key, **data}},
         )
 
+    def run_failed(self, payload: dict[str, Any], job_id: str, error: str) -> None:
+        """A run failed before or outside its steps (its rule is gone, its worker died):
+        recorded from the job's payload, under the triggering mutation's correlation id."""
+        data = {"rule": payload.get("rule"), "step": 0, "do": "run", "job": job_id, "error": error}
+        corr, key = str(payload.get("correlationId", "-")), str(payload.get("key", ""))
+        self.record(corr, key, "action.failed", data)
+
     def _rows(self, scan: int) -> list[dict[str, Any]]:
         rows = stream_rows(self.redis.xrevrange(self.keys.evaluations, count=scan))
         return [

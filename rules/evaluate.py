@@ -13,10 +13,19 @@ from pydantic import JsonValue
 from core.compact import dumps
 from core.log import LogRecord
 from core.mutation import Op
+from core.store import StateStore
 from rules.dsl import Condition, Rule, When
 from rules.templates import TemplateFailed, render
 
-__all__ = ["Check", "StateView", "after_value", "check_rule", "plan_steps", "variables"]
+__all__ = [
+    "Check",
+    "StateView",
+    "after_value",
+    "check_rule",
+    "live_values",
+    "plan_steps",
+    "variables",
+]
 
 
 class StateView(Mapping[str, JsonValue]):
@@ -30,6 +39,11 @@ class StateView(Mapping[str, JsonValue]):
     @classmethod
     def of(cls, values: Mapping[str, JsonValue]) -> StateView:
         return cls(lambda: values)
+
+    @classmethod
+    def of_store(cls, store: StateStore) -> StateView:
+        """The store's live values, read on first use."""
+        return cls(lambda: live_values(store))
 
     @property
     def loaded(self) -> Mapping[str, JsonValue]:
@@ -48,6 +62,10 @@ class StateView(Mapping[str, JsonValue]):
 
     def __contains__(self, key: object) -> bool:
         return key in self.loaded
+
+
+def live_values(store: StateStore) -> dict[str, JsonValue]:
+    return {entry.key: entry.value for entry in store.entries()}
 
 
 def same(a: JsonValue, b: JsonValue) -> bool:

@@ -88,7 +88,8 @@ def run_rule(payload: dict[str, Any]) -> dict[str, Any]:
         try:
             run = Run(context, job_id, payload, retries_left or 0)
         except Exception as exc:  # the rule or its mutation is gone: say so where it is seen
-            _report_failure(context, payload, job_id, f"{type(exc).__name__}: {exc}")
+            error = context.book.mask(f"{type(exc).__name__}: {exc}")
+            context.evaluations.run_failed(payload, job_id, error)
             raise
         result: dict[str, Any] = context.book.mask_json(run.perform())  # RQ keeps it: masked
         return result
@@ -98,17 +99,3 @@ def run_rule(payload: dict[str, Any]) -> dict[str, Any]:
 
 class RunBusy(RuntimeError):
     """Another worker holds this job's lease."""
-
-
-def _report_failure(
-    context: WorkerContext, payload: dict[str, Any], job_id: str, error: str
-) -> None:
-    data = {
-        "rule": payload.get("rule"),
-        "step": 0,
-        "do": "run",
-        "job": job_id,
-        "error": context.book.mask(error),
-    }
-    correlation_id = str(payload.get("correlationId", "-"))
-    context.evaluations.record(correlation_id, str(payload.get("key", "")), "action.failed", data)

@@ -66,8 +66,4 @@ def _give_up(queue: Queue, job: Job, evaluations: EvaluationLog) -> None:
         FailedJobRegistry(queue=queue).add(job, exc_string=f"abandoned: {why}", pipeline=pipe)
         pipe.execute()
     queue.enqueue_dependents(job)  # a queued run waiting on this one may go now
-    payload = job.args[0] if job.args else {}
-    data = {"rule": payload.get("rule"), "step": 0, "do": "run", "job": job.id, "error": why}
-    evaluations.record(
-        str(payload.get("correlationId", "-")), str(payload.get("key", "")), "action.failed", data
-    )
+    evaluations.run_failed(job.args[0] if job.args else {}, job.id, why)

@@ -38,8 +38,7 @@ class Run:
         self.record = self._record(str(payload["logId"]))
         self.depth = int(payload.get("depth", 0))
         self.ledger = StepLedger(context.redis, context.keys, job_id)
-        store = context.gateway.store
-        self.state = StateView(lambda: {e.key: e.value for e in store.entries()})
+        self.state = StateView.of_store(context.gateway.store)
 
     def _rule(self, rule_id: str) -> Rule:
         rule = self.context.book.by_id.get(rule_id)

@@ -11,7 +11,7 @@ from core.entry import Entry
 from core.log import LogRecord
 from core.outcome import Committed, Outcome, Pending, Rejected
 
-__all__ = ["entry_line", "json_line", "log_line", "outcome_line"]
+__all__ = ["entry_line", "json_line", "log_line", "outcome_line", "rule_step", "rule_verdict"]
 
 
 def json_line(data: Any) -> str:
@@ -73,3 +73,14 @@ def log_line(record: LogRecord) -> str:
         f"{record.log_id}  {_when(record.ts)}  {m.actor}  {m.op.value} {m.key}{value}"
         f"  -> v{record.version}  corr={m.correlation_id}{tail}"
     )
+
+
+def rule_verdict(data: dict[str, Any]) -> str:
+    """A rule evaluation: ``fired: why`` or ``not fired: why``."""
+    return f"{'fired' if data.get('fired') else 'not fired'}: {data.get('why')}"
+
+
+def rule_step(data: dict[str, Any]) -> str:
+    """What one step of a rule's run did: ``step N (action): result, error or why``."""
+    detail = data.get("error") or data.get("why") or json_line(data.get("result"))[:160]
+    return f"step {int(data.get('step', 0)) + 1} ({data.get('do')}): {detail}"

@@ -13,13 +13,13 @@ from pydantic import ValidationError
 
 from bot.app import App, load_app_config
 from bot.cli.args import state_key
-from bot.cli.render import json_line
+from bot.cli.render import json_line, rule_step, rule_verdict
 from core.config import CoreConfig, config_path
 from core.errors import ConfigError
 from core.log import LogRecord
 from core.mutation import Mutation
 from rules.book import RuleBook
-from rules.evaluate import StateView, check_rule, plan_steps
+from rules.evaluate import StateView, check_rule, live_values, plan_steps
 
 __all__ = ["register"]
 
@@ -104,7 +104,7 @@ def _test(app: App, args: argparse.Namespace) -> int:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         print(f"deliberate: --mutation: {problems}", file=sys.stderr)
         return EXIT_USAGE
-    values = args.state if args.state is not None else {e.key: e.value for e in app.store.entries()}
+    values = args.state if args.state is not None else live_values(app.store)
     prev = values.get(mutation.key)
     record = LogRecord("dry-run", mutation, 0, 0, None, None if prev is None else json.dumps(prev))
     book = app.rules
@@ -194,7 +194,6 @@ def _cause(app: App, mutation_id: str | None) -> Mutation | None:
 def _evaluation(row: dict[str, Any]) -> str:
     data = row["data"]
     head = f"{row['event']} {data.get('rule')}"
-    if row["event"] in ("evaluated", "cut"):
-        return f"{head}: {'fired' if data.get('fired') else 'not fired'}: {data.get('why')}"
-    detail = data.get("error") or data.get("why") or json_line(data.get("result"))[:120]
-    return f"{head} step {int(data.get('step', 0)) + 1} ({data.get('do')}): {detail}"
+    if row["event"] in ("evaluated", "cut", "error"):
+        return f"{head}: {rule_verdict(data)}"
+    return f"{head} {rule_step(data)}"

@@ -10,7 +10,7 @@ from typing import Any
 
 from bot.app import App
 from bot.cli.args import positive_int
-from bot.cli.render import json_line
+from bot.cli.render import json_line, rule_step, rule_verdict
 
 __all__ = ["collect", "register"]
 
@@ -145,13 +145,11 @@ def _decision(data: dict[str, Any]) -> str:
 
 
 def _rule(data: dict[str, Any]) -> str:
-    verdict = "fired" if data.get("fired") else "not fired"
-    return f"{data['rule']} on {data['key']}: {verdict}: {data.get('why')}"
+    return f"{data['rule']} on {data['key']}: {rule_verdict(data)}"
 
 
 def _rule_action(data: dict[str, Any]) -> str:
-    detail = data.get("error") or data.get("why") or json_line(data.get("result"))[:160]
-    return f"{data['rule']} step {int(data['step']) + 1} ({data['do']}): {detail}"
+    return f"{data['rule']} {rule_step(data)}"
 
 
 _DESCRIBE = {
