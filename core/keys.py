@@ -98,6 +98,11 @@ class WorkspaceKeys:
         """Hash holding one session (version, data) with a TTL."""
         return f"{self.tag}:session:{session_id}"
 
+    def delivery(self, platform: str, delivery_id: str) -> str:
+        """String marking one platform delivery (an event, a message) as handled, with a TTL:
+        platforms deliver some things twice."""
+        return f"{self.tag}:delivery:{platform}:{delivery_id}"
+
     def transcript(self, session_id: str) -> str:
         """Stream of one session's turns, for display and audit only: never read into a model
         call."""

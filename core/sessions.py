@@ -52,6 +52,10 @@ class SessionStore:
         raw = self.redis.hget(self.keys.session(validate_session_id(session_id)), "data")
         return Session.model_validate_json(str(raw)) if raw else Session(id=session_id)
 
+    def exists(self, session_id: str) -> bool:
+        """Whether the session was saved and has not expired (a thread the bot takes part in)."""
+        return bool(self.redis.exists(self.keys.session(validate_session_id(session_id))))
+
     def save(self, session: Session) -> Session | None:
         """The saved session (version + 1), or None when another save came first."""
         saved = session.model_copy(update={"version": session.version + 1})

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from bot.app import build_app, load_app_config
-from bot.cli import bench, classify, console, history, rules, state, trace, worker
+from bot.cli import bench, classify, console, history, rules, run, state, trace, worker
 from core.config import config_path
 from core.errors import ConfigError, StoreError
 from core.jsonlog import configure as configure_logging
@@ -63,6 +63,7 @@ def parser() -> argparse.ArgumentParser:
     trace.register(commands)
     rules.register(commands)
     worker.register(commands)
+    run.register(commands)
     return top
 
 

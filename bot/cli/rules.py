@@ -13,7 +13,8 @@ from pydantic import ValidationError
 
 from bot.app import App, load_app_config
 from bot.cli.args import state_key
-from bot.cli.render import json_line, rule_step, rule_verdict
+from bot.cli.render import json_line
+from bot.explain import evaluation_line, origin
 from core.config import CoreConfig, config_path
 from core.errors import ConfigError
 from core.log import LogRecord
@@ -159,41 +160,7 @@ def _why(app: App, args: argparse.Namespace) -> int:
     if not records:
         print(f"{args.key}: no mutation in the log")
     else:
-        print(_origin(app, records[-1]))
+        print(origin(app, records[-1]))
     for row in rows:
-        print(f"  {_evaluation(row)}")
+        print(f"  {evaluation_line(row)}")
     return 0 if records or rows else 1
-
-
-def _origin(app: App, record: LogRecord) -> str:
-    m = record.mutation
-    value = "" if m.value is None else f" {json_line(m.value)[:120]}"
-    line = f"{m.key}: {m.op.value}{value} -> v{record.version} by {m.actor}"
-    if m.reason:
-        line += f", reason: {m.reason}"
-    if m.proposed_by is not None:
-        line += f", proposed by {m.proposed_by}"
-    rule = m.meta.get("rule")
-    if rule:
-        line += f"\n  derived by rule {rule}"
-        cause = _cause(app, m.causation_id)
-        if cause is not None:
-            line += f" from {cause.key} ({cause.op.value} by {cause.actor}, mutation {cause.id})"
-    return line + f"\n  mutation {m.id}, correlation {m.correlation_id}"
-
-
-def _cause(app: App, mutation_id: str | None) -> Mutation | None:
-    if mutation_id is None:
-        return None
-    for record in reversed(app.log.latest(5000)):
-        if record.mutation.id == mutation_id:
-            return record.mutation
-    return None
-
-
-def _evaluation(row: dict[str, Any]) -> str:
-    data = row["data"]
-    head = f"{row['event']} {data.get('rule')}"
-    if row["event"] in ("evaluated", "cut", "error"):
-        return f"{head}: {rule_verdict(data)}"
-    return f"{head} {rule_step(data)}"

@@ -1,0 +1,106 @@
+"""The chat adapters' ``/deliberate`` command: ``state [PREFIX]``, ``log [KEY]``, ``why KEY``
+and ``help``, answered as plain text for the asker alone. Values of ``secret`` keys are never
+shown in chat. Both Slack and Discord render what this returns; neither decides anything."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from bot.explain import SECRET, evaluation_line, origin
+from core.keys import validate_state_key
+
+if TYPE_CHECKING:
+    from bot.app import App
+
+__all__ = ["HELP", "answer"]
+
+HELP = """\
+/deliberate state [PREFIX]  live state, e.g. /deliberate state decision.
+/deliberate log [KEY]       the newest committed changes (of KEY)
+/deliberate why KEY         who set KEY and why: the mutation, its actor and reason, the rule
+                            that derived it, and what rules did with its changes
+/deliberate help            this text
+Answers are shown to you alone. State changes only through buttons and rules."""
+
+MAX_LINES = 30
+VALUE_CHARS = 120
+
+
+def answer(app: App, text: str, *, max_chars: int = 2800) -> str:
+    """The answer to ``/deliberate TEXT``, at most ``max_chars`` long."""
+    command, _, rest = text.strip().partition(" ")
+    handler = _COMMANDS.get(command.lower() or "help")
+    if handler is None:
+        return _fit(f"Unknown subcommand {command!r}.\n\n{HELP}", max_chars)
+    try:
+        return _fit(handler(app, rest.strip()), max_chars)
+    except ValueError as exc:
+        return _fit(f"{exc}\n\n{HELP}", max_chars)
+
+
+def _state(app: App, prefix: str) -> str:
+    entries = app.store.entries(prefix)
+    if not entries:
+        return f"No keys start with {prefix!r}." if prefix else "No keys are set."
+    lines = [
+        f"{e.key} = {_value(app, e.key, e.value)}  (v{e.version}, {e.updated_by})"
+        for e in entries[:MAX_LINES]
+    ]
+    return _with_more(lines, len(entries))
+
+
+def _log(app: App, key: str) -> str:
+    records = app.log.latest(MAX_LINES, key=validate_state_key(key) if key else None)
+    if not records:
+        return f"No mutation of {key} in the log." if key else "The log is empty."
+    lines = []
+    for record in records:
+        m = record.mutation
+        value = "" if m.value is None else f" {_value(app, m.key, m.value)}"
+        when = datetime.fromtimestamp(record.ts / 1000, UTC).strftime("%m-%d %H:%M:%SZ")
+        lines.append(f"{when}  {m.actor}  {m.op.value} {m.key}{value} -> v{record.version}")
+    return "\n".join(lines)
+
+
+def _why(app: App, key: str) -> str:
+    if not key:
+        raise ValueError("why needs a KEY, e.g. /deliberate why scene.name")
+    key = validate_state_key(key)
+    records = app.log.latest(1, key=key)
+    rows = app.evaluations.for_key(key, 10)
+    lines = [origin(app, records[-1], reveal=not app.policy.is_secret(key))] if records else []
+    if not records:
+        lines.append(f"{key}: no mutation in the log")
+    lines.extend(f"  {evaluation_line(row)}" for row in rows)
+    return "\n".join(lines)
+
+
+def _help(app: App, rest: str) -> str:
+    return HELP
+
+
+_COMMANDS: dict[str, Callable[[App, str], str]] = {
+    "state": _state,
+    "log": _log,
+    "why": _why,
+    "help": _help,
+}
+
+
+def _value(app: App, key: str, value: object) -> str:
+    if app.policy.is_secret(key):
+        return SECRET
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "…"
+
+
+def _with_more(lines: list[str], total: int) -> str:
+    more = total - len(lines)
+    return "\n".join(lines) + (f"\n… and {more} more (narrow it with a PREFIX)" if more else "")
+
+
+def _fit(text: str, max_chars: int) -> str:
+    return text if len(text) <= max_chars else text[: max_chars - 2] + "\n…"

@@ -1,0 +1,90 @@
+"""``deliberate run slack``: the bot on a chat platform, until interrupted."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from bot.app import App
+
+__all__ = ["register"]
+
+EXIT_USAGE = 2
+log = logging.getLogger("deliberate.run")
+
+
+def _port(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or not 0 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0-65535)")
+    return int(text)
+
+
+def _env_port() -> int:
+    try:
+        return _port(os.environ.get("PORT") or "3000")
+    except argparse.ArgumentTypeError as exc:
+        raise ValueError(f"PORT: {exc}") from None
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    run = commands.add_parser(
+        "run",
+        help="run the bot on Slack",
+        description="Run the deliberation loop on a chat platform. Rules run in `deliberate "
+        "worker`, which should run next to it.",
+    )
+    platforms = run.add_subparsers(dest="platform", required=True, metavar="PLATFORM")
+    slack = platforms.add_parser(
+        "slack",
+        help="run the Slack bot",
+        description="Run the Slack bot. SLACK_BOT_TOKEN is always needed. With SLACK_APP_TOKEN "
+        "it connects in Socket Mode; else it serves HTTP on --port at /slack/events and checks "
+        "every request against SLACK_SIGNING_SECRET. SLACK_API_URL points the Web API "
+        "elsewhere (a proxy). The README's Slack section shows how to create the app.",
+    )
+    slack.add_argument(
+        "--port",
+        type=_port,
+        default=None,
+        help="HTTP mode: port to listen on (default: $PORT or 3000; 0 picks a free one)",
+    )
+    slack.add_argument(
+        "--host", default="0.0.0.0", help="HTTP mode: address to listen on (default 0.0.0.0)"
+    )
+    slack.set_defaults(handler=_slack)
+
+
+def _slack(app: App, args: argparse.Namespace) -> int:
+    from slack_bolt.error import BoltError
+    from slack_sdk.errors import SlackClientError
+
+    from bot.slack.adapter import SlackAdapter
+    from bot.slack.bolt import build_bolt_app
+    from bot.slack.serve import EVENTS_PATH, http_server, socket_mode
+    from bot.slack.settings import SlackSettings
+
+    settings = SlackSettings.from_env(os.environ)  # ValueError: a usage error, named
+    port = args.port if args.port is not None else _env_port()
+    adapter = SlackAdapter(app, app.runtime(), settings.web_client())
+    try:
+        bolt = build_bolt_app(adapter, settings)
+    except (BoltError, SlackClientError, OSError) as exc:
+        print(
+            f"deliberate: Slack refused the bot token or cannot be reached: {exc}", file=sys.stderr
+        )
+        return EXIT_USAGE
+    try:
+        if settings.socket_mode:
+            log.info("slack: connecting in Socket Mode")
+            socket_mode(bolt, settings.app_token).start()
+        else:
+            server = http_server(bolt, args.host, port)
+            url = f"http://{args.host}:{server.effective_port}{EVENTS_PATH}"
+            log.info("slack: listening on %s", url)
+            print(f"deliberate: Slack requests go to {url}", file=sys.stderr, flush=True)
+            server.run()
+    except KeyboardInterrupt:
+        pass
+    return 0

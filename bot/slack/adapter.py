@@ -1,0 +1,203 @@
+"""The Slack adapter: Slack's events, clicks and slash commands in, the runtime's events out
+as threaded messages, message updates and ephemeral notices. It translates; the core decides.
+
+A click is answered in three ways. What it committed replaces the buttons of the message it
+came from (``chat.update``, saying what and by whom). What only the clicker needs to know (not
+allowed, stale, already done) reaches them alone (``chat.postEphemeral``). A new reply (an
+action that asks the assistant again) goes into the thread."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from typing import TYPE_CHECKING, Any
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError, SlackClientError
+
+from bot.answers import answer
+from core.deliveries import Deliveries
+from core.messages import ActionClicked, UserSaid
+from core.runtime import Event, OutcomeEvent, Runtime
+from core.view import View, ViewKind
+
+from .blocks import closed_blocks, escape, fallback_text, mention, view_blocks
+from .buttons import ButtonRef, parse_button
+from .roles import SlackPeople
+from .threads import PLATFORM, Said, read_said, thread_of
+
+if TYPE_CHECKING:
+    from bot.app import App
+
+__all__ = ["SlackAdapter"]
+
+log = logging.getLogger("deliberate.slack")
+_CLICK_ID = re.compile(r"^[\x21-\x7e]{1,94}$")
+ICONS = {"committed": "✅", "pending": "⏳", "discarded": "🗑️"}
+TROUBLE = "Something went wrong on our side; nothing was changed. Please try again."
+
+
+class SlackAdapter:
+    def __init__(self, app: App, runtime: Runtime, client: WebClient) -> None:
+        self.app = app
+        self.runtime = runtime
+        self.client = client
+        self.people = SlackPeople(app.config.roles, client)
+        self.deliveries = Deliveries(app.redis, app.store.workspace)
+
+    # --- messages ------------------------------------------------------------------------
+
+    def on_event(self, event: dict[str, Any], bot_user_id: str | None, *, mention: bool) -> None:
+        """A ``message`` or ``app_mention`` event. A turn is a mention, a direct message, or
+        a message in a thread the bot takes part in; each message is handled once, however
+        often and under whichever event type Slack delivers it."""
+        said = read_said(event, bot_user_id)
+        if said is None or not (mention or said.direct or self._in_thread(said)):
+            return
+        delivery = f"{said.channel}:{said.ts}"
+        if not self.deliveries.claim(PLATFORM, delivery):
+            log.debug("slack message %s was handled already", delivery)
+            return
+        try:
+            msg = UserSaid(text=said.text, actor=self.people.actor(said.user))
+            events = self.runtime.send(said.session_id, msg)
+        except Exception:
+            self.deliveries.release(PLATFORM, delivery)  # a redelivery may try again
+            log.exception("slack message %s failed", delivery)
+            self._tell(said.channel, said.thread_ts, said.user, TROUBLE)
+            return
+        self._post(said.session_id, said.user, events)
+
+    def _in_thread(self, said: Said) -> bool:
+        return said.thread_ts != said.ts and self.runtime.sessions.exists(said.session_id)
+
+    # --- clicks --------------------------------------------------------------------------
+
+    def on_click(self, body: dict[str, Any]) -> None:
+        """A ``block_actions`` payload (already acknowledged)."""
+        user = str((body.get("user") or {}).get("id") or "")
+        container = body.get("container") or {}
+        channel = str((body.get("channel") or {}).get("id") or container.get("channel_id") or "")
+        action = (body.get("actions") or [{}])[0]
+        try:
+            ref = parse_button(str(action.get("action_id") or ""), action.get("value"))
+        except ValueError as exc:
+            self._tell(channel, container.get("thread_ts"), user, f"{exc}; nothing was changed.")
+            return
+        if thread_of(ref.session)[0] != channel or not user:
+            text = "This button belongs to another conversation; nothing was changed."
+            self._tell(channel, container.get("thread_ts"), user, text)
+            return
+        try:
+            events = self.runtime.send(ref.session, self._clicked(ref, body, action, user))
+        except Exception:
+            log.exception("slack click %s on %s failed", ref.action, ref.session)
+            self._tell(channel, thread_of(ref.session)[1], user, TROUBLE)
+            return
+        label = str((action.get("text") or {}).get("text") or ref.action)
+        self._after_click(ref.session, user, body.get("message"), label, events)
+
+    def _clicked(
+        self, ref: ButtonRef, body: dict[str, Any], action: dict[str, Any], user: str
+    ) -> ActionClicked:
+        return ActionClicked(
+            action=ref.action,
+            target_id=ref.target_id,
+            expected_version=ref.version,
+            click_id=_click_id(body, action, user),
+            actor=self.people.actor(user),
+        )
+
+    def _after_click(
+        self,
+        session: str,
+        user: str,
+        message: dict[str, Any] | None,
+        label: str,
+        events: list[Event],
+    ) -> None:
+        done = next((e for e in events if isinstance(e, OutcomeEvent) and e.outcome in ICONS), None)
+        asked_again = any(isinstance(e, View) and e.kind is ViewKind.REPLY for e in events)
+        line = _closing_line(done, asked_again, user, label)
+        updated = line is not None and message is not None and self._close(session, message, line)
+        for event in events:
+            if not isinstance(event, View):
+                continue
+            if event.kind is ViewKind.OUTCOME and done is not None and done.duplicate:
+                event = event.model_copy(update={"ephemeral": True})
+            elif event.kind is ViewKind.OUTCOME and updated and not event.buttons:
+                continue  # the updated message says it
+            self._post(session, user, [event])
+
+    def _close(self, session: str, message: dict[str, Any], line: str) -> bool:
+        channel, _ = thread_of(session)
+        try:
+            self.client.chat_update(
+                channel=channel,
+                ts=str(message.get("ts")),
+                text=str(message.get("text") or ""),
+                blocks=closed_blocks(list(message.get("blocks") or []), line),
+            )
+        except (SlackApiError, SlackClientError, OSError) as error:
+            log.warning("cannot update the clicked message in %s: %s", channel, error)
+            return False
+        return True
+
+    # --- slash command -------------------------------------------------------------------
+
+    def on_command(self, text: str) -> str:
+        """``/deliberate TEXT``: the answer, as mrkdwn for the asker alone."""
+        return f"```\n{escape(answer(self.app, text, max_chars=2900))}\n```"
+
+    # --- posting -------------------------------------------------------------------------
+
+    def _post(self, session: str, user: str, events: list[Event]) -> None:
+        channel, thread_ts = thread_of(session)
+        for event in events:
+            if not isinstance(event, View):
+                continue  # a click's outcome: shown by updating the clicked message
+            text, blocks = fallback_text(event), view_blocks(event)
+            try:
+                if event.ephemeral:
+                    self.client.chat_postEphemeral(
+                        channel=channel, user=user, thread_ts=thread_ts, text=text, blocks=blocks
+                    )
+                else:
+                    self.client.chat_postMessage(
+                        channel=channel, thread_ts=thread_ts, text=text, blocks=blocks
+                    )
+            except (SlackApiError, SlackClientError, OSError) as error:
+                log.error("cannot post to Slack channel %s: %s", channel, error)
+
+    def _tell(self, channel: str, thread_ts: str | None, user: str, text: str) -> None:
+        if not (channel and user):
+            return
+        try:
+            self.client.chat_postEphemeral(
+                channel=channel, user=user, thread_ts=thread_ts, text=escape(text)
+            )
+        except (SlackApiError, SlackClientError, OSError) as error:
+            log.error("cannot tell %s in %s: %s", user, channel, error)
+
+
+def _closing_line(
+    done: OutcomeEvent | None, asked_again: bool, user: str, label: str
+) -> str | None:
+    """What replaces a clicked message's buttons: what was committed and by whom, or which
+    action asked the assistant again. None when the click changed nothing."""
+    if done is not None and not done.duplicate:
+        by = mention(done.by or done.actor)
+        return f"{ICONS[done.outcome]} {escape(done.message)} — by {by}"
+    if asked_again:
+        return f"↪ {mention(f'user:{user}')} chose *{escape(label)}*"
+    return None
+
+
+def _click_id(body: dict[str, Any], action: dict[str, Any], user: str) -> str:
+    """Slack's id of this interaction: a redelivered payload has the same one, a second click
+    another."""
+    raw = str(body.get("trigger_id") or f"{user}-{action.get('action_ts')}")
+    if _CLICK_ID.match(raw):
+        return f"slack-{raw}"
+    return "slack-" + hashlib.blake2s(raw.encode(), digest_size=16).hexdigest()

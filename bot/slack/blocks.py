@@ -1,0 +1,93 @@
+"""Views as Block Kit: the reply, the candidate on the table, a context line with the mode
+and the beats that fired, and an ``actions`` block of buttons. Text from people and the model
+is escaped, so it cannot ping a channel or forge a link."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from core.beats import ActionStyle
+from core.view import Button, View
+
+from .buttons import action_id, button_value
+
+__all__ = ["closed_blocks", "escape", "fallback_text", "mention", "view_blocks"]
+
+Block = dict[str, Any]
+SECTION_CHARS = 3000  # Slack's limit on a section's text
+MAX_BUTTONS = 25  # Slack's limit on an actions block
+_SLACK_USER = re.compile(r"^[UW][A-Z0-9]{2,}$")
+
+
+def escape(text: str) -> str:
+    """Slack's three control characters, so ``<!channel>`` stays text."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def mention(actor: str) -> str:
+    """``moderator:U024BE7LH`` as a Slack mention; any other actor as text."""
+    ident = actor.partition(":")[2]
+    return f"<@{ident}>" if _SLACK_USER.match(ident) else escape(actor)
+
+
+def fallback_text(view: View) -> str:
+    """What notifications and clients without blocks show."""
+    return escape(view.text)[:SECTION_CHARS]
+
+
+def view_blocks(view: View) -> list[Block]:
+    blocks = _sections(escape(view.text))
+    candidate = view.candidate
+    if candidate is not None and view.buttons and candidate.text.strip() not in view.text:
+        blocks.extend(_sections("> " + escape(candidate.text).replace("\n", "\n> ")))
+    if view.nudge:
+        blocks.append(_context(f"_{escape(view.nudge)}_"))
+    if view.fired:
+        beats = ", ".join(escape(beat) for beat in view.fired)
+        blocks.append(_context(f"mode: *{view.mode.value}* · beat: {beats}"))
+    if view.buttons:
+        elements = [
+            _button(view.session_id, button, n)
+            for n, button in enumerate(view.buttons[:MAX_BUTTONS], 1)
+        ]
+        blocks.append({"type": "actions", "elements": elements})
+    return blocks
+
+
+def closed_blocks(blocks: list[Block], line: str) -> list[Block]:
+    """A message's blocks after a click: its buttons gone, ``line`` (mrkdwn) said instead."""
+    kept = [block for block in blocks if block.get("type") != "actions"]
+    return [*kept, _context(line)]
+
+
+def _button(session_id: str, button: Button, position: int) -> Block:
+    block: Block = {
+        "type": "button",
+        "action_id": action_id(button, position),
+        "text": {"type": "plain_text", "text": button.label, "emoji": True},
+        "value": button_value(session_id, button),
+    }
+    if button.style is not ActionStyle.DEFAULT:
+        block["style"] = button.style.value
+    if button.confirm:
+        block["confirm"] = {
+            "title": {"type": "plain_text", "text": "Are you sure?"},
+            "text": {"type": "mrkdwn", "text": f"*{escape(button.label)}* changes shared state."},
+            "confirm": {"type": "plain_text", "text": "Do it"},
+            "deny": {"type": "plain_text", "text": "Cancel"},
+            "style": "danger",
+        }
+    return block
+
+
+def _sections(text: str) -> list[Block]:
+    text = text or " "
+    return [
+        {"type": "section", "text": {"type": "mrkdwn", "text": text[i : i + SECTION_CHARS]}}
+        for i in range(0, len(text), SECTION_CHARS)
+    ]
+
+
+def _context(text: str) -> Block:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": text[:SECTION_CHARS]}]}

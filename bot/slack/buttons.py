@@ -1,0 +1,59 @@
+"""What a Slack button carries: its ``action_id`` is our prefix plus the action type, its
+``value`` the session, the candidate (or proposal) id and the expected version. Nothing else:
+the click handler reloads state and checks the rest. Anything that does not parse is refused."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from core.actions import ACTION_NAME
+from core.keys import validate_session_id
+from core.view import Button
+
+__all__ = ["ACTION_ID", "ButtonRef", "action_id", "button_value", "parse_button"]
+
+PREFIX = "deliberate:"
+ACTION_ID = re.compile(r"^deliberate:")  # what the click listener matches
+_ACTION_ID = re.compile(r"^deliberate:([A-Za-z0-9]+)(?::\d+)?$")
+_ID = r"^[\x21-\x7e]{1,100}$"
+
+
+class ButtonRef(BaseModel):
+    """A click's identification, as read back from Slack."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    action: str = Field(pattern=ACTION_NAME)
+    session: str = Field(alias="s")
+    target_id: str = Field(alias="t", pattern=_ID)
+    version: int = Field(alias="v", ge=0)
+
+
+def action_id(button: Button, position: int) -> str:
+    """Slack wants action ids unique within a message: the position keeps them apart."""
+    return f"{PREFIX}{button.action}:{position}"
+
+
+def button_value(session_id: str, button: Button) -> str:
+    # compact: Slack allows 2000 characters, and session ids are at most 200
+    ref = {"s": session_id, "t": button.target_id, "v": button.target_version}
+    return json.dumps(ref, separators=(",", ":"))
+
+
+def parse_button(action_id_text: str, value: str | None) -> ButtonRef:
+    """The button behind a click; ValueError when it is not one of ours or was tampered with."""
+    matched = _ACTION_ID.match(action_id_text or "")
+    if matched is None or not value:
+        raise ValueError("this button is not one Deliberate made")
+    try:
+        data = json.loads(value)
+        if not isinstance(data, dict):
+            raise ValueError("not an object")
+        ref = ButtonRef.model_validate({**data, "action": matched.group(1)})
+        validate_session_id(ref.session)
+    except (ValidationError, ValueError):  # JSONDecodeError is a ValueError
+        raise ValueError("this button's data is not valid") from None
+    return ref

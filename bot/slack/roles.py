@@ -1,0 +1,60 @@
+"""Who is who on Slack: the roles of a user id, from ``roles:`` members (``slack:U…``) and
+user groups (``slack:HANDLE`` or ``slack:S…``). Group membership is read with
+``usergroups.list`` and kept for a minute; when Slack cannot tell, nobody gets a group's role
+(a moderator's click is refused rather than anyone's allowed)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Mapping
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError, SlackClientError
+
+from bot.people import person
+from core.actor import Actor
+from core.roles import RoleBinding, roles_for
+
+__all__ = ["SlackPeople"]
+
+PLATFORM = "slack"
+GROUPS_TTL_SEC = 60.0
+log = logging.getLogger("deliberate.slack")
+
+
+class SlackPeople:
+    def __init__(self, bindings: Mapping[str, RoleBinding], client: WebClient) -> None:
+        self.bindings = bindings
+        self.client = client
+        self._uses_groups = any(
+            g.startswith(f"{PLATFORM}:") for b in bindings.values() for g in b.groups
+        )
+        self._lock = threading.Lock()
+        self._groups: dict[str, list[str]] = {}  # user id -> group ids and handles
+        self._read_at = float("-inf")
+
+    def actor(self, user_id: str) -> Actor:
+        groups = self._groups_of(user_id) if self._uses_groups else []
+        return person(PLATFORM, user_id, roles_for(self.bindings, PLATFORM, user_id, groups))
+
+    def _groups_of(self, user_id: str) -> list[str]:
+        with self._lock:
+            if time.monotonic() - self._read_at > GROUPS_TTL_SEC:
+                self._groups = self._read_groups()
+                self._read_at = time.monotonic()
+            return self._groups.get(user_id, [])
+
+    def _read_groups(self) -> dict[str, list[str]]:
+        try:
+            response = self.client.usergroups_list(include_users=True)
+        except (SlackApiError, SlackClientError, OSError) as error:
+            log.warning("cannot read Slack user groups; group roles are off: %s", error)
+            return {}
+        members: dict[str, list[str]] = {}
+        for group in response.get("usergroups") or []:
+            names = [str(group.get("id")), str(group.get("handle"))]
+            for user in group.get("users") or []:
+                members.setdefault(str(user), []).extend(names)
+        return members

@@ -1,0 +1,52 @@
+"""A Slack Web API server and the bot in HTTP mode, per test, on the real Redis. Moderators:
+U0SAM by user id, anyone in the ``mods`` user group (U0MIA) by handle."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from importlib.resources import files
+from pathlib import Path
+
+import pytest
+from redis import Redis
+
+from bot.app import App, build_app
+from tests.conftest import write_config
+from tests.servers.slack_api import SlackServer
+from tests.slack.rig import CHANNEL, SlackBot
+
+SHIPPED = files("core").joinpath("default.yaml").read_text(encoding="utf-8")
+SHIPPED_ROLES = """\
+  moderator:
+    members: []
+    groups: []
+"""
+ROLES = """\
+  moderator:
+    members: [slack:U0SAM]
+    groups: [slack:mods]
+"""
+
+
+def config_with_roles(tmp_path: Path) -> Path:
+    assert SHIPPED_ROLES in SHIPPED
+    return write_config(tmp_path, SHIPPED.replace(SHIPPED_ROLES, ROLES))
+
+
+@pytest.fixture
+def team_app(redis_client: Redis, workspace: str, tmp_path: Path) -> App:
+    return build_app(workspace, config_with_roles(tmp_path), client=redis_client)
+
+
+@pytest.fixture
+def slack_api() -> Iterator[SlackServer]:
+    groups = [{"id": "S0MODS", "handle": "mods", "users": ["U0MIA"]}]
+    with SlackServer(channels={CHANNEL}, usergroups=groups) as server:
+        yield server
+
+
+@pytest.fixture
+def bot(team_app: App, slack_api: SlackServer) -> Iterator[SlackBot]:
+    running = SlackBot(team_app, slack_api).start()
+    yield running
+    running.stop()
