@@ -103,6 +103,10 @@ class WorkspaceKeys:
         platforms deliver some things twice."""
         return f"{self.tag}:delivery:{platform}:{delivery_id}"
 
+    def adapter(self, platform: str, name: str) -> str:
+        """A key a chat adapter keeps for itself (what clicks did to a Slack message, say)."""
+        return f"{self.tag}:adapter:{platform}:{name}"
+
     def transcript(self, session_id: str) -> str:
         """Stream of one session's turns, for display and audit only: never read into a model
         call."""

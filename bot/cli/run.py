@@ -87,4 +87,7 @@ def _slack(app: App, args: argparse.Namespace) -> int:
             server.run()
     except KeyboardInterrupt:
         pass
+    except (SlackClientError, OSError) as exc:  # a refused app token, a port in use
+        print(f"deliberate: cannot run the Slack bot: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     return 0

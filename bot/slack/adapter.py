@@ -2,15 +2,17 @@
 as threaded messages, message updates and ephemeral notices. It translates; the core decides.
 
 A click is answered in three ways. What it committed replaces the buttons of the message it
-came from (``chat.update``, saying what and by whom). What only the clicker needs to know (not
-allowed, stale, already done) reaches them alone (``chat.postEphemeral``). A new reply (an
-action that asks the assistant again) goes into the thread."""
+came from (``chat.update``, saying what and by whom; see ``closing.py``). What only the
+clicker needs to know (not allowed, stale, already done) reaches them alone
+(``chat.postEphemeral``). A new reply (an action that asks the assistant again) goes into the
+thread, and so do the buttons that come next."""
 
 from __future__ import annotations
 
 import hashlib
 import logging
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from slack_sdk import WebClient
@@ -22,8 +24,9 @@ from core.messages import ActionClicked, UserSaid
 from core.runtime import Event, OutcomeEvent, Runtime
 from core.view import View, ViewKind
 
-from .blocks import closed_blocks, escape, fallback_text, mention, view_blocks
+from .blocks import escape, fallback_text, mention, view_blocks
 from .buttons import ButtonRef, parse_button
+from .closing import ClosedMessages
 from .roles import SlackPeople
 from .threads import PLATFORM, Said, read_said, thread_of
 
@@ -36,6 +39,19 @@ log = logging.getLogger("deliberate.slack")
 _CLICK_ID = re.compile(r"^[\x21-\x7e]{1,94}$")
 ICONS = {"committed": "✅", "pending": "⏳", "discarded": "🗑️"}
 TROUBLE = "Something went wrong on our side; nothing was changed. Please try again."
+NEXT = "What next?"
+
+
+@dataclass(frozen=True)
+class Click:
+    """Where a click came from: the button's session, the clicker, and the message (a
+    public one has ``message``; an ephemeral one only a ``response_url``)."""
+
+    ref: ButtonRef
+    user: str
+    label: str
+    message: dict[str, Any] | None
+    response_url: str | None
 
 
 class SlackAdapter:
@@ -45,32 +61,43 @@ class SlackAdapter:
         self.client = client
         self.people = SlackPeople(app.config.roles, client)
         self.deliveries = Deliveries(app.redis, app.store.workspace)
+        ttl = app.config.sessions.ttl_sec
+        self.closed = ClosedMessages(app.redis, app.store.workspace, client, ttl)
 
     # --- messages ------------------------------------------------------------------------
 
     def on_event(self, event: dict[str, Any], bot_user_id: str | None, *, mention: bool) -> None:
         """A ``message`` or ``app_mention`` event. A turn is a mention, a direct message, or
-        a message in a thread the bot takes part in; each message is handled once, however
+        a message in a thread whose session is live; each message is handled once, however
         often and under whichever event type Slack delivers it."""
         said = read_said(event, bot_user_id)
-        if said is None or not (mention or said.direct or self._in_thread(said)):
+        if said is None:
             return
         delivery = f"{said.channel}:{said.ts}"
-        if not self.deliveries.claim(PLATFORM, delivery):
-            log.debug("slack message %s was handled already", delivery)
-            return
         try:
+            if not (mention or said.direct or self._in_thread(said)):
+                return
+            if not self.deliveries.claim(PLATFORM, delivery):
+                log.debug("slack message %s was handled already", delivery)
+                return
             msg = UserSaid(text=said.text, actor=self.people.actor(said.user))
             events = self.runtime.send(said.session_id, msg)
         except Exception:
-            self.deliveries.release(PLATFORM, delivery)  # a redelivery may try again
             log.exception("slack message %s failed", delivery)
+            self._release(delivery)
             self._tell(said.channel, said.thread_ts, said.user, TROUBLE)
             return
         self._post(said.session_id, said.user, events)
 
     def _in_thread(self, said: Said) -> bool:
         return said.thread_ts != said.ts and self.runtime.sessions.exists(said.session_id)
+
+    def _release(self, delivery: str) -> None:
+        """The same message's other delivery (its ``app_mention`` twin) may still take it."""
+        try:
+            self.deliveries.release(PLATFORM, delivery)
+        except Exception:
+            log.exception("cannot release slack message %s", delivery)
 
     # --- clicks --------------------------------------------------------------------------
 
@@ -89,66 +116,61 @@ class SlackAdapter:
             text = "This button belongs to another conversation; nothing was changed."
             self._tell(channel, container.get("thread_ts"), user, text)
             return
+        label = str((action.get("text") or {}).get("text") or ref.action)
+        public = None if container.get("is_ephemeral") else body.get("message")
+        click = Click(ref, user, label, public, body.get("response_url"))
         try:
-            events = self.runtime.send(ref.session, self._clicked(ref, body, action, user))
+            events = self.runtime.send(ref.session, self._clicked(click, body, action))
         except Exception:
             log.exception("slack click %s on %s failed", ref.action, ref.session)
             self._tell(channel, thread_of(ref.session)[1], user, TROUBLE)
             return
-        label = str((action.get("text") or {}).get("text") or ref.action)
-        self._after_click(ref.session, user, body.get("message"), label, events)
+        self._after_click(click, events)
 
-    def _clicked(
-        self, ref: ButtonRef, body: dict[str, Any], action: dict[str, Any], user: str
-    ) -> ActionClicked:
+    def _clicked(self, click: Click, body: dict[str, Any], action: dict[str, Any]) -> ActionClicked:
         return ActionClicked(
-            action=ref.action,
-            target_id=ref.target_id,
-            expected_version=ref.version,
-            click_id=_click_id(body, action, user),
-            actor=self.people.actor(user),
+            action=click.ref.action,
+            target_id=click.ref.target_id,
+            expected_version=click.ref.version,
+            click_id=_click_id(body, action, click.user),
+            actor=self.people.actor(click.user),
         )
 
-    def _after_click(
-        self,
-        session: str,
-        user: str,
-        message: dict[str, Any] | None,
-        label: str,
-        events: list[Event],
-    ) -> None:
+    def _after_click(self, click: Click, events: list[Event]) -> None:
         done = next((e for e in events if isinstance(e, OutcomeEvent) and e.outcome in ICONS), None)
         asked_again = any(isinstance(e, View) and e.kind is ViewKind.REPLY for e in events)
-        line = _closing_line(done, asked_again, user, label)
-        updated = line is not None and message is not None and self._close(session, message, line)
+        line = _closing_line(done, asked_again, click.user, click.label)
+        shown = line is not None and self._close(click, line)
         for event in events:
             if not isinstance(event, View):
                 continue
             if event.kind is ViewKind.OUTCOME and done is not None and done.duplicate:
                 event = event.model_copy(update={"ephemeral": True})
-            elif event.kind is ViewKind.OUTCOME and updated and not event.buttons:
-                continue  # the updated message says it
-            self._post(session, user, [event])
+            elif event.kind is ViewKind.OUTCOME and shown:
+                if not event.buttons:
+                    continue  # the closed message says it all
+                event = event.model_copy(update={"text": event.nudge or NEXT, "nudge": None})
+            self._post(click.ref.session, click.user, [event])
 
-    def _close(self, session: str, message: dict[str, Any], line: str) -> bool:
-        channel, _ = thread_of(session)
-        try:
-            self.client.chat_update(
-                channel=channel,
-                ts=str(message.get("ts")),
-                text=str(message.get("text") or ""),
-                blocks=closed_blocks(list(message.get("blocks") or []), line),
-            )
-        except (SlackApiError, SlackClientError, OSError) as error:
-            log.warning("cannot update the clicked message in %s: %s", channel, error)
-            return False
-        return True
+    def _close(self, click: Click, line: str) -> bool:
+        """True when the public message now says ``line``; a clicked ephemeral message is
+        replaced, and the outcome still goes to the thread."""
+        if click.message is not None:
+            return self.closed.close(thread_of(click.ref.session)[0], click.message, line)
+        if click.response_url:
+            self.closed.replace_ephemeral(click.response_url, line)
+        return False
 
     # --- slash command -------------------------------------------------------------------
 
     def on_command(self, text: str) -> str:
         """``/deliberate TEXT``: the answer, as mrkdwn for the asker alone."""
-        return f"```\n{escape(answer(self.app, text, max_chars=2900))}\n```"
+        try:
+            text = answer(self.app, text, max_chars=2900)
+        except Exception:  # the asker should hear something rather than nothing
+            log.exception("slack /deliberate %r failed", text)
+            return TROUBLE
+        return f"```\n{escape(text)}\n```"
 
     # --- posting -------------------------------------------------------------------------
 
@@ -156,7 +178,7 @@ class SlackAdapter:
         channel, thread_ts = thread_of(session)
         for event in events:
             if not isinstance(event, View):
-                continue  # a click's outcome: shown by updating the clicked message
+                continue  # a click's outcome: shown by closing the clicked message
             text, blocks = fallback_text(event), view_blocks(event)
             try:
                 if event.ephemeral:

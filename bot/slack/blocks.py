@@ -17,6 +17,8 @@ __all__ = ["closed_blocks", "escape", "fallback_text", "mention", "view_blocks"]
 Block = dict[str, Any]
 SECTION_CHARS = 3000  # Slack's limit on a section's text
 MAX_BUTTONS = 25  # Slack's limit on an actions block
+MAX_BLOCKS = 50  # Slack's limit on a message
+CLOSED = "deliberate-closed-"  # block ids of the lines that say what clicks did
 _SLACK_USER = re.compile(r"^[UW][A-Z0-9]{2,}$")
 
 
@@ -37,15 +39,17 @@ def fallback_text(view: View) -> str:
 
 
 def view_blocks(view: View) -> list[Block]:
-    blocks = _sections(escape(view.text))
+    blocks = _sections(view.text)
     candidate = view.candidate
     if candidate is not None and view.buttons and candidate.text.strip() not in view.text:
-        blocks.extend(_sections("> " + escape(candidate.text).replace("\n", "\n> ")))
+        quoted = _sections(candidate.text, SECTION_CHARS // 4)  # room for the "> " added
+        for block in quoted:
+            block["text"]["text"] = "> " + block["text"]["text"].replace("\n", "\n> ")
+        blocks.extend(quoted)
     if view.nudge:
         blocks.append(_context(f"_{escape(view.nudge)}_"))
-    if view.fired:
-        beats = ", ".join(escape(beat) for beat in view.fired)
-        blocks.append(_context(f"mode: *{view.mode.value}* · beat: {beats}"))
+    beats = ", ".join(escape(beat) for beat in view.fired) or "none"
+    blocks.append(_context(f"mode: *{view.mode.value}* · beat: {beats}"))
     if view.buttons:
         elements = [
             _button(view.session_id, button, n)
@@ -55,10 +59,16 @@ def view_blocks(view: View) -> list[Block]:
     return blocks
 
 
-def closed_blocks(blocks: list[Block], line: str) -> list[Block]:
-    """A message's blocks after a click: its buttons gone, ``line`` (mrkdwn) said instead."""
-    kept = [block for block in blocks if block.get("type") != "actions"]
-    return [*kept, _context(line)]
+def closed_blocks(blocks: list[Block], lines: list[str]) -> list[Block]:
+    """A message's blocks after clicks: its buttons gone, and what each click did (mrkdwn),
+    in place of the lines an earlier update added."""
+    kept = [
+        block
+        for block in blocks
+        if block.get("type") != "actions" and not str(block.get("block_id", "")).startswith(CLOSED)
+    ]
+    closing = [_context(line) | {"block_id": f"{CLOSED}{n}"} for n, line in enumerate(lines)]
+    return [*kept, *closing][-MAX_BLOCKS:]
 
 
 def _button(session_id: str, button: Button, position: int) -> Block:
@@ -73,7 +83,8 @@ def _button(session_id: str, button: Button, position: int) -> Block:
     if button.confirm:
         block["confirm"] = {
             "title": {"type": "plain_text", "text": "Are you sure?"},
-            "text": {"type": "mrkdwn", "text": f"*{escape(button.label)}* changes shared state."},
+            # plain text, at most 300 characters (labels are at most 75)
+            "text": {"type": "plain_text", "text": f"{button.label}: this changes shared state."},
             "confirm": {"type": "plain_text", "text": "Do it"},
             "deny": {"type": "plain_text", "text": "Cancel"},
             "style": "danger",
@@ -81,12 +92,17 @@ def _button(session_id: str, button: Button, position: int) -> Block:
     return block
 
 
-def _sections(text: str) -> list[Block]:
-    text = text or " "
-    return [
-        {"type": "section", "text": {"type": "mrkdwn", "text": text[i : i + SECTION_CHARS]}}
-        for i in range(0, len(text), SECTION_CHARS)
-    ]
+def _sections(raw: str, limit: int = SECTION_CHARS) -> list[Block]:
+    """``raw`` escaped, in sections Slack accepts; a cut never splits an ``&amp;``."""
+    chunks, chunk = [], ""
+    for char in raw or " ":
+        piece = escape(char)
+        if len(chunk) + len(piece) > limit:
+            chunks.append(chunk)
+            chunk = ""
+        chunk += piece
+    chunks.append(chunk)
+    return [{"type": "section", "text": {"type": "mrkdwn", "text": c}} for c in chunks]
 
 
 def _context(text: str) -> Block:

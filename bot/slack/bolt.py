@@ -8,7 +8,7 @@ import logging
 from concurrent.futures import Executor
 from typing import Any
 
-from slack_bolt import Ack, App, BoltContext
+from slack_bolt import Ack, App, BoltContext, Respond
 
 from .adapter import SlackAdapter
 from .buttons import ACTION_ID
@@ -48,7 +48,8 @@ def build_bolt_app(
         adapter.on_click(body)
 
     @bolt.command(COMMAND)
-    def _command(ack: Ack, command: dict[str, Any]) -> None:
-        ack(text=adapter.on_command(str(command.get("text") or "")), response_type="ephemeral")
+    def _command(ack: Ack, respond: Respond, command: dict[str, Any]) -> None:
+        ack()  # at once: `why` may read far back in the log, and Slack waits 3 seconds
+        respond(text=adapter.on_command(str(command.get("text") or "")), response_type="ephemeral")
 
     return bolt

@@ -10,8 +10,9 @@ import re
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from core.actions import ACTION_NAME
-from core.keys import validate_session_id
 from core.view import Button
+
+from .threads import SESSION
 
 __all__ = ["ACTION_ID", "ButtonRef", "action_id", "button_value", "parse_button"]
 
@@ -53,7 +54,8 @@ def parse_button(action_id_text: str, value: str | None) -> ButtonRef:
         if not isinstance(data, dict):
             raise ValueError("not an object")
         ref = ButtonRef.model_validate({**data, "action": matched.group(1)})
-        validate_session_id(ref.session)
+        if not SESSION.match(ref.session):
+            raise ValueError("not a Slack thread's session")
     except (ValidationError, ValueError):  # JSONDecodeError is a ValueError
         raise ValueError("this button's data is not valid") from None
     return ref

@@ -34,17 +34,25 @@ class SlackPeople:
         self._lock = threading.Lock()
         self._groups: dict[str, list[str]] = {}  # user id -> group ids and handles
         self._read_at = float("-inf")
+        self._reading = False
 
     def actor(self, user_id: str) -> Actor:
         groups = self._groups_of(user_id) if self._uses_groups else []
         return person(PLATFORM, user_id, roles_for(self.bindings, PLATFORM, user_id, groups))
 
     def _groups_of(self, user_id: str) -> list[str]:
+        """When the groups are old one thread reads them again, and the others go on with
+        the old ones meanwhile; only the very first read makes everyone wait."""
         with self._lock:
-            if time.monotonic() - self._read_at > GROUPS_TTL_SEC:
-                self._groups = self._read_groups()
-                self._read_at = time.monotonic()
-            return self._groups.get(user_id, [])
+            if self._read_at == float("-inf"):
+                self._groups, self._read_at = self._read_groups(), time.monotonic()
+            if self._reading or time.monotonic() - self._read_at <= GROUPS_TTL_SEC:
+                return self._groups.get(user_id, [])
+            self._reading = True
+        groups = self._read_groups()
+        with self._lock:
+            self._groups, self._read_at, self._reading = groups, time.monotonic(), False
+        return groups.get(user_id, [])
 
     def _read_groups(self) -> dict[str, list[str]]:
         try:

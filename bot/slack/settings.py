@@ -8,10 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from slack_sdk import WebClient
-from slack_sdk.http_retry.builtin_handlers import (
-    ConnectionErrorRetryHandler,
-    RateLimitErrorRetryHandler,
-)
+from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
 __all__ = ["SlackSettings"]
 
@@ -49,13 +46,11 @@ class SlackSettings:
         return cls(bot_token, secret, app_token, api_url.rstrip("/") + "/")
 
     def web_client(self) -> WebClient:
-        """A client that waits out 429s (``Retry-After``) and retries dropped connections."""
+        """A client that waits out 429s (``Retry-After``: nothing was posted). A dropped
+        connection is not retried: ``chat.postMessage`` may have posted, and would post twice."""
         return WebClient(
             token=self.bot_token,
             base_url=self.api_url,
             timeout=TIMEOUT_SEC,
-            retry_handlers=[
-                ConnectionErrorRetryHandler(),
-                RateLimitErrorRetryHandler(max_retry_count=2),
-            ],
+            retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=2)],
         )

@@ -7,12 +7,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Said", "read_said", "session_id", "thread_of"]
+__all__ = ["SESSION", "Said", "read_said", "session_id", "thread_of"]
 
 PLATFORM = "slack"
 MAX_TEXT = 4000
 # a person's message; edits, deletions, joins and other bots' posts come with other subtypes
 _PERSON_SUBTYPES = {None, "thread_broadcast", "file_share"}
+SESSION = re.compile(r"^slack:[A-Z0-9]{1,40}:[0-9]{1,20}\.[0-9]{1,10}$")  # channel, thread ts
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,9 @@ class SlackServer(HttpServer):
         for name, method in methods.items():
             self.route("POST", f"/api/{name}", self._authed(method))
         self.route("POST", "/api/apps.connections.open", self._connections_open)
+        self.responses: list[dict[str, Any]] = []
+        for kind in ("commands", "actions"):
+            self.route("POST", f"/{kind}/{{team}}/{{id}}/{{token}}", self._response_url)
 
     @property
     def api_url(self) -> str:
@@ -102,6 +105,17 @@ class SlackServer(HttpServer):
             return method(fields)
 
         return answer
+
+    def response_url(self, kind: str) -> str:
+        """A ``response_url`` as Slack puts in slash commands and clicks, served here."""
+        return f"{self.url}/{kind}/T0TEST/{len(self.requests)}/r3sp0nse"
+
+    def _response_url(self, request: Request) -> Response:
+        """What a ``response_url`` takes: a message to post, or to replace the original with."""
+        if not isinstance(request.json, dict):
+            return Response(400, body=b"invalid_payload")
+        self.responses.append({"path": request.path, **request.json})
+        return Response(200, body=b"ok")
 
     def _connections_open(self, request: Request) -> Response:
         """Socket Mode: only the app-level token opens a connection."""

@@ -28,9 +28,28 @@ ROLES = """\
 """
 
 
+# a protected key written straight by a button, and a key with a tight rate limit
+ACTIONS = """\
+
+actions:
+  EndStream: {op: set, key: stream.state, value: "off", confirm: true}
+  Shout: {op: set, key: shout.last}
+"""
+POLICY_KEYS = """\
+  keys:
+    - pattern: "shout.*"
+      type: string
+      rate_limit: {max: 1, per_sec: 60}
+"""
+
+
 def config_with_roles(tmp_path: Path) -> Path:
-    assert SHIPPED_ROLES in SHIPPED
-    return write_config(tmp_path, SHIPPED.replace(SHIPPED_ROLES, ROLES))
+    """The shipped config with moderators, and the actions and key above."""
+    text = SHIPPED
+    for old, new in ((SHIPPED_ROLES, ROLES), ("\nactions:\n", ACTIONS), ("  keys:\n", POLICY_KEYS)):
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    return write_config(tmp_path, text)
 
 
 @pytest.fixture

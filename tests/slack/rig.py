@@ -127,15 +127,25 @@ class SlackBot:
         trigger_id: str | None = None,
         value: str | None = None,
         channel: str = CHANNEL,
+        as_action: str | None = None,
+        ephemeral: bool = False,
+        **signing: Any,
     ) -> httpx.Response:
-        """A ``block_actions`` payload for the button of ``action`` in ``message``."""
+        """A ``block_actions`` payload for the button of ``action`` in ``message`` (with
+        ``as_action``, its data under another action's id: a button no beat showed)."""
         payload = block_actions(message, action, user, trigger_id, value, channel)
-        return self.post(
-            urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded"
-        )
+        payload["response_url"] = self.slack.response_url("actions")
+        if as_action is not None:
+            payload["actions"][0]["action_id"] = f"deliberate:{as_action}:9"
+        if ephemeral:  # Slack sends no message for an ephemeral one, only where it was
+            del payload["message"]
+            payload["container"] = payload["container"] | {"is_ephemeral": True}
+        body = urlencode({"payload": json.dumps(payload)})
+        return self.post(body, "application/x-www-form-urlencoded", **signing)
 
-    def command(self, text: str, *, user: str = "U0ALICE") -> httpx.Response:
-        """A ``/deliberate`` slash command, as the form body Slack posts."""
+    def command(self, text: str, *, user: str = "U0ALICE") -> dict[str, Any]:
+        """A ``/deliberate`` slash command, as the form body Slack posts: acknowledged at
+        once with nothing, then answered through its ``response_url``."""
         form = {
             "token": "verification-token-unused",
             "team_id": TEAM,
@@ -148,10 +158,15 @@ class SlackBot:
             "text": text,
             "api_app_id": "A0TEST",
             "is_enterprise_install": "false",
-            "response_url": "https://hooks.slack.com/commands/T0TEST/1/x",
+            "response_url": self.slack.response_url("commands"),
             "trigger_id": f"{next(_ts)}.1.cmd",
         }
-        return self.post(urlencode(form), "application/x-www-form-urlencoded")
+        answered = len(self.slack.responses)
+        acked = self.post(urlencode(form), "application/x-www-form-urlencoded")
+        assert acked.status_code == 200 and acked.text == ""
+        return self.slack.wait_until(
+            lambda: self.slack.responses[answered] if len(self.slack.responses) > answered else None
+        )
 
     # --- what the bot did --------------------------------------------------------------
 
@@ -191,27 +206,11 @@ def event_callback(event: dict[str, Any], event_id: str) -> dict[str, Any]:
     }
 
 
-def mention(
-    text: str,
-    *,
-    user: str = "U0ALICE",
-    ts: str | None = None,
-    thread_ts: str | None = None,
-    channel: str = CHANNEL,
-) -> dict[str, Any]:
-    ts = ts or new_ts()
-    event = {
-        "type": "app_mention",
-        "user": user,
-        "text": f"<@U0TESTBOT> {text}",
-        "ts": ts,
-        "channel": channel,
-        "event_ts": ts,
-        "team": TEAM,
-    }
-    if thread_ts:
-        event["thread_ts"] = thread_ts
-    return event
+def mention(text: str, **fields: Any) -> dict[str, Any]:
+    """An ``app_mention`` event: a message that starts with the bot's mention."""
+    event = message(f"<@U0TESTBOT> {text}", **fields)
+    del event["channel_type"]  # app_mention events do not carry it
+    return event | {"type": "app_mention"}
 
 
 def message(
@@ -276,7 +275,6 @@ def block_actions(
         "channel": {"id": channel, "name": "team"},
         "message": {k: v for k, v in message_.items() if k != "channel"},
         "state": {"values": {}},
-        "response_url": "https://hooks.slack.com/actions/T0TEST/1/x",
         "actions": [
             {
                 "action_id": pressed["action_id"],

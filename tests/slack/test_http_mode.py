@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
-import httpx
 import openai
 
 from bot.app import App
@@ -14,9 +14,9 @@ from bot.slack.buttons import parse_button
 from core.actor import ActorKind
 from core.llm.chat import ChatModel
 from core.sessions import SessionStore
-from tests.core.test_model_conversation import proposing
+from tests.core.test_model_conversation import kind, label, output, proposing, user_payload
 from tests.factories import mutation
-from tests.openai_server import OpenAIServer
+from tests.openai_server import OpenAIServer, Reply
 from tests.servers.slack_api import POST_MESSAGE, SlackServer
 from tests.slack.rig import CHANNEL, SlackBot, button, event_callback, mention, message, new_ts
 
@@ -34,9 +34,9 @@ def closing_line(update: dict) -> str:  # type: ignore[type-arg]
     return str(update["blocks"][-1]["elements"][0]["text"])
 
 
-def shown(response: httpx.Response) -> str:
+def shown(answer: dict[str, Any]) -> str:
     """A slash command's answer as Slack displays it (its control characters unescaped)."""
-    text = str(response.json()["text"])
+    text = str(answer["text"])
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 
@@ -68,7 +68,13 @@ def test_unsigned_badly_signed_and_stale_requests_are_refused(bot: SlackBot, tea
     sessions = SessionStore(team_app.redis, team_app.store.workspace)
     assert not sessions.exists(f"slack:{CHANNEL}:{said['ts']}")
     assert bot.post(body, "application/json").status_code == 200  # the same, signed
-    assert len(bot.replies()) == 1
+    [reply] = bot.replies()
+    assert bot.click(reply, "ConfirmCurrent", secret="not-the-secret").status_code == 401
+    assert bot.click(reply, "ConfirmCurrent", timestamp=stale).status_code == 401
+    form = "command=%2Fdeliberate&text=state&user_id=U0ALICE&channel_id=C0TEAM"
+    assert bot.post(form, "application/x-www-form-urlencoded", timestamp=stale).status_code == 401
+    bot.listeners.idle()
+    assert len(team_app.log) == 0 and bot.slack.updates == [] and bot.slack.responses == []
 
 
 def test_messages_in_the_bots_threads_are_turns_and_nothing_else_is(bot: SlackBot) -> None:
@@ -190,23 +196,24 @@ def test_the_slash_command_answers_the_asker_alone(bot: SlackBot, team_app: App)
     team_app.gateway.propose(mutation("set", "decision.db", "postgres", reason="team call"))
     team_app.gateway.propose(mutation("set", "secret.stream-key", "sk-live-123", "admin:root"))
     before = len(team_app.log)
-    state = bot.command("state").json()
+    state = bot.command("state")
     assert state["response_type"] == "ephemeral"
     assert 'decision.db = "postgres"' in state["text"] and "sk-live-123" not in state["text"]
     assert "secret.stream-key = (secret)" in state["text"]
     assert 'set decision.db "postgres" -> v1' in shown(bot.command("log decision.db"))
     why = shown(bot.command("why decision.db"))
     assert "by user:alice, reason: team call" in why
-    assert "/deliberate why KEY" in bot.command("help").json()["text"]
-    assert "why needs a KEY" in bot.command("why").json()["text"]
-    assert "Unknown subcommand 'frobnicate'" in bot.command("frobnicate").json()["text"]
+    assert "/deliberate why KEY" in bot.command("help")["text"]
+    assert "why needs a KEY" in bot.command("why")["text"]
+    assert "Unknown subcommand 'frobnicate'" in bot.command("frobnicate")["text"]
     assert len(team_app.log) == before
 
 
 def test_a_rate_limited_post_waits_out_retry_after(bot: SlackBot) -> None:
-    bot.slack.rate_limit_next(retry_after=0)
+    bot.slack.rate_limit_next(retry_after=1)
     started(bot)
-    assert len(bot.slack.requests_to("POST", POST_MESSAGE)) == 2
+    [limited, posted] = bot.slack.requests_to("POST", POST_MESSAGE)
+    assert posted.received_at - limited.received_at >= 1.0
 
 
 def test_an_action_that_asks_again_closes_the_message_and_replies_in_the_thread(
@@ -227,3 +234,85 @@ def test_a_direct_message_is_a_turn(bot: SlackBot) -> None:
     bot.event(said)
     [reply] = bot.replies()
     assert (reply["channel"], reply["thread_ts"]) == ("D0ALICE", said["ts"])
+
+
+def slow_expand(request: dict[str, Any]) -> Reply:
+    """The model: a candidate for every turn, and slow to expand one (a click's generation
+    has no user input)."""
+    if kind(request) == "classify":
+        return label("brainstorm")
+    if user_payload(request)["user_input"] == "":
+        return Reply(output("Expanded.", "Postgres, expanded").content, delay=1.5)
+    return output("How about postgres?", "Postgres")
+
+
+def test_two_clicks_on_one_message_at_once_both_show(
+    team_app: App, slack_api: SlackServer, openai_server: OpenAIServer
+) -> None:
+    openai_server.answer_with = slow_expand
+    client = openai.OpenAI(api_key="k", base_url=openai_server.base_url, max_retries=0)
+    bot = SlackBot(team_app, slack_api, team_app.runtime(ChatModel(client, "m", timeout_sec=5)))
+    bot.start()
+    try:
+        _, reply = started(bot)
+        bot.click(reply, "ExpandCurrent", user="U0BOB")  # its update lands last
+        time.sleep(0.3)
+        bot.click(reply, "ConfirmCurrent")
+        bot.listeners.idle()
+        assert len(slack_api.updates) == 2 and len(team_app.log) == 1
+        [message] = [m for m in slack_api.messages if m["ts"] == reply["ts"]]
+        lines = [b["elements"][0]["text"] for b in message["blocks"] if b["type"] == "context"]
+        assert any(line.startswith("✅ Committed: set decision.") for line in lines)
+        assert "↪ <@U0BOB> chose *Expand*" in lines
+    finally:
+        bot.stop()
+
+
+def test_a_click_on_an_ephemeral_notice_commits_and_tells_the_thread(
+    bot: SlackBot, team_app: App
+) -> None:
+    root, first = started(bot)
+    bot.event(message("make it postgres 16 with logical replication", thread_ts=root["ts"]))
+    bot.replies(2)
+    bot.click(first, "ConfirmCurrent")  # stale: the notice carries the current button
+    [notice] = bot.ephemerals()
+    notice_message = {"ts": "1700000099.000100", "thread_ts": root["ts"], **notice}
+    bot.click(notice_message, "ConfirmCurrent", ephemeral=True)
+    [replaced] = bot.slack.wait_until(lambda: bot.slack.responses)
+    assert replaced["replace_original"] is True and replaced["text"].startswith("✅ Committed")
+    outcome = bot.replies(3)[-1]
+    assert outcome["thread_ts"] == root["ts"] and outcome["text"].startswith("Committed: set")
+    assert len(team_app.log) == 1
+
+
+def test_a_protected_action_is_refused_to_a_member_and_done_for_a_moderator(
+    bot: SlackBot, team_app: App
+) -> None:
+    _, reply = started(bot)
+    bot.click(reply, "ConfirmCurrent", as_action="EndStream")
+    [denial] = bot.ephemerals()
+    assert denial["user"] == "U0ALICE" and "stream.state is protected" in denial["text"]
+    bot.listeners.idle()
+    assert team_app.store.get("stream.state") is None and bot.slack.updates == []
+    bot.click(reply, "ConfirmCurrent", as_action="EndStream", user="U0SAM")  # by user id
+    [update] = bot.slack.wait_until(lambda: bot.slack.updates)
+    assert "set stream.state" in closing_line(update)
+    assert closing_line(update).endswith("by <@U0SAM>")
+    entry = team_app.store.get("stream.state")
+    assert entry is not None and entry.value == "off"
+
+
+def test_a_rate_limited_click_is_told_to_the_clicker_alone(bot: SlackBot, team_app: App) -> None:
+    root, reply = started(bot)
+    bot.click(reply, "ConfirmCurrent", as_action="Shout")
+    bot.slack.wait_until(lambda: bot.slack.updates)
+    next_steps = bot.replies(2)[-1]  # the message closed; the buttons that remain come after
+    assert next_steps["text"] == "What next?" and button(next_steps, "ConfirmCurrent")
+    bot.event(message("make it postgres 16 with logical replication", thread_ts=root["ts"]))
+    second = bot.replies(3)[-1]
+    bot.click(second, "ConfirmCurrent", as_action="Shout")
+    [refusal] = bot.ephemerals()
+    assert refusal["user"] == "U0ALICE"
+    assert refusal["text"].startswith("Not done: too many changes to shout.last; try again in")
+    bot.listeners.idle()
+    assert len(team_app.log) == 1 and len(bot.slack.updates) == 1

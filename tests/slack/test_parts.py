@@ -15,6 +15,7 @@ from bot.slack.blocks import closed_blocks, mention, view_blocks
 from bot.slack.buttons import button_value, parse_button
 from bot.slack.roles import SlackPeople
 from bot.slack.settings import SlackSettings
+from bot.slack.threads import SESSION as SESSION_ID
 from bot.slack.threads import read_said
 from core.actor import ActorKind
 from core.beats import ActionStyle
@@ -59,9 +60,16 @@ def test_text_from_people_and_the_model_cannot_ping_or_link() -> None:
     assert "<!channel>" not in texts(blocks)
 
 
-def test_a_long_reply_is_split_into_sections_slack_accepts() -> None:
-    blocks = view_blocks(a_view("x" * 7000))
-    assert [len(b["text"]["text"]) for b in blocks] == [3000, 3000, 1000]  # type: ignore[index]
+def test_a_long_reply_is_split_into_sections_slack_accepts_never_inside_an_entity() -> None:
+    text = "a" * 2998 + "&" + "b" * 4000
+    sections = [b["text"]["text"] for b in view_blocks(a_view(text)) if b["type"] == "section"]
+    assert [len(s) for s in sections] == [2998, 3000, 1005]  # "&amp;" went whole to the next
+    assert "".join(sections) == text.replace("&", "&amp;")
+
+
+def test_the_mode_shows_even_when_no_beat_fired() -> None:
+    [_, context] = view_blocks(a_view())
+    assert context["elements"][0]["text"] == "mode: *idle* · beat: none"  # type: ignore[index]
 
 
 def test_buttons_carry_identification_style_and_a_confirm_only_where_asked() -> None:
@@ -92,9 +100,12 @@ def test_buttons_carry_identification_style_and_a_confirm_only_where_asked() -> 
 
 def test_a_closed_message_loses_its_buttons_and_says_what_happened() -> None:
     blocks = view_blocks(a_view(buttons=[a_button()]))
-    closed = closed_blocks(blocks, "✅ done — by <@U0ALICE>")
-    assert "actions" not in [b["type"] for b in closed]
-    assert closed[-1]["elements"][0]["text"] == "✅ done — by <@U0ALICE>"
+    once = closed_blocks(blocks, ["↪ <@U0BOB> chose *Expand*"])
+    twice = closed_blocks(once, ["↪ <@U0BOB> chose *Expand*", "✅ done — by <@U0ALICE>"])
+    assert "actions" not in [b["type"] for b in twice]
+    lines = [b["elements"][0]["text"] for b in twice if b.get("block_id", "").startswith("del")]
+    assert lines == ["↪ <@U0BOB> chose *Expand*", "✅ done — by <@U0ALICE>"]  # not three
+    assert twice[: len(blocks) - 1] == blocks[:-1]
 
 
 def test_mentions_are_made_only_of_slack_user_ids() -> None:
@@ -113,15 +124,32 @@ def test_a_button_reads_back_as_it_was_made(session: str, target: str, version: 
     assert (ref.session, ref.target_id, ref.version) == (session, target, version)
 
 
-@given(st.text(max_size=300), st.text(max_size=300))
-def test_anything_else_is_refused_with_a_value_error(action_id: str, value: str) -> None:
+VALID = '{"s":"slack:C0TEAM:1700000000.000100","t":"c0a1b2c3d4e5f","v":2}'
+
+
+@given(st.integers(0, len(VALID)), st.integers(0, 8), st.text(max_size=8))
+def test_a_tampered_value_is_refused_or_reads_as_a_whole_button(
+    at: int, cut: int, inserted: str
+) -> None:
+    """Values that differ from a real one in a few characters: a ValueError, or a button
+    whose every field is valid (nothing half-read, nothing else raised)."""
+    value = VALID[:at] + inserted + VALID[at + cut :]
+    try:
+        ref = parse_button("deliberate:ConfirmCurrent:1", value)
+    except ValueError:
+        return
+    assert SESSION_ID.match(ref.session) and ref.version >= 0
+    assert re.fullmatch(r"[\x21-\x7e]{1,100}", ref.target_id)
+    assert set(json.loads(value)) == {"s", "t", "v"}
+
+
+@given(st.text(max_size=120), st.text(max_size=120))
+def test_any_action_id_and_value_give_a_button_or_a_value_error(action_id: str, value: str) -> None:
     try:
         parse_button(action_id, value)
     except ValueError:
         return
-    # what got through is a button of ours with exactly the fields one carries
     assert re.fullmatch(r"deliberate:[A-Za-z0-9]+(:\d+)?", action_id)
-    assert set(json.loads(value)) <= {"s", "t", "v", "action"}
 
 
 @pytest.mark.parametrize(
@@ -130,6 +158,8 @@ def test_anything_else_is_refused_with_a_value_error(action_id: str, value: str)
         '{"s": "slack:C1:1.2", "t": "c1", "v": -1}',
         '{"s": "slack:C1:1.2", "t": "c1", "v": 1, "admin": true}',
         '{"s": "bad session id", "t": "c1", "v": 1}',
+        '{"s": "slack:C1", "t": "c1", "v": 1}',
+        '{"s": "discord:C1:1.2", "t": "c1", "v": 1}',
         '{"s": "slack:C1:1.2", "t": "has space", "v": 1}',
         '["slack:C1:1.2", "c1", 1]',
     ],

@@ -118,3 +118,13 @@ def test_with_an_app_token_it_takes_events_over_socket_mode(workspace: str) -> N
         finally:
             proc.send_signal(signal.SIGINT)
             assert proc.wait(timeout=20) == 0
+
+
+def test_a_refused_app_token_stops_it_with_a_clear_error(workspace: str) -> None:
+    with SlackServer() as slack:  # it answers apps.connections.open with invalid_auth
+        env = environment(**slack.env(), SLACK_APP_TOKEN="xapp-1-not-this-app")
+        done = subprocess.run(
+            command(workspace), env=env, capture_output=True, text=True, timeout=60
+        )
+    assert done.returncode == 2 and "cannot run the Slack bot" in done.stderr
+    assert "invalid_auth" in done.stderr and "Traceback" not in done.stderr

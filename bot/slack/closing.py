@@ -1,0 +1,67 @@
+"""Closing a clicked message: its buttons go, and a line says what the click did. Two people
+may click two buttons of one message at once, and an action that asks the model takes
+seconds, so each message's lines are kept in Redis and every update, made under a lock per
+message, shows all of them: the last update to land never hides an earlier click."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from redis.exceptions import LockError
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.webhook import WebhookClient
+
+from core.keys import WorkspaceKeys
+
+from .blocks import closed_blocks
+
+if TYPE_CHECKING:
+    from redis import Redis
+
+__all__ = ["ClosedMessages"]
+
+log = logging.getLogger("deliberate.slack")
+LOCK_SEC = 30  # longer than one chat.update with its rate-limit retries
+
+
+class ClosedMessages:
+    def __init__(self, client: Redis, workspace: str, slack: WebClient, ttl_sec: int) -> None:
+        self.redis = client
+        self.keys = WorkspaceKeys(workspace)
+        self.slack = slack
+        self.ttl_sec = ttl_sec
+
+    def close(self, channel: str, message: dict[str, Any], line: str) -> bool:
+        """Update a public message; True once it shows ``line``."""
+        ts = str(message.get("ts"))
+        key = self.keys.adapter("slack", f"closed:{channel}:{ts}")
+        try:
+            with self.redis.lock(f"{key}:lock", timeout=LOCK_SEC, blocking_timeout=LOCK_SEC):
+                self.redis.rpush(key, line)
+                self.redis.expire(key, self.ttl_sec)
+                lines = [str(x) for x in self.redis.lrange(key, 0, -1)]  # decoded client
+                self.slack.chat_update(
+                    channel=channel,
+                    ts=ts,
+                    text=str(message.get("text") or ""),
+                    blocks=closed_blocks(list(message.get("blocks") or []), lines),
+                )
+        except (SlackApiError, SlackClientError, OSError, LockError) as error:
+            log.warning("cannot update the clicked message %s in %s: %s", ts, channel, error)
+            return False
+        return True
+
+    def replace_ephemeral(self, response_url: str, line: str) -> None:
+        """An ephemeral message cannot be updated with ``chat.update``; its ``response_url``
+        replaces it (Slack's own address, from the signed payload)."""
+        try:
+            response = WebhookClient(response_url).send(
+                replace_original=True, text=line, blocks=closed_blocks([], [line])
+            )
+        except (SlackClientError, OSError) as error:
+            log.warning("cannot replace the clicked ephemeral message: %s", error)
+            return
+        if response.status_code != 200:
+            log.warning("cannot replace the clicked ephemeral message: %s", response.body)
