@@ -16,6 +16,7 @@ from core.memory import ProposalRef
 from core.mutation import new_id
 
 __all__ = [
+    "ID_PATTERN",
     "ActionClicked",
     "ActionDone",
     "AssistantReplied",
@@ -25,13 +26,13 @@ __all__ = [
     "UserSaid",
 ]
 
-_ID = r"^[\x21-\x7e]{1,100}$"  # printable, no spaces: ids end up inside mutation ids
+ID_PATTERN = r"^[\x21-\x7e]{1,100}$"  # printable, no spaces: ids end up in mutation ids
 
 
 class _Msg(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    correlation_id: str = Field(default_factory=new_id, pattern=_ID)
+    correlation_id: str = Field(default_factory=new_id, pattern=ID_PATTERN)
 
 
 class UserSaid(_Msg):
@@ -63,9 +64,9 @@ class ActionClicked(_Msg):
 
     kind: Literal["action_clicked"] = "action_clicked"
     action: str = Field(pattern=ACTION_NAME)
-    target_id: str = Field(pattern=_ID)  # a candidate id, or a proposal id
+    target_id: str = Field(pattern=ID_PATTERN)  # a candidate id, or a proposal id
     expected_version: int = Field(ge=0)
-    click_id: str = Field(pattern=_ID)  # the platform's id of this click: idempotency
+    click_id: str = Field(pattern=ID_PATTERN)  # the platform's id of this click: idempotency
     actor: Actor
 
 

@@ -20,7 +20,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.answers import answer
 from core.deliveries import Deliveries
-from core.messages import ActionClicked, UserSaid
+from core.messages import ID_PATTERN, ActionClicked, UserSaid
 from core.runtime import Event, OutcomeEvent, Runtime
 from core.view import View, ViewKind
 
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
 __all__ = ["SlackAdapter"]
 
 log = logging.getLogger("deliberate.slack")
-_CLICK_ID = re.compile(r"^[\x21-\x7e]{1,94}$")
 ICONS = {"committed": "✅", "pending": "⏳", "discarded": "🗑️"}
 TROUBLE = "Something went wrong on our side; nothing was changed. Please try again."
 NEXT = "What next?"
@@ -220,6 +219,7 @@ def _click_id(body: dict[str, Any], action: dict[str, Any], user: str) -> str:
     """Slack's id of this interaction: a redelivered payload has the same one, a second click
     another."""
     raw = str(body.get("trigger_id") or f"{user}-{action.get('action_ts')}")
-    if _CLICK_ID.match(raw):
-        return f"slack-{raw}"
-    return "slack-" + hashlib.blake2s(raw.encode(), digest_size=16).hexdigest()
+    click_id = f"{PLATFORM}-{raw}"
+    if re.match(ID_PATTERN, click_id):
+        return click_id
+    return f"{PLATFORM}-" + hashlib.blake2s(raw.encode(), digest_size=16).hexdigest()

@@ -10,6 +10,7 @@ import re
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from core.actions import ACTION_NAME
+from core.messages import ID_PATTERN
 from core.view import Button
 
 from .threads import SESSION
@@ -19,7 +20,6 @@ __all__ = ["ACTION_ID", "ButtonRef", "action_id", "button_value", "parse_button"
 PREFIX = "deliberate:"
 ACTION_ID = re.compile(r"^deliberate:")  # what the click listener matches
 _ACTION_ID = re.compile(r"^deliberate:([A-Za-z0-9]+)(?::\d+)?$")
-_ID = r"^[\x21-\x7e]{1,100}$"
 
 
 class ButtonRef(BaseModel):
@@ -29,7 +29,7 @@ class ButtonRef(BaseModel):
 
     action: str = Field(pattern=ACTION_NAME)
     session: str = Field(alias="s")
-    target_id: str = Field(alias="t", pattern=_ID)
+    target_id: str = Field(alias="t", pattern=ID_PATTERN)
     version: int = Field(alias="v", ge=0)
 
 

@@ -16,6 +16,7 @@ from slack_sdk.webhook import WebhookClient
 from core.keys import WorkspaceKeys
 
 from .blocks import closed_blocks
+from .threads import PLATFORM
 
 if TYPE_CHECKING:
     from redis import Redis
@@ -36,7 +37,7 @@ class ClosedMessages:
     def close(self, channel: str, message: dict[str, Any], line: str) -> bool:
         """Update a public message; True once it shows ``line``."""
         ts = str(message.get("ts"))
-        key = self.keys.adapter("slack", f"closed:{channel}:{ts}")
+        key = self.keys.adapter(PLATFORM, f"closed:{channel}:{ts}")
         try:
             with self.redis.lock(f"{key}:lock", timeout=LOCK_SEC, blocking_timeout=LOCK_SEC):
                 self.redis.rpush(key, line)

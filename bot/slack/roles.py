@@ -17,9 +17,10 @@ from bot.people import person
 from core.actor import Actor
 from core.roles import RoleBinding, roles_for
 
+from .threads import PLATFORM
+
 __all__ = ["SlackPeople"]
 
-PLATFORM = "slack"
 GROUPS_TTL_SEC = 60.0
 log = logging.getLogger("deliberate.slack")
 
