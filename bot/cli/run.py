@@ -1,4 +1,4 @@
-"""``deliberate run slack``: the bot on a chat platform, until interrupted."""
+"""``deliberate run slack|discord``: the bot on a chat platform, until interrupted."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def _env_port() -> int:
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run = commands.add_parser(
         "run",
-        help="run the bot on Slack",
+        help="run the bot on Slack or Discord",
         description="Run the deliberation loop on a chat platform. Rules run in `deliberate "
         "worker`, which should run next to it.",
     )
@@ -54,6 +54,37 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--host", default="0.0.0.0", help="HTTP mode: address to listen on (default 0.0.0.0)"
     )
     slack.set_defaults(handler=_slack)
+    _register_discord(platforms)
+
+
+def _register_discord(platforms: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    discord = platforms.add_parser(
+        "discord",
+        help="run the Discord bot",
+        description="Run the Discord bot over the gateway. DISCORD_TOKEN is always needed, and "
+        "the Message Content intent must be on in the Developer Portal. Where it listens: "
+        "DISCORD_CHANNELS / --channel (default: every channel it can read) and DISCORD_LISTEN / "
+        "--listen (default: mentions). DISCORD_GUILD_ID / --guild registers /deliberate on one "
+        "server at once (global registration can take a while to show). DISCORD_API_URL points "
+        "the REST API elsewhere. The README's Discord section shows how to create the app.",
+    )
+    discord.add_argument(
+        "--channel",
+        action="append",
+        metavar="ID_OR_NAME",
+        help="listen in this channel (and its threads); repeat for more (default: "
+        "$DISCORD_CHANNELS, else every channel the bot can read)",
+    )
+    discord.add_argument(
+        "--listen",
+        choices=["mentions", "all"],
+        help="take a turn from every message, or only from those that mention the bot "
+        "(default: $DISCORD_LISTEN, else mentions); direct messages always count",
+    )
+    discord.add_argument(
+        "--guild", metavar="ID", help="register /deliberate on this server only (DISCORD_GUILD_ID)"
+    )
+    discord.set_defaults(handler=_discord)
 
 
 def _slack(app: App, args: argparse.Namespace) -> int:
@@ -89,5 +120,24 @@ def _slack(app: App, args: argparse.Namespace) -> int:
         pass
     except (SlackClientError, OSError) as exc:  # a refused app token, a port in use
         print(f"deliberate: cannot run the Slack bot: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return 0
+
+
+def _discord(app: App, args: argparse.Namespace) -> int:
+    from bot.discord.serve import serve
+    from bot.discord.settings import DiscordSettings
+
+    env = dict(os.environ)
+    if args.channel:
+        env["DISCORD_CHANNELS"] = ",".join(args.channel)
+    if args.listen:
+        env["DISCORD_LISTEN"] = args.listen
+    if args.guild:
+        env["DISCORD_GUILD_ID"] = args.guild
+    settings = DiscordSettings.from_env(env)  # ValueError: a usage error, named
+    problem = serve(app, settings)
+    if problem:
+        print(f"deliberate: {problem}", file=sys.stderr)
         return EXIT_USAGE
     return 0

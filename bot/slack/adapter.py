@@ -19,10 +19,11 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.answers import answer
+from bot.click_outcome import ClickOutcome
 from core.deliveries import Deliveries
 from core.messages import ID_PATTERN, ActionClicked, UserSaid
-from core.runtime import Event, OutcomeEvent, Runtime
-from core.view import View, ViewKind
+from core.runtime import Event, Runtime
+from core.view import View
 
 from .blocks import escape, fallback_text, mention, view_blocks
 from .buttons import ButtonRef, parse_button
@@ -36,9 +37,7 @@ if TYPE_CHECKING:
 __all__ = ["SlackAdapter"]
 
 log = logging.getLogger("deliberate.slack")
-ICONS = {"committed": "✅", "pending": "⏳", "discarded": "🗑️"}
 TROUBLE = "Something went wrong on our side; nothing was changed. Please try again."
-NEXT = "What next?"
 
 
 @dataclass(frozen=True)
@@ -136,20 +135,11 @@ class SlackAdapter:
         )
 
     def _after_click(self, click: Click, events: list[Event]) -> None:
-        done = next((e for e in events if isinstance(e, OutcomeEvent) and e.outcome in ICONS), None)
-        asked_again = any(isinstance(e, View) and e.kind is ViewKind.REPLY for e in events)
-        line = _closing_line(done, asked_again, click.user, click.label)
+        outcome = ClickOutcome(events)
+        line = outcome.closing_line(f"user:{click.user}", click.label, mention, escape)
         shown = line is not None and self._close(click, line)
-        for event in events:
-            if not isinstance(event, View):
-                continue
-            if event.kind is ViewKind.OUTCOME and done is not None and done.duplicate:
-                event = event.model_copy(update={"ephemeral": True})
-            elif event.kind is ViewKind.OUTCOME and shown:
-                if not event.buttons:
-                    continue  # the closed message says it all
-                event = event.model_copy(update={"text": event.nudge or NEXT, "nudge": None})
-            self._post(click.ref.session, click.user, [event])
+        for view in outcome.follow_ups(shown):
+            self._post(click.ref.session, click.user, [view])
 
     def _close(self, click: Click, line: str) -> bool:
         """True when the public message now says ``line``; a clicked ephemeral message is
@@ -200,19 +190,6 @@ class SlackAdapter:
             )
         except (SlackApiError, SlackClientError, OSError) as error:
             log.error("cannot tell %s in %s: %s", user, channel, error)
-
-
-def _closing_line(
-    done: OutcomeEvent | None, asked_again: bool, user: str, label: str
-) -> str | None:
-    """What replaces a clicked message's buttons: what was committed and by whom, or which
-    action asked the assistant again. None when the click changed nothing."""
-    if done is not None and not done.duplicate:
-        by = mention(done.by or done.actor)
-        return f"{ICONS[done.outcome]} {escape(done.message)} — by {by}"
-    if asked_again:
-        return f"↪ {mention(f'user:{user}')} chose *{escape(label)}*"
-    return None
 
 
 def _click_id(body: dict[str, Any], action: dict[str, Any], user: str) -> str:

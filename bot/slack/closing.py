@@ -1,7 +1,8 @@
 """Closing a clicked message: its buttons go, and a line says what the click did. Two people
 may click two buttons of one message at once, and an action that asks the model takes
-seconds, so each message's lines are kept in Redis and every update, made under a lock per
-message, shows all of them: the last update to land never hides an earlier click."""
+seconds, so each message's lines are kept (``ClickLines``) and every update, made under a
+Redis lock per message (Bolt runs listeners in threads, perhaps in several processes), shows
+all of them: the last update to land never hides an earlier click."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.webhook import WebhookClient
 
-from core.keys import WorkspaceKeys
+from bot.click_lines import ClickLines
 
 from .blocks import closed_blocks
 from .threads import PLATFORM
@@ -30,19 +31,17 @@ LOCK_SEC = 30  # longer than one chat.update with its rate-limit retries
 class ClosedMessages:
     def __init__(self, client: Redis, workspace: str, slack: WebClient, ttl_sec: int) -> None:
         self.redis = client
-        self.keys = WorkspaceKeys(workspace)
+        self.lines = ClickLines(client, workspace, ttl_sec)
         self.slack = slack
-        self.ttl_sec = ttl_sec
 
     def close(self, channel: str, message: dict[str, Any], line: str) -> bool:
         """Update a public message; True once it shows ``line``."""
         ts = str(message.get("ts"))
-        key = self.keys.adapter(PLATFORM, f"closed:{channel}:{ts}")
+        message_ref = f"{channel}:{ts}"
+        lock = f"{self.lines.key(PLATFORM, message_ref)}:lock"
         try:
-            with self.redis.lock(f"{key}:lock", timeout=LOCK_SEC, blocking_timeout=LOCK_SEC):
-                self.redis.rpush(key, line)
-                self.redis.expire(key, self.ttl_sec)
-                lines = [str(x) for x in self.redis.lrange(key, 0, -1)]  # decoded client
+            with self.redis.lock(lock, timeout=LOCK_SEC, blocking_timeout=LOCK_SEC):
+                lines = self.lines.add(PLATFORM, message_ref, line)
                 self.slack.chat_update(
                     channel=channel,
                     ts=ts,

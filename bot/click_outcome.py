@@ -1,0 +1,63 @@
+"""What a click came to, read from the runtime's events the same way on every platform: the
+line that closes the clicked message (what was committed and by whom, or which action asked
+the assistant again), and which views still need posting after it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from core.runtime import Event, OutcomeEvent
+from core.view import View, ViewKind
+
+__all__ = ["ICONS", "NEXT", "ClickOutcome"]
+
+ICONS = {"committed": "✅", "pending": "⏳", "discarded": "🗑️"}
+NEXT = "What next?"
+
+
+@dataclass(frozen=True)
+class ClickOutcome:
+    events: list[Event]
+
+    @property
+    def done(self) -> OutcomeEvent | None:
+        """The click's command, when it came to something a message can show."""
+        return next(
+            (e for e in self.events if isinstance(e, OutcomeEvent) and e.outcome in ICONS), None
+        )
+
+    @property
+    def asked_again(self) -> bool:
+        return any(isinstance(e, View) and e.kind is ViewKind.REPLY for e in self.events)
+
+    def closing_line(
+        self, clicker: str, label: str, mention: Callable[[str], str], escape: Callable[[str], str]
+    ) -> str | None:
+        """What replaces the clicked message's buttons, in the markup Slack and Discord share
+        (``*label*``); None when the click changed nothing. ``mention`` shows an actor
+        (``user:ID``) the platform's way, ``escape`` makes text inert in its markup."""
+        done = self.done
+        if done is not None and not done.duplicate:
+            by = mention(done.by or done.actor)
+            return f"{ICONS[done.outcome]} {escape(done.message)} — by {by}"
+        if self.asked_again:
+            return f"↪ {mention(clicker)} chose *{escape(label)}*"
+        return None
+
+    def follow_ups(self, closed: bool) -> list[View]:
+        """The views to post once the clicked message is (or could not be) closed: a repeated
+        commit goes to the clicker alone; with the message closed, its outcome is not said
+        again, only the buttons that come next, under "What next?"."""
+        done, views = self.done, []
+        for event in self.events:
+            if not isinstance(event, View):
+                continue
+            if event.kind is ViewKind.OUTCOME and done is not None and done.duplicate:
+                event = event.model_copy(update={"ephemeral": True})
+            elif event.kind is ViewKind.OUTCOME and closed:
+                if not event.buttons:
+                    continue  # the closed message says it all
+                event = event.model_copy(update={"text": event.nudge or NEXT, "nudge": None})
+            views.append(event)
+        return views

@@ -1,0 +1,252 @@
+"""The Discord adapter: messages and clicks in, the runtime's events out as messages, edits
+of the clicked message and ephemeral replies. It translates; the core decides. Everything
+that blocks (Redis, the model) runs in a worker thread, never on discord.py's event loop.
+
+A click is answered in three ways. What it committed replaces the clicked message's buttons
+(greyed out) and says what and by whom. What only the clicker needs to know (not allowed,
+stale, already done) is an ephemeral reply. A new reply (an action that asks the assistant
+again) goes into the channel, and so do the buttons that come next."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import weakref
+from typing import TYPE_CHECKING, Any
+
+import discord
+from redis.exceptions import RedisError
+
+from bot.answers import answer
+from bot.click_lines import ClickLines
+from bot.click_outcome import ClickOutcome
+from core.deliveries import Deliveries
+from core.messages import ActionClicked, UserSaid
+from core.runtime import Event, Runtime
+from core.view import View
+
+from .buttons import ButtonRef, DeliberateButton
+from .channels import PLATFORM, Listening, session_id, turn_text
+from .render import NO_PINGS, closed_content, disabled_buttons, render
+from .roles import actor_of
+
+if TYPE_CHECKING:
+    from bot.app import App
+
+__all__ = ["DiscordAdapter"]
+
+log = logging.getLogger("deliberate.discord")
+TROUBLE = "Something went wrong on our side; nothing was changed. Please try again."
+ANSWER_CHARS = 1900  # Discord's 2000, less the code block around it
+Interaction = discord.Interaction[Any]
+
+
+class DiscordAdapter:
+    def __init__(self, app: App, runtime: Runtime, listening: Listening) -> None:
+        self.app = app
+        self.runtime = runtime
+        self.listening = listening
+        self.deliveries = Deliveries(app.redis, app.store.workspace)
+        self.lines = ClickLines(app.redis, app.store.workspace, app.config.sessions.ttl_sec)
+        # one lock per clicked message: a channel's interactions all reach the one gateway
+        # connection (shard) that serves its server, so they meet in this process
+        self._closing: weakref.WeakValueDictionary[int, asyncio.Lock] = (
+            weakref.WeakValueDictionary()
+        )
+
+    # --- messages ------------------------------------------------------------------------
+
+    async def on_message(self, message: discord.Message, me: discord.ClientUser) -> None:
+        """A turn is handled once, however often the gateway delivers it (a resumed session
+        replays events; two processes may overlap in a deploy)."""
+        text = turn_text(message, me, self.listening)
+        if text is None:
+            return
+        delivery = str(message.id)
+        permissions = _permissions_in(message)
+        said = UserSaid(
+            text=text, actor=actor_of(self.app.config.roles, message.author, permissions)
+        )
+        try:
+            if not await asyncio.to_thread(self.deliveries.claim, PLATFORM, delivery):
+                return
+            await _typing(message.channel)
+            events = await asyncio.to_thread(
+                self.runtime.send, session_id(message.channel.id), said
+            )
+        except Exception:
+            log.exception("discord message %s failed", delivery)
+            await asyncio.to_thread(self._release, delivery)
+            await self._send(message.channel, TROUBLE, reply_to=message)
+            return
+        for event in events:
+            if isinstance(event, View):
+                await self._show(event, message.channel, reply_to=message)
+
+    def _release(self, delivery: str) -> None:
+        try:
+            self.deliveries.release(PLATFORM, delivery)
+        except RedisError:
+            log.exception("cannot release discord message %s", delivery)
+
+    # --- clicks --------------------------------------------------------------------------
+
+    async def on_click(self, interaction: Interaction, ref: ButtonRef | None, label: str) -> None:
+        try:  # first, within Discord's 3 seconds: the answer comes as an edit or a follow-up
+            await interaction.response.defer()
+        except discord.HTTPException as error:
+            log.warning("cannot acknowledge click %s: %s", interaction.id, error)
+            return
+        if ref is None:
+            return await self._deny(interaction, "This button's data is not valid")
+        if ref.channel_id != interaction.channel_id:
+            return await self._deny(interaction, "This button belongs to another conversation")
+        if ref.ask:
+            return await self._ask(interaction, ref, label)
+        clicked = ActionClicked(
+            action=ref.action,
+            target_id=ref.target_id,
+            expected_version=ref.version,
+            click_id=f"{PLATFORM}-{interaction.id}",
+            actor=actor_of(self.app.config.roles, interaction.user, interaction.permissions),
+        )
+        try:
+            events = await asyncio.to_thread(self.runtime.send, ref.session, clicked)
+        except Exception:
+            log.exception("discord click %s on %s failed", ref.action, ref.session)
+            return await self._followup(interaction, TROUBLE)
+        await self._after_click(interaction, events, label)
+
+    async def _after_click(self, interaction: Interaction, events: list[Event], label: str) -> None:
+        outcome = ClickOutcome(events)
+        clicker = f"user:{interaction.user.id}"
+        line = outcome.closing_line(clicker, label, _mention, discord.utils.escape_markdown)
+        closed = line is not None and await self._close(interaction, line)
+        for view in outcome.follow_ups(closed):
+            await self._show(view, interaction.channel, interaction=interaction)
+
+    async def _ask(self, interaction: Interaction, ref: ButtonRef, label: str) -> None:
+        """Discord buttons have no confirm dialog: the first click asks, for the clicker
+        alone, with the button that acts."""
+        sure = discord.ui.Button[discord.ui.View](
+            label=f"Yes: {label}"[:80],
+            style=discord.ButtonStyle.danger,
+            custom_id=ref.model_copy(update={"ask": False}).custom_id(),
+        )
+        buttons = discord.ui.View(timeout=None)
+        buttons.add_item(DeliberateButton(sure, None))
+        text = f"**{discord.utils.escape_markdown(label)}** changes shared state. Sure?"
+        await self._followup(interaction, text, buttons)
+
+    async def _close(self, interaction: Interaction, line: str) -> bool:
+        """Edit the clicked message: its text, the line of every click on it so far, its
+        buttons greyed out. True when a public message now says ``line``; a clicked
+        ephemeral message (a question) is edited too, and the outcome still goes out."""
+        message = interaction.message
+        if message is None:
+            return False
+        ephemeral = message.flags.ephemeral
+        lock = self._closing.setdefault(message.id, asyncio.Lock())
+        async with lock:
+            try:
+                lines = [line]
+                if not ephemeral:
+                    ref = f"{interaction.channel_id}:{message.id}"
+                    lines = await asyncio.to_thread(self.lines.add, PLATFORM, ref, line)
+                await interaction.edit_original_response(
+                    content=closed_content(message.content, lines),
+                    view=disabled_buttons(message),
+                    allowed_mentions=NO_PINGS,
+                )
+            except (discord.HTTPException, RedisError) as error:
+                log.warning("cannot edit the clicked message %s: %s", message.id, error)
+                return False
+        return not ephemeral
+
+    async def _deny(self, interaction: Interaction, why: str) -> None:
+        await self._followup(interaction, f"{why}; nothing was changed.")
+
+    # --- /deliberate ---------------------------------------------------------------------
+
+    async def on_command(self, interaction: Interaction, text: str) -> None:
+        """``/deliberate state|log|why|help``: answered for the asker alone."""
+        try:
+            await interaction.response.defer(ephemeral=True, thinking=True)
+        except discord.HTTPException as error:
+            log.warning("cannot acknowledge /deliberate %s: %s", interaction.id, error)
+            return
+        try:
+            reply = await asyncio.to_thread(answer, self.app, text, max_chars=ANSWER_CHARS)
+        except Exception:  # the asker should hear something rather than nothing
+            log.exception("discord /deliberate %r failed", text)
+            reply = TROUBLE
+        shown = "```\n" + reply.replace("```", "`\u200b``") + "\n```"
+        try:  # the "thinking…" message becomes the answer
+            await interaction.edit_original_response(content=shown, allowed_mentions=NO_PINGS)
+        except discord.HTTPException as error:
+            log.error("cannot answer /deliberate %s: %s", interaction.id, error)
+
+    # --- sending -------------------------------------------------------------------------
+
+    async def _show(
+        self,
+        view: View,
+        channel: Any,
+        *,
+        reply_to: discord.Message | None = None,
+        interaction: Interaction | None = None,
+    ) -> None:
+        for part in render(view):
+            if view.ephemeral and interaction is not None:
+                await self._followup(interaction, part.content, part.buttons)
+            else:
+                await self._send(channel, part.content, part.buttons, reply_to=reply_to)
+                reply_to = None  # the first part answers the message; the rest follow it
+
+    async def _send(
+        self,
+        channel: Any,
+        content: str,
+        buttons: discord.ui.View | None = None,
+        *,
+        reply_to: discord.Message | None = None,
+    ) -> None:
+        extra: dict[str, Any] = {"view": buttons} if buttons is not None else {}
+        if reply_to is not None:
+            extra["reference"] = reply_to.to_reference(fail_if_not_exists=False)
+        try:
+            await channel.send(content, allowed_mentions=NO_PINGS, **extra)
+        except discord.HTTPException as error:
+            log.error("cannot post to Discord channel %s: %s", getattr(channel, "id", "?"), error)
+
+    async def _followup(
+        self, interaction: Interaction, content: str, buttons: discord.ui.View | None = None
+    ) -> None:
+        extra: dict[str, Any] = {"view": buttons} if buttons is not None else {}
+        try:
+            await interaction.followup.send(
+                content, ephemeral=True, allowed_mentions=NO_PINGS, **extra
+            )
+        except discord.HTTPException as error:
+            log.error("cannot reply to interaction %s: %s", interaction.id, error)
+
+
+def _permissions_in(message: discord.Message) -> discord.Permissions:
+    """The author's permissions where they spoke (overwrites included)."""
+    author, channel = message.author, message.channel
+    if isinstance(author, discord.Member) and hasattr(channel, "permissions_for"):
+        return channel.permissions_for(author)
+    return discord.Permissions.none()
+
+
+async def _typing(channel: Any) -> None:
+    """ "Deliberate is typing…" for the next ten seconds, if Discord lets it."""
+    with contextlib.suppress(discord.HTTPException, AttributeError):
+        await channel.typing()
+
+
+def _mention(actor: str) -> str:
+    """``moderator:80351110224678912`` as a Discord mention; any other actor as text."""
+    ident = actor.partition(":")[2]
+    return f"<@{ident}>" if ident.isdigit() else discord.utils.escape_markdown(actor)

@@ -1,0 +1,117 @@
+"""What a Discord button carries: its ``custom_id`` is ``dlb:ACTION:CHANNEL:TARGET:VERSION``
+(the action type, the session's channel or thread, the candidate or proposal id and the
+expected version), with ``:ask`` on a button that asks before acting. Nothing else: the click
+handler reloads state and checks the rest. The buttons are ``DynamicItem``s, so any message's
+buttons work after a restart: discord.py matches the template, whatever process sent them."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Protocol
+
+import discord
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from core.actions import ACTION_NAME
+from core.messages import ID_PATTERN
+from core.view import Button
+
+from .channels import channel_of, session_id
+
+__all__ = ["MAX_CUSTOM_ID", "TEMPLATE", "ButtonRef", "Clicks", "DeliberateButton", "custom_id"]
+
+MAX_CUSTOM_ID = 100  # Discord's limit
+PREFIX = "dlb:"
+# ids are printable without spaces (core.messages.ID_PATTERN); here without ":" either
+TEMPLATE = re.compile(
+    r"dlb:(?P<action>[A-Za-z0-9]{1,40}):(?P<channel>[0-9]{1,20})"
+    r":(?P<target>[\x21-\x39\x3b-\x7e]{1,100}):(?P<version>[0-9]{1,10})(?P<ask>:ask)?"
+)
+
+
+class ButtonRef(BaseModel):
+    """A click's identification, as read back from Discord."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    action: str = Field(pattern=ACTION_NAME)
+    session: str
+    target_id: str = Field(pattern=ID_PATTERN)
+    version: int = Field(ge=0)
+    ask: bool = False  # the first click of a button that asks before acting
+
+    @classmethod
+    def of(cls, match: re.Match[str]) -> ButtonRef:
+        """ValueError when the fields, though shaped right, are not valid."""
+        try:
+            return cls(
+                action=match["action"],
+                session=session_id(int(match["channel"])),
+                target_id=match["target"],
+                version=int(match["version"]),
+                ask=bool(match["ask"]),
+            )
+        except ValidationError:
+            raise ValueError("this button's data is not valid") from None
+
+    @property
+    def channel_id(self) -> int:
+        return channel_of(self.session)
+
+    def custom_id(self) -> str:
+        ask = ":ask" if self.ask else ""
+        text = f"{PREFIX}{self.action}:{self.channel_id}:{self.target_id}:{self.version}{ask}"
+        if len(text) > MAX_CUSTOM_ID or TEMPLATE.fullmatch(text) is None:
+            raise ValueError(f"{text!r} is not a custom_id Discord takes ({MAX_CUSTOM_ID} chars)")
+        return text
+
+
+def custom_id(session: str, button: Button, *, ask: bool = False) -> str:
+    """ValueError when it cannot be one (too long, or an id holding ':')."""
+    ref = ButtonRef(
+        action=button.action,
+        session=session,
+        target_id=button.target_id,
+        version=button.target_version,
+        ask=ask,
+    )
+    return ref.custom_id()
+
+
+class Clicks(Protocol):
+    """Who handles a click: the adapter, reached through the client."""
+
+    async def on_click(
+        self, interaction: discord.Interaction[Any], ref: ButtonRef | None, label: str
+    ) -> None: ...
+
+
+class DeliberateButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=TEMPLATE):
+    """One of our buttons; ``ref`` is None when its custom_id has our shape but bad fields
+    (the click handler says so to the clicker rather than letting the click fail silently)."""
+
+    def __init__(
+        self, item: discord.ui.Button[Any], ref: ButtonRef | None, *, row: int | None = None
+    ) -> None:
+        super().__init__(item, row=row)
+        self.ref = ref
+
+    @classmethod
+    async def from_custom_id(
+        cls,
+        interaction: discord.Interaction[Any],
+        item: discord.ui.Item[Any],
+        match: re.Match[str],
+        /,
+    ) -> DeliberateButton:
+        try:
+            ref: ButtonRef | None = ButtonRef.of(match)
+        except ValueError:
+            ref = None
+        if not isinstance(item, discord.ui.Button):  # discord.py logs it and drops the click
+            raise TypeError(f"{match.string!r} is a button's custom_id, not a {item.type}'s")
+        return cls(item, ref)
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        clicks: Clicks = interaction.client.adapter  # see client.DeliberateClient
+        await clicks.on_click(interaction, self.ref, self.item.label or "")

@@ -1,0 +1,113 @@
+"""Views as Discord messages: the text (in as many messages of at most 2000 characters as it
+takes), the candidate as a quote, the nudge, a small line with the mode and the beats that
+fired, and the buttons, five to a row, on the last message. Nothing in them can ping anyone:
+every message goes out with no allowed mentions."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import discord
+
+from core.beats import ActionStyle
+from core.view import Button, View
+
+from .buttons import TEMPLATE, DeliberateButton, custom_id
+
+__all__ = ["NO_PINGS", "Rendered", "closed_content", "disabled_buttons", "render"]
+
+log = logging.getLogger("deliberate.discord")
+MAX_CONTENT = 2000
+PER_ROW, MAX_ROWS = 5, 5
+NO_PINGS = discord.AllowedMentions.none()
+STYLES = {
+    ActionStyle.DEFAULT: discord.ButtonStyle.secondary,
+    ActionStyle.PRIMARY: discord.ButtonStyle.primary,
+    ActionStyle.DANGER: discord.ButtonStyle.danger,
+}
+# what separates a closed message's own text from the lines its clicks added
+CLOSED = "\n-# ─────\n"
+
+
+@dataclass(frozen=True)
+class Rendered:
+    content: str
+    buttons: discord.ui.View | None = None
+
+
+def render(view: View) -> list[Rendered]:
+    """The messages that show ``view``, buttons on the last."""
+    parts = [view.text.strip() or "…"]
+    candidate = view.candidate
+    if candidate is not None and view.buttons and candidate.text.strip() not in view.text:
+        parts.append("\n".join(f"> {line}" for line in candidate.text.splitlines() or [""]))
+    if view.nudge:
+        parts.append(f"*{discord.utils.escape_markdown(view.nudge)}*")
+    beats = ", ".join(view.fired) or "none"
+    parts.append(f"-# mode: {view.mode.value} · beat: {beats}")
+    chunks = _split("\n".join(parts))
+    buttons = _buttons(view.session_id, view.buttons)
+    return [Rendered(c) for c in chunks[:-1]] + [Rendered(chunks[-1], buttons)]
+
+
+def _buttons(session: str, buttons: list[Button]) -> discord.ui.View | None:
+    """Five to a row; a button whose identification does not fit a custom_id is left out
+    (and logged) rather than failing the message."""
+    items, seen = discord.ui.View(timeout=None), set[str]()
+    for button in buttons:
+        try:
+            cid = custom_id(session, button, ask=button.confirm)
+        except ValueError as exc:
+            log.error("button %s left out: %s", button.action, exc)
+            continue
+        if cid in seen or len(seen) == PER_ROW * MAX_ROWS:
+            continue  # the same action on the same version: one button does it
+        style = discord.ButtonStyle.danger if button.confirm else STYLES[button.style]
+        item = discord.ui.Button[discord.ui.View](label=button.label, style=style, custom_id=cid)
+        items.add_item(DeliberateButton(item, None, row=len(seen) // PER_ROW))
+        seen.add(cid)
+    return items if seen else None
+
+
+def _split(text: str) -> list[str]:
+    """At line ends where it can, at MAX_CONTENT where a line is longer."""
+    chunks, chunk = [], ""
+    for line in text.splitlines(keepends=True):
+        while len(line) > MAX_CONTENT:
+            if chunk:
+                chunks.append(chunk)
+                chunk = ""
+            chunks.append(line[:MAX_CONTENT])
+            line = line[MAX_CONTENT:]
+        if len(chunk) + len(line) > MAX_CONTENT:
+            chunks.append(chunk)
+            chunk = ""
+        chunk += line
+    chunks.append(chunk)
+    return [c.strip("\n") or "…" for c in chunks]
+
+
+def closed_content(content: str, lines: list[str]) -> str:
+    """A clicked message's text with what each click did, in place of earlier such lines."""
+    own = content.split(CLOSED, 1)[0]
+    closing = "\n".join(lines)
+    room = MAX_CONTENT - len(CLOSED) - len(closing)
+    if room < len(own):
+        own = own[: max(room - 1, 0)] + "…"
+    return (own + CLOSED + closing)[:MAX_CONTENT]
+
+
+def disabled_buttons(message: discord.Message) -> discord.ui.View | None:
+    """The message's buttons, greyed out: they show what was on offer, and cannot be used."""
+    items = discord.ui.View(timeout=None)
+    for row, component in enumerate(message.components):
+        for child in getattr(component, "children", []):
+            cid = getattr(child, "custom_id", None) or ""
+            if child.type is not discord.ComponentType.button or not TEMPLATE.fullmatch(cid):
+                continue
+            item = discord.ui.Button[discord.ui.View](
+                label=child.label, style=child.style, custom_id=cid, disabled=True
+            )
+            items.add_item(DeliberateButton(item, None, row=row))
+    return items if items.children else None

@@ -1,0 +1,62 @@
+"""Running the Discord bot: connect, serve until interrupted (Ctrl-C or SIGTERM, which close
+the gateway connection cleanly), and say in one sentence what Discord refused."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from typing import TYPE_CHECKING
+
+import aiohttp
+import discord
+
+from .adapter import DiscordAdapter
+from .client import DeliberateClient
+from .settings import DiscordSettings, use_api_url, use_gateway_url
+
+if TYPE_CHECKING:
+    from bot.app import App
+
+__all__ = ["serve"]
+
+log = logging.getLogger("deliberate.discord")
+INTENT_HELP = (
+    "Discord refused the Message Content intent: switch it on in the Developer Portal, "
+    "Bot > Privileged Gateway Intents > Message Content Intent"
+)
+
+
+def serve(app: App, settings: DiscordSettings) -> str | None:
+    """None after a clean stop; else what went wrong, as a sentence."""
+    use_api_url(settings.api_url)
+    use_gateway_url(settings.gateway_url)
+    adapter = DiscordAdapter(app, app.runtime(), settings.listening)
+    client = DeliberateClient(adapter, guild_id=settings.guild_id)
+    try:
+        asyncio.run(_run(client, settings.token))
+    except KeyboardInterrupt:
+        return None
+    except discord.LoginFailure:
+        return "Discord refused DISCORD_TOKEN (Developer Portal > Bot > Reset Token gives one)"
+    except discord.PrivilegedIntentsRequired:
+        return INTENT_HELP
+    except (discord.DiscordException, aiohttp.ClientError, OSError) as exc:
+        return f"cannot run the Discord bot: {exc}"
+    except AttributeError:
+        if client.ws is not None:
+            raise
+        # discord.py's reconnect path reads the websocket it never had: the first connection
+        # to the gateway failed
+        return f"cannot reach Discord's gateway at {settings.gateway_url}"
+    return None
+
+
+async def _run(client: DeliberateClient, token: str) -> None:
+    with contextlib.suppress(NotImplementedError):  # no signal handlers on Windows
+        asyncio.get_running_loop().add_signal_handler(
+            signal.SIGTERM, lambda: asyncio.ensure_future(client.close())
+        )
+    async with client:
+        await client.start(token)

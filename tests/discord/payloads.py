@@ -1,0 +1,256 @@
+"""Gateway payloads of the shapes Discord documents (GUILD_CREATE, MESSAGE_CREATE,
+INTERACTION_CREATE for components and application commands), for one server:
+
+- #deliberation (CHANNEL) with a thread (THREAD), and #general (OTHER);
+- roles: Moderators (by name in the config), Stage crew (by id), Managers (manage_guild);
+- people: ALICE (no role), SAM (Moderators), RIA (Stage crew), MIA (Managers)."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import UTC, datetime
+from typing import Any
+
+import discord
+
+from tests.servers.discord_api import BOT_ID, BOT_USER
+
+GUILD = "1300000000000000001"
+CHANNEL, OTHER, THREAD, DM = (
+    "1300000000000000010",
+    "1300000000000000011",
+    "1300000000000000012",
+    "1300000000000000050",
+)
+MODERATORS, CREW, MANAGERS = "1300000000000000020", "1300000000000000021", "1300000000000000022"
+ALICE, SAM, RIA, MIA, OWNER = (
+    "1400000000000000001",
+    "1400000000000000002",
+    "1400000000000000003",
+    "1400000000000000004",
+    "1400000000000000009",
+)
+ROLES_OF = {ALICE: [], SAM: [MODERATORS], RIA: [CREW], MIA: [MANAGERS]}
+EVERYONE_CAN = discord.Permissions(
+    view_channel=True, send_messages=True, read_message_history=True, use_application_commands=True
+)
+ROLE_PERMISSIONS = {
+    GUILD: EVERYONE_CAN,
+    MODERATORS: discord.Permissions.none(),
+    CREW: discord.Permissions.none(),
+    MANAGERS: discord.Permissions(manage_guild=True),
+}
+_ids = itertools.count(1_500_000_000_000_000_000)
+
+
+def next_id() -> str:
+    return str(next(_ids))
+
+
+def user(user_id: str) -> dict[str, Any]:
+    return {
+        "id": user_id,
+        "username": f"user{user_id[-2:]}",
+        "discriminator": "0",
+        "global_name": None,
+        "avatar": None,
+    }
+
+
+def permissions_of(user_id: str) -> discord.Permissions:
+    """What Discord computes for a member without channel overwrites: the roles' union."""
+    value = EVERYONE_CAN.value
+    for role in ROLES_OF.get(user_id, []):
+        value |= ROLE_PERMISSIONS[role].value
+    return discord.Permissions(value)
+
+
+def member(user_id: str, *, with_user: bool = True) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "roles": ROLES_OF.get(user_id, []),
+        "joined_at": "2026-01-01T00:00:00+00:00",
+        "deaf": False,
+        "mute": False,
+        "flags": 0,
+        "nick": None,
+        "avatar": None,
+        "premium_since": None,
+        "pending": False,
+        "communication_disabled_until": None,
+    }
+    if with_user:
+        data["user"] = user(user_id)
+    return data
+
+
+def _role(role_id: str, name: str, position: int) -> dict[str, Any]:
+    return {
+        "id": role_id,
+        "name": name,
+        "color": 0,
+        "hoist": False,
+        "position": position,
+        "permissions": str(ROLE_PERMISSIONS[role_id].value),
+        "managed": False,
+        "mentionable": False,
+        "flags": 0,
+    }
+
+
+def _channel(channel_id: str, name: str, position: int) -> dict[str, Any]:
+    return {
+        "id": channel_id,
+        "type": 0,
+        "guild_id": GUILD,
+        "name": name,
+        "position": position,
+        "permission_overwrites": [],
+        "nsfw": False,
+        "topic": None,
+        "last_message_id": None,
+        "rate_limit_per_user": 0,
+        "parent_id": None,
+    }
+
+
+def thread() -> dict[str, Any]:
+    return {
+        "id": THREAD,
+        "type": 11,
+        "guild_id": GUILD,
+        "parent_id": CHANNEL,
+        "owner_id": ALICE,
+        "name": "which database",
+        "last_message_id": None,
+        "rate_limit_per_user": 0,
+        "message_count": 0,
+        "member_count": 1,
+        "thread_metadata": {
+            "archived": False,
+            "auto_archive_duration": 1440,
+            "archive_timestamp": "2026-11-01T00:00:00+00:00",
+            "locked": False,
+        },
+    }
+
+
+def guild_create() -> dict[str, Any]:
+    return {
+        "id": GUILD,
+        "name": "Stream team",
+        "icon": None,
+        "owner_id": OWNER,
+        "roles": [
+            _role(GUILD, "@everyone", 0),
+            _role(MODERATORS, "Moderators", 1),
+            _role(CREW, "Stage crew", 2),
+            _role(MANAGERS, "Managers", 3),
+        ],
+        "channels": [_channel(CHANNEL, "deliberation", 0), _channel(OTHER, "general", 1)],
+        "threads": [thread()],
+        "members": [],
+        "emojis": [],
+        "stickers": [],
+        "features": [],
+        "member_count": 5,
+        "large": False,
+        "unavailable": False,
+        "joined_at": "2026-01-01T00:00:00+00:00",
+        "verification_level": 0,
+        "default_message_notifications": 0,
+        "explicit_content_filter": 0,
+        "mfa_level": 0,
+        "premium_tier": 0,
+        "preferred_locale": "en-US",
+        "nsfw_level": 0,
+    }
+
+
+def message_create(
+    content: str,
+    *,
+    author: str = ALICE,
+    channel: str = CHANNEL,
+    mention_bot: bool = True,
+    message_id: str | None = None,
+    bot: bool = False,
+) -> dict[str, Any]:
+    """A person's message; with ``mention_bot`` it starts with the bot's mention."""
+    direct = channel == DM
+    data: dict[str, Any] = {
+        "id": message_id or next_id(),
+        "channel_id": channel,
+        "author": user(author) | ({"bot": True} if bot else {}),
+        "content": f"<@{BOT_ID}> {content}" if mention_bot else content,
+        "timestamp": datetime.now(UTC).isoformat(),
+        "edited_timestamp": None,
+        "tts": False,
+        "mention_everyone": False,
+        "mentions": [BOT_USER] if mention_bot else [],
+        "mention_roles": [],
+        "attachments": [],
+        "embeds": [],
+        "components": [],
+        "pinned": False,
+        "type": 0,
+        "flags": 0,
+    }
+    if not direct:
+        data |= {"guild_id": GUILD, "member": member(author, with_user=False)}
+    return data
+
+
+def interaction_base(user_id: str, channel: str, kind: int) -> dict[str, Any]:
+    interaction_id = next_id()
+    data: dict[str, Any] = {
+        "id": interaction_id,
+        "application_id": BOT_ID,
+        "type": kind,
+        "token": f"interaction-token-{interaction_id}",
+        "version": 1,
+        "channel_id": channel,
+        "locale": "en-US",
+        "entitlements": [],
+        "attachment_size_limit": 10 * 1024 * 1024,
+        "app_permissions": str(discord.Permissions.text().value),
+    }
+    if channel == DM:
+        data |= {"channel": {"id": DM, "type": 1}, "user": user(user_id), "context": 1}
+        data["authorizing_integration_owners"] = {"0": BOT_ID}
+        return data
+    ch = thread() if channel == THREAD else _channel(channel, "deliberation", 0)
+    data |= {"guild_id": GUILD, "guild_locale": "en-US", "channel": ch, "context": 0}
+    data["member"] = member(user_id) | {"permissions": str(permissions_of(user_id).value)}
+    data["authorizing_integration_owners"] = {"0": GUILD}
+    return data
+
+
+def component(message: dict[str, Any], custom_id: str, user_id: str) -> dict[str, Any]:
+    """A click on the button ``custom_id`` of ``message`` (as Discord stored it)."""
+    data = interaction_base(user_id, message["channel_id"], 3)
+    data["message"] = message
+    data["data"] = {"custom_id": custom_id, "component_type": 2}
+    return data
+
+
+def command(
+    subcommand: str, user_id: str, channel: str = CHANNEL, **options: str
+) -> dict[str, Any]:
+    """``/deliberate SUBCOMMAND option:value …``."""
+    data = interaction_base(user_id, channel, 2)
+    given = [{"name": name, "type": 3, "value": value} for name, value in options.items()]
+    data["data"] = {
+        "id": "1600000000000000001",
+        "name": "deliberate",
+        "type": 1,
+        "options": [{"name": subcommand, "type": 1, "options": given}],
+    }
+    return data
+
+
+def custom_ids(message: dict[str, Any]) -> list[str]:
+    return [b["custom_id"] for row in message.get("components") or [] for b in row["components"]]
+
+
+def custom_id_of(message: dict[str, Any], action: str) -> str:
+    return next(c for c in custom_ids(message) if c.split(":")[1] == action)
