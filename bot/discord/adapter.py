@@ -129,13 +129,11 @@ class DiscordAdapter:
     async def _ask(self, interaction: Interaction, ref: ButtonRef, label: str) -> None:
         """Discord buttons have no confirm dialog: the first click asks, for the clicker
         alone, with the button that acts."""
-        sure = discord.ui.Button[discord.ui.View](
-            label=f"Yes: {label}"[:80],
-            style=discord.ButtonStyle.danger,
-            custom_id=ref.model_copy(update={"ask": False}).custom_id(),
-        )
+        sure = ref.model_copy(update={"ask": False}).custom_id()
         buttons = discord.ui.View(timeout=None)
-        buttons.add_item(DeliberateButton(sure, None))
+        buttons.add_item(
+            DeliberateButton.made(f"Yes: {label}"[:80], discord.ButtonStyle.danger, sure)
+        )
         text = f"**{discord.utils.escape_markdown(label)}** changes shared state. Sure?"
         await self._followup(interaction, text, buttons)
 

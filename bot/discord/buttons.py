@@ -97,6 +97,22 @@ class DeliberateButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=
         self.ref = ref
 
     @classmethod
+    def made(
+        cls,
+        label: str,
+        style: discord.ButtonStyle,
+        custom_id: str,
+        *,
+        row: int | None = None,
+        disabled: bool = False,
+    ) -> DeliberateButton:
+        """A button to send (its click is parsed again when it comes back)."""
+        item = discord.ui.Button[discord.ui.View](
+            label=label, style=style, custom_id=custom_id, disabled=disabled
+        )
+        return cls(item, None, row=row)
+
+    @classmethod
     async def from_custom_id(
         cls,
         interaction: discord.Interaction[Any],

@@ -64,8 +64,7 @@ def _buttons(session: str, buttons: list[Button]) -> discord.ui.View | None:
         if cid in seen or len(seen) == PER_ROW * MAX_ROWS:
             continue  # the same action on the same version: one button does it
         style = discord.ButtonStyle.danger if button.confirm else STYLES[button.style]
-        item = discord.ui.Button[discord.ui.View](label=button.label, style=style, custom_id=cid)
-        items.add_item(DeliberateButton(item, None, row=len(seen) // PER_ROW))
+        items.add_item(DeliberateButton.made(button.label, style, cid, row=len(seen) // PER_ROW))
         seen.add(cid)
     return items if seen else None
 
@@ -106,8 +105,6 @@ def disabled_buttons(message: discord.Message) -> discord.ui.View | None:
             cid = getattr(child, "custom_id", None) or ""
             if child.type is not discord.ComponentType.button or not TEMPLATE.fullmatch(cid):
                 continue
-            item = discord.ui.Button[discord.ui.View](
-                label=child.label, style=child.style, custom_id=cid, disabled=True
-            )
-            items.add_item(DeliberateButton(item, None, row=row))
+            label = child.label or ""
+            items.add_item(DeliberateButton.made(label, child.style, cid, row=row, disabled=True))
     return items if items.children else None

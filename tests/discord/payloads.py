@@ -248,6 +248,11 @@ def command(
     return data
 
 
+def action_row(*custom_ids: str) -> dict[str, Any]:
+    buttons = [{"type": 2, "style": 2, "label": "b", "custom_id": c} for c in custom_ids]
+    return {"type": 1, "components": buttons}
+
+
 def custom_ids(message: dict[str, Any]) -> list[str]:
     return [b["custom_id"] for row in message.get("components") or [] for b in row["components"]]
 

@@ -93,20 +93,23 @@ def test_buttons_still_work_after_a_restart(
         again.close()
 
 
-def end_stream_button(bot: DiscordBot, reply: dict[str, Any]) -> dict[str, Any]:
-    """EndStream (protected ``stream.state``, asks first) on the reply's candidate: a button
-    no beat shows, so the message is given one, as if a beat had."""
-    candidate = payloads.custom_id_of(reply, "ConfirmCurrent").split(":")[2:]
-    custom_id = ":".join(["dlb", "EndStream", *candidate, "ask"])
+def given_button(
+    bot: DiscordBot, message: dict[str, Any], action: str, *, ask: bool = False
+) -> dict[str, Any]:
+    """``action`` on the message's candidate, a button no beat shows (EndStream: protected
+    ``stream.state``, asking first; Shout: rate limited): the message is given one, as if a
+    beat had, and comes back as Discord now has it."""
+    candidate = payloads.custom_id_of(message, "ConfirmCurrent").split(":")[2:]
+    custom_id = ":".join(["dlb", action, *candidate, *(["ask"] if ask else [])])
     with bot.api.lock:
-        bot.api.message(reply["id"]).update(_with_button(reply, custom_id))
-    return bot.api.message(reply["id"])
+        bot.api.message(message["id"]).update(_with_button(message, custom_id))
+    return bot.api.message(message["id"])
 
 
 def test_a_protected_action_asks_first_and_refuses_a_member(
     bot: DiscordBot, discord_api: DiscordServer, team_app: App
 ) -> None:
-    reply = end_stream_button(bot, started(bot))
+    reply = given_button(bot, started(bot), "EndStream", ask=True)
     bot.click(reply, "EndStream", user=ALICE)
     [question] = discord_api.ephemerals()
     assert "Sure?" in question["content"] and len(team_app.log) == 0
@@ -122,7 +125,7 @@ def test_a_protected_action_asks_first_and_refuses_a_member(
 def test_a_moderator_by_role_name_id_or_permission_may(
     bot: DiscordBot, discord_api: DiscordServer, team_app: App, moderator: str
 ) -> None:
-    reply = end_stream_button(bot, started(bot))
+    reply = given_button(bot, started(bot), "EndStream", ask=True)
     bot.click(reply, "EndStream", user=moderator)
     [question] = discord_api.ephemerals()
     bot.click(question, "EndStream", user=moderator)
@@ -160,28 +163,16 @@ def test_a_rate_limited_click_is_refused_to_the_clicker(
     bot: DiscordBot, discord_api: DiscordServer, team_app: App
 ) -> None:
     first = started(bot)
-    shout = ":".join(
-        ["dlb", "Shout", *payloads.custom_id_of(first, "ConfirmCurrent").split(":")[2:]]
-    )
-    bot.click(end_with(bot, first, shout), "Shout", user=ALICE)
+    bot.click(given_button(bot, first, "Shout"), "Shout", user=ALICE)
     assert team_app.store.get("shout.last") is not None
     next_steps = discord_api.public()[-1]  # the message closed; what remains comes after
     assert next_steps["content"].startswith("What next?") and payloads.custom_ids(next_steps)
     bot.say("make it postgres 16 with logical replication")
     second = discord_api.public()[-1]
-    shout = ":".join(
-        ["dlb", "Shout", *payloads.custom_id_of(second, "ConfirmCurrent").split(":")[2:]]
-    )
-    bot.click(end_with(bot, second, shout), "Shout", user=ALICE)
+    bot.click(given_button(bot, second, "Shout"), "Shout", user=ALICE)
     [refusal] = discord_api.ephemerals()
     assert refusal["content"].startswith("Not done: too many changes to shout.last; try again")
     assert len(team_app.log) == 1
-
-
-def end_with(bot: DiscordBot, message: dict[str, Any], custom_id: str) -> dict[str, Any]:
-    with bot.api.lock:
-        bot.api.message(message["id"]).update(_with_button(message, custom_id))
-    return bot.api.message(message["id"])
 
 
 def slower_than_discord_waits(request: dict[str, Any]) -> Reply:
@@ -242,7 +233,4 @@ def test_denials_are_ephemeral_and_change_nothing(
 
 def _with_button(message: dict[str, Any], custom_id: str) -> dict[str, Any]:
     """``message`` as someone tampering with the client would have it: one more button."""
-    extra = {"type": 2, "style": 2, "label": "x", "custom_id": custom_id}
-    rows = [*message["components"], {"type": 1, "components": [extra]}]
-    forged = message | {"components": rows}
-    return forged
+    return message | {"components": [*message["components"], payloads.action_row(custom_id)]}

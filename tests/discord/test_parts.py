@@ -107,7 +107,9 @@ def test_malformed_custom_ids_are_not_ours(text: str) -> None:
 def test_the_dynamic_item_parses_a_real_interaction(bot: DiscordBot) -> None:
     """discord.py's own Interaction from the documented payload, and the item it makes."""
     cid = custom_id(SESSION, button())
-    message = bot.api.new_message(CHANNEL, {"content": "x", "components": _row(cid)})
+    message = bot.api.new_message(
+        CHANNEL, {"content": "x", "components": [payloads.action_row(cid)]}
+    )
     data = payloads.component(message, cid, ALICE)
     interaction = discord.Interaction(data=data, state=bot.client._connection)
     item = discord.ui.Button[discord.ui.View](label="Use this", custom_id=cid)
@@ -118,11 +120,6 @@ def test_the_dynamic_item_parses_a_real_interaction(bot: DiscordBot) -> None:
         action="ConfirmCurrent", session=SESSION, target_id="c0b2057fb0607", version=3
     )
     assert interaction.channel_id == made.ref.channel_id
-
-
-def _row(*cids: str) -> list[dict[str, Any]]:
-    buttons = [{"type": 2, "style": 2, "label": "b", "custom_id": c} for c in cids]
-    return [{"type": 1, "components": buttons}]
 
 
 # --- views as messages ---------------------------------------------------------------------
@@ -185,7 +182,9 @@ def test_closing_replaces_earlier_lines_and_stays_within_the_limit() -> None:
 
 def test_disabled_buttons_keep_rows_labels_and_ids(bot: DiscordBot) -> None:
     cids = [custom_id(SESSION, button(f"Act{n}")) for n in range(3)]
-    data = bot.api.new_message(CHANNEL, {"content": "x", "components": _row(*cids)})
+    data = bot.api.new_message(
+        CHANNEL, {"content": "x", "components": [payloads.action_row(*cids)]}
+    )
     data["components"][0]["components"].append(
         {"type": 2, "style": 5, "label": "docs", "url": "https://example.com"}
     )

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import itertools
 import threading
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -86,15 +85,6 @@ class DiscordServer(HttpServer):
         }
         headers = {"Retry-After": str(retry_after), "X-RateLimit-Scope": "user"}
         self.script("POST", MESSAGES, *([Response(429, body, headers)] * times))
-
-    def wait_until(self, condition: Callable[[], Any], timeout: float = 10.0) -> Any:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            result = condition()
-            if result:
-                return result
-            time.sleep(0.02)
-        raise TimeoutError("the condition did not hold in time")
 
     def check_message(self, body: dict[str, Any]) -> Response | None:
         return message_problem(body)

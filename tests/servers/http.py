@@ -212,6 +212,16 @@ class HttpServer:
                 self._arrived.wait(left)
             return list(self._requests)
 
+    def wait_until(self, condition: Callable[[], Any], timeout: float = 10.0) -> Any:
+        """Poll ``condition`` until it is truthy (for what a client does after answering)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            result = condition()
+            if result:
+                return result
+            time.sleep(0.01)
+        raise TimeoutError(f"still false after {timeout}s; requests: {self.requests}")
+
     def clear(self) -> None:
         with self._lock:
             self._requests.clear()

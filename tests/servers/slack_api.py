@@ -81,16 +81,6 @@ class SlackServer(HttpServer):
         path = f"/api/{method}" if method else POST_MESSAGE
         self.script("POST", path, *([limited] * times))
 
-    def wait_until(self, condition: Callable[[], Any], timeout: float = 10.0) -> Any:
-        """Poll ``condition`` until it is truthy (for what the bot does after answering)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            result = condition()
-            if result:
-                return result
-            time.sleep(0.01)
-        raise TimeoutError(f"still false after {timeout}s; requests: {self.requests}")
-
     # --- the methods -----------------------------------------------------------------
 
     def _authed(self, method: Callable[[dict[str, Any]], Response]) -> Callable[..., Response]:
