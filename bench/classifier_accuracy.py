@@ -16,7 +16,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from core.interpretation import ActType
+from core.deliberation.interpretation import ActType
 from core.perception import EmbeddedClassifier
 from core.perception.model import TRAINING, load_rows
 

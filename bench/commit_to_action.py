@@ -29,9 +29,9 @@ import httpx
 from prompt_size import redis_client
 
 from bot.app import build_app
-from core.actor import Actor
-from core.connection import connection_url
-from core.mutation import Mutation, Op
+from bot.redis_connection import connection_url
+from core.state.actor import Actor
+from core.state.mutation import Mutation, Op
 from rules.keys import CONSUMER_GROUP, RuleKeys
 
 RULE = """
@@ -77,7 +77,7 @@ class Receiver:
 
 
 def write_config(url: str) -> Path:
-    shipped = files("core").joinpath("default.yaml").read_text(encoding="utf-8")
+    shipped = files("core.config").joinpath("default.yaml").read_text(encoding="utf-8")
     text = shipped.split("\nrules:\n")[0] + "\nrules:\n" + RULE.replace("URL", url)
     path = Path(tempfile.mkdtemp()) / "bench.yaml"
     path.write_text(text, encoding="utf-8")

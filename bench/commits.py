@@ -12,7 +12,7 @@ import uuid
 from typing import Any
 
 from bot.app import build_app
-from core.keys import WorkspaceKeys
+from core.state.keys import WorkspaceKeys
 
 
 def run(writers: int, ops: int, keys: int, reread: bool, keep: bool) -> dict[str, object]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.actor import Actor, ActorKind
+from core.state.actor import Actor, ActorKind
 
 TOPIC = "Plan the Q3 team offsite"
 ALICE = Actor(kind=ActorKind.USER, id="alice", platform="bench")

@@ -30,14 +30,14 @@ from typing import TYPE_CHECKING, Any
 from offsite import ALICE, CONVERSATION, TOPIC, Step
 
 from bot.app import App, build_app
-from core.config import load_config
-from core.connection import connect
-from core.executor import ROLE as EXECUTOR_ROLE
-from core.keys import WorkspaceKeys
-from core.messages import ActionClicked, UserSaid
-from core.runtime import OutcomeEvent
-from core.sessions import SessionStore
-from core.view import View
+from bot.redis_connection import connect
+from core.config.core_config import load_config
+from core.deliberation.messages import ActionClicked, UserSaid
+from core.deliberation.view import View
+from core.llm.prompts import ROLE as EXECUTOR_ROLE
+from core.runtime.runner import OutcomeEvent
+from core.runtime.sessions import SessionStore
+from core.state.keys import WorkspaceKeys
 
 if TYPE_CHECKING:
     from redis import Redis

@@ -17,11 +17,12 @@ import statistics
 import time
 from fnmatch import fnmatchcase
 
-from core.log import LogRecord
-from core.mutation import Mutation
+from core.state.mutation import Mutation
+from core.state.mutation_log import LogRecord
 from rules.dsl import Rule
-from rules.evaluate import StateView, check_rule
+from rules.engine.conditions import check_rule
 from rules.index import RuleIndex
+from rules.variables import StateView
 
 RELATED = [
     {"key": "scene.name", "op": "set"},

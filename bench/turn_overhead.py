@@ -36,16 +36,13 @@ from offsite import ALICE, CONVERSATION, TOPIC
 from prompt_size import redis_client
 from redis.connection import AbstractConnection
 
-import core.evaluator
-import core.loop
+import core.deliberation.beat_evaluator
+import core.deliberation.update.present
 from bot.app import build_app
 from bot.console import event_json, render_view
-from core.commands import Classify, Commit, Generate, Show
-from core.config import load_config
-from core.executor import OfflineResponder
-from core.keys import WorkspaceKeys
-from core.loop import Loop, LoopSettings
-from core.messages import (
+from core.config.core_config import load_config
+from core.deliberation.commands import Classify, Commit, Generate, Show
+from core.deliberation.messages import (
     ActionClicked,
     ActionDone,
     AssistantReplied,
@@ -53,10 +50,13 @@ from core.messages import (
     OutcomeNote,
     UserSaid,
 )
+from core.deliberation.session import Session
+from core.deliberation.update.loop import Loop
+from core.deliberation.view import View
+from core.llm.offline_responder import OfflineResponder
 from core.perception import EmbeddedClassifier
-from core.runtime import Event, OutcomeEvent, Runtime
-from core.sessions import Session
-from core.view import View
+from core.runtime.runner import Event, OutcomeEvent, Runtime
+from core.state.keys import WorkspaceKeys
 
 if TYPE_CHECKING:
     from redis import Redis
@@ -69,7 +69,7 @@ class EvaluateTimer:
     """Wraps the evaluator the loop calls, to time it apart from the rest of ``update``."""
 
     def __init__(self) -> None:
-        self.plain = core.evaluator.evaluate
+        self.plain = core.deliberation.beat_evaluator.evaluate
         self.ns = 0
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -319,9 +319,9 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the bench workspace")
     args = parser.parse_args()
 
-    loop = Loop(LoopSettings.from_config(load_config()))
+    loop = Loop(load_config().loop_settings())
     timer = EvaluateTimer()
-    core.loop.evaluate = timer  # type: ignore[attr-defined]  # in this process only
+    core.deliberation.update.present.evaluate = timer  # type: ignore[attr-defined]  # in this process only
     client = redis_client()
     samples, ping_us = Samples(), list[float]()
 
@@ -333,7 +333,7 @@ def main() -> None:
             pings(client, len(CONVERSATION), ping_us)
 
     timed("pure", pure)
-    core.loop.evaluate = timer.plain  # type: ignore[attr-defined]
+    core.deliberation.update.present.evaluate = timer.plain  # type: ignore[attr-defined]
     full = timed("runtime", lambda: full_runtime(client, args.runtime_reps, ping_us, args.keep))
 
     ping = statistics.median(ping_us)

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from bot.explain import SECRET, evaluation_line, origin
-from core.keys import validate_state_key
+from core.state.keys import validate_state_key
 
 if TYPE_CHECKING:
     from bot.app import App

@@ -10,25 +10,26 @@ from typing import TYPE_CHECKING
 
 from redis import Redis
 
-from core.actor import Actor, ActorKind
-from core.beat_log import BeatLog
-from core.config import load_config
-from core.connection import connect
-from core.executor import Answering, OfflineResponder
-from core.gateway import MutationGateway
-from core.log import MutationLog
-from core.loop import Loop, LoopSettings
+from bot.redis_connection import connect
+from core.config.core_config import load_config
+from core.deliberation.turn import Answering
+from core.deliberation.update.loop import Loop
+from core.gateway.mutation_gateway import MutationGateway
+from core.gateway.policy import Policy
+from core.llm.offline_responder import OfflineResponder
 from core.perception import Classifier, EmbeddedClassifier
-from core.policy import Policy
-from core.runtime import Runtime
-from core.sessions import SessionStore
-from core.store import StateStore
-from core.trace_log import TraceLog
-from core.transcript import Transcripts
+from core.runtime.beat_history import BeatHistory
+from core.runtime.runner import Runtime
+from core.runtime.sessions import SessionStore
+from core.runtime.trace_events import TraceEvents
+from core.runtime.transcripts import Transcripts
+from core.state.actor import Actor, ActorKind
+from core.state.mutation_log import MutationLog
+from core.state.store import StateStore
 from rules.book import RuleBook
 from rules.config import RulesConfig
-from rules.consumer import ensure_group
-from rules.eval_log import EvaluationLog
+from rules.engine.consumer import ensure_group
+from rules.history import RuleHistory
 from rules.keys import RuleKeys
 
 if TYPE_CHECKING:
@@ -50,21 +51,21 @@ class App:
         return MutationLog(self.redis, self.store.keys)
 
     @property
-    def trace(self) -> TraceLog:
-        return TraceLog(self.redis, self.store.workspace)
+    def trace(self) -> TraceEvents:
+        return TraceEvents(self.redis, self.store.workspace)
 
     @property
     def rules(self) -> RuleBook:
         return RuleBook.from_config(self.config)
 
     @property
-    def evaluations(self) -> EvaluationLog:
+    def evaluations(self) -> RuleHistory:
         keep = self.config.automation.evaluations_kept
-        return EvaluationLog(self.redis, RuleKeys(self.store.workspace), keep)
+        return RuleHistory(self.redis, RuleKeys(self.store.workspace), keep)
 
     @property
-    def beat_log(self) -> BeatLog:
-        return BeatLog(self.redis, self.store.workspace)
+    def beat_log(self) -> BeatHistory:
+        return BeatHistory(self.redis, self.store.workspace)
 
     def runtime(self, model: ChatModel | None = None, *, use_env: bool = True) -> Runtime:
         """The loop's runtime. The model comes from ``model``, else (with ``use_env``) from
@@ -80,7 +81,7 @@ class App:
             classifier, responder = self._model_parts(model, trace)
         ttl = self.config.sessions.ttl_sec
         return Runtime(
-            Loop(LoopSettings.from_config(self.config)),
+            Loop(self.config.loop_settings()),
             SessionStore(self.redis, self.store.workspace, ttl),
             self.gateway,
             classifier,
@@ -90,10 +91,10 @@ class App:
             trace,
         )
 
-    def _model_parts(self, model: ChatModel, trace: TraceLog) -> tuple[Classifier, Answering]:
-        from core.agent_tools import AgentTools
+    def _model_parts(self, model: ChatModel, trace: TraceEvents) -> tuple[Classifier, Answering]:
+        from core.llm.model_responder import ModelResponder
+        from core.llm.tools import AgentTools
         from core.perception.llm import LLMClassifier
-        from core.responder_model import ModelResponder
 
         model.sink = lambda audit: trace.append(
             audit.correlation_id or "-", "", "llm.call", audit.record()

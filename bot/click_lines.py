@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.keys import WorkspaceKeys
+from core.state.keys import WorkspaceKeys
 
 if TYPE_CHECKING:
     from redis import Redis

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from core.runtime import Event, OutcomeEvent
-from core.view import View, ViewKind
+from core.deliberation.view import View, ViewKind
+from core.runtime.runner import Event, OutcomeEvent
 
 __all__ = ["ICONS", "NEXT", "ClickOutcome"]
 

@@ -14,12 +14,12 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from core.actions import ACTION_NAME, PROPOSAL_ACTIONS
-from core.actor import Actor
-from core.messages import ActionClicked, UserSaid
-from core.runtime import Event, OutcomeEvent, Runtime
-from core.store import StateStore
-from core.view import Button, View
+from core.deliberation.actions import ACTION_NAME, PROPOSAL_ACTIONS
+from core.deliberation.messages import ActionClicked, UserSaid
+from core.deliberation.view import Button, View
+from core.runtime.runner import Event, OutcomeEvent, Runtime
+from core.state.actor import Actor
+from core.state.store import StateStore
 
 __all__ = ["HELP", "Console", "event_json", "render_view"]
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from bot.cli.render import json_line, rule_step, rule_verdict
-from core.log import LogRecord
-from core.mutation import Mutation
+from core.state.mutation import Mutation
+from core.state.mutation_log import LogRecord
 
 if TYPE_CHECKING:
     from bot.app import App

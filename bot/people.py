@@ -3,7 +3,7 @@ strongest of them names their kind, so a Slack moderator shows as ``moderator:U0
 
 from __future__ import annotations
 
-from core.actor import Actor, ActorKind
+from core.state.actor import Actor, ActorKind
 
 __all__ = ["person"]
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.env_refs import EnvRef
+from core.config.env_refs import EnvRef
 from rules.config import AutomationConfig, RulesConfig
 from rules.dsl import Rule
 from rules.index import RuleIndex

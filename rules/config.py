@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.config import CoreConfig
+from core.config.core_config import CoreConfig
+from core.config.yaml_source import Located
 from core.errors import ConfigIssue
-from core.yaml_source import Located
 from rules.dsl import Rule
 
 __all__ = ["AutomationConfig", "RulesConfig"]

@@ -37,7 +37,7 @@ from pydantic import (
 )
 
 from core.derived import Derived
-from core.mutation import Op
+from core.state.mutation import Op
 from rules.templates import check_templates
 
 __all__ = ["Condition", "Mode", "MutateSpec", "Rule", "Signal", "Step", "When", "seconds"]

@@ -1,12 +1,14 @@
-"""The Redis key names the rule engine uses, under the workspace's hash tag."""
+"""The Redis key names the rule engine and its workers use, under the workspace's hash tag,
+and the name RQ calls a rule's run by."""
 
 from __future__ import annotations
 
-from core.keys import WorkspaceKeys
+from core.state.keys import WorkspaceKeys
 
-__all__ = ["CONSUMER_GROUP", "RuleKeys"]
+__all__ = ["CONSUMER_GROUP", "JOB_FUNCTION", "RuleKeys"]
 
 CONSUMER_GROUP = "rules"  # the mutation log's consumer group; its cursor is the engine's
+JOB_FUNCTION = "rules.worker.job.run_rule"  # what RQ calls for a rule's run, by name
 
 
 class RuleKeys:

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 from rq import Queue
 
-from core.log import LogRecord
-from rules.consumer import LogConsumer
-from rules.engine import Engine
-from rules.reaper import requeue_abandoned
+from core.state.mutation_log import LogRecord
+from rules.engine.consumer import LogConsumer
+from rules.engine.engine import Engine
+from rules.worker.reaper import requeue_abandoned
 
 __all__ = ["RuleService"]
 

@@ -14,8 +14,8 @@ from redis import Redis
 from redis.exceptions import RedisError
 
 from bot.app import App, build_app
-from core.connection import connect, connection_url
-from core.keys import WorkspaceKeys
+from bot.redis_connection import connect, connection_url
+from core.state.keys import WorkspaceKeys
 from tests.openai_server import OpenAIServer
 
 LOCAL_REDIS = "redis://127.0.0.1:6379/15"  # a logical db of its own: cleanup scans only it

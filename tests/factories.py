@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.actor import Actor
-from core.mutation import Mutation, Op
+from core.state.actor import Actor
+from core.state.mutation import Mutation, Op
 
 
 def actor(text: str = "user:alice", *roles: str) -> Actor:

@@ -11,7 +11,7 @@ from tests.conftest import write_config
 
 __all__ = ["team_config"]
 
-SHIPPED = files("core").joinpath("default.yaml").read_text(encoding="utf-8")
+SHIPPED = files("core.config").joinpath("default.yaml").read_text(encoding="utf-8")
 SHIPPED_ROLES = """\
   moderator:
     members: []

@@ -7,8 +7,8 @@ import argparse
 import json
 from typing import Any
 
-from core.actor import Actor
-from core.keys import validate_session_id, validate_state_key
+from core.state.actor import Actor
+from core.state.keys import validate_session_id, validate_state_key
 
 __all__ = ["actor", "json_or_text", "positive_int", "session_id", "state_key"]
 

@@ -19,11 +19,11 @@ from redis import Redis
 
 from bot.app import App, build_app
 from bot.cli.render import json_line
-from core.actor import Actor
-from core.connection import connect, connection_url
-from core.keys import WorkspaceKeys
-from core.mutation import Mutation, Op
-from core.outcome import Committed, Rejected, RejectReason
+from bot.redis_connection import connect, connection_url
+from core.state.actor import Actor
+from core.state.commit_result import Committed, Rejected, RejectReason
+from core.state.keys import WorkspaceKeys
+from core.state.mutation import Mutation, Op
 
 __all__ = ["register"]
 

@@ -11,7 +11,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from bot.cli.render import json_line
-from core.config import CoreConfig
+from core.config.core_config import CoreConfig
 from core.perception import EmbeddedClassifier
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ import time
 from bot.app import App
 from bot.cli.args import actor, session_id
 from bot.console import HELP, Console
-from core.actor import Actor
+from core.state.actor import Actor
 
 __all__ = ["register"]
 

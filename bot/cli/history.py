@@ -8,7 +8,7 @@ import sys
 from bot.app import App
 from bot.cli.args import state_key
 from bot.cli.render import json_line, log_line
-from core.replay import Replayer, visible
+from core.state.replay import Replayer, visible
 
 __all__ = ["register"]
 

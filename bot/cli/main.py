@@ -13,9 +13,9 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from bot.app import build_app, load_app_config
 from bot.cli import bench, classify, console, history, rules, run, state, trace, worker
-from core.config import config_path
+from bot.json_logging import configure as configure_logging
+from core.config.core_config import config_path
 from core.errors import ConfigError, StoreError
-from core.jsonlog import configure as configure_logging
 
 __all__ = ["main", "parser"]
 

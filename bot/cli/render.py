@@ -7,9 +7,10 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from core.entry import Entry
-from core.log import LogRecord
-from core.outcome import Committed, Outcome, Pending, Rejected
+from core.gateway.outcome import Outcome, Pending
+from core.state.commit_result import Committed, Rejected
+from core.state.entry import Entry
+from core.state.mutation_log import LogRecord
 
 __all__ = ["entry_line", "json_line", "log_line", "outcome_line", "rule_step", "rule_verdict"]
 

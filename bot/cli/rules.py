@@ -15,12 +15,13 @@ from bot.app import App, load_app_config
 from bot.cli.args import state_key
 from bot.cli.render import json_line
 from bot.explain import evaluation_line, origin
-from core.config import CoreConfig, config_path
+from core.config.core_config import CoreConfig, config_path
 from core.errors import ConfigError
-from core.log import LogRecord
-from core.mutation import Mutation
+from core.state.mutation import Mutation
+from core.state.mutation_log import LogRecord
 from rules.book import RuleBook
-from rules.evaluate import StateView, check_rule, live_values, plan_steps
+from rules.engine.conditions import check_rule, plan_steps
+from rules.variables import StateView, live_values
 
 __all__ = ["register"]
 

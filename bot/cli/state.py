@@ -7,8 +7,9 @@ import argparse
 from bot.app import App
 from bot.cli.args import actor, json_or_text, state_key
 from bot.cli.render import entry_line, json_line, outcome_line
-from core.mutation import Mutation, Op
-from core.outcome import Outcome, Rejected
+from core.gateway.outcome import Outcome
+from core.state.commit_result import Rejected
+from core.state.mutation import Mutation, Op
 
 __all__ = ["register"]
 

@@ -16,10 +16,10 @@ from redis import Redis
 from rq import Queue, SimpleWorker
 
 from bot.app import App
-from core.connection import connection_url
-from rules.engine import Engine
-from rules.jobs import WorkerContext, install
+from bot.redis_connection import connection_url
+from rules.engine.engine import Engine
 from rules.service import RuleService
+from rules.worker.context import WorkerContext, install
 
 __all__ = ["queue_for", "register"]
 

@@ -21,10 +21,10 @@ from redis.exceptions import RedisError
 from bot.answers import answer
 from bot.click_lines import ClickLines
 from bot.click_outcome import ClickOutcome
-from core.deliveries import Deliveries
-from core.messages import ActionClicked, UserSaid
-from core.runtime import Event, Runtime
-from core.view import View
+from bot.deliveries import Deliveries
+from core.deliberation.messages import ActionClicked, UserSaid
+from core.deliberation.view import View
+from core.runtime.runner import Event, Runtime
 
 from .buttons import ButtonRef, DeliberateButton
 from .channels import PLATFORM, Listening, session_id, turn_text

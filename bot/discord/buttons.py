@@ -12,9 +12,9 @@ from typing import Any, Protocol
 import discord
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from core.actions import ACTION_NAME
-from core.messages import ID_PATTERN
-from core.view import Button
+from core.deliberation.actions import ACTION_NAME
+from core.deliberation.messages import ID_PATTERN
+from core.deliberation.view import Button
 
 from .channels import channel_of, session_id
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import discord
 
-from core.beats import ActionStyle
-from core.view import Button, View
+from core.deliberation.beats import ActionStyle
+from core.deliberation.view import Button, View
 
 from .buttons import TEMPLATE, DeliberateButton, custom_id
 

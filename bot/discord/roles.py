@@ -12,8 +12,8 @@ from collections.abc import Mapping
 import discord
 
 from bot.people import person
-from core.actor import Actor
-from core.roles import RoleBinding, roles_for
+from core.config.roles import RoleBinding, roles_for
+from core.state.actor import Actor
 
 from .channels import PLATFORM
 

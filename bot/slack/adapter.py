@@ -20,10 +20,10 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.answers import answer
 from bot.click_outcome import ClickOutcome
-from core.deliveries import Deliveries
-from core.messages import ID_PATTERN, ActionClicked, UserSaid
-from core.runtime import Event, Runtime
-from core.view import View
+from bot.deliveries import Deliveries
+from core.deliberation.messages import ID_PATTERN, ActionClicked, UserSaid
+from core.deliberation.view import View
+from core.runtime.runner import Event, Runtime
 
 from .blocks import escape, fallback_text, mention, view_blocks
 from .buttons import ButtonRef, parse_button

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from core.beats import ActionStyle
-from core.view import Button, View
+from core.deliberation.beats import ActionStyle
+from core.deliberation.view import Button, View
 
 from .buttons import action_id, button_value
 

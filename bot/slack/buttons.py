@@ -9,9 +9,9 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from core.actions import ACTION_NAME
-from core.messages import ID_PATTERN
-from core.view import Button
+from core.deliberation.actions import ACTION_NAME
+from core.deliberation.messages import ID_PATTERN
+from core.deliberation.view import Button
 
 from .threads import SESSION
 

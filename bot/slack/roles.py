@@ -14,8 +14,8 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.people import person
-from core.actor import Actor
-from core.roles import RoleBinding, roles_for
+from core.config.roles import RoleBinding, roles_for
+from core.state.actor import Actor
 
 from .threads import PLATFORM
 

@@ -14,7 +14,7 @@ import openai
 from pydantic import BaseModel
 
 from core.errors import DeliberateError
-from core.llm.audit import PREVIEW_CHARS, CallAudit, digest
+from core.llm.call_audit import PREVIEW_CHARS, CallAudit, digest
 from core.llm.frame import PromptFrame
 from core.llm.replies import ModelReply, ToolCall
 

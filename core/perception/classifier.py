@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from core.interpretation import TurnInterpretation
+from core.deliberation.interpretation import TurnInterpretation
 
 __all__ = ["Classifier"]
 

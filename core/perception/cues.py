@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.interpretation import ActType
+from core.deliberation.interpretation import ActType
 
 __all__ = ["ACT_CUES", "ARTIFACT", "NEW_TOPIC", "STOPWORDS", "Cue"]
 

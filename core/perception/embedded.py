@@ -17,7 +17,7 @@ Training is deterministic, and a test checks that ``weights.json`` matches a ret
 
 from __future__ import annotations
 
-from core.interpretation import ActType, Target, TurnInterpretation
+from core.deliberation.interpretation import ActType, Target, TurnInterpretation
 from core.perception.cues import ARTIFACT, NEW_TOPIC
 from core.perception.features import features, normalise
 from core.perception.linear import softmax

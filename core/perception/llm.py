@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
-from core.interpretation import TurnInterpretation
-from core.llm import PromptFrame
+from core.deliberation.interpretation import TurnInterpretation
 from core.llm.chat import ChatModel, ModelCallFailed
+from core.llm.frame import PromptFrame
 from core.llm.replies import first_error, parse_reply
 from core.perception.classifier import Classifier
 

@@ -12,7 +12,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from core.interpretation import ActType
+from core.deliberation.interpretation import ActType
 from core.perception.features import features
 from core.perception.linear import Example, LinearModel, train
 

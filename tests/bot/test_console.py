@@ -16,8 +16,8 @@ import pytest
 from bot.app import App
 from bot.cli.main import main
 from bot.console import Console
-from core.beats import ActionStyle
-from core.view import Button
+from core.deliberation.beats import ActionStyle
+from core.deliberation.view import Button
 from tests.factories import actor
 
 

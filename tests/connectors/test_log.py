@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from core.jsonlog import JsonFormatter
+from bot.json_logging import JsonFormatter
 from tests.connectors.conftest import LogLines, context, run
 
 

@@ -13,17 +13,17 @@ from redis import Redis
 from rq import Queue, SimpleWorker
 
 from bot.app import App, build_app
+from bot.redis_connection import connection_url
 from connectors.registry import default_registry
-from core.actor import Actor
-from core.connection import connection_url
-from core.log import LogRecord
-from core.mutation import Mutation, Op
-from core.outcome import Committed
-from rules.engine import Engine
-from rules.jobs import WorkerContext, install
+from core.state.actor import Actor
+from core.state.commit_result import Committed
+from core.state.mutation import Mutation, Op
+from core.state.mutation_log import LogRecord
+from rules.engine.engine import Engine
 from rules.service import RuleService
+from rules.worker.context import WorkerContext, install
 
-SHIPPED = files("core").joinpath("default.yaml").read_text(encoding="utf-8")
+SHIPPED = files("core.config").joinpath("default.yaml").read_text(encoding="utf-8")
 POLICY_EXTRA = """
     - pattern: "test.*"
       description: keys of the rule tests

@@ -1,0 +1,199 @@
+"""The configuration file: one YAML document validated with pydantic at start-up.
+
+Errors name the file, the line and the field, and every problem in the file is reported at
+once. Sections owned by other packages (beats, actions, rules) extend ``CoreConfig`` in their
+own models and load through ``load_config(path, model=...)``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from importlib.resources import as_file, files
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, PrivateAttr, ValidationError
+
+from core.config.env_refs import EnvRef, resolve_env_refs
+from core.config.roles import RoleBinding
+from core.config.yaml_source import Located, load_located
+from core.deliberation.actions import ACTION_NAME, AppAction, KeyTemplates, is_builtin
+from core.deliberation.beats import Beat
+from core.deliberation.update.settings import LoopSettings
+from core.errors import ConfigError, ConfigIssue
+from core.gateway.policy import PolicyConfig
+from core.runtime.sessions import DEFAULT_SESSION_TTL_SEC
+from core.state.actor import ActorKind
+from core.state.limits import DEFAULT_IDEMPOTENCY_TTL_SEC
+
+__all__ = [
+    "CoreConfig",
+    "DeliberationConfig",
+    "PerceptionConfig",
+    "SessionsConfig",
+    "StoreConfig",
+    "config_path",
+    "load_config",
+]
+
+C = TypeVar("C", bound="CoreConfig")
+
+
+class StoreConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    idempotency_ttl_sec: int = Field(default=DEFAULT_IDEMPOTENCY_TTL_SEC, ge=60)
+    checkpoint_every: int = Field(default=1000, ge=0)
+
+
+class SessionsConfig(BaseModel):
+    """``ttl_sec``: a session untouched this long is forgotten (its transcript too)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ttl_sec: int = Field(default=DEFAULT_SESSION_TTL_SEC, ge=60, le=366 * 86400)
+
+
+class PerceptionConfig(BaseModel):
+    """``min_confidence``: below it a turn is handled as a question, never as a commit."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    min_confidence: float = Field(default=0.5, ge=0.0, le=1.0)
+
+
+class DeliberationConfig(KeyTemplates):
+    """Where the built-in actions write, and how much working memory a model call carries."""
+
+    context_budget_chars: int = Field(default=600, ge=100, le=20_000)
+
+
+class CoreConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    version: Literal[1] = 1
+    store: StoreConfig = StoreConfig()
+    sessions: SessionsConfig = SessionsConfig()
+    deliberation: DeliberationConfig = DeliberationConfig()
+    beats: list[Beat] = []
+    actions: dict[str, AppAction] = {}
+    perception: PerceptionConfig = PerceptionConfig()
+    policy: PolicyConfig = PolicyConfig()
+    roles: dict[str, RoleBinding] = {}
+    # owned by the rule engine, which validates them (rules.config.RulesConfig): the core
+    # only keeps them from being rejected as unknown sections
+    automation: dict[str, JsonValue] = {}
+    rules: list[JsonValue] = []
+
+    # where the file referred to the environment (values resolved in memory, never stored)
+    _env_refs: list[EnvRef] = PrivateAttr(default_factory=list)
+
+    @property
+    def env_refs(self) -> list[EnvRef]:
+        return self._env_refs
+
+    def loop_settings(self) -> LoopSettings:
+        """What the deliberation loop takes from this file."""
+        d = self.deliberation
+        return LoopSettings(
+            beats=tuple(self.beats),
+            actions=dict(self.actions),
+            keys=KeyTemplates(
+                decision_key=d.decision_key,
+                artifact_key=d.artifact_key,
+                entity_prefix=d.entity_prefix,
+            ),
+            min_confidence=self.perception.min_confidence,
+            context_budget=d.context_budget_chars,
+        )
+
+    def extra_issues(self, located: Located) -> list[ConfigIssue]:
+        """Checks across sections, located in the file; sections of other packages add theirs."""
+        return _role_issues(self, located) + _action_issues(self, located)
+
+
+def config_path(explicit: str | os.PathLike[str] | None = None) -> Path | None:
+    """The file to load: ``--config``, else ``DELIBERATE_CONFIG``, else None (the shipped one)."""
+    chosen = explicit or os.environ.get("DELIBERATE_CONFIG")
+    return Path(chosen) if chosen else None
+
+
+def load_config(
+    path: Path | None = None,
+    model: type[C] = CoreConfig,  # type: ignore[assignment]
+    *,
+    env: Mapping[str, str] | None = None,
+    context: dict[str, Any] | None = None,
+) -> C:
+    """Load and validate ``path`` (the shipped default config when None). ``${NAME}`` values
+    come from ``env`` (the process environment by default); ``context`` reaches validators
+    (what a section can only check against the running program, such as action names)."""
+    env = os.environ if env is None else env
+    if path is None:
+        with as_file(files("core.config").joinpath("default.yaml")) as shipped:
+            return _load(shipped, model, env, context)
+    return _load(path, model, env, context)
+
+
+def _load(path: Path, model: type[C], env: Mapping[str, str], context: dict[str, Any] | None) -> C:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        issue = ConfigIssue(str(path), None, "", f"cannot read: {exc.strerror}")
+        raise ConfigError([issue]) from None
+    except UnicodeDecodeError as exc:
+        issue = ConfigIssue(str(path), None, "", f"not UTF-8 text (byte {exc.start})")
+        raise ConfigError([issue]) from None
+    located = load_located(text, str(path))
+    if located.data is None:
+        located.data = {}
+    if not isinstance(located.data, dict):
+        raise ConfigError([located.issue((), "the file must be a mapping of sections")])
+    data, refs, issues = resolve_env_refs(located.data, env, located.issue)
+    if issues:
+        raise ConfigError(issues)
+    try:
+        config = model.model_validate(data, context=context)
+    except ValidationError as exc:
+        raise ConfigError(located.issues_from(exc)) from None
+    config._env_refs = refs
+    issues = config.extra_issues(located)
+    if issues:
+        raise ConfigError(issues)
+    return config
+
+
+def _role_issues(config: CoreConfig, located: Located) -> list[ConfigIssue]:
+    """Every role named in ``writers`` must be an actor kind or a role defined in ``roles``."""
+    known = {k.value for k in ActorKind} | set(config.roles)
+    issues = []
+    for index, rule in enumerate(config.policy.keys):
+        for slot, role in enumerate(rule.writers):
+            if role not in known:
+                path = ("policy", "keys", index, "writers", slot)
+                issues.append(
+                    located.issue(path, f"unknown role {role!r}; known: {', '.join(sorted(known))}")
+                )
+    return issues
+
+
+def _action_issues(config: CoreConfig, located: Located) -> list[ConfigIssue]:
+    """App actions have names of their own; every action a beat surfaces is defined."""
+    issues = []
+    for name in config.actions:
+        if not re.match(ACTION_NAME, name) or is_builtin(name):
+            message = f"action name {name!r} must be CamelCase and not a built-in action"
+            issues.append(located.issue(("actions", name), message))
+    for index, beat in enumerate(config.beats):
+        for slot, spec in enumerate(beat.actions):
+            if not is_builtin(spec.type) and spec.type not in config.actions:
+                path = ("beats", index, "actions", slot, "type")
+                known = sorted(config.actions) or ["none"]
+                message = (
+                    f"unknown action {spec.type!r}: not built in, and not under actions: "
+                    f"(defined there: {', '.join(known)})"
+                )
+                issues.append(located.issue(path, message))
+    return issues

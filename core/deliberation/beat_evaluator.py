@@ -1,0 +1,102 @@
+"""The evaluator: ``evaluate(state) -> EvaluationResult``. Pure: no I/O, no model, no
+canonical state. Every beat whose condition holds contributes, highest priority first; each
+surfaced action carries the beat that surfaced it, and the result says which beats fired and
+why (and which did not, and why not)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from string import Template
+
+from pydantic import BaseModel, ConfigDict
+
+from core.deliberation.beats import ActionSpec, ActionStyle, Beat
+from core.deliberation.memory import InteractionState, Mode
+
+__all__ = ["BeatCheck", "EvaluationResult", "SurfacedAction", "evaluate"]
+
+MAX_ACTIONS = 5  # one row of buttons on Slack and on Discord
+
+
+class SurfacedAction(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    type: str
+    label: str
+    style: ActionStyle
+    beat: str
+
+
+class BeatCheck(BaseModel):
+    """One beat's condition, evaluated: ``held``, or why not (``error``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    beat: str
+    priority: int
+    when: str
+    held: bool
+    error: str | None = None
+
+
+class EvaluationResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    mode: Mode
+    actions: list[SurfacedAction]
+    nudge: str | None
+    fired: list[str]
+    checks: list[BeatCheck]
+
+
+def evaluate(state: InteractionState, beats: Sequence[Beat]) -> EvaluationResult:
+    activation = {"state": state.model_dump(mode="json", exclude_none=True)}
+    checks = [_check(beat, activation) for beat in beats]
+    held = sorted(
+        (b for b, c in zip(beats, checks, strict=True) if c.held), key=lambda b: -b.priority
+    )  # stable: file order breaks ties
+    return EvaluationResult(
+        mode=next((b.mode for b in held if b.mode is not None), state.mode),
+        actions=_actions(held),
+        nudge=next((_nudge(b.nudge, state) for b in held if b.nudge), None),
+        fired=[b.id for b in held],
+        checks=checks,
+    )
+
+
+def _check(beat: Beat, activation: Mapping[str, object]) -> BeatCheck:
+    held, error = False, None
+    try:
+        result = beat.program.execute(activation)
+    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+        # a field the state does not have (yet), or a type mismatch: the beat does not fire
+        error = f"{type(exc).__name__}: {exc}"
+    else:
+        if isinstance(result, bool):
+            held = result
+        else:
+            error = f"the condition gave {type(result).__name__}, not a bool"
+    return BeatCheck(beat=beat.id, priority=beat.priority, when=beat.when, held=held, error=error)
+
+
+def _actions(held: list[Beat]) -> list[SurfacedAction]:
+    surfaced: dict[str, SurfacedAction] = {}
+    for beat in held:
+        for spec in beat.actions:
+            if spec.type not in surfaced and len(surfaced) < MAX_ACTIONS:
+                surfaced[spec.type] = _surface(spec, beat)
+    return list(surfaced.values())
+
+
+def _surface(spec: ActionSpec, beat: Beat) -> SurfacedAction:
+    return SurfacedAction(type=spec.type, label=spec.label, style=spec.style, beat=beat.id)
+
+
+def _nudge(template: str, state: InteractionState) -> str:
+    last = state.last_interpretation
+    return Template(template).safe_substitute(
+        candidate=state.candidate.text if state.candidate else "",
+        turns=str(state.turn_count),
+        mode=state.mode.value,
+        act=last.act_type.value if last else "",
+    )

@@ -1,0 +1,73 @@
+"""Commands: the effects the loop asks for, as data. The runtime runs them and feeds their
+results back as messages; ``update`` itself never does I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.deliberation.beat_evaluator import EvaluationResult
+from core.deliberation.messages import ActionClicked
+from core.deliberation.turn import Turn
+from core.deliberation.view import View
+from core.state.mutation import Mutation
+
+__all__ = [
+    "Classify",
+    "Cmd",
+    "Commit",
+    "Generate",
+    "LogEvaluation",
+    "Record",
+    "ResolveProposal",
+    "Show",
+]
+
+
+@dataclass(frozen=True)
+class Record:
+    """Append a line to the session's transcript (write-only: display and audit)."""
+
+    speaker: str
+    text: str
+    correlation_id: str
+
+
+@dataclass(frozen=True)
+class Classify:
+    text: str
+    topic: str | None
+    correlation_id: str
+
+
+@dataclass(frozen=True)
+class Generate:
+    turn: Turn
+    correlation_id: str
+
+
+@dataclass(frozen=True)
+class Commit:
+    """Send ``mutation`` through the gateway; its id comes from the click (idempotency)."""
+
+    mutation: Mutation
+    click: ActionClicked
+
+
+@dataclass(frozen=True)
+class ResolveProposal:
+    apply: bool
+    click: ActionClicked
+
+
+@dataclass(frozen=True)
+class LogEvaluation:
+    result: EvaluationResult
+    correlation_id: str
+
+
+@dataclass(frozen=True)
+class Show:
+    view: View
+
+
+Cmd = Record | Classify | Generate | Commit | ResolveProposal | LogEvaluation | Show

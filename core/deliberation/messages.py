@@ -1,0 +1,97 @@
+"""Messages: everything the loop hears. Adapters send ``UserSaid`` and ``ActionClicked``; the
+runtime sends the results of the commands it ran (``Classified``, ``AssistantReplied``,
+``ActionDone``). Each carries the correlation id of the turn or click it belongs to."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from core.deliberation.actions import ACTION_NAME, Task
+from core.deliberation.interpretation import ActType, TurnInterpretation
+from core.deliberation.memory import ProposalRef
+from core.deliberation.turn import ExecutorOutput
+from core.state.actor import Actor
+from core.state.mutation import new_id
+
+__all__ = [
+    "ID_PATTERN",
+    "ActionClicked",
+    "ActionDone",
+    "AssistantReplied",
+    "Classified",
+    "Msg",
+    "OutcomeNote",
+    "UserSaid",
+]
+
+ID_PATTERN = r"^[\x21-\x7e]{1,100}$"  # printable, no spaces: ids end up in mutation ids
+
+
+class _Msg(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    correlation_id: str = Field(default_factory=new_id, pattern=ID_PATTERN)
+
+
+class UserSaid(_Msg):
+    kind: Literal["user_said"] = "user_said"
+    text: str = Field(max_length=4000)
+    actor: Actor
+    topic: str | None = Field(default=None, max_length=200)  # e.g. a thread's title
+
+
+class Classified(_Msg):
+    kind: Literal["classified"] = "classified"
+    text: str
+    interpretation: TurnInterpretation
+    routed: ActType
+    classifier: str
+
+
+class AssistantReplied(_Msg):
+    kind: Literal["assistant_replied"] = "assistant_replied"
+    task: Task
+    output: ExecutorOutput
+    responder: str
+    proposals: list[ProposalRef] = []
+    tool_calls: list[str] = []
+
+
+class ActionClicked(_Msg):
+    """A button: only identification. The loop reloads the session and checks the rest."""
+
+    kind: Literal["action_clicked"] = "action_clicked"
+    action: str = Field(pattern=ACTION_NAME)
+    target_id: str = Field(pattern=ID_PATTERN)  # a candidate id, or a proposal id
+    expected_version: int = Field(ge=0)
+    click_id: str = Field(pattern=ID_PATTERN)  # the platform's id of this click: idempotency
+    actor: Actor
+
+
+class OutcomeNote(BaseModel):
+    """What a click's command came to, as the loop needs to know it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    outcome: Literal["committed", "rejected", "pending", "discarded"]
+    message: str
+    key: str | None = None
+    value: JsonValue = None
+    version: int | None = None
+    reason: str | None = None
+    duplicate: bool = False
+    by: str | None = None  # who committed it (on a duplicate, whoever came first)
+
+
+class ActionDone(_Msg):
+    kind: Literal["action_done"] = "action_done"
+    click: ActionClicked
+    result: OutcomeNote
+
+
+Msg = Annotated[
+    UserSaid | Classified | AssistantReplied | ActionClicked | ActionDone,
+    Field(discriminator="kind"),
+]

@@ -1,0 +1,252 @@
+"""The click half of the settings (pure, like the rest of it): a click is checked against the
+session it was rendered for, then becomes at most one command; the command's result updates
+the session and the view.
+
+A click carries only identification. Here it is checked for staleness (the candidate moved
+on), for being done already (someone's click on the same version finished), and for being a
+retry of itself (the same click id). A click's mutation id is derived from what it acts on
+(session, action, target, version), not from who clicked: any number of clicks on one
+version, retried, racing or left half-done by a process that died, commit once through the
+gateway's idempotency. Permission is the gateway's: policy checks the clicker's roles.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from pydantic import ValidationError
+
+from core.deliberation.actions import (
+    PROPOSAL_ACTIONS,
+    ActionType,
+    Effect,
+    builtin_effect,
+    is_builtin,
+    topic_slug,
+)
+from core.deliberation.commands import Cmd, Commit, Generate, ResolveProposal, Show
+from core.deliberation.memory import (
+    MAX_CLICKS,
+    Candidate,
+    ClickRecord,
+    ClickStatus,
+    ContextStateDelta,
+    InteractionState,
+    ThreadStatus,
+    merge,
+)
+from core.deliberation.messages import ActionClicked, ActionDone
+from core.deliberation.session import Session
+from core.deliberation.update.present import show, turn_for
+from core.deliberation.update.settings import LoopSettings
+from core.deliberation.view import View, ViewKind
+from core.state.mutation import Mutation
+
+__all__ = ["action_mutation_id", "on_clicked", "on_done"]
+
+STALE = "This suggestion changed; here is the current one."
+
+
+def on_clicked(
+    settings: LoopSettings, model: Session, msg: ActionClicked
+) -> tuple[Session, list[Cmd]]:
+    state = model.interaction
+    if not (is_builtin(msg.action) or msg.action in settings.actions):
+        return model, [_notice(model, msg, f"{msg.action} is not an action this bot knows.")]
+    earlier = next((c for c in state.clicks if c.click_id == msg.click_id), None)
+    if earlier is not None:
+        return _again(settings, model, msg, earlier)
+    if msg.action in PROPOSAL_ACTIONS:
+        return _on_proposal(model, msg)
+    candidate = state.candidate
+    if candidate is None or (candidate.id, candidate.version) != (
+        msg.target_id,
+        msg.expected_version,
+    ):
+        return _stale(settings, model, msg)
+    done = _done_before(state, msg)
+    if done is not None:
+        return model, [_notice(model, msg, f"Already done by {done.by}.")]
+    effect = _effect(settings, model, msg)
+    if effect.generate is not None:
+        return _generate(settings, model, msg, effect)
+    return _commit(settings, model, msg, effect)
+
+
+def _again(
+    settings: LoopSettings, model: Session, msg: ActionClicked, earlier: ClickRecord
+) -> tuple[Session, list[Cmd]]:
+    """The same click delivered again (a retry, a double delivery). Still on its way: send its
+    command again, which commits at most once, as long as the candidate is still the version
+    it was made for. Finished: say so, change nothing."""
+    if earlier.status is ClickStatus.PENDING and msg.action in PROPOSAL_ACTIONS:
+        return model, [ResolveProposal(msg.action == ActionType.APPLY_PROPOSAL, msg)]
+    if earlier.status is ClickStatus.PENDING:
+        candidate = model.interaction.candidate
+        if candidate is None or (candidate.id, candidate.version) != (
+            msg.target_id,
+            msg.expected_version,
+        ):
+            return _stale(settings, model, msg)
+        effect = _effect(settings, model, msg)
+        if effect.op is not None:
+            return model, [Commit(_mutation(model, msg, effect), msg)]
+    return model, [_notice(model, msg, f"This click was already handled ({earlier.status}).")]
+
+
+def _on_proposal(model: Session, msg: ActionClicked) -> tuple[Session, list[Cmd]]:
+    state = model.interaction
+    if all(p.id != msg.target_id for p in state.pending_proposals):
+        return model, [_notice(model, msg, "This proposal is no longer pending.")]
+    changed = _record(state, msg, ClickStatus.PENDING)
+    apply = msg.action == ActionType.APPLY_PROPOSAL
+    return model.with_interaction(changed), [ResolveProposal(apply, msg)]
+
+
+def _stale(settings: LoopSettings, model: Session, msg: ActionClicked) -> tuple[Session, list[Cmd]]:
+    state = model.interaction
+    text = STALE if state.candidate else "This suggestion is no longer on the table."
+    if state.candidate:
+        text += f'\n"{state.candidate.text}"'
+    _, cmds = show(settings, model, state, msg.correlation_id, ViewKind.NOTICE, text)
+    return model, [_ephemeral(c) for c in cmds]
+
+
+def _done_before(state: InteractionState, msg: ActionClicked) -> ClickRecord | None:
+    """A finished click on the same action and version. One still on its way does not count:
+    this click sends the same mutation, which commits once whichever arrives first."""
+    return next(
+        (
+            c
+            for c in state.clicks
+            if (c.action, c.target_id, c.version)
+            == (msg.action, msg.target_id, msg.expected_version)
+            and c.status is ClickStatus.DONE
+        ),
+        None,
+    )
+
+
+def _effect(settings: LoopSettings, model: Session, msg: ActionClicked) -> Effect:
+    state = model.interaction
+    assert state.candidate is not None
+    text = state.candidate.text
+    topic = topic_slug(state.topic or text, fallback=state.candidate.id)
+    if is_builtin(msg.action):
+        click = hashlib.blake2s(msg.click_id.encode(), digest_size=4).hexdigest()
+        entity = f"{state.candidate.id}-{click}"  # platform click ids may hold any character
+        return builtin_effect(ActionType(msg.action), text, topic, entity, settings.keys)
+    app = settings.actions[msg.action]
+    return Effect(op=app.op, key=app.key, value=app.value_for(text, topic))
+
+
+def _generate(
+    settings: LoopSettings, model: Session, msg: ActionClicked, effect: Effect
+) -> tuple[Session, list[Cmd]]:
+    state = model.interaction
+    assert effect.generate is not None and state.candidate is not None
+    working = model.working
+    candidate: Candidate | None = state.candidate
+    if effect.reject_candidate:
+        set_aside = ContextStateDelta(add_rejected_ideas=[state.candidate.text[:300]])
+        working = merge(working, set_aside)
+        candidate = None
+    changed = _record(state, msg, ClickStatus.DONE).model_copy(update={"candidate": candidate})
+    model = model.with_interaction(changed).model_copy(update={"working": working})
+    turn = turn_for(settings, "", effect.generate, candidate, model)
+    return model, [Generate(turn, msg.correlation_id)]
+
+
+def _commit(
+    settings: LoopSettings, model: Session, msg: ActionClicked, effect: Effect
+) -> tuple[Session, list[Cmd]]:
+    try:
+        mutation = _mutation(model, msg, effect)
+    except (ValidationError, ValueError) as exc:
+        return model, [_notice(model, msg, f"This action cannot be committed: {exc}")]
+    changed = _record(model.interaction, msg, ClickStatus.PENDING)
+    return model.with_interaction(changed), [Commit(mutation, msg)]
+
+
+def _mutation(model: Session, msg: ActionClicked, effect: Effect) -> Mutation:
+    assert effect.op is not None and effect.key is not None
+    decided = model.interaction.decided
+    return Mutation(
+        id=action_mutation_id(model.id, msg),
+        op=effect.op,
+        key=effect.key,
+        value=effect.value,
+        expected_version=decided.get(effect.key, 0) if effect.owned else None,
+        actor=msg.actor,
+        reason=f"{msg.action} on candidate {msg.target_id} v{msg.expected_version}",
+        correlation_id=msg.correlation_id,
+        meta={
+            "session": model.id,
+            "action": msg.action,
+            "candidate": msg.target_id,
+            "candidateVersion": msg.expected_version,
+        },
+    )
+
+
+def action_mutation_id(session_id: str, msg: ActionClicked) -> str:
+    """The same for every click on one action of one candidate version in one session."""
+    what = f"{session_id}|{msg.action}|{msg.target_id}|{msg.expected_version}"
+    return "act-" + hashlib.blake2s(what.encode(), digest_size=16).hexdigest()
+
+
+def on_done(settings: LoopSettings, model: Session, msg: ActionDone) -> tuple[Session, list[Cmd]]:
+    note, click = msg.result, msg.click
+    ok = note.outcome != "rejected"
+    state = _record(model.interaction, click, ClickStatus.DONE if ok else ClickStatus.FAILED)
+    resolved = note.outcome in ("committed", "discarded") or note.reason in (
+        "not_found",
+        "resolved",
+    )
+    if click.action in PROPOSAL_ACTIONS and resolved:
+        kept = [p for p in state.pending_proposals if p.id != click.target_id]
+        state = state.model_copy(update={"pending_proposals": kept})
+    if not ok:
+        text = f"Not done: {note.message}"
+        return model.with_interaction(state), [_notice(model, click, text)]
+    if note.outcome == "committed" and note.key is not None and note.version is not None:
+        decided = {**state.decided, note.key: note.version}
+        state = state.model_copy(update={"decided": dict(list(decided.items())[-MAX_CLICKS:])})
+    if click.action == ActionType.CONFIRM_CURRENT and note.outcome == "committed":
+        state = state.model_copy(update={"thread_status": ThreadStatus.DECIDED})
+        if isinstance(note.value, str) and note.value.strip():
+            pinned = ContextStateDelta(pin_decisions=[note.value[:300]])
+            model = model.model_copy(update={"working": merge(model.working, pinned)})
+    text = f"{note.message} (by {note.by or click.actor})"
+    return show(settings, model, state, click.correlation_id, ViewKind.OUTCOME, text)
+
+
+def _record(state: InteractionState, msg: ActionClicked, status: ClickStatus) -> InteractionState:
+    record = ClickRecord(
+        click_id=msg.click_id,
+        action=msg.action,
+        target_id=msg.target_id,
+        version=msg.expected_version,
+        by=str(msg.actor),
+        status=status,
+    )
+    others = [c for c in state.clicks if c.click_id != msg.click_id]
+    return state.model_copy(update={"clicks": [*others, record][-MAX_CLICKS:]})
+
+
+def _notice(model: Session, msg: ActionClicked, text: str) -> Cmd:
+    view = View(
+        session_id=model.id,
+        correlation_id=msg.correlation_id,
+        kind=ViewKind.NOTICE,
+        text=text,
+        mode=model.interaction.mode,
+        ephemeral=True,
+    )
+    return Show(view)
+
+
+def _ephemeral(cmd: Cmd) -> Cmd:
+    if isinstance(cmd, Show):
+        return Show(cmd.view.model_copy(update={"ephemeral": True}))
+    return cmd

@@ -1,0 +1,100 @@
+"""The loop's update for a person's turn: ``UserSaid`` (record it, classify it),
+``Classified`` (set the mode, ask for an answer) and ``AssistantReplied`` (keep the new
+candidate and working memory, show the view)."""
+
+from __future__ import annotations
+
+import hashlib
+
+from core.deliberation.actions import Task
+from core.deliberation.commands import Classify, Cmd, Generate, Record
+from core.deliberation.interpretation import ActType
+from core.deliberation.memory import (
+    MAX_ITEMS,
+    Candidate,
+    Mode,
+    ProposalRef,
+    ThreadStatus,
+    merge,
+)
+from core.deliberation.messages import AssistantReplied, Classified, UserSaid
+from core.deliberation.session import Session
+from core.deliberation.update.present import show, turn_for
+from core.deliberation.update.settings import LoopSettings
+from core.deliberation.view import ViewKind
+
+__all__ = ["MODE_FOR", "candidate_id", "on_classified", "on_replied", "on_said"]
+
+MODE_FOR: dict[ActType, Mode] = {
+    ActType.BRAINSTORM: Mode.EXPLORING,
+    ActType.REFINE: Mode.REFINING,
+    ActType.COMMIT: Mode.DECIDING,
+    ActType.TANGENT: Mode.DRIFTING,
+}
+
+
+def on_said(settings: LoopSettings, model: Session, msg: UserSaid) -> tuple[Session, list[Cmd]]:
+    state = model.interaction
+    topic = state.topic or (msg.topic or msg.text.strip())[:200] or None
+    changed = state.model_copy(update={"turn_count": state.turn_count + 1, "topic": topic})
+    cmds: list[Cmd] = [
+        Record(str(msg.actor), msg.text, msg.correlation_id),
+        Classify(msg.text, state.topic, msg.correlation_id),
+    ]
+    return model.with_interaction(changed), cmds
+
+
+def on_classified(
+    settings: LoopSettings, model: Session, msg: Classified
+) -> tuple[Session, list[Cmd]]:
+    state, act = model.interaction, msg.routed
+    # what beats see is the act the loop acts on: an unsure "commit" is a question
+    seen = msg.interpretation.model_copy(update={"act_type": act})
+    mode = MODE_FOR.get(act, Mode.EXPLORING if state.mode is Mode.IDLE else state.mode)
+    changed = state.model_copy(update={"last_interpretation": seen, "mode": mode})
+    turn = turn_for(settings, msg.text, Task(act.value), changed.candidate, model)
+    return model.with_interaction(changed), [Generate(turn, msg.correlation_id)]
+
+
+def on_replied(
+    settings: LoopSettings, model: Session, msg: AssistantReplied
+) -> tuple[Session, list[Cmd]]:
+    state = model.interaction
+    candidate = _next_candidate(state.candidate, msg)
+    changed = state.model_copy(
+        update={
+            "candidate": candidate,
+            "pending_proposals": _add_proposals(state.pending_proposals, msg.proposals),
+            "thread_status": ThreadStatus.OPEN
+            if candidate is not None and candidate != state.candidate
+            else state.thread_status,
+        }
+    )
+    model = model.model_copy(
+        update={"working": merge(model.working, msg.output.context_state_delta)}
+    )
+    reply = Record("assistant", msg.output.reply, msg.correlation_id)
+    model, cmds = show(
+        settings, model, changed, msg.correlation_id, ViewKind.REPLY, msg.output.reply
+    )
+    return model, [reply, *cmds]
+
+
+def candidate_id(correlation_id: str) -> str:
+    return "c" + hashlib.blake2s(correlation_id.encode(), digest_size=6).hexdigest()
+
+
+def _next_candidate(current: Candidate | None, msg: AssistantReplied) -> Candidate | None:
+    text = msg.output.candidate
+    if text is None:
+        return current
+    if current is not None and msg.task.keeps_candidate:
+        if text == current.text:
+            return current
+        return Candidate(id=current.id, text=text, version=current.version + 1)
+    return Candidate(id=candidate_id(msg.correlation_id), text=text)
+
+
+def _add_proposals(pending: list[ProposalRef], new: list[ProposalRef]) -> list[ProposalRef]:
+    known = {p.id for p in pending}
+    return [*pending, *(p for p in new if p.id not in known)][-MAX_ITEMS:]

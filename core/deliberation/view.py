@@ -1,0 +1,104 @@
+"""The view: what an adapter renders after a message. Text, a nudge, and buttons that carry
+only identification (action, target id and version); the same model for Slack, Discord and
+the console."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+from core.deliberation.actions import PROPOSAL_ACTIONS, AppAction, is_builtin
+from core.deliberation.beat_evaluator import EvaluationResult, SurfacedAction
+from core.deliberation.beats import ActionStyle
+from core.deliberation.memory import Candidate, ClickStatus, InteractionState, Mode
+
+__all__ = ["Button", "View", "ViewKind", "buttons_for"]
+
+MAX_LABEL = 75  # Slack's button text limit (Discord's is 80)
+
+
+class ViewKind(StrEnum):
+    REPLY = "reply"  # the assistant answered a turn
+    OUTCOME = "outcome"  # what a click committed (or proposed, or discarded)
+    NOTICE = "notice"  # to the clicker only: stale, already done, not allowed
+
+
+class Button(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    action: str
+    label: str
+    style: ActionStyle
+    beat: str
+    target_id: str
+    target_version: int
+    confirm: bool = False  # ask before acting (protected keys, destructive actions)
+
+
+class View(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    session_id: str
+    correlation_id: str
+    kind: ViewKind
+    text: str
+    buttons: list[Button] = []
+    nudge: str | None = None
+    mode: Mode = Mode.IDLE
+    fired: list[str] = []
+    candidate: Candidate | None = None
+    ephemeral: bool = False  # shown only to the person who clicked
+
+
+def buttons_for(
+    result: EvaluationResult, state: InteractionState, actions: Mapping[str, AppAction]
+) -> list[Button]:
+    """Each surfaced action bound to what it acts on. Left out: an action with nothing to act
+    on (no candidate, no pending proposal), and one already done on that very version."""
+    done = {
+        (c.action, c.target_id, c.version) for c in state.clicks if c.status is ClickStatus.DONE
+    }
+    buttons = []
+    for surfaced in result.actions:
+        button = _bind(surfaced, state, actions)
+        if (
+            button is not None
+            and (button.action, button.target_id, button.target_version) not in done
+        ):
+            buttons.append(button)
+    return buttons
+
+
+def _bind(
+    surfaced: SurfacedAction, state: InteractionState, actions: Mapping[str, AppAction]
+) -> Button | None:
+    common = {"action": surfaced.type, "style": surfaced.style, "beat": surfaced.beat}
+    if surfaced.type in PROPOSAL_ACTIONS:
+        if not state.pending_proposals:
+            return None
+        proposal = state.pending_proposals[0]
+        apply = surfaced.type == "ApplyProposal"
+        label = f"{surfaced.label}: {proposal.summary}" if apply else surfaced.label
+        return Button(
+            **common,
+            label=_fit(label),
+            target_id=proposal.id,
+            target_version=0,
+            confirm=apply and proposal.protected,
+        )
+    if state.candidate is None:
+        return None
+    app = None if is_builtin(surfaced.type) else actions.get(surfaced.type)
+    return Button(
+        **common,
+        label=_fit(surfaced.label),
+        target_id=state.candidate.id,
+        target_version=state.candidate.version,
+        confirm=app is not None and app.confirm,
+    )
+
+
+def _fit(label: str) -> str:
+    return label if len(label) <= MAX_LABEL else label[: MAX_LABEL - 1] + "…"

@@ -1,0 +1,77 @@
+"""Every gateway decision, logged as a JSON line with its reason and correlation id.
+
+Committed mutations are already in the mutation log; decisions that committed nothing
+(rejections, proposals) are also kept in a capped stream so a trace can find them later.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+from core.gateway.outcome import Outcome, Pending
+from core.state.commit_result import Committed, Rejected
+from core.state.keys import WorkspaceKeys
+from core.state.streams import stream_ms, stream_rows
+from core.state.value_json import dumps
+
+if TYPE_CHECKING:
+    from redis import Redis
+
+__all__ = ["DecisionLog"]
+
+_log = logging.getLogger("deliberate.gateway")
+
+
+def decision_fields(outcome: Outcome) -> dict[str, Any]:
+    m = outcome.mutation
+    fields: dict[str, Any] = {
+        "event": "gateway.decision",
+        "outcome": outcome.name,
+        "key": m.key,
+        "op": m.op.value,
+        "actor": str(m.actor),
+        "mutation_id": m.id,
+        "correlation_id": m.correlation_id,
+    }
+    if m.proposed_by is not None:
+        fields["proposed_by"] = str(m.proposed_by)
+    if isinstance(outcome, Committed):
+        fields.update(version=outcome.version, duplicate=outcome.duplicate, reason=m.reason)
+    elif isinstance(outcome, Rejected):
+        fields.update(reason=outcome.reason.value, message=outcome.message)
+    else:
+        fields.update(reason="agent proposal awaits a person", proposal_id=outcome.proposal.id)
+    return fields
+
+
+class DecisionLog:
+    def __init__(self, client: Redis, keys: WorkspaceKeys, keep: int = 10_000) -> None:
+        self.redis = client
+        self.keys = keys
+        self.keep = keep
+
+    def record(self, outcome: Outcome) -> None:
+        kept = isinstance(outcome, Rejected | Pending)
+        if not kept and not _log.isEnabledFor(logging.INFO):
+            return
+        fields = decision_fields(outcome)
+        _log.info(
+            "%s %s %s: %s",
+            fields["outcome"],
+            fields["op"],
+            fields["key"],
+            fields["reason"],
+            extra={"fields": fields},
+        )
+        if kept:
+            self.redis.xadd(
+                self.keys.decisions, {"decision": dumps(fields)}, maxlen=self.keep, approximate=True
+            )
+
+    def recent(self, count: int = 100) -> list[dict[str, Any]]:
+        rows = stream_rows(self.redis.xrevrange(self.keys.decisions, count=count))
+        return [
+            {"ms": stream_ms(row_id)} | json.loads(fields["decision"]) for row_id, fields in rows
+        ][::-1]

@@ -1,0 +1,126 @@
+"""The MutationGateway: the only way to change canonical state.
+
+Button clicks, slash commands, the model's tools, rules and connectors all call ``propose``.
+Policy decides first; then the store commits atomically, or the change waits as an agent
+proposal for a person, or it is rejected with the reason (and the latest entry on conflict).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from core.errors import DeliberateError
+from core.gateway.decisions import DecisionLog
+from core.gateway.outcome import Outcome, Pending, Proposal, ProposalStatus
+from core.gateway.policy import Policy, VerdictKind
+from core.gateway.proposals import ProposalBox
+from core.state.actor import Actor, ActorKind
+from core.state.commit_result import Committed, Rejected, RejectReason
+from core.state.mutation import Mutation
+from core.state.store import StateStore
+
+__all__ = ["MutationGateway", "UnknownProposal"]
+
+
+class UnknownProposal(DeliberateError):
+    def __init__(self, proposal_id: str) -> None:
+        super().__init__(f"no proposal {proposal_id} (it may have expired)")
+        self.proposal_id = proposal_id
+
+
+class MutationGateway:
+    def __init__(self, store: StateStore, policy: Policy) -> None:
+        self.store = store
+        self.policy = policy
+        self.proposals = ProposalBox(store.redis, store.keys)
+        self.decisions = DecisionLog(store.redis, store.keys)
+
+    def propose(self, mutation: Mutation) -> Outcome:
+        verdict = self.policy.check(mutation)
+        outcome: Outcome
+        if verdict.kind is VerdictKind.REJECT:
+            assert verdict.reason is not None
+            outcome = Rejected(verdict.mutation, verdict.reason, verdict.message)
+        elif verdict.kind is VerdictKind.PROPOSE:
+            outcome = Pending(verdict.mutation, self.proposals.add(verdict.mutation))
+        else:
+            outcome = self._hide_secret(self.store.commit(verdict.mutation, verdict.limits))
+        self.decisions.record(outcome)
+        return outcome
+
+    def _hide_secret(self, outcome: Committed | Rejected) -> Committed | Rejected:
+        """An agent never gets a secret value back, not even as the latest entry of a conflict."""
+        if not isinstance(outcome, Rejected) or outcome.latest is None:
+            return outcome  # (a Committed's mutation is built lazily: don't touch it)
+        m = outcome.mutation
+        if m.actor.kind is ActorKind.AGENT and self.policy.is_secret(m.key):
+            return replace(outcome, latest=None)
+        return outcome
+
+    def apply_proposal(
+        self,
+        proposal_id: str,
+        actor: Actor,
+        *,
+        expected_version: int | None = None,
+    ) -> Outcome:
+        """A person applies an agent's proposal: the person is the actor (their roles are
+        checked), the agent is ``proposedBy``. A proposal commits at most once: its mutation id
+        is derived from the proposal, so a second click returns the first result."""
+        proposal = self._proposal(proposal_id)
+        proposed = proposal.mutation
+        mutation = proposed.with_changes(
+            id=f"apply-{proposal.id}",
+            actor=actor,
+            proposed_by=proposed.actor,
+            causation_id=proposed.id,
+            expected_version=(
+                proposed.expected_version if expected_version is None else expected_version
+            ),
+        )
+        refusal = _refuse_apply(proposal, mutation, actor)
+        if refusal is not None:
+            self.decisions.record(refusal)
+            return refusal
+        claimed = self.proposals.transition(
+            proposal.id, ProposalStatus.PENDING, ProposalStatus.APPLIED, actor
+        )
+        if claimed is None and self._proposal(proposal.id).status is ProposalStatus.DISCARDED:
+            # a discard won the race: it must not commit after all
+            return self.apply_proposal(proposal.id, actor, expected_version=expected_version)
+        outcome = self.propose(mutation)
+        if claimed is not None and not isinstance(outcome, Committed):
+            # not applied after all (not allowed, stale): it waits again for someone who can
+            self.proposals.transition(
+                proposal.id, ProposalStatus.APPLIED, ProposalStatus.PENDING, None
+            )
+        return outcome
+
+    def discard_proposal(self, proposal_id: str, actor: Actor) -> Proposal:
+        """The proposal after the discard; if someone applied it first, it as they left it."""
+        self._proposal(proposal_id)  # an unknown proposal is a clear error
+        if not actor.is_person:
+            raise DeliberateError(f"{actor} cannot discard a proposal; a person must")
+        moved = self.proposals.transition(
+            proposal_id, ProposalStatus.PENDING, ProposalStatus.DISCARDED, actor
+        )
+        return moved if moved is not None else self._proposal(proposal_id)
+
+    def _proposal(self, proposal_id: str) -> Proposal:
+        proposal = self.proposals.get(proposal_id)
+        if proposal is None:
+            raise UnknownProposal(proposal_id)
+        return proposal
+
+
+def _refuse_apply(proposal: Proposal, mutation: Mutation, actor: Actor) -> Rejected | None:
+    if actor.kind is ActorKind.AGENT:
+        return Rejected(mutation, RejectReason.FORBIDDEN, "an agent cannot apply a proposal")
+    if proposal.status is ProposalStatus.DISCARDED:
+        by = proposal.resolved_by
+        return Rejected(
+            mutation,
+            RejectReason.NOT_FOUND,
+            f"this proposal was discarded{f' by {by}' if by else ''}",
+        )
+    return None

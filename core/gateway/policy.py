@@ -1,0 +1,213 @@
+"""Policy: which keys may be written, with what values, by whom, how often.
+
+Key rules match by glob pattern, the first matching rule in file order wins, and a key that no
+rule matches is denied. ``Policy.check`` is pure: it never reads state (the rate limit is
+enforced by the commit script, atomically with the write it counts).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import cached_property
+from typing import Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from core.gateway.value_schema import ValueSchema, ValueType
+from core.state.actor import Actor, ActorKind
+from core.state.commit_result import RejectReason
+from core.state.entry import Entry
+from core.state.limits import NO_LIMITS, CommitLimits, RateLimit
+from core.state.mutation import MAX_TTL_SEC, Mutation, Op
+
+__all__ = ["KeyRule", "Policy", "PolicyConfig", "Verdict", "VerdictKind"]
+
+_PATTERN = re.compile(r"^[A-Za-z0-9_.:\-*?\[\]!]{1,200}$")
+_PRIVILEGED = frozenset({ActorKind.MODERATOR.value, ActorKind.ADMIN.value})
+_RULE_CACHE_SIZE = 10_000
+DEFAULT_WRITERS = ("user", "moderator", "admin", "automation", "system")
+
+
+class RateLimitRule(BaseModel):
+    """At most ``max`` commits per actor and key in any window of ``per_sec`` seconds."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max: int = Field(ge=1, le=1_000_000)
+    per_sec: float = Field(gt=0, le=MAX_TTL_SEC, allow_inf_nan=False)
+
+
+class TtlRule(BaseModel):
+    """``default_sec`` applies when a mutation names no ttl; ``max_sec`` caps the ttl."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    default_sec: float | None = Field(default=None, gt=0, le=MAX_TTL_SEC, allow_inf_nan=False)
+    max_sec: float | None = Field(default=None, gt=0, le=MAX_TTL_SEC, allow_inf_nan=False)
+
+    @model_validator(mode="after")
+    def _default_within_max(self) -> Self:
+        if self.default_sec and self.max_sec and self.default_sec > self.max_sec:
+            raise ValueError(
+                f"default_sec {self.default_sec:g} is more than max_sec {self.max_sec:g}"
+            )
+        return self
+
+
+class KeyRule(ValueSchema):
+    """``writers``: roles (actor kinds count as roles) that may write; ``protected``: only
+    moderator or admin, whatever ``writers`` says; ``agent``: what an agent may do."""
+
+    pattern: str
+    description: str = ""
+    writers: list[str] = Field(default_factory=lambda: list(DEFAULT_WRITERS))
+    protected: bool = False
+    agent: Literal["deny", "propose", "commit"] = "propose"
+    secret: bool = False
+    rate_limit: RateLimitRule | None = None
+    ttl: TtlRule | None = None
+
+    @model_validator(mode="after")
+    def _pattern_is_glob(self) -> Self:
+        if not _PATTERN.match(self.pattern):
+            raise ValueError(f"pattern {self.pattern!r} has characters no state key can have")
+        return self
+
+    @cached_property
+    def writer_set(self) -> frozenset[str]:
+        return frozenset(self.writers)
+
+    def commit_limits(self, max_value_bytes: int) -> CommitLimits:
+        """The checks that depend on the stored value, as the commit script makes them: an
+        append's result is only known there."""
+        limit = self.rate_limit
+        rate = RateLimit(limit.max, round(limit.per_sec * 1000)) if limit else None
+        lists = self.type in (ValueType.ARRAY, ValueType.ANY)
+        return CommitLimits(rate, max_value_bytes, (self.max_length or 0) if lists else 0)
+
+    def matches(self, key: str) -> bool:
+        return fnmatch.fnmatchcase(key, self.pattern)
+
+
+class PolicyConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    max_value_bytes: int = Field(default=16_384, ge=16)
+    keys: list[KeyRule] = []
+
+
+class VerdictKind(StrEnum):
+    COMMIT = "commit"
+    PROPOSE = "propose"
+    REJECT = "reject"
+
+
+@dataclass(slots=True)
+class Verdict:
+    kind: VerdictKind
+    mutation: Mutation  # with the rule's default ttl applied
+    rule: KeyRule | None = None
+    reason: RejectReason | None = None
+    message: str = ""
+    limits: CommitLimits = NO_LIMITS  # what the commit script must still check
+
+
+class Policy:
+    def __init__(self, config: PolicyConfig) -> None:
+        self.config = config
+        self._rules: dict[str, KeyRule | None] = {}
+        self._limits = {id(r): r.commit_limits(config.max_value_bytes) for r in config.keys}
+
+    def rule_for(self, key: str) -> KeyRule | None:
+        if key not in self._rules:
+            if len(self._rules) >= _RULE_CACHE_SIZE:
+                self._rules.clear()
+            self._rules[key] = next((r for r in self.config.keys if r.matches(key)), None)
+        return self._rules[key]
+
+    def is_secret(self, key: str) -> bool:
+        rule = self.rule_for(key)
+        return rule is not None and rule.secret
+
+    def visible_to_agent(self, entries: list[Entry]) -> list[Entry]:
+        """Entries an agent (the model) may see: never a ``secret`` key."""
+        return [e for e in entries if not self.is_secret(e.key)]
+
+    def check(self, mutation: Mutation) -> Verdict:
+        rule = self.rule_for(mutation.key)
+        if rule is None:
+            return _reject(
+                mutation,
+                RejectReason.NOT_ALLOWED,
+                f"no policy pattern allows the key {mutation.key}",
+            )
+        mutation, problem = _with_ttl(rule, mutation)
+        problem = problem or self._value_problem(rule, mutation)
+        if problem:
+            return _reject(mutation, RejectReason.SCHEMA, f"{mutation.key}: {problem}", rule)
+        verdict = _authorize(rule, mutation)
+        verdict.limits = self._limits[id(rule)]
+        return verdict
+
+    def _value_problem(self, rule: KeyRule, mutation: Mutation) -> str | None:
+        if mutation.op is Op.DELETE:
+            return None
+        size = len(mutation.value_json.encode())
+        if size > self.config.max_value_bytes:
+            return f"value is {size} bytes, more than the {self.config.max_value_bytes} allowed"
+        if mutation.op is Op.SET:
+            return rule.check(mutation.value)
+        if mutation.op is Op.APPEND:
+            return rule.check_item(mutation.value)
+        return rule.check_delta(mutation.value)
+
+
+def _reject(
+    mutation: Mutation, reason: RejectReason, message: str, rule: KeyRule | None = None
+) -> Verdict:
+    return Verdict(VerdictKind.REJECT, mutation, rule, reason, message)
+
+
+def _with_ttl(rule: KeyRule, mutation: Mutation) -> tuple[Mutation, str | None]:
+    ttl = rule.ttl
+    if ttl is None or mutation.op is Op.DELETE:
+        return mutation, None
+    if mutation.ttl_sec is None and ttl.default_sec is not None:
+        mutation = mutation.with_changes(ttl_sec=ttl.default_sec)
+    if ttl.max_sec is not None and mutation.ttl_sec is not None and mutation.ttl_sec > ttl.max_sec:
+        return mutation, f"ttl {mutation.ttl_sec:g}s is more than the {ttl.max_sec:g}s allowed"
+    return mutation, None
+
+
+def _authorize(rule: KeyRule, mutation: Mutation) -> Verdict:
+    actor: Actor = mutation.actor
+    if actor.kind is ActorKind.AGENT:
+        if rule.agent == "deny":
+            return _reject(
+                mutation,
+                RejectReason.AGENT_DENIED,
+                f"agents may not propose changes to {mutation.key}",
+                rule,
+            )
+        if rule.agent == "commit" and not rule.protected:
+            return Verdict(VerdictKind.COMMIT, mutation, rule)
+        return Verdict(VerdictKind.PROPOSE, mutation, rule)
+    roles = actor.effective_roles
+    if rule.protected and roles.isdisjoint(_PRIVILEGED):
+        return _reject(
+            mutation,
+            RejectReason.PROTECTED,
+            f"{mutation.key} is protected: only a moderator or an admin may change it",
+            rule,
+        )
+    if roles.isdisjoint(rule.writer_set):
+        return _reject(
+            mutation,
+            RejectReason.FORBIDDEN,
+            f"{actor} may not write {mutation.key} (writers: {', '.join(rule.writers)})",
+            rule,
+        )
+    return Verdict(VerdictKind.COMMIT, mutation, rule)

@@ -1,0 +1,179 @@
+"""The model's tools: ``getState``, ``getStatePrefix``, ``proposeMutation`` and
+``compareAndSet``, offered as function tools to the executor.
+
+Reads never return a ``secret`` key (not even whether it exists). Writes go through the
+gateway as the ``agent`` actor, so they become proposals for a person unless policy says
+``agent: commit``. Arguments are whatever the model wrote: a bad call gets an error result,
+never an exception, and changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
+
+from core.deliberation.memory import ProposalRef
+from core.gateway.mutation_gateway import MutationGateway
+from core.gateway.outcome import Outcome, Pending
+from core.llm.replies import ToolCall, first_error
+from core.state.actor import Actor
+from core.state.entry import Entry
+from core.state.mutation import Mutation, Op
+
+__all__ = ["AgentTools", "ToolResult"]
+
+MAX_KEYS = 20
+MAX_ENTRIES = 50
+
+
+class _GetState(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    keys: list[str] = Field(min_length=1, max_length=MAX_KEYS)
+
+
+class _GetStatePrefix(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    prefix: str = Field(max_length=200)
+
+
+class _ProposeMutation(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    op: Literal["set", "delete", "append", "incr"]
+    key: str
+    value: JsonValue = None
+    reason: str = Field(default="", max_length=1000)
+    ttl_sec: float | None = Field(default=None, alias="ttlSec")
+
+
+class _CompareAndSet(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    key: str
+    expected_version: int = Field(alias="expectedVersion", ge=0)
+    value: JsonValue
+
+
+def _function(name: str, description: str, model: type[BaseModel]) -> dict[str, Any]:
+    schema = model.model_json_schema(by_alias=True)
+    schema.pop("title", None)
+    return {
+        "type": "function",
+        "function": {"name": name, "description": description, "parameters": schema},
+    }
+
+
+DEFINITIONS = [
+    _function("getState", "Read state entries by key (value and version).", _GetState),
+    _function(
+        "getStatePrefix", "Read the state entries whose key starts with a prefix.", _GetStatePrefix
+    ),
+    _function(
+        "proposeMutation",
+        "Propose a change to shared state. A person with the right role decides whether it "
+        "is applied; it is not applied by calling this.",
+        _ProposeMutation,
+    ),
+    _function(
+        "compareAndSet",
+        "Propose setting a key only if it is still at expectedVersion (0: never written).",
+        _CompareAndSet,
+    ),
+]
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    name: str
+    ok: bool
+    result: JsonValue
+    proposal: ProposalRef | None = None
+    outcome: Outcome | None = None
+
+    def for_model(self) -> dict[str, JsonValue]:
+        return {"tool": self.name, "ok": self.ok, "result": self.result}
+
+
+class AgentTools:
+    def __init__(self, gateway: MutationGateway, agent: Actor) -> None:
+        self.gateway = gateway
+        self.agent = agent
+
+    def definitions(self) -> list[dict[str, Any]]:
+        return DEFINITIONS
+
+    def call(self, call: ToolCall, correlation_id: str) -> ToolResult:
+        try:
+            args = json.loads(call.arguments or "{}")
+            if call.name == "getState":
+                return self._get_state(_GetState.model_validate(args))
+            if call.name == "getStatePrefix":
+                return self._get_prefix(_GetStatePrefix.model_validate(args))
+            if call.name == "proposeMutation":
+                return self._propose(
+                    call.name, _ProposeMutation.model_validate(args), correlation_id
+                )
+            if call.name == "compareAndSet":
+                cas = _CompareAndSet.model_validate(args)
+                write = _ProposeMutation(op="set", key=cas.key, value=cas.value)
+                return self._propose(call.name, write, correlation_id, cas.expected_version)
+        except json.JSONDecodeError as exc:
+            return ToolResult(call.name, False, f"arguments are not JSON: {exc.msg}")
+        except ValidationError as exc:
+            return ToolResult(call.name, False, f"bad arguments: {first_error(exc)}")
+        return ToolResult(call.name, False, f"no tool named {call.name[:60]!r}")
+
+    def _visible(self, entries: list[Entry]) -> list[JsonValue]:
+        shown = self.gateway.policy.visible_to_agent(entries)
+        return [{"key": e.key, "value": e.value, "version": e.version} for e in shown]
+
+    def _get_state(self, args: _GetState) -> ToolResult:
+        found: dict[str, JsonValue] = {}
+        for key in args.keys:
+            entry = None
+            if not self.gateway.policy.is_secret(key):
+                try:
+                    entry = self.gateway.store.get(key)
+                except ValueError:  # not a valid key name: it cannot exist
+                    entry = None
+            found[key] = self._visible([entry])[0] if entry is not None else None
+        return ToolResult("getState", True, found)
+
+    def _get_prefix(self, args: _GetStatePrefix) -> ToolResult:
+        entries = self.gateway.store.entries(args.prefix)
+        return ToolResult("getStatePrefix", True, self._visible(entries)[:MAX_ENTRIES])
+
+    def _propose(
+        self,
+        name: str,
+        args: _ProposeMutation,
+        correlation_id: str,
+        expected_version: int | None = None,
+    ) -> ToolResult:
+        try:
+            mutation = Mutation(
+                op=Op(args.op),
+                key=args.key,
+                value=args.value,
+                actor=self.agent,
+                reason=args.reason,
+                ttl_sec=args.ttl_sec,
+                expected_version=expected_version,
+                correlation_id=correlation_id,
+            )
+        except (ValidationError, ValueError) as exc:
+            message = first_error(exc) if isinstance(exc, ValidationError) else str(exc)
+            return ToolResult(name, False, f"bad mutation: {message}")
+        outcome = self.gateway.propose(mutation)
+        # the model asked to write, not to read: no value goes back (a secret key's included)
+        summary = {k: v for k, v in outcome.to_dict().items() if k not in ("entry", "latest")}
+        proposal = None
+        if isinstance(outcome, Pending):
+            rule = self.gateway.policy.rule_for(mutation.key)
+            proposal = ProposalRef(
+                id=outcome.proposal.id,
+                summary=outcome.proposal.summary()[:300],
+                protected=rule is not None and rule.protected,
+            )
+        return ToolResult(name, outcome.name != "rejected", summary, proposal, outcome)

@@ -1,0 +1,162 @@
+"""The runtime: runs the loop for one session at a time. It loads the session, calls the pure
+``update``, saves the session with a version check (and on a race runs ``update`` again on
+what the other writer saved, so no turn is lost), then runs the commands and feeds their
+results back as messages until none is left. What adapters get back are events: views to
+render and the outcomes of commits."""
+
+from __future__ import annotations
+
+from collections import deque
+
+from core.deliberation.commands import (
+    Classify,
+    Cmd,
+    Commit,
+    Generate,
+    LogEvaluation,
+    Record,
+    ResolveProposal,
+    Show,
+)
+from core.deliberation.messages import (
+    ActionClicked,
+    ActionDone,
+    AssistantReplied,
+    Classified,
+    Msg,
+    OutcomeNote,
+    UserSaid,
+)
+from core.deliberation.turn import Answering
+from core.deliberation.update.loop import Loop
+from core.deliberation.view import View
+from core.errors import DeliberateError, StoreError
+from core.gateway.mutation_gateway import MutationGateway, UnknownProposal
+from core.perception import Classifier
+from core.runtime.beat_history import BeatHistory
+from core.runtime.outcome_notes import discard_note, note_for
+from core.runtime.sessions import SessionStore
+from core.runtime.trace_events import TraceEvents
+from core.runtime.transcripts import Transcripts
+
+__all__ = ["Event", "OutcomeEvent", "Runtime"]
+
+
+class OutcomeEvent(OutcomeNote):
+    """What a click's command came to: for adapters that show it, and for ``--json``."""
+
+    session_id: str
+    correlation_id: str
+    action: str
+    actor: str
+
+
+Event = View | OutcomeEvent
+
+
+class Runtime:
+    def __init__(
+        self,
+        loop: Loop,
+        sessions: SessionStore,
+        gateway: MutationGateway,
+        classifier: Classifier,
+        responder: Answering,
+        transcripts: Transcripts,
+        beat_log: BeatHistory,
+        trace: TraceEvents,
+    ) -> None:
+        self.loop = loop
+        self.sessions = sessions
+        self.gateway = gateway
+        self.classifier = classifier
+        self.responder = responder
+        self.transcripts = transcripts
+        self.beat_log = beat_log
+        self.trace = trace
+
+    def send(self, session_id: str, msg: UserSaid | ActionClicked) -> list[Event]:
+        """Handle one message from an adapter and everything it leads to. Adapters say what
+        people said and clicked; what commands came to only the runtime reports."""
+        if not isinstance(msg, UserSaid | ActionClicked):
+            raise TypeError(f"adapters send UserSaid or ActionClicked, not {type(msg).__name__}")
+        events: list[Event] = []
+        queue: deque[Msg] = deque([msg])
+        while queue:
+            for cmd in self._update(session_id, queue.popleft()):
+                follow = self._run(session_id, cmd, events)
+                if follow is not None:
+                    queue.append(follow)
+        return events
+
+    def _update(self, session_id: str, msg: Msg, attempts: int = 50) -> list[Cmd]:
+        self.trace.append(msg.correlation_id, session_id, msg.kind, msg.model_dump(mode="json"))
+        for _ in range(attempts):
+            session = self.sessions.load(session_id)
+            changed, cmds = self.loop.update(session, msg)
+            if changed == session or self.sessions.save(changed) is not None:
+                return cmds
+        raise StoreError(f"session {session_id} kept changing during {attempts} attempts")
+
+    def _run(self, session_id: str, cmd: Cmd, events: list[Event]) -> Msg | None:
+        if isinstance(cmd, Record):
+            self.transcripts.append(session_id, cmd.speaker, cmd.text, cmd.correlation_id)
+        elif isinstance(cmd, Classify):
+            return self._classify(cmd)
+        elif isinstance(cmd, Generate):
+            answer = self.responder.answer(cmd.turn, cmd.correlation_id)
+            return AssistantReplied(
+                correlation_id=cmd.correlation_id,
+                task=cmd.turn.task,
+                output=answer.output,
+                responder=answer.source,
+                proposals=answer.proposals,
+                tool_calls=answer.tool_calls,
+            )
+        elif isinstance(cmd, Commit):
+            return self._done(
+                session_id, cmd.click, note_for(self.gateway.propose(cmd.mutation)), events
+            )
+        elif isinstance(cmd, ResolveProposal):
+            return self._done(session_id, cmd.click, self._resolve(cmd), events)
+        elif isinstance(cmd, LogEvaluation):
+            self.beat_log.append(session_id, cmd.correlation_id, cmd.result)
+        elif isinstance(cmd, Show):
+            events.append(cmd.view)
+        return None
+
+    def _classify(self, cmd: Classify) -> Classified:
+        turn, source = self.classifier.interpret(cmd.text, cmd.topic, cmd.correlation_id)
+        return Classified(
+            correlation_id=cmd.correlation_id,
+            text=cmd.text,
+            interpretation=turn,
+            routed=turn.routed(self.loop.settings.min_confidence),
+            classifier=source,
+        )
+
+    def _resolve(self, cmd: ResolveProposal) -> OutcomeNote:
+        click = cmd.click
+        try:
+            if cmd.apply:
+                return note_for(self.gateway.apply_proposal(click.target_id, click.actor))
+            proposal = self.gateway.discard_proposal(click.target_id, click.actor)
+        except UnknownProposal as exc:
+            return OutcomeNote(outcome="rejected", message=str(exc), reason="not_found")
+        except DeliberateError as exc:
+            return OutcomeNote(outcome="rejected", message=str(exc), reason="forbidden")
+        return discard_note(proposal, click.actor)
+
+    def _done(
+        self, session_id: str, click: ActionClicked, note: OutcomeNote, events: list[Event]
+    ) -> ActionDone:
+        events.append(
+            OutcomeEvent(
+                session_id=session_id,
+                correlation_id=click.correlation_id,
+                action=click.action,
+                actor=str(click.actor),
+                **note.model_dump(),
+            )
+        )
+        return ActionDone(correlation_id=click.correlation_id, click=click, result=note)

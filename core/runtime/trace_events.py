@@ -1,0 +1,48 @@
+"""The trace log: what happened to one turn or click, by correlation id. The runtime appends
+every message the loop handled and every model call's audit; ``deliberate trace`` reads it
+together with the beat log, the gateway's decisions and the mutation log."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from core.state.keys import WorkspaceKeys
+from core.state.streams import stream_ms, stream_rows
+from core.state.value_json import dumps
+
+if TYPE_CHECKING:
+    from redis import Redis
+
+__all__ = ["TraceEvents"]
+
+KEEP = 50_000
+
+
+class TraceEvents:
+    def __init__(self, client: Redis, workspace: str) -> None:
+        self.redis = client
+        self.keys = WorkspaceKeys(workspace)
+
+    def append(self, correlation_id: str, session_id: str, event: str, data: Any) -> None:
+        self.redis.xadd(
+            self.keys.trace,
+            {"corr": correlation_id, "session": session_id, "event": event, "data": dumps(data)},
+            maxlen=KEEP,
+            approximate=True,
+        )
+
+    def for_correlation(self, correlation_id: str, scan: int = 5000) -> list[dict[str, Any]]:
+        """The events of one turn or click, oldest first (among the newest ``scan``)."""
+        rows = stream_rows(self.redis.xrevrange(self.keys.trace, count=scan))
+        return [
+            {
+                "id": row_id,
+                "ms": stream_ms(row_id),
+                "session": f["session"],
+                "event": f["event"],
+                "data": json.loads(f["data"]),
+            }
+            for row_id, f in reversed(rows)
+            if f["corr"] == correlation_id
+        ]

@@ -1,0 +1,107 @@
+"""A mutation: one typed request to change one key of canonical state."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from enum import StrEnum
+from functools import cached_property
+from typing import Any
+
+from pydantic import ConfigDict, Field, JsonValue, model_validator
+from pydantic.alias_generators import to_camel
+
+from core.derived import Derived
+from core.state.actor import Actor
+from core.state.keys import validate_state_key
+from core.state.value_json import dumps
+
+__all__ = ["MAX_TTL_SEC", "Mutation", "Op", "new_id"]
+
+
+class _Ids:
+    """128-bit ids: 64 random bits per process, then a counter. Cheaper than uuid4 (one
+    syscall per process, not per id); re-seeded in a forked child so ids never repeat."""
+
+    def __init__(self) -> None:
+        self.reseed()
+        os.register_at_fork(after_in_child=self.reseed)
+
+    def reseed(self) -> None:
+        self.prefix = os.urandom(8).hex()
+        self.counter = itertools.count(int.from_bytes(os.urandom(4)))
+
+    def next(self) -> str:
+        return f"{self.prefix}{next(self.counter) & 0xFFFF_FFFF_FFFF_FFFF:016x}"
+
+
+_ids = _Ids()
+
+
+def new_id() -> str:
+    return _ids.next()
+
+
+MAX_TTL_SEC = 10 * 365 * 86400
+
+
+class Op(StrEnum):
+    SET = "set"
+    DELETE = "delete"
+    APPEND = "append"
+    INCR = "incr"
+
+
+class Mutation(Derived):
+    """``value`` is the new value for set, the item for append, the delta for incr, None for
+    delete. ``ts`` is stamped by the store at commit (server clock, milliseconds)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
+
+    id: str = Field(default_factory=new_id, min_length=1, max_length=128, pattern=r"^\S+$")
+    op: Op
+    key: str
+    value: JsonValue = None
+    actor: Actor
+    reason: str = Field(default="", max_length=1000)
+    expected_version: int | None = Field(default=None, ge=0)
+    ttl_sec: float | None = Field(default=None, gt=0, le=MAX_TTL_SEC, allow_inf_nan=False)
+    ts: int | None = None
+    correlation_id: str = Field(default_factory=new_id, min_length=1, max_length=128)
+    causation_id: str | None = None
+    proposed_by: Actor | None = None
+    meta: dict[str, JsonValue] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _key_and_value_fit_op(cls, data: Any) -> Any:
+        """One validator for what field types cannot say (every commit builds a mutation)."""
+        if not isinstance(data, dict):
+            return data
+        if isinstance(data.get("key"), str):
+            validate_state_key(data["key"])
+        op, value = data.get("op"), data.get("value")
+        if op in ("delete", Op.DELETE) and value is not None:
+            raise ValueError("delete takes no value")
+        if op in ("delete", Op.DELETE) and data.get("ttl_sec", data.get("ttlSec")) is not None:
+            raise ValueError("delete takes no ttl")
+        if op in ("incr", Op.INCR):
+            if value is None:
+                return {**data, "value": 1}
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ValueError("incr takes a number (the amount to add)")
+        return data
+
+    def to_json(self) -> str:
+        return self.model_dump_json(by_alias=True, exclude_none=True)
+
+    @cached_property
+    def value_json(self) -> str:
+        """The value as compact JSON, encoded once: policy measures it, the store sends it."""
+        return dumps(self.value)
+
+    def with_changes(self, **changes: Any) -> Mutation:
+        """A validated copy with some fields replaced."""
+        data = self.model_dump()
+        data.update(changes)
+        return Mutation.model_validate(data)

@@ -1,0 +1,92 @@
+"""Reading the append-only mutation log (a Redis stream written only by commit.lua)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import JsonValue
+
+from core.state.keys import WorkspaceKeys
+from core.state.mutation import Mutation
+from core.state.streams import stream_rows
+
+if TYPE_CHECKING:
+    from redis import Redis
+
+__all__ = ["LogRecord", "MutationLog"]
+
+
+@dataclass(frozen=True)
+class LogRecord:
+    """One committed mutation, with the version it produced, the server time it landed and
+    the value the key held just before (``prev_json``: compact JSON, None when absent)."""
+
+    log_id: str
+    mutation: Mutation
+    version: int
+    ts: int
+    expires_at: int | None
+    prev_json: str | None = None
+
+    @property
+    def prev(self) -> JsonValue:
+        """The value before this mutation (None when the key was absent)."""
+        return None if self.prev_json is None else json.loads(self.prev_json)
+
+    @classmethod
+    def from_stream(cls, log_id: str, fields: dict[str, str]) -> LogRecord:
+        ts = int(fields["ts"])
+        mutation = Mutation.model_validate_json(fields["mutation"]).model_copy(update={"ts": ts})
+        expires, prev = fields.get("expiresAt"), fields.get("prev")
+        version = int(fields["version"])
+        return cls(log_id, mutation, version, ts, int(expires) if expires else None, prev or None)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = self.mutation.model_dump(mode="json", by_alias=True)
+        data.update(logId=self.log_id, version=self.version, expiresAt=self.expires_at)
+        return data
+
+
+class MutationLog:
+    def __init__(self, client: Redis, keys: WorkspaceKeys) -> None:
+        self.redis = client
+        self.keys = keys
+
+    def __len__(self) -> int:
+        return int(self.redis.xlen(self.keys.log))
+
+    def records(self, after: str | None = None, batch: int = 1000) -> Iterator[LogRecord]:
+        """Every record after ``after`` (exclusive), oldest first, read in batches."""
+        start = f"({after}" if after else "-"
+        while True:
+            chunk = stream_rows(self.redis.xrange(self.keys.log, start, "+", count=batch))
+            for log_id, fields in chunk:
+                yield LogRecord.from_stream(log_id, fields)
+            if len(chunk) < batch:
+                return
+            start = f"({chunk[-1][0]}"
+
+    def get(self, log_id: str) -> LogRecord | None:
+        """The record with this id, or None when the log no longer holds it."""
+        rows = stream_rows(self.redis.xrange(self.keys.log, log_id, log_id))
+        return LogRecord.from_stream(*rows[0]) if rows else None
+
+    def latest(self, limit: int, key: str | None = None, batch: int = 500) -> list[LogRecord]:
+        """The newest ``limit`` records (of ``key`` only, if given), oldest first."""
+        found: list[LogRecord] = []
+        end = "+"
+        while len(found) < limit:
+            chunk = stream_rows(self.redis.xrevrange(self.keys.log, end, "-", count=batch))
+            for log_id, fields in chunk:
+                record = LogRecord.from_stream(log_id, fields)
+                if key is None or record.mutation.key == key:
+                    found.append(record)
+                    if len(found) == limit:
+                        break
+            if len(chunk) < batch:
+                break
+            end = f"({chunk[-1][0]}"
+        return found[::-1]

@@ -1,0 +1,197 @@
+"""Rebuilding the snapshot from the mutation log, and proving it equals the live one.
+
+``apply`` restates commit.lua's semantics in Python on purpose: replay is an independent
+reading of the log, so ``verify`` catches a store that drifted from its own history.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from pydantic import JsonValue
+
+from core.errors import StoreError
+from core.state.checkpoints import Checkpoints, Image
+from core.state.codec import entry_meta
+from core.state.entry import Entry
+from core.state.mutation import Op
+from core.state.mutation_log import LogRecord, MutationLog
+from core.state.store import Snapshot, StateStore, ttl_ms
+
+__all__ = ["Difference", "ReplayMismatch", "Replayer", "apply", "stream_id_le", "visible"]
+
+
+class ReplayMismatch(StoreError):
+    """The log contradicts itself at one record (a version skipped, an impossible op)."""
+
+    def __init__(self, record: LogRecord, message: str) -> None:
+        super().__init__(f"{record.log_id}: {record.mutation.key} {message}")
+        self.key = record.mutation.key
+
+
+def stream_id_le(a: str, b: str) -> bool:
+    """Stream ids compare as (milliseconds, sequence)."""
+    ams, _, aseq = a.partition("-")
+    bms, _, bseq = b.partition("-")
+    return (int(ams), int(aseq or 0)) <= (int(bms), int(bseq or 0))
+
+
+def _is_live(entry: Entry | None, at_ms: int) -> bool:
+    return entry is not None and (entry.expires_at is None or entry.expires_at > at_ms)
+
+
+def _next_value(record: LogRecord, base: Entry | None) -> JsonValue:
+    op, arg = record.mutation.op, record.mutation.value
+    if op is Op.SET:
+        return arg
+    if op is Op.INCR:
+        start = base.value if base else 0
+        if isinstance(start, bool) or not isinstance(start, int | float):
+            raise ReplayMismatch(record, "is incremented but holds no number")
+        if isinstance(arg, bool) or not isinstance(arg, int | float):
+            raise ReplayMismatch(record, "is incremented by a non-number")
+        return start + arg
+    if op is Op.APPEND:
+        items = base.value if base else []
+        if not isinstance(items, list):
+            raise ReplayMismatch(record, "is appended to but holds no list")
+        return [*items, arg]
+    raise ReplayMismatch(record, f"has no value for op {op}")
+
+
+def apply(image: Image, record: LogRecord) -> None:
+    """Apply one logged mutation to ``image``; raises ReplayMismatch where the log disagrees
+    with itself."""
+    m = record.mutation
+    version = image.versions.get(m.key, 0) + 1
+    if version != record.version:
+        raise ReplayMismatch(record, f"replays to version {version}, the log says {record.version}")
+    base = image.entries.get(m.key)
+    base = base if _is_live(base, record.ts) else None
+    image.versions[m.key] = version
+    image.last_id = record.log_id
+    if m.op is Op.DELETE:
+        if base is None:
+            raise ReplayMismatch(record, "is deleted while absent")
+        image.entries.pop(m.key, None)
+        return
+    expires: int | None
+    if m.ttl_sec is not None:
+        expires = record.ts + ttl_ms(m.ttl_sec)
+    elif base is not None and m.op in (Op.INCR, Op.APPEND):
+        expires = base.expires_at
+    else:
+        expires = None
+    if expires != record.expires_at:
+        raise ReplayMismatch(
+            record, f"replays to expiry {expires}, the log says {record.expires_at}"
+        )
+    image.entries[m.key] = Entry(
+        key=m.key,
+        value=_next_value(record, base),
+        version=version,
+        updated_at=record.ts,
+        updated_by=m.actor,
+        expires_at=expires,
+        meta=entry_meta(m),
+    )
+
+
+def visible(image: Image, at_ms: int) -> dict[str, Entry]:
+    return {k: e for k, e in image.entries.items() if _is_live(e, at_ms)}
+
+
+@dataclass(frozen=True)
+class Difference:
+    key: str
+    live: Entry | int | None
+    replayed: Entry | int | None
+    what: str
+
+    def __str__(self) -> str:
+        if self.live is None and self.replayed is None:
+            return f"{self.key}: {self.what}"
+        return f"{self.key}: {self.what} (live {_show(self.live)}, replayed {_show(self.replayed)})"
+
+
+def _show(side: Entry | int | None) -> str:
+    if isinstance(side, Entry):
+        return f"v{side.version} {json.dumps(side.value)[:60]}"
+    return "absent" if side is None else f"version {side}"
+
+
+@dataclass
+class Replayer:
+    store: StateStore
+    checkpoint_every: int = 1000
+    progress: Callable[[int], None] | None = None
+    applied: int = field(default=0, init=False)
+    started_after: str | None = field(default=None, init=False)  # the checkpoint used, if any
+
+    @property
+    def log(self) -> MutationLog:
+        return MutationLog(self.store.redis, self.store.keys)
+
+    def rebuild(self, until: str | None = None, *, use_checkpoint: bool = True) -> Image:
+        """Replay the log (after the latest usable checkpoint) up to ``until`` inclusive."""
+        checkpoints = Checkpoints(self.store.redis, self.store.keys)
+        image = checkpoints.load() if use_checkpoint else None
+        if image is None or (
+            until is not None and image.last_id and not stream_id_le(image.last_id, until)
+        ):
+            image = Image()
+        self.started_after = image.last_id
+        since_saved = 0
+        for record in self._records(image.last_id, until):
+            apply(image, record)
+            self.applied += 1
+            since_saved += 1
+            if self.checkpoint_every and since_saved >= self.checkpoint_every:
+                checkpoints.save(image)
+                since_saved = 0
+            if self.progress and self.applied % 10_000 == 0:
+                self.progress(self.applied)
+        return image
+
+    def _records(self, after: str | None, until: str | None) -> Iterable[LogRecord]:
+        for record in self.log.records(after=after):
+            if until is not None and not stream_id_le(record.log_id, until):
+                return
+            yield record
+
+    def verify(self, *, use_checkpoint: bool = True) -> tuple[Snapshot, list[Difference]]:
+        """Rebuild up to the live snapshot's last log id and compare both, key by key."""
+        live = self.store.snapshot()
+        if live.last_log_id is None:
+            return live, [
+                Difference(k, v, None, "version without a log") for k, v in live.versions.items()
+            ]
+        try:
+            image = self.rebuild(until=live.last_log_id, use_checkpoint=use_checkpoint)
+        except ReplayMismatch as exc:
+            return live, [Difference(exc.key, None, None, f"the log contradicts itself: {exc}")]
+        return live, compare(live, image)
+
+
+def compare(live: Snapshot, image: Image) -> list[Difference]:
+    diffs: list[Difference] = []
+    for key in sorted(set(live.versions) | set(image.versions)):
+        lv: int | None = live.versions.get(key)
+        rv: int | None = image.versions.get(key)
+        if lv != rv:
+            diffs.append(Difference(key, lv, rv, "version counter differs"))
+    replayed = visible(image, live.at_ms)
+    for key in sorted(set(live.entries) | set(replayed)):
+        a, b = live.entries.get(key), replayed.get(key)
+        if a is None or b is None:
+            diffs.append(Difference(key, a, b, "present on one side only"))
+        elif _canonical(a) != _canonical(b):
+            diffs.append(Difference(key, a, b, "entry differs"))
+    return diffs
+
+
+def _canonical(entry: Entry) -> str:
+    """Entries compare as JSON text: 1, 1.0 and true are equal in Python but not in the log."""
+    return json.dumps(entry.model_dump(mode="json", by_alias=True), sort_keys=True)

@@ -1,0 +1,20 @@
+"""Reading Redis streams: replies as rows of (id, fields), and an entry id as the server
+milliseconds it was written at. Every capped stream of a workspace is read through these."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["Row", "stream_ms", "stream_rows"]
+
+Row = tuple[str, dict[str, str]]
+
+
+def stream_rows(reply: Any) -> list[Row]:
+    """XRANGE/XREVRANGE rows as (id, fields) with text (clients decode responses)."""
+    return [(str(i), {str(k): str(v) for k, v in f.items()}) for i, f in reply or []]
+
+
+def stream_ms(row_id: str) -> int:
+    """The server time (milliseconds) a stream entry was added, from its id ``<ms>-<seq>``."""
+    return int(row_id.split("-")[0])

@@ -1,0 +1,96 @@
+"""Whether a rule's trigger and condition hold for one committed mutation: pure, shared by
+the engine and ``rules test``. Every answer says why, in words a person can act on."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import JsonValue
+
+from core.state.mutation_log import LogRecord
+from core.state.value_json import dumps
+from rules.dsl import Condition, Rule, When
+from rules.templates import TemplateFailed, render
+from rules.variables import after_value, same, variables
+
+__all__ = ["Check", "check_condition", "check_rule", "check_trigger", "plan_steps"]
+
+
+@dataclass
+class Check:
+    """``held``: the trigger and the condition both hold; otherwise ``why`` says which part
+    did not (or what failed)."""
+
+    held: bool
+    why: str
+    details: list[str] = field(default_factory=list)
+
+
+def check_trigger(when: When, record: LogRecord) -> str | None:
+    """None when the mutation triggers; else why not."""
+    m = record.mutation
+    if when.op and m.op not in when.op:
+        return f"op {m.op.value} is not {'/'.join(op.value for op in when.op)}"
+    if when.tests_from and not same(record.prev, when.from_):
+        return f"from: was {dumps(record.prev)}, not {dumps(when.from_)}"
+    if when.tests_to and not same(after_value(record), when.to):
+        return f"to: is {dumps(after_value(record))}, not {dumps(when.to)}"
+    return None
+
+
+def check_condition(condition: Condition | None, names: Mapping[str, Any]) -> str | None:
+    if condition is None:
+        return None
+    state = names["state"]
+    for key, wanted in condition.state.items():
+        if not same(state[key], wanted):
+            return f"if.state: {key} is {dumps(state[key])}, not {dumps(wanted)}"
+    if condition.program is None:
+        return None
+    activation = dict(names, state=dict(state.items()))
+    try:
+        result = condition.program.execute(activation)
+    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+        return f"if.expr failed: {type(exc).__name__}: {exc}"
+    if result is not True:
+        return f"if.expr is {dumps(result) if isinstance(result, bool) else repr(result)}"
+    return None
+
+
+def check_rule(rule: Rule, record: LogRecord, state: Mapping[str, JsonValue]) -> Check:
+    why = check_trigger(rule.when, record)
+    if why is not None:
+        return Check(False, why)
+    why = check_condition(rule.if_, variables(record, state))
+    if why is not None:
+        return Check(False, why)
+    return Check(True, "the trigger and the condition hold")
+
+
+def plan_steps(
+    rule: Rule, record: LogRecord, state: Mapping[str, JsonValue]
+) -> list[dict[str, Any]]:
+    """What the steps would do, rendered now: actions with their arguments, derived
+    mutations with their key and value. A template that fails is reported in its step."""
+    names = variables(record, state)
+    planned: list[dict[str, Any]] = []
+    for index, step in enumerate(rule.then):
+        entry: dict[str, Any] = {"step": index}
+        try:
+            if step.action is not None:
+                entry.update(action=step.action, args=render(step.args, names))
+            elif step.mutate is not None:
+                spec = step.mutate
+                entry.update(
+                    mutate={
+                        "op": spec.op.value,
+                        "key": render(spec.key, names),
+                        "value": render(spec.value, names),
+                    }
+                )
+        except TemplateFailed as exc:
+            entry.update(action=step.action, error=f"template failed: {exc}")
+        planned.append(entry)
+    return planned

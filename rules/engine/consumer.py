@@ -1,0 +1,79 @@
+"""Reading the mutation log as the ``rules`` consumer group, so the engine's cursor lives in
+Redis: a record is acknowledged only after it was handled, and records a dead consumer read
+but never acknowledged are claimed by the next one. No committed mutation is skipped."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from redis.exceptions import ResponseError
+
+from core.state.mutation_log import LogRecord
+from core.state.streams import stream_rows
+from rules.keys import CONSUMER_GROUP, RuleKeys
+
+if TYPE_CHECKING:
+    from redis import Redis
+
+__all__ = ["LogConsumer", "ensure_group"]
+
+
+def ensure_group(client: Redis, keys: RuleKeys) -> bool:
+    """Create the group at the log's end unless it exists; True when created. Deliberate
+    does this when it first opens a workspace: a new workspace's rules see every mutation,
+    while rules added to a workspace with history do not run on that history."""
+    try:
+        client.xgroup_create(keys.log, CONSUMER_GROUP, id="$", mkstream=True)
+    except ResponseError as exc:
+        if "BUSYGROUP" not in str(exc):
+            raise
+        return False
+    return True
+
+
+class LogConsumer:
+    def __init__(self, client: Redis, keys: RuleKeys, name: str, claim_idle_ms: int) -> None:
+        self.redis = client
+        self.keys = keys
+        self.name = name
+        self.claim_idle_ms = claim_idle_ms
+
+    def ensure_group(self) -> bool:
+        return ensure_group(self.redis, self.keys)
+
+    def read(self, count: int = 100, block_ms: int | None = None) -> list[LogRecord]:
+        """Records abandoned by dead consumers first, then new ones."""
+        claimed = self._claim(count)
+        if claimed:
+            return claimed
+        reply: Any = self.redis.xreadgroup(
+            CONSUMER_GROUP, self.name, {self.keys.log: ">"}, count=count, block=block_ms
+        )
+        rows = stream_rows(reply[0][1]) if reply else []
+        return [LogRecord.from_stream(i, f) for i, f in rows]
+
+    def _claim(self, count: int) -> list[LogRecord]:
+        reply = self.redis.xautoclaim(
+            self.keys.log, CONSUMER_GROUP, self.name, self.claim_idle_ms, "0-0", count=count
+        )
+        return [LogRecord.from_stream(i, f) for i, f in stream_rows(reply[1]) if f]
+
+    def ack(self, log_id: str) -> None:
+        self.redis.xack(self.keys.log, CONSUMER_GROUP, log_id)
+
+    def deliveries(self, log_id: str) -> int:
+        """How many times the group has delivered this record (1 the first time)."""
+        rows = self.redis.xpending_range(self.keys.log, CONSUMER_GROUP, log_id, log_id, 1)
+        return int(rows[0]["times_delivered"]) if rows else 1
+
+    def pending(self) -> int:
+        info = self.redis.xpending(self.keys.log, CONSUMER_GROUP)
+        return int(info["pending"])
+
+    def lag(self) -> int | None:
+        """Log records not yet delivered to the group (None when Redis cannot say)."""
+        for group in self.redis.xinfo_groups(self.keys.log):
+            if group["name"] == CONSUMER_GROUP:
+                lag = group.get("lag")
+                return None if lag is None else int(lag)
+        return None

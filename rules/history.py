@@ -1,0 +1,70 @@
+"""Every rule evaluation, fired or not and why, kept for ``deliberate trace`` and
+``deliberate rules why``; and the results and failures of the actions rules ran."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+from core.state.streams import stream_ms, stream_rows
+from core.state.value_json import dumps
+from rules.keys import RuleKeys
+
+if TYPE_CHECKING:
+    from redis import Redis
+
+__all__ = ["RuleHistory"]
+
+_log = logging.getLogger("deliberate.rules")
+
+
+class RuleHistory:
+    def __init__(self, client: Redis, keys: RuleKeys, keep: int = 10_000) -> None:
+        self.redis = client
+        self.keys = keys
+        self.keep = keep
+
+    def record(self, correlation_id: str, key: str, event: str, data: dict[str, Any]) -> None:
+        """``event``: ``evaluated`` (with ``fired`` and ``why``), ``action.done``,
+        ``action.failed``, ``action.retry``, ``action.skipped``, ``cut``."""
+        self.redis.xadd(
+            self.keys.evaluations,
+            {"corr": correlation_id, "key": key, "event": event, "data": dumps(data)},
+            maxlen=self.keep,
+            approximate=True,
+        )
+        level = logging.WARNING if event in ("action.failed", "cut") else logging.INFO
+        _log.log(
+            level,
+            f"rule {data.get('rule')}: {event}",
+            extra={"fields": {"correlation_id": correlation_id, "key": key, **data}},
+        )
+
+    def run_failed(self, payload: dict[str, Any], job_id: str, error: str) -> None:
+        """A run failed before or outside its steps (its rule is gone, its worker died):
+        recorded from the job's payload, under the triggering mutation's correlation id."""
+        data = {"rule": payload.get("rule"), "step": 0, "do": "run", "job": job_id, "error": error}
+        corr, key = str(payload.get("correlationId", "-")), str(payload.get("key", ""))
+        self.record(corr, key, "action.failed", data)
+
+    def _rows(self, scan: int) -> list[dict[str, Any]]:
+        rows = stream_rows(self.redis.xrevrange(self.keys.evaluations, count=scan))
+        return [
+            {
+                "id": row_id,
+                "ms": stream_ms(row_id),
+                "corr": f["corr"],
+                "key": f["key"],
+                "event": f["event"],
+                "data": json.loads(f["data"]),
+            }
+            for row_id, f in reversed(rows)
+        ]
+
+    def for_correlation(self, correlation_id: str, scan: int = 10_000) -> list[dict[str, Any]]:
+        return [row for row in self._rows(scan) if row["corr"] == correlation_id]
+
+    def for_key(self, key: str, limit: int = 20, scan: int = 10_000) -> list[dict[str, Any]]:
+        """The newest ``limit`` records about mutations of ``key``, oldest first."""
+        return [row for row in self._rows(scan) if row["key"] == key][-limit:]

@@ -1,0 +1,98 @@
+"""What a rule's conditions and templates see: the live state of the workspace (``StateView``)
+and the variables of one committed mutation. Shared by the engine and the worker."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pydantic import JsonValue
+
+from core.state.mutation import Op
+from core.state.mutation_log import LogRecord
+from core.state.store import StateStore
+from core.state.value_json import dumps
+
+__all__ = ["StateView", "after_value", "live_values", "same", "variables"]
+
+
+class StateView(Mapping[str, JsonValue]):
+    """Canonical state as rules read it: values by key, absent keys read as null, loaded on
+    first use (most mutations match no rule and never pay for the read)."""
+
+    def __init__(self, load: Callable[[], Mapping[str, JsonValue]]) -> None:
+        self._load = load
+        self._values: Mapping[str, JsonValue] | None = None
+
+    @classmethod
+    def of(cls, values: Mapping[str, JsonValue]) -> StateView:
+        return cls(lambda: values)
+
+    @classmethod
+    def of_store(cls, store: StateStore) -> StateView:
+        """The store's live values, read on first use."""
+        return cls(lambda: live_values(store))
+
+    @property
+    def loaded(self) -> Mapping[str, JsonValue]:
+        if self._values is None:
+            self._values = self._load()
+        return self._values
+
+    def __getitem__(self, key: str) -> JsonValue:
+        return self.loaded.get(key)
+
+    def __iter__(self) -> Any:
+        return iter(self.loaded)
+
+    def __len__(self) -> int:
+        return len(self.loaded)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.loaded
+
+
+def live_values(store: StateStore) -> dict[str, JsonValue]:
+    return {entry.key: entry.value for entry in store.entries()}
+
+
+def same(a: JsonValue, b: JsonValue) -> bool:
+    """JSON equality: ``1`` and ``true`` differ, ``1`` and ``1.0`` do not."""
+    return bool(json.loads(dumps(a)) == json.loads(dumps(b))) and _kinds(a) == _kinds(b)
+
+
+def _kinds(value: JsonValue) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    return type(value).__name__
+
+
+def after_value(record: LogRecord) -> JsonValue:
+    """The key's value once the mutation applied (null after a delete)."""
+    m, prev = record.mutation, record.prev
+    if m.op is Op.SET:
+        return m.value
+    if m.op is Op.DELETE:
+        return None
+    if m.op is Op.INCR:
+        assert isinstance(m.value, int | float)
+        return (prev if isinstance(prev, int | float) else 0) + m.value
+    return [*(prev if isinstance(prev, list) else []), m.value]
+
+
+def variables(record: LogRecord, state: Mapping[str, JsonValue]) -> dict[str, Any]:
+    """What templates and CEL see: ``state``, ``mutation`` (with ``prev`` and ``after``) and
+    ``actor``."""
+    mutation = record.mutation.model_dump(mode="json", by_alias=True, exclude_none=True)
+    mutation.update(
+        value=record.mutation.value,
+        prev=record.prev,
+        after=after_value(record),
+        version=record.version,
+        logId=record.log_id,
+        ts=record.ts,
+    )
+    return {"state": state, "mutation": mutation, "actor": mutation["actor"]}

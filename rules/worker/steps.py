@@ -1,0 +1,208 @@
+"""One run of a rule: its steps in order, each recorded in the step ledger so a second
+execution of the job (a retry, a duplicate, a worker that died) never repeats an effect."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, NoReturn
+
+from pydantic import JsonValue, ValidationError
+from rq.timeouts import JobTimeoutException
+
+from core.state.actor import Actor, ActorKind
+from core.state.commit_result import Committed, Rejected, RejectReason
+from core.state.mutation import Mutation
+from core.state.mutation_log import LogRecord
+from rules.connector_api import ActionContext, ConnectorError
+from rules.dsl import Rule, Step
+from rules.templates import TemplateFailed, render
+from rules.variables import StateView, variables
+from rules.worker.context import WorkerContext
+from rules.worker.ledger import Claim, StepLedger
+
+__all__ = ["Run", "StepFailed"]
+
+
+class StepFailed(Exception):
+    """A step failed for good: the run stops, and later steps do not run."""
+
+
+class Run:
+    def __init__(
+        self, context: WorkerContext, job_id: str, payload: dict[str, Any], retries_left: int
+    ) -> None:
+        self.context = context
+        self.job_id = job_id
+        self.retries_left = retries_left
+        self.rule = self._rule(str(payload["rule"]))
+        self.record = self._record(str(payload["logId"]))
+        self.depth = int(payload.get("depth", 0))
+        self.ledger = StepLedger(context.redis, context.keys, job_id)
+        self.state = StateView.of_store(context.gateway.store)
+
+    def _rule(self, rule_id: str) -> Rule:
+        rule = self.context.book.by_id.get(rule_id)
+        if rule is None:
+            raise RuntimeError(f"rule {rule_id} is no longer in this worker's config")
+        return rule
+
+    def _record(self, log_id: str) -> LogRecord:
+        record = self.context.log.get(log_id)
+        if record is None:
+            raise RuntimeError(f"the mutation log no longer holds {log_id}")
+        return record
+
+    def perform(self) -> dict[str, Any]:
+        results: list[Any] = []
+        for index, step in enumerate(self.rule.then):
+            if self.context.redis.exists(self.context.keys.stop(self.job_id)):
+                why = "stopped: a newer run of this rule replaced it (mode restart)"
+                self._report("action.skipped", index, step, why=why)
+                return {"rule": self.rule.id, "stopped": why, "results": results}
+            try:
+                results.append(self._step(index, step))
+            except StepFailed as exc:
+                return {"rule": self.rule.id, "failed": str(exc), "results": results}
+        return {"rule": self.rule.id, "results": results}
+
+    def _step(self, index: int, step: Step) -> Any:
+        unset = self.context.book.unset_env(self.rule, index)
+        if unset:
+            why = f"skipped: {', '.join(unset)} is not set"
+            self._report("action.skipped", index, step, why=why)
+            return {"skipped": why}
+        claim, earlier = self.ledger.claim(index)
+        if claim is Claim.DONE:
+            return earlier
+        if claim is Claim.FAILED:
+            raise StepFailed(str(earlier))
+        if step.mutate is not None:
+            return self._finish(index, step, self._mutate(index, step))
+        return self._action(index, step, abandoned=claim is Claim.ABANDONED)
+
+    def _finish(self, index: int, step: Step, result: Any) -> Any:
+        self.ledger.done(index, result)
+        self._report("action.done", index, step, result=result)
+        return result
+
+    def _fail(self, index: int, step: Step, error: str) -> StepFailed:
+        self.ledger.failed(index, error)
+        self._report("action.failed", index, step, error=error)
+        return StepFailed(error)
+
+    def idempotency_key(self, index: int) -> str:
+        return f"{self.job_id}.{index}"
+
+    def _mutate(self, index: int, step: Step) -> JsonValue:
+        assert step.mutate is not None
+        names = variables(self.record, self.state)
+        try:
+            key, value = render(step.mutate.key, names), render(step.mutate.value, names)
+        except TemplateFailed as exc:
+            raise self._fail(index, step, f"template failed: {exc}") from None
+        cause = self.record.mutation
+        digest = hashlib.blake2s(self.idempotency_key(index).encode(), digest_size=16)
+        try:
+            mutation = Mutation(
+                id=f"rule-{digest.hexdigest()}",
+                op=step.mutate.op,
+                key=key,
+                value=value,
+                ttl_sec=step.mutate.ttl_sec,
+                actor=Actor(kind=ActorKind.AUTOMATION, id=self.rule.id),
+                reason=f"rule {self.rule.id}, step {index + 1}",
+                correlation_id=cause.correlation_id,
+                causation_id=cause.id,
+                meta={"rule": self.rule.id, "step": index, "depth": self.depth + 1},
+            )
+        except ValidationError as exc:
+            raise self._fail(index, step, f"derived mutation is invalid: {exc}") from None
+        outcome = self.context.gateway.propose(mutation)
+        if isinstance(outcome, Committed):
+            return {"committed": key, "version": outcome.version}
+        message = getattr(outcome, "message", "it became a proposal")
+        if isinstance(outcome, Rejected) and outcome.reason is RejectReason.RATE_LIMITED:
+            self._retry_or_fail(index, step, ConnectorError(f"gateway: {message}", retryable=True))
+        raise self._fail(index, step, f"gateway refused {key}: {message}")
+
+    def _action(self, index: int, step: Step, *, abandoned: bool) -> Any:
+        assert step.action is not None
+        try:
+            action = self.context.registry.get(step.action)
+        except KeyError as exc:
+            raise self._fail(index, step, str(exc)) from None
+        try:
+            args = action.args.model_validate(render(step.args, variables(self.record, self.state)))
+        except (TemplateFailed, ValidationError) as exc:
+            raise self._fail(index, step, f"bad arguments: {self._mask(str(exc))}") from None
+        ctx = ActionContext(
+            self.idempotency_key(index), self.record.mutation.correlation_id, self.context.env
+        )
+        if abandoned:
+            return self._recover(index, step, action, args, ctx)
+        return self._call(index, step, action, args, ctx)
+
+    def _recover(self, index: int, step: Step, action: Any, args: Any, ctx: ActionContext) -> Any:
+        """The worker that started this step died: act only when the connector can tell the
+        effect is not there yet (never twice); otherwise report the outcome unknown."""
+        if action.reconcile is None and action.resend_safe:
+            return self._call(index, step, action, args, ctx)  # the remote side dedupes
+        if action.reconcile is None:
+            raise self._fail(
+                index,
+                step,
+                "outcome unknown: a worker stopped during this step, and "
+                f"{action.name} cannot tell whether it happened; not repeated",
+            )
+        try:
+            present = action.reconcile(args, ctx)
+        except ConnectorError as exc:
+            self._retry_or_fail(index, step, exc)
+        if present:
+            return self._finish(index, step, {"reconciled": True})
+        return self._call(index, step, action, args, ctx)
+
+    def _call(self, index: int, step: Step, action: Any, args: Any, ctx: ActionContext) -> Any:
+        try:
+            result = action.run(args, ctx)
+        except ConnectorError as exc:
+            self._retry_or_fail(index, step, exc)
+        except JobTimeoutException:
+            # the call may have had its effect: the step stays started, so the retry checks
+            if self.retries_left <= 0:
+                raise self._fail(index, step, "timed out (gave up after the last retry)") from None
+            self._report("action.retry", index, step, error="timed out")
+            raise
+        except Exception as exc:  # a connector's bug must not pass for success or vanish
+            self._retry_or_fail(
+                index, step, ConnectorError(f"{type(exc).__name__}: {exc}", retryable=True)
+            )
+        return self._finish(index, step, result)
+
+    def _retry_or_fail(self, index: int, step: Step, exc: ConnectorError) -> NoReturn:
+        error = self._mask(exc.message)
+        if not exc.retryable:
+            raise self._fail(index, step, error) from None
+        if self.retries_left <= 0:
+            raise self._fail(index, step, f"{error} (gave up after the last retry)") from None
+        self.ledger.retry(index)
+        self._report("action.retry", index, step, error=error, retries_left=self.retries_left)
+        raise ConnectorError(error, retryable=True) from None  # RQ keeps it: masked
+
+    def _mask(self, text: str) -> str:
+        return self.context.book.mask(text)
+
+    def _report(self, event: str, index: int, step: Step, **data: Any) -> None:
+        body: dict[str, Any] = {
+            "rule": self.rule.id,
+            "step": index,
+            "do": step.label,
+            "job": self.job_id,
+            "mutationId": self.record.mutation.id,
+        }
+        body.update(data)
+        if "result" in body:
+            body["result"] = self.context.book.mask_json(body["result"])
+        self.context.evaluations.record(
+            self.record.mutation.correlation_id, self.record.mutation.key, event, body
+        )

@@ -1,0 +1,149 @@
+"""`deliberate rules check|test|why`, `deliberate worker --burst` and the trace of a rule's
+work, through the real CLI."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from redis import Redis
+
+from rules.keys import RuleKeys
+from tests.bot.cli.process import run
+from tests.conftest import write_config
+from tests.rules.rig import config_text
+from tests.servers.webhook import WebhookServer
+
+
+@pytest.fixture
+def hook() -> Iterator[WebhookServer]:
+    with WebhookServer() as server:
+        yield server
+
+
+def rcli(
+    capsys: pytest.CaptureFixture[str], workspace: str, config: str, *argv: str
+) -> tuple[int, str, str]:
+    return run(capsys, workspace, "--config", config, *argv)
+
+
+def dry(
+    capsys: pytest.CaptureFixture[str], workspace: str, config: str, mutation: str, *argv: str
+) -> tuple[int, str, str]:
+    return rcli(capsys, workspace, config, "rules", "test", "--mutation", mutation, *argv)
+
+
+def rules_config(tmp_path: Path, hook: WebhookServer) -> Path:
+    rules = f"""
+  - id: notify
+    when: {{key: "decision.*", op: set}}
+    if: {{expr: 'mutation.value != "skip"'}}
+    then:
+      - action: http.post
+        args: {{url: "{hook.hook_url}", json: {{decided: "{{{{ mutation.value }}}}"}}}}
+      - mutate: {{op: set, key: "test.last", value: "{{{{ mutation.key }}}}"}}
+"""
+    return write_config(tmp_path, config_text(rules))
+
+
+def test_check_passes_a_good_file_and_locates_every_problem(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, hook: WebhookServer
+) -> None:
+    good = rules_config(tmp_path, hook)
+    code, out, _ = run(capsys, "w", "rules", "check", str(good))
+    assert code == 0 and f"{good}: OK, 1 rules" in out
+    bad = write_config(
+        tmp_path,
+        "rules:\n  - id: x\n    when: {key: a}\n    then:\n      - action: obs.nope\n",
+        "bad.yaml",
+    )
+    code, _, err = run(capsys, "w", "rules", "check", str(good), str(bad))
+    assert code == 2
+    assert f"{bad}:5: rules[0].then[0].action: unknown action 'obs.nope'" in err
+    code, out, _ = run(capsys, "w", "rules", "check")
+    assert code == 0 and "the shipped config: OK, 5 rules" in out
+
+
+def test_test_is_a_dry_run_that_executes_nothing(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    hook: WebhookServer,
+    workspace: str,
+    redis_client: Redis,
+) -> None:
+    config = str(rules_config(tmp_path, hook))
+    mutation = json.dumps({"op": "set", "key": "decision.db", "value": "postgres"})
+    code, out, _ = dry(capsys, workspace, config, mutation, "--state", "{}")
+    assert code == 0
+    assert "notify: WOULD RUN (the trigger and the condition hold)" in out
+    assert '  step 1: http.post {"url":"' in out and '"json":{"decided":"postgres"}' in out
+    assert '  step 2: set test.last "decision.db"' in out
+    skip = json.dumps({"op": "set", "key": "decision.db", "value": "skip"})
+    code, out, _ = dry(capsys, workspace, config, skip, "--json")
+    assert json.loads(out) == {"rule": "notify", "held": False, "why": "if.expr is false"}
+    code, out, _ = rcli(
+        capsys,
+        workspace,
+        config,
+        "rules",
+        "test",
+        "--mutation",
+        '{"op": "set", "key": "scene.name", "value": "BRB"}',
+    )
+    assert "no rule watches scene.name (1 rules loaded)" in out
+    code, _, err = rcli(
+        capsys,
+        workspace,
+        config,
+        "rules",
+        "test",
+        "--mutation",
+        '{"op": "frob", "key": "a"}',
+    )
+    assert code == 2 and "--mutation: op:" in err
+    log = RuleKeys(workspace).log  # the empty log its cursor waits on: nothing else was written
+    assert hook.requests == [] and list(redis_client.scan_iter(f"*{workspace}*")) == [log]
+    assert redis_client.xlen(log) == 0
+
+
+def test_burst_worker_runs_the_rules_then_why_and_trace_explain_them(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, hook: WebhookServer, workspace: str
+) -> None:
+    config = str(rules_config(tmp_path, hook))
+    assert rcli(capsys, workspace, config, "worker", "--burst")[0] == 0  # the group
+    code, out, _ = rcli(
+        capsys,
+        workspace,
+        config,
+        "state",
+        "set",
+        "decision.db",
+        "postgres",
+        "--actor",
+        "user:alice",
+        "--reason",
+        "joins",
+        "--json",
+    )
+    corr = json.loads(out)["correlationId"]
+    code, _, err = rcli(capsys, workspace, config, "worker", "--burst")
+    assert code == 0 and "2 mutations handled, 1 runs started" in err
+    assert hook.requests[0].json == {"decided": "postgres"}
+    code, out, _ = rcli(capsys, workspace, config, "rules", "why", "test.last")
+    assert code == 0
+    assert (
+        'test.last: set "decision.db" -> v1 by automation:notify, reason: rule notify, step 2'
+        in out
+    )
+    assert "derived by rule notify from decision.db (set by user:alice" in out
+    code, out, _ = rcli(capsys, workspace, config, "rules", "why", "decision.db")
+    assert "evaluated notify: fired: the trigger and the condition hold; enqueued rule-" in out
+    assert "action.done notify step 1 (http.post)" in out
+    code, out, _ = rcli(capsys, workspace, config, "trace", corr)
+    lines = out.splitlines()
+    assert any("rule              notify on decision.db: fired" in line for line in lines)
+    assert any("rule.action.done  notify step 2 (mutate test.last)" in line for line in lines)
+    code, _, _ = rcli(capsys, workspace, config, "rules", "why", "nothing.here")
+    assert code == 1

@@ -1,0 +1,89 @@
+"""The model's tools against a real store: reads hide secrets, writes go through the gateway
+as the agent (proposals, or refusals), and whatever the model writes as arguments is checked,
+never trusted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from redis import Redis
+
+from bot.app import App, build_app
+from core.llm.replies import ToolCall
+from core.llm.tools import AgentTools
+from tests.conftest import write_config
+from tests.factories import actor, mutation
+
+
+def tools(app: App) -> AgentTools:
+    return AgentTools(app.gateway, actor("agent:assistant"))
+
+
+def call(app: App, name: str, arguments: object) -> tuple[bool, object]:
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    result = tools(app).call(ToolCall("c1", name, text), "corr-1")
+    return result.ok, result.result
+
+
+def test_reads_return_values_and_versions_but_never_a_secret(app: App) -> None:
+    app.gateway.propose(mutation("set", "decision.db", "postgres"))
+    app.gateway.propose(mutation("set", "secret.key", "sk-1", "admin:root"))
+    ok, found = call(app, "getState", {"keys": ["decision.db", "secret.key", "nope", "bad key!"]})
+    assert ok and found == {
+        "decision.db": {"key": "decision.db", "value": "postgres", "version": 1},
+        "secret.key": None,  # as if absent: not even its existence shows
+        "nope": None,
+        "bad key!": None,
+    }
+    ok, entries = call(app, "getStatePrefix", {"prefix": ""})
+    assert ok and [e["key"] for e in entries] == ["decision.db"]
+
+
+def test_writes_become_proposals_and_commit_nothing(app: App) -> None:
+    ok, result = call(app, "proposeMutation", {"op": "set", "key": "scene.name", "value": "BRB"})
+    assert ok and result["outcome"] == "pending"
+    ok, result = call(
+        app, "compareAndSet", {"key": "decision.db", "expectedVersion": 0, "value": "x"}
+    )
+    assert ok and result["outcome"] == "pending"
+    assert app.store.entries() == [] and len(app.gateway.proposals.pending()) == 2
+
+
+def test_what_policy_denies_an_agent_is_refused(app: App) -> None:
+    ok, result = call(app, "proposeMutation", {"op": "set", "key": "secret.key", "value": "x"})
+    assert not ok and result["reason"] == "agent_denied"
+    ok, result = call(app, "proposeMutation", {"op": "set", "key": "scene.name", "value": "Nope"})
+    assert not ok and result["reason"] == "schema"
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "problem"),
+    [
+        ("getState", "{not json", "arguments are not JSON"),
+        ("getState", {"keys": []}, "bad arguments"),
+        ("proposeMutation", {"op": "explode", "key": "scene.name"}, "bad arguments"),
+        ("proposeMutation", {"op": "set", "key": "no spaces allowed"}, "bad mutation"),
+        ("compareAndSet", {"key": "decision.db", "value": 1}, "bad arguments"),
+        ("proposeMutation", {"op": "set", "key": "scene.name", "actor": "admin"}, "bad arguments"),
+        ("dropDatabase", {}, "no tool named"),
+    ],
+)
+def test_bad_calls_get_an_error_and_change_nothing(
+    app: App, name: str, arguments: object, problem: str
+) -> None:
+    ok, result = call(app, name, arguments)
+    assert not ok and str(result).startswith(problem)
+    assert app.gateway.proposals.pending() == [] and len(app.log) == 0
+
+
+def test_a_write_result_never_carries_a_value_back(
+    tmp_path: Path, redis_client: Redis, workspace: str
+) -> None:
+    config = "policy:\n  keys:\n    - {pattern: 'vault.*', agent: commit, secret: true}\n"
+    app = build_app(workspace, write_config(tmp_path, config), client=redis_client)
+    app.gateway.propose(mutation("set", "vault.list", ["sk-live-SECRET"], "user:alice"))
+    ok, result = call(app, "proposeMutation", {"op": "append", "key": "vault.list", "value": "x"})
+    assert ok and result["outcome"] == "committed" and result["version"] == 2
+    assert "sk-live-SECRET" not in json.dumps(result)

@@ -1,0 +1,128 @@
+"""The embedded turn classifier: deterministic, sensible on plain cases, unsure when it should
+be, accurate on the labelled corpus in tests/data/, and rebuilt exactly from its training
+corpus, which shares no turn with that evaluation corpus."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from core.deliberation.interpretation import ActType, Target, TurnInterpretation
+from core.perception import EmbeddedClassifier
+from core.perception.model import WEIGHTS, fit, load_rows
+
+CORPUS = Path(__file__).resolve().parents[2] / "data" / "utterances.jsonl"
+classifier = EmbeddedClassifier()
+
+
+@pytest.mark.parametrize(
+    ("text", "act"),
+    [
+        ("ok let's ship that version", ActType.COMMIT),
+        ("lgtm, lock it in", ActType.COMMIT),
+        ("can you make it a bit punchier", ActType.REFINE),
+        ("same idea but monthly instead of weekly", ActType.REFINE),
+        ("what's the budget for this?", ActType.QUESTION),
+        ("how many viewers did we have last stream?", ActType.QUESTION),
+        ("what if we ran a raffle for subs", ActType.BRAINSTORM),
+        ("another option: a two-day hackathon", ActType.BRAINSTORM),
+        ("brb, grabbing coffee", ActType.TANGENT),
+        ("did anyone catch the game last night lol", ActType.TANGENT),
+    ],
+)
+def test_plain_turns_get_their_act(text: str, act: ActType) -> None:
+    assert classifier.classify(text).act_type is act
+
+
+def test_it_is_deterministic_and_bounded() -> None:
+    for text in ("", "?", "🙂", "x" * 5000, "what if? ship it! lunch?"):
+        first, second = classifier.classify(text, "topic"), classifier.classify(text, "topic")
+        assert first == second and 0.0 <= first.confidence <= 1.0
+
+
+def test_a_turn_without_cues_is_unsure_and_routed_as_a_question() -> None:
+    turn = classifier.classify("blue")
+    assert turn.confidence < 0.5
+    assert turn.routed(0.5) is ActType.QUESTION
+    sure = classifier.classify("ok ship it")
+    assert sure.routed(0.5) is ActType.COMMIT
+
+
+def test_routing_never_turns_an_unsure_commit_into_a_commit() -> None:
+    shaky = TurnInterpretation(
+        act_type=ActType.COMMIT, target=Target.CURRENT_CANDIDATE, confidence=0.49
+    )
+    assert shaky.routed(0.5) is ActType.QUESTION and shaky.routed(0.4) is ActType.COMMIT
+
+
+@pytest.mark.parametrize(
+    ("text", "target"),
+    [
+        ("add it to the design doc", Target.ARTIFACT),
+        ("put that in the meeting notes", Target.ARTIFACT),
+        ("switching gears: the launch date", Target.NEW_TOPIC),
+        ("anyone up for pizza", Target.NEW_TOPIC),
+        ("make it shorter", Target.CURRENT_CANDIDATE),
+    ],
+)
+def test_targets(text: str, target: Target) -> None:
+    assert classifier.classify(text).target is target
+
+
+def test_the_topic_pulls_a_shared_subject_away_from_a_tangent() -> None:
+    text = "the coffee machine sponsor could fund the charity stream"
+    with_topic = classifier.scores(text, "coffee sponsor for the charity stream")
+    unrelated = classifier.scores(text, "database choice")
+    assert with_topic[ActType.TANGENT] < unrelated[ActType.TANGENT]
+
+
+# Measured 90.0% (held-out half 87.2%) with the learned model; the rules alone measured 77.5%.
+ACCURACY_FLOOR = 0.85
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def test_accuracy_on_the_labelled_corpus_reaches_the_floor() -> None:
+    rows = _rows(CORPUS)
+    assert len(rows) >= 300
+    assert {r["act_type"] for r in rows} == {a.value for a in ActType}
+    right = sum(
+        classifier.classify(r["text"], r.get("topic")).act_type.value == r["act_type"] for r in rows
+    )
+    assert right / len(rows) >= ACCURACY_FLOOR, f"{right}/{len(rows)}"
+
+
+def _same_text(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def test_the_training_corpus_shares_no_turn_with_the_evaluation_corpus() -> None:
+    training = load_rows()
+    assert len(training) >= 1200
+    assert {r["act_type"] for r in training} == {a.value for a in ActType}
+    shared = {_same_text(r["text"]) for r in training} & {
+        _same_text(r["text"]) for r in _rows(CORPUS)
+    }
+    assert not shared, f"{len(shared)} evaluation turns are in the training corpus"
+
+
+def test_training_is_deterministic() -> None:
+    subset = load_rows()[::7]
+    assert fit(subset, epochs=3).dumps() == fit(subset, epochs=3).dumps()
+
+
+def test_the_shipped_weights_are_a_retrain_of_the_training_corpus() -> None:
+    """Catches a training corpus, feature or cue edited without retraining. Compared within
+    rounding, not byte for byte: another platform's math library may differ in a last digit."""
+    shipped = json.loads(WEIGHTS.read_text(encoding="utf-8"))
+    again = fit(load_rows()).to_json()
+    assert again["classes"] == shipped["classes"]
+    assert again["bias"] == pytest.approx(shipped["bias"], abs=1e-3)
+    zero = [0.0] * len(shipped["classes"])
+    for name in again["weights"].keys() | shipped["weights"].keys():
+        ours, theirs = again["weights"].get(name, zero), shipped["weights"].get(name, zero)
+        assert ours == pytest.approx(theirs, abs=1e-3), name

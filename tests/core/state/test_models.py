@@ -1,0 +1,107 @@
+"""Mutations, actors and key names: what they accept and how they refuse."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from pydantic import ValidationError
+
+from core.state.actor import Actor, ActorKind
+from core.state.keys import WorkspaceKeys, validate_state_key
+from core.state.mutation import Mutation, new_id
+from tests.factories import mutation
+
+
+def test_an_actor_parses_from_kind_and_id() -> None:
+    parsed = Actor.parse("moderator:maria")
+    assert (parsed.kind, parsed.id, parsed.platform) == (ActorKind.MODERATOR, "maria", "local")
+    assert parsed.effective_roles == {"moderator"}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("alice", "must look like KIND:ID"),
+        ("user:", "must look like KIND:ID"),
+        ("wizard:merlin", "is not one of: user, moderator"),
+    ],
+)
+def test_a_bad_actor_is_refused_with_the_reason(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Actor.parse(text)
+
+
+def test_incr_defaults_to_one_and_takes_only_numbers() -> None:
+    assert mutation("incr", "k.n").value == 1
+    with pytest.raises(ValidationError, match="incr takes a number"):
+        mutation("incr", "k.n", "2")
+    with pytest.raises(ValidationError, match="incr takes a number"):
+        mutation("incr", "k.n", True)
+
+
+def test_delete_takes_no_value_and_ttl_must_be_positive() -> None:
+    with pytest.raises(ValidationError, match="delete takes no value"):
+        mutation("delete", "k.n", 1)
+    with pytest.raises(ValidationError, match="delete takes no ttl"):
+        mutation("delete", "k.n", ttl_sec=5)
+    with pytest.raises(ValidationError, match="finite number"):
+        mutation("set", "k.n", 1, ttl_sec=float("inf"))
+    with pytest.raises(ValidationError, match="greater than 0"):
+        mutation("set", "k.n", 1, ttl_sec=0)
+
+
+@pytest.mark.parametrize("key", ["", "has space", ".leading", "a" * 201, "tab\tkey", "ключ"])
+def test_a_bad_state_key_is_refused(key: str) -> None:
+    with pytest.raises(ValueError, match="state key"):
+        validate_state_key(key)
+
+
+def test_a_workspace_id_is_validated() -> None:
+    with pytest.raises(ValueError, match="workspace"):
+        WorkspaceKeys("bad workspace")
+
+
+def test_a_mutation_round_trips_through_its_log_json() -> None:
+    m = mutation(
+        "set",
+        "decision.db",
+        {"engine": "postgres"},
+        reason="why",
+        expected_version=3,
+        ttl_sec=1.5,
+        causation_id="c",
+    )
+    assert Mutation.model_validate_json(m.to_json()) == m
+    assert '"expectedVersion":3' in m.to_json() and '"ttlSec":1.5' in m.to_json()
+
+
+def test_ids_are_unique_across_a_fork() -> None:
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: report its first id, then leave without running pytest's atexit
+        os.write(write, new_id().encode())
+        os._exit(0)
+    os.close(write)
+    child_id = os.read(read, 64).decode()
+    os.waitpid(pid, 0)
+    mine = {new_id() for _ in range(1000)}
+    assert len(mine) == 1000 and child_id not in mine
+    assert len(child_id) == 32
+
+
+def test_a_copy_with_a_new_value_never_keeps_the_old_encoding() -> None:
+    m = mutation("set", "k.a", {"old": 1})
+    assert m.value_json == '{"old":1}'
+    changed = m.model_copy(update={"value": [2]})
+    assert changed.value_json == "[2]"
+    assert m.model_copy(update={"ttl_sec": 5.0}).value_json == '{"old":1}'
+
+
+def test_a_copy_with_new_roles_never_keeps_the_old_derived_values() -> None:
+    bob = Actor.parse("user:bob")
+    assert bob.effective_roles == {"user"} and '"roles":[]' in bob.json_text
+    promoted = bob.model_copy(update={"roles": ("moderator",)})
+    assert promoted.effective_roles == {"user", "moderator"}
+    assert '"roles":["moderator"]' in promoted.json_text
+    assert bob.effective_roles == {"user"}

@@ -1,0 +1,127 @@
+"""Matching and conditions, pure: no Redis."""
+
+from __future__ import annotations
+
+import json
+from fnmatch import fnmatchcase
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core.state.mutation_log import LogRecord
+from rules.dsl import Rule
+from rules.engine.conditions import check_rule, plan_steps
+from rules.index import RuleIndex
+from rules.templates import TemplateFailed, check_templates, render
+from rules.variables import StateView
+from tests.factories import mutation
+
+
+def record(op: str, key: str, value: object = None, prev: object = None) -> LogRecord:
+    m = mutation(op, key, value)
+    return LogRecord("1-0", m, 3, 1000, None, None if prev is None else json.dumps(prev))
+
+
+def rule(**fields: object) -> Rule:
+    data: dict[str, object] = {"id": "r", "then": [{"action": "log.write", "args": {}}]}
+    data.update(fields)
+    return Rule.model_validate(data)
+
+
+STATE = StateView.of({"obs.connected": True, "viewers": 120})
+
+
+@pytest.mark.parametrize(
+    ("when", "rec", "held", "why"),
+    [
+        ({"key": "scene.name"}, record("set", "scene.name", "BRB"), True, ""),
+        (
+            {"key": "scene.name", "op": "delete"},
+            record("set", "scene.name", "BRB"),
+            False,
+            "op set is not delete",
+        ),
+        ({"key": "s", "to": "off"}, record("set", "s", "live"), False, 'to: is "live", not "off"'),
+        ({"key": "s", "to": "off"}, record("set", "s", "off"), True, ""),
+        ({"key": "s", "from": "live"}, record("set", "s", "off", prev="live"), True, ""),
+        (
+            {"key": "s", "from": "live"},
+            record("set", "s", "off"),
+            False,
+            'from: was null, not "live"',
+        ),
+        ({"key": "n", "to": 5}, record("incr", "n", 2, prev=3), True, ""),
+        ({"key": "n", "to": True}, record("set", "n", 1), False, "to: is 1, not true"),
+        ({"key": "l", "to": ["a", "b"]}, record("append", "l", "b", prev=["a"]), True, ""),
+        ({"key": "s", "to": None}, record("delete", "s", prev="x"), True, ""),
+    ],
+)
+def test_triggers(when: dict[str, object], rec: LogRecord, held: bool, why: str) -> None:
+    check = check_rule(rule(when=when), rec, STATE)
+    assert check.held is held
+    assert why in check.why
+
+
+def test_conditions_say_why() -> None:
+    rec = record("set", "scene.name", "BRB")
+    equal = rule(when={"key": "scene.name"}, **{"if": {"state": {"obs.connected": False}}})
+    assert check_rule(equal, rec, STATE).why == "if.state: obs.connected is true, not false"
+    expr = rule(
+        when={"key": "scene.name"},
+        **{
+            "if": {
+                "expr": 'state["viewers"] > 100 && mutation.value == "BRB" && actor.id == "alice"'
+            }
+        },
+    )
+    assert check_rule(expr, rec, STATE).held
+    missing = rule(when={"key": "scene.name"}, **{"if": {"expr": 'state["nope"] > 1'}})
+    assert check_rule(missing, rec, STATE).why.startswith("if.expr failed: KeyError")
+    falsy = rule(when={"key": "scene.name"}, **{"if": {"expr": 'state["viewers"] < 100'}})
+    assert check_rule(falsy, rec, STATE).why == "if.expr is false"
+
+
+def test_templates_keep_types_and_refuse_the_sandbox_escapes() -> None:
+    names = {"state": STATE, "mutation": {"value": 7, "key": "k"}, "actor": {"id": "a"}}
+    assert render("{{ mutation.value }}", names) == 7
+    assert render("v{{ mutation.value }}", names) == "v7"
+    assert render({"a": ["{{ state['viewers'] }}", "plain"]}, names) == {"a": [120, "plain"]}
+    assert render("{{ state['absent'] }}", names) is None
+    with pytest.raises(TemplateFailed, match="undefined"):
+        render("{{ nothing.here }}", names)
+    with pytest.raises(TemplateFailed):
+        render("{{ ''.__class__.__mro__[1].__subclasses__() }}", names)
+    assert render("{{ state }}", names) == {"obs.connected": True, "viewers": 120}
+    with pytest.raises(TemplateFailed, match="gave a range, not JSON data"):
+        render("{{ range(3) }}", names)
+    with pytest.raises(ValueError, match="does not compile"):
+        check_templates({"x": "{% if %}"})
+
+
+def test_a_plan_renders_actions_and_derived_mutations() -> None:
+    r = rule(
+        when={"key": "scene.name"},
+        then=[
+            {"action": "obs.setScene", "args": {"name": "{{ mutation.value }}"}},
+            {"mutate": {"op": "set", "key": "test.{{ actor.id }}", "value": "{{ mutation.ts }}"}},
+            {"action": "log.write", "args": {"message": "{{ missing.x }}"}},
+        ],
+    )
+    planned = plan_steps(r, record("set", "scene.name", "BRB"), STATE)
+    assert planned[0] == {"step": 0, "action": "obs.setScene", "args": {"name": "BRB"}}
+    assert planned[1]["mutate"] == {"op": "set", "key": "test.alice", "value": 1000}
+    assert "template failed" in planned[2]["error"]
+
+
+PATTERNS = st.sampled_from(
+    ["a.b", "a.*", "a.b*", "*", "b.?", "a.[bc]", "decision.*", "x", "a.b.c", "*.c", "a.?.c"]
+)
+KEYS = st.sampled_from(["a.b", "a.c", "a.bb", "b.x", "a.b.c", "decision.db", "x", "y.c", "a.x.c"])
+
+
+@given(st.lists(PATTERNS, max_size=30), KEYS)
+def test_the_index_matches_exactly_what_a_scan_would(patterns: list[str], key: str) -> None:
+    rules = [rule(id=f"r{i}", when={"key": p}) for i, p in enumerate(patterns)]
+    expected = [r.id for r in rules if fnmatchcase(key, r.when.key)]
+    assert [r.id for r in RuleIndex(rules).match(key)] == expected
