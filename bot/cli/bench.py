@@ -117,7 +117,8 @@ def _increment(app: App, actor: Actor, key: str, seen: Seen) -> tuple[int, int, 
     conflicts = 0
     if seen is None:
         version, entry = app.store.read(key)
-        seen = (version, entry.value if entry else 0)
+        current: Any = entry.value if entry else 0
+        seen = (version, current)
     version, value = seen
     while True:
         mutation = Mutation(

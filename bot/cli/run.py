@@ -93,7 +93,7 @@ def _slack(app: App, args: argparse.Namespace) -> int:
 
     from bot.slack.adapter import SlackAdapter
     from bot.slack.bolt import build_bolt_app
-    from bot.slack.serve import EVENTS_PATH, http_server, socket_mode
+    from bot.slack.serve import EVENTS_PATH, http_server, run_socket_mode, socket_mode
     from bot.slack.settings import SlackSettings
 
     settings = SlackSettings.from_env(os.environ)  # ValueError: a usage error, named
@@ -109,7 +109,7 @@ def _slack(app: App, args: argparse.Namespace) -> int:
     try:
         if settings.socket_mode:
             log.info("slack: connecting in Socket Mode")
-            socket_mode(bolt, settings.app_token).start()
+            run_socket_mode(socket_mode(bolt, settings.app_token))
         else:
             server = http_server(bolt, args.host, port)
             url = f"http://{args.host}:{server.effective_port}{EVENTS_PATH}"
