@@ -7,10 +7,15 @@ The lease is renewed by a thread, so a long connector call keeps it."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
+import uuid
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
+
+from redis.exceptions import LockNotOwnedError
+from redis.lock import Lock
 
 from core.state.value_json import dumps
 from rules.keys import RuleKeys
@@ -31,35 +36,39 @@ class Claim(StrEnum):
 
 
 class Lease:
-    """One worker's hold on one job; ``acquire`` fails while another worker holds it."""
+    """One worker's hold on one job: redis-py's ``Lock`` (an owner token; renewal and release
+    check the token atomically, so a worker never renews or frees a lease another worker took
+    after its own lapsed). ``acquire`` fails while another worker holds it; a thread renews
+    it while the run works, so a long connector call keeps it."""
 
     def __init__(self, client: Redis, key: str, owner: str, ttl_sec: int) -> None:
-        self.redis = client
-        self.key = key
+        # thread_local=False: the renewing thread uses the token the job's thread acquired
+        self.lock = Lock(client, key, timeout=ttl_sec, blocking=False, thread_local=False)
         self.owner = owner
-        self.ttl_ms = ttl_sec * 1000
+        self.ttl_sec = ttl_sec
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def acquire(self) -> bool:
-        if not self.redis.set(self.key, self.owner, nx=True, px=self.ttl_ms):
+        if not self.lock.acquire(token=f"{self.owner}:{uuid.uuid4().hex}"):
             return False
         self._thread = threading.Thread(target=self._renew, name="lease", daemon=True)
         self._thread.start()
         return True
 
     def _renew(self) -> None:
-        while not self._stop.wait(self.ttl_ms / 3000):
-            if self.redis.get(self.key) != self.owner:
+        while not self._stop.wait(self.ttl_sec / 3):
+            try:
+                self.lock.reacquire()
+            except LockNotOwnedError:
                 return  # taken as abandoned meanwhile: nothing of ours left to renew
-            self.redis.pexpire(self.key, self.ttl_ms)
 
     def release(self) -> None:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
-        if self.redis.get(self.key) == self.owner:
-            self.redis.delete(self.key)
+        with contextlib.suppress(LockNotOwnedError):  # lapsed, perhaps taken: not ours to free
+            self.lock.release()
 
 
 class StepLedger:

