@@ -8,6 +8,7 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rq import Queue
@@ -30,8 +31,17 @@ class Progress:
 
 
 class RuleService:
-    def __init__(self, engine: Engine, queue: Queue, *, name: str | None = None) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        queue: Queue,
+        *,
+        name: str | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        """``clock``: seconds since the epoch, when ``for`` timers are due (tests set it)."""
         self.engine = engine
+        self.clock = clock
         self.queue = queue
         lease_sec = engine.book.automation.lease_sec
         self.consumer = LogConsumer(
@@ -61,7 +71,7 @@ class RuleService:
             self.consumer.ack(record.log_id)
             done += 1
         self.progress.handled += done
-        fired = self.engine.tick(int(time.time() * 1000))
+        fired = self.engine.tick(int(self.clock() * 1000))
         self.progress.started += fired
         if time.monotonic() - self._last_reap > 1.0:
             self._last_reap = time.monotonic()

@@ -35,17 +35,11 @@ class ProposalBox:
         )
         if not created:
             return self.get(proposal.id) or proposal
-        self.redis.zadd(self.keys.pending_proposals, {proposal.id: proposal.created_at})
         return proposal
 
     def get(self, proposal_id: str) -> Proposal | None:
         raw = self.redis.get(self.keys.proposal(proposal_id))
         return Proposal.model_validate_json(str(raw)) if raw else None
-
-    def pending(self) -> list[Proposal]:
-        ids = self.redis.zrange(self.keys.pending_proposals, 0, -1)
-        found = (self.get(str(i)) for i in ids)
-        return [p for p in found if p is not None and p.status is ProposalStatus.PENDING]
 
     def transition(
         self, proposal_id: str, expect: ProposalStatus, to: ProposalStatus, by: Actor | None
@@ -71,11 +65,8 @@ class ProposalBox:
                     continue
 
     def _write(self, pipe: Pipeline, proposal: Proposal) -> None:
-        key, pending = self.keys.proposal(proposal.id), self.keys.pending_proposals
         data = proposal.model_dump_json(by_alias=True)
         if proposal.status is ProposalStatus.PENDING:
-            pipe.set(key, data)
-            pipe.zadd(pending, {proposal.id: proposal.created_at})
+            pipe.set(self.keys.proposal(proposal.id), data)
         else:
-            pipe.set(key, data, ex=RESOLVED_TTL_SEC)
-            pipe.zrem(pending, proposal.id)
+            pipe.set(self.keys.proposal(proposal.id), data, ex=RESOLVED_TTL_SEC)

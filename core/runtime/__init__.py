@@ -8,7 +8,7 @@ from core.runtime.outcome_notes import discard_note, note_for
 from core.runtime.runner import Event, OutcomeEvent, Runtime
 from core.runtime.sessions import DEFAULT_SESSION_TTL_SEC, SessionStore
 from core.runtime.trace_events import TraceEvents
-from core.runtime.transcripts import TranscriptLine, Transcripts
+from core.runtime.transcripts import Transcripts
 
 __all__ = [
     "DEFAULT_SESSION_TTL_SEC",
@@ -18,7 +18,6 @@ __all__ = [
     "Runtime",
     "SessionStore",
     "TraceEvents",
-    "TranscriptLine",
     "Transcripts",
     "discard_note",
     "note_for",

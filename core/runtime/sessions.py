@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from core.deliberation.session import Session
 from core.errors import StoreError
 from core.state.keys import WorkspaceKeys, validate_session_id
+from core.state.scripts import LuaScript
 
 if TYPE_CHECKING:
     from redis import Redis
@@ -28,7 +29,7 @@ class SessionStore:
         self.redis = client
         self.keys = WorkspaceKeys(workspace)
         self.ttl_ms = ttl_sec * 1000
-        self._save = client.register_script(SAVE_LUA)
+        self._save = LuaScript(client, SAVE_LUA)
 
     def load(self, session_id: str) -> Session:
         """The saved session, or a fresh one (version 0) when there is none or it expired."""

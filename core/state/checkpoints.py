@@ -8,8 +8,6 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from pydantic import ValidationError
-
 from core.state.entry import Entry
 from core.state.keys import WorkspaceKeys
 
@@ -63,6 +61,6 @@ class Checkpoints:
             return None
         try:
             return Image.from_json(str(raw))
-        except (ValueError, KeyError, TypeError, ValidationError) as exc:
+        except (ValueError, KeyError, TypeError) as exc:  # ValidationError is a ValueError
             _log.warning("ignoring unreadable checkpoint %s: %s", self.keys.checkpoint, exc)
             return None

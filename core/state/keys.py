@@ -80,11 +80,6 @@ class WorkspaceKeys:
         return f"{self.tag}:rate:{key}:{actor}"
 
     @property
-    def events(self) -> str:
-        """Pub/sub channel announcing committed mutations."""
-        return f"{self.tag}:events"
-
-    @property
     def checkpoint(self) -> str:
         """String holding the latest replay checkpoint (JSON)."""
         return f"{self.tag}:checkpoint"
@@ -129,8 +124,3 @@ class WorkspaceKeys:
     def proposal(self, proposal_id: str) -> str:
         """String holding one agent proposal (JSON)."""
         return f"{self.tag}:proposal:{proposal_id}"
-
-    @property
-    def pending_proposals(self) -> str:
-        """Sorted set of pending proposal ids by creation time."""
-        return f"{self.tag}:proposals"

@@ -1,27 +1,47 @@
 """The Lua scripts of canonical state, in ``core/state/lua/`` with their KEYS/ARGV contracts
-written above them. Each runs through redis-py's ``Script``: by its SHA (EVALSHA), loaded
-again when the server has forgotten it (a restart, SCRIPT FLUSH, a failover).
-
-``bench/lua_calls.py`` measures ``Script`` against a bare EVALSHA: the same within noise."""
+written above them. Each runs by its SHA (EVALSHA) and is loaded again when the server has
+forgotten it (a restart, SCRIPT FLUSH, a failover)."""
 
 from __future__ import annotations
 
+import hashlib
 from importlib.resources import files
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from redis.exceptions import NoScriptError
 
 if TYPE_CHECKING:
     from redis import Redis
-    from redis.commands.core import Script
 
-__all__ = ["COMMIT_LUA", "READ_LUA", "commit_script", "read_script"]
+__all__ = ["COMMIT_LUA", "READ_LUA", "LuaScript", "commit_script", "read_script"]
 
 COMMIT_LUA = files("core.state").joinpath("lua", "commit.lua").read_text(encoding="utf-8")
 READ_LUA = files("core.state").joinpath("lua", "read.lua").read_text(encoding="utf-8")
 
 
-def commit_script(client: Redis) -> Script:
-    return client.register_script(COMMIT_LUA)
+class LuaScript:
+    """redis-py's ``Script`` without its per-call bookkeeping (a pipeline check, an import and
+    argument copies on every call). ``bench/lua_calls.py`` measured the difference on the read
+    script, the store's cheapest: 65 µs per call here against 74 µs through ``Script``, a ratio
+    of 1.12-1.13 over two runs (medians of 12 alternating rounds of 2,000 calls; a PING took
+    56 µs), so on every read and commit this class saves about a seventh of a round trip."""
+
+    def __init__(self, client: Redis, source: str) -> None:
+        self.client = client
+        self.source = source
+        self.sha = hashlib.sha1(source.encode()).hexdigest()
+
+    def __call__(self, keys: list[str], args: list[Any]) -> Any:
+        try:
+            return self.client.evalsha(self.sha, len(keys), *keys, *args)
+        except NoScriptError:
+            self.client.script_load(self.source)
+            return self.client.evalsha(self.sha, len(keys), *keys, *args)
 
 
-def read_script(client: Redis) -> Script:
-    return client.register_script(READ_LUA)
+def commit_script(client: Redis) -> LuaScript:
+    return LuaScript(client, COMMIT_LUA)
+
+
+def read_script(client: Redis) -> LuaScript:
+    return LuaScript(client, READ_LUA)

@@ -166,7 +166,6 @@ class StateStore:
                 rate.max if rate else 0,
                 rate.window_ms if rate else 0,
                 mutation.id,
-                keys.events,
                 limits.max_bytes,
                 limits.max_items,
             ],

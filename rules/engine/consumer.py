@@ -69,11 +69,3 @@ class LogConsumer:
     def pending(self) -> int:
         info = self.redis.xpending(self.keys.log, CONSUMER_GROUP)
         return int(info["pending"])
-
-    def lag(self) -> int | None:
-        """Log records not yet delivered to the group (None when Redis cannot say)."""
-        for group in self.redis.xinfo_groups(self.keys.log):
-            if group["name"] == CONSUMER_GROUP:
-                lag = group.get("lag")
-                return None if lag is None else int(lag)
-        return None

@@ -26,6 +26,7 @@ BENCH = Path(__file__).resolve().parent.parent.parent / "bench"
             "100 unrelated rules / 10 rules",
         ),
         ("commit_to_action.py", ["--mutations", "3"], "commit-to-action median"),
+        ("lua_calls.py", ["--rounds", "3", "--reps", "5"], "Script / LuaScript"),
     ],
 )
 def test_a_bench_runs(redis_client: object, script: str, args: list[str], headline: str) -> None:

@@ -40,12 +40,24 @@ def config_text(rules_yaml: str, automation: str = "") -> str:
 
 
 @dataclass
+class Clock:
+    """The rule service's clock: the real time, or a moment a test sets (``at_ms``), so a
+    ``for`` timer's second passes without sleeping through it."""
+
+    at_ms: int | None = None
+
+    def __call__(self) -> float:
+        return time.time() if self.at_ms is None else self.at_ms / 1000
+
+
+@dataclass
 class Rig:
     app: App
     queue: Queue
     engine: Engine
     service: RuleService
     env: dict[str, str]
+    clock: Clock
 
     def commit(
         self, op: str, key: str, value: Any = None, who: str = "moderator:mia", **fields: Any
@@ -111,6 +123,7 @@ def make_rig(
     book = app.rules
     install(WorkerContext(app.redis, app.gateway, book, default_registry(), env))
     engine = Engine(app.store, book, queue)
-    service = RuleService(engine, queue)
+    clock = Clock()
+    service = RuleService(engine, queue, clock=clock)
     service.start()
-    return Rig(app, queue, engine, service, env)
+    return Rig(app, queue, engine, service, env, clock)

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import hashlib
 
-from pydantic import ValidationError
-
 from core.deliberation.actions import (
     PROPOSAL_ACTIONS,
     ActionType,
@@ -162,7 +160,7 @@ def _commit(
 ) -> tuple[Session, list[Cmd]]:
     try:
         mutation = _mutation(model, msg, effect)
-    except (ValidationError, ValueError) as exc:
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError
         return model, [_notice(model, msg, f"This action cannot be committed: {exc}")]
     changed = _record(model.interaction, msg, ClickStatus.PENDING)
     return model.with_interaction(changed), [Commit(mutation, msg)]

@@ -25,9 +25,8 @@
 -- ARGV[10] rate limit: max commits per window per actor and key, 0 for none
 -- ARGV[11] rate limit window, milliseconds
 -- ARGV[12] mutation id
--- ARGV[13] pub/sub channel for committed mutations
--- ARGV[14] the most bytes the resulting value may take, 0 for no limit
--- ARGV[15] append only: the most items the resulting list may hold, 0 for no limit
+-- ARGV[13] the most bytes the resulting value may take, 0 for no limit
+-- ARGV[14] append only: the most items the resulting list may hold, 0 for no limit
 --
 -- Returns a flat array whose first element is the status:
 --   ok             : status, version, value, updatedAt, expiresAt, logId
@@ -122,7 +121,7 @@ elseif op == 'append' then
   if string.sub(base, 1, 1) ~= '[' then
     return {'type', 'append needs a list; ' .. key .. ' holds ' .. json_type(base)}
   end
-  local max_items = tonumber(ARGV[15])
+  local max_items = tonumber(ARGV[14])
   if max_items > 0 and #cjson.decode(base) + 1 > max_items then
     return {'schema', key .. ' may hold at most ' .. max_items .. ' items'}
   end
@@ -135,7 +134,7 @@ else
   return {'type', 'unknown op ' .. op}
 end
 
-local max_bytes = tonumber(ARGV[14])
+local max_bytes = tonumber(ARGV[13])
 if value and max_bytes > 0 and #value > max_bytes then
   return {'schema', key .. ' would take ' .. #value .. ' bytes, more than the ' .. max_bytes ..
           ' allowed'}
@@ -191,6 +190,4 @@ if rate_max > 0 then
   redis.call('PEXPIRE', KEYS[6], ARGV[11])
 end
 
-redis.call('PUBLISH', ARGV[13], '{"logId":"' .. log_id .. '","version":' .. sversion ..
-           ',"ts":' .. snow .. ',"mutation":' .. ARGV[6] .. '}')
 return {'ok', sversion, value or false, snow, expires_at, log_id}

@@ -3,6 +3,7 @@ the bench and embedded-Redis paths run as real processes."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 from redis import Redis
 
+from bot.cli.main import main, parser
 from tests.bot.cli.process import run
 from tests.conftest import delete_workspace, write_config
 
@@ -310,18 +312,31 @@ def test_bench_stops_with_the_reason_when_a_writer_fails(tmp_path: Path, workspa
     assert "rate_limited" in done.stderr or "too many changes" in done.stderr
 
 
-def test_every_command_has_help() -> None:
-    for argv in (
-        ["--help"],
-        ["state", "--help"],
-        ["state", "set", "--help"],
-        ["log", "--help"],
-        ["replay", "--help"],
-        ["bench", "commits", "--help"],
-        ["classify", "--help"],
-    ):
-        done = cli(*argv)
-        assert done.returncode == 0 and "usage: deliberate" in done.stdout
+def command_paths(
+    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
+) -> list[tuple[str, ...]]:
+    """Every command and subcommand the parser knows, found by walking its subparsers."""
+    found = [path]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found += command_paths(sub, (*path, name))
+    return found
+
+
+def test_every_command_has_help(capsys: pytest.CaptureFixture[str]) -> None:
+    paths = command_paths(parser())
+    # the ones people type most, so that the walk itself cannot come back short
+    for known in [("state",), ("state", "set"), ("log",), ("replay",), ("bench", "commits")]:
+        assert known in paths
+    for known in [("classify",), ("console",), ("trace",), ("worker",), ("run", "slack")]:
+        assert known in paths
+    for path in paths:
+        with pytest.raises(SystemExit) as done:
+            main([*path, "--help"])
+        assert done.value.code == 0, path
+        out = capsys.readouterr().out
+        assert out.startswith(f"usage: deliberate {' '.join(path)}".rstrip()), path
 
 
 @pytest.fixture(autouse=True)

@@ -15,11 +15,16 @@ from redis import Redis
 from bot.app import App, build_app
 from bot.json_logging import JsonFormatter
 from core.gateway.mutation_gateway import UnknownProposal
-from core.gateway.outcome import Pending, ProposalStatus
+from core.gateway.outcome import Pending, Proposal, ProposalStatus
 from core.state.actor import ActorKind
 from core.state.commit_result import Committed, Rejected, RejectReason
 from tests.conftest import write_config
 from tests.factories import actor, mutation
+from tests.reads import pending_proposals
+
+
+def waiting(app: App) -> list[Proposal]:
+    return pending_proposals(app.redis, app.store.workspace)
 
 
 def propose_scene(app: App, scene: str = "BRB") -> Pending:
@@ -32,7 +37,7 @@ def propose_scene(app: App, scene: str = "BRB") -> Pending:
 
 def test_an_agent_proposal_waits_and_a_person_applies_it(app: App) -> None:
     pending = propose_scene(app)
-    assert [p.id for p in app.gateway.proposals.pending()] == [pending.proposal.id]
+    assert [p.id for p in waiting(app)] == [pending.proposal.id]
     assert len(app.log) == 0
     outcome = app.gateway.apply_proposal(pending.proposal.id, actor("user:alice"))
     assert isinstance(outcome, Committed) and outcome.entry is not None
@@ -49,7 +54,7 @@ def test_an_agent_proposal_waits_and_a_person_applies_it(app: App) -> None:
     }
     [record] = app.log.latest(10)
     assert record.mutation.proposed_by == pending.mutation.actor
-    assert app.gateway.proposals.pending() == []
+    assert waiting(app) == []
     resolved = app.gateway.proposals.get(pending.proposal.id)
     assert resolved is not None and resolved.status is ProposalStatus.APPLIED
 
@@ -70,7 +75,7 @@ def test_a_protected_proposal_needs_a_moderator(app: App) -> None:
     denied = app.gateway.apply_proposal(pending.proposal.id, actor("user:alice"))
     assert isinstance(denied, Rejected) and denied.reason is RejectReason.PROTECTED
     assert app.store.get("stream.state") is None
-    assert [p.id for p in app.gateway.proposals.pending()] == [pending.proposal.id]
+    assert [p.id for p in waiting(app)] == [pending.proposal.id]
     applied = app.gateway.apply_proposal(pending.proposal.id, actor("moderator:mo"))
     assert isinstance(applied, Committed)
 
@@ -141,7 +146,7 @@ def test_a_retried_agent_mutation_makes_one_proposal_and_one_commit(app: App) ->
     first, again = app.gateway.propose(m), app.gateway.propose(m)
     assert isinstance(first, Pending) and isinstance(again, Pending)
     assert first.proposal.id == again.proposal.id == m.id
-    assert len(app.gateway.proposals.pending()) == 1
+    assert len(waiting(app)) == 1
     assert isinstance(app.gateway.apply_proposal(m.id, actor("user:alice")), Committed)
     retried = app.gateway.propose(m)
     assert isinstance(retried, Pending) and retried.proposal.status is ProposalStatus.APPLIED
@@ -211,4 +216,4 @@ def test_a_refused_apply_leaves_the_proposal_pending(app: App) -> None:
     assert isinstance(pending, Pending)
     refused = app.gateway.apply_proposal(pending.proposal.id, actor("user:alice"))
     assert isinstance(refused, Rejected) and refused.reason is RejectReason.PROTECTED
-    assert [p.id for p in app.gateway.proposals.pending()] == [pending.proposal.id]
+    assert [p.id for p in waiting(app)] == [pending.proposal.id]

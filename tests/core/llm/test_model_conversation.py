@@ -23,6 +23,7 @@ from core.state.actor import ActorKind
 from tests.factories import actor, mutation
 from tests.model_script import kind, label, output, proposing, user_payload
 from tests.openai_server import OpenAIServer, Reply, tool_call
+from tests.reads import pending_proposals
 
 ALICE, SAM = actor("user:alice"), actor("moderator:sam")
 
@@ -113,7 +114,7 @@ def test_malformed_model_output_falls_back_and_the_turn_goes_on(
     [view] = [e for e in events if isinstance(e, View)]
     assert view.text and view.candidate is not None  # the offline responder put it up
     assert view.candidate.text.strip()
-    assert len(app.log) == 0 and app.gateway.proposals.pending() == []
+    assert len(app.log) == 0 and pending_proposals(app.redis, app.store.workspace) == []
     session = SessionStore(app.redis, app.store.workspace).load("s1")
     assert session.working.pinned_decisions == []  # only a committed click pins a decision
 

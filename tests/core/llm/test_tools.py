@@ -15,6 +15,7 @@ from core.llm.replies import ToolCall
 from core.llm.tools import AgentTools
 from tests.conftest import write_config
 from tests.factories import actor, mutation
+from tests.reads import pending_proposals
 
 
 def tools(app: App) -> AgentTools:
@@ -48,7 +49,7 @@ def test_writes_become_proposals_and_commit_nothing(app: App) -> None:
         app, "compareAndSet", {"key": "decision.db", "expectedVersion": 0, "value": "x"}
     )
     assert ok and result["outcome"] == "pending"
-    assert app.store.entries() == [] and len(app.gateway.proposals.pending()) == 2
+    assert app.store.entries() == [] and len(pending_proposals(app.redis, app.store.workspace)) == 2
 
 
 def test_what_policy_denies_an_agent_is_refused(app: App) -> None:
@@ -75,7 +76,7 @@ def test_bad_calls_get_an_error_and_change_nothing(
 ) -> None:
     ok, result = call(app, name, arguments)
     assert not ok and str(result).startswith(problem)
-    assert app.gateway.proposals.pending() == [] and len(app.log) == 0
+    assert pending_proposals(app.redis, app.store.workspace) == [] and len(app.log) == 0
 
 
 def test_a_write_result_never_carries_a_value_back(

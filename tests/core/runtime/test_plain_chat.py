@@ -19,6 +19,7 @@ from core.llm.chat import ChatModel
 from core.state.store import Snapshot
 from tests.factories import actor, mutation
 from tests.openai_server import OpenAIServer, Reply, tool_call
+from tests.reads import pending_proposals
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 INJECTIONS = [line for line in (DATA / "injections.txt").read_text("utf-8").splitlines() if line]
@@ -102,7 +103,7 @@ def test_injections_with_an_obedient_model_mutate_nothing(
         runtime.send(f"inj-{n}", UserSaid(text=text, actor=actor("admin:root")))
     assert canonical(app) == before
     # what the model wrote waits for a person: proposals, never commits
-    pending = app.gateway.proposals.pending()
+    pending = pending_proposals(app.redis, app.store.workspace)
     assert pending and {p.mutation.actor.kind.value for p in pending} == {"agent"}
     assert "sk-live-123" not in json.dumps(openai_server.requests)
 

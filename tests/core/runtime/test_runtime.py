@@ -18,9 +18,9 @@ from core.deliberation.messages import ActionClicked, UserSaid
 from core.deliberation.view import View, ViewKind
 from core.runtime.runner import Event, OutcomeEvent, Runtime
 from core.runtime.sessions import SessionStore
-from core.runtime.transcripts import Transcripts
 from tests.conftest import write_config
 from tests.factories import actor
+from tests.reads import transcript
 
 ALICE, BOB = actor("user:alice"), actor("user:bob")
 SAM = actor("moderator:sam")
@@ -178,7 +178,7 @@ def test_racing_turns_of_one_session_lose_nothing(app: App) -> None:
         t.join()
     session = SessionStore(app.redis, app.store.workspace).load("race")
     assert session.interaction.turn_count == 16
-    lines = Transcripts(app.redis, app.store.workspace, 60).for_display("race", count=100)
+    lines = transcript(app.redis, app.store.workspace, "race")
     assert len(lines) == 32  # each turn: what was said, and the reply
 
 

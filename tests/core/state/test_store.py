@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 
 import pytest
@@ -248,19 +247,6 @@ def test_every_redis_key_of_a_workspace_carries_its_hash_tag(
     names = [n for n in redis_client.scan_iter(match=f"*{workspace}*", count=1000)]
     assert len(names) >= 6
     assert all(n.startswith(f"{{ws:{workspace}}}:") for n in names)
-
-
-def test_a_commit_is_published_with_its_version(store: StateStore) -> None:
-    pubsub = store.redis.pubsub()
-    pubsub.subscribe(store.keys.events)
-    assert pubsub.get_message(timeout=1)["type"] == "subscribe"  # type: ignore[index]
-    result = committed(store.commit(mutation("set", "k.a", "hello")))
-    message = pubsub.get_message(timeout=2)
-    pubsub.close()
-    assert message is not None
-    payload = json.loads(message["data"])
-    assert (payload["logId"], payload["version"]) == (result.log_id, 1)
-    assert payload["mutation"]["id"] == result.mutation.id
 
 
 def test_the_rate_limit_counts_commits_per_actor_and_key(store: StateStore) -> None:

@@ -3,7 +3,6 @@ their steps once, loops are cut, for-timers survive restarts, signals fire at th
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -40,6 +39,11 @@ def enqueued(rig: Rig) -> str:
     rig.commit("set", "test.a", 1)
     rig.service.drain()
     return str(rig.evaluations("evaluated")[0]["data"]["job"])
+
+
+def server_ms(client: Redis) -> int:
+    seconds, micros = client.time()
+    return int(seconds) * 1000 + int(micros) // 1000
 
 
 def test_a_commit_fires_the_rule_and_the_action_reaches_the_server(
@@ -128,19 +132,25 @@ def test_a_for_timer_survives_a_restart_and_fires_only_if_it_still_holds(
     rig.service.drain()
     assert "fires in 1s" in rig.evaluations("evaluated")[0]["data"]["why"]
     # the process that started the timer is gone; a new engine and consumer pick it up
-    restarted = RuleService(Engine(rig.app.store, rig.app.rules, rig.queue), rig.queue)
+    engine = Engine(rig.app.store, rig.app.rules, rig.queue)
+    restarted = RuleService(engine, rig.queue, clock=rig.clock)
     rig.service = restarted
     rig.engine = restarted.engine
-    time.sleep(1.1)
+    started = rig.last_record("test.state").ts
+    rig.clock.at_ms = started + 999
+    rig.work()
+    assert rig.app.store.get("test.noticed") is None  # not a moment before its second
+    rig.clock.at_ms = started + 1000
     rig.work()
     assert rig.app.store.get("test.noticed").value == "off"  # type: ignore[union-attr]
     assert "held for 1s" in rig.evaluations("evaluated")[1]["data"]["why"]
 
     rig.commit("set", "test.state", "off")
     rig.service.drain()
+    again = rig.last_record("test.state").ts
     rig.commit("set", "test.state", "on")  # stops holding: the timer is cancelled
     rig.work()
-    time.sleep(1.1)
+    rig.clock.at_ms = again + 1100
     rig.work()
     assert rig.app.store.version("test.noticed") == 1
     assert "for-timer is cancelled" in rig.evaluations("evaluated")[-1]["data"]["why"]
@@ -321,13 +331,17 @@ def test_for_without_to_starts_over_when_the_key_changes_again(
     rig = make_rig(tmp_path, redis_client, workspace, rules)
     rig.commit("set", "test.state", "a")
     rig.service.drain()
-    time.sleep(0.5)
+    first = rig.last_record("test.state").ts
+    while server_ms(redis_client) <= first:  # b lands at least a millisecond after a
+        pass
     rig.commit("set", "test.state", "b")  # the new value must hold a whole second itself
     rig.service.drain()
-    time.sleep(0.7)
+    second = rig.last_record("test.state").ts
+    assert second > first
+    rig.clock.at_ms = first + 1000  # a's second is over, b's is not
     rig.work()
     assert rig.app.store.get("test.noticed") is None
-    time.sleep(0.5)
+    rig.clock.at_ms = second + 1000
     rig.work()
     assert rig.app.store.get("test.noticed").value == "b"  # type: ignore[union-attr]
 
