@@ -4,12 +4,14 @@ shown in chat. Both Slack and Discord render what this returns; neither decides 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from pydantic import JsonValue
+
 from bot.explain import SECRET, evaluation_line, origin
+from core.deliberation.sentences import short
 from core.state.keys import validate_state_key
 
 if TYPE_CHECKING:
@@ -90,11 +92,10 @@ _COMMANDS: dict[str, Callable[[App, str], str]] = {
 }
 
 
-def _value(app: App, key: str, value: object) -> str:
+def _value(app: App, key: str, value: JsonValue) -> str:
     if app.policy.is_secret(key):
         return SECRET
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "…"
+    return short(value, VALUE_CHARS)
 
 
 def _with_more(lines: list[str], total: int) -> str:

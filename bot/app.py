@@ -64,7 +64,7 @@ class App:
         return RuleHistory(self.redis, RuleKeys(self.store.workspace), keep)
 
     @property
-    def beat_log(self) -> BeatHistory:
+    def beat_history(self) -> BeatHistory:
         return BeatHistory(self.redis, self.store.workspace)
 
     def runtime(self, model: ChatModel | None = None, *, use_env: bool = True) -> Runtime:
@@ -87,7 +87,7 @@ class App:
             classifier,
             responder,
             Transcripts(self.redis, self.store.workspace, ttl),
-            self.beat_log,
+            self.beat_history,
             trace,
         )
 

@@ -1,5 +1,5 @@
 """``log.write``: one structured line on the ``deliberate.connectors`` logger, its fields passed
-as ``extra={"fields": ...}`` the way ``core.jsonlog`` expects, with the correlation id that
+as ``extra={"fields": ...}`` the way ``bot.json_logging`` expects, with the correlation id that
 links it to the message, rule and mutation it came from."""
 
 from __future__ import annotations

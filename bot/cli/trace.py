@@ -37,7 +37,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def collect(app: App, correlation_id: str, scan: int = 10_000) -> list[dict[str, Any]]:
     """Every step of one correlation id, from all the logs, oldest first."""
     steps = app.trace.for_correlation(correlation_id, scan)
-    for evaluation in app.beat_log.for_correlation(correlation_id, scan):
+    for evaluation in app.beat_history.for_correlation(correlation_id, scan):
         steps.append({"ms": evaluation.pop("ms", 0), "event": "beats", "data": evaluation})
     for record in app.log.latest(scan):
         if record.mutation.correlation_id == correlation_id:

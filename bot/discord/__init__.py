@@ -1,2 +1,4 @@
 """The Discord adapter (discord.py 2.x): channels and threads as sessions, persistent buttons,
 moderators by role or permission, and ``/deliberate``. It translates; the core decides."""
+
+__all__: list[str] = []

@@ -22,7 +22,7 @@ __all__ = ["MAX_CUSTOM_ID", "TEMPLATE", "ButtonRef", "Clicks", "DeliberateButton
 
 MAX_CUSTOM_ID = 100  # Discord's limit
 PREFIX = "dlb:"
-# ids are printable without spaces (core.messages.ID_PATTERN); here without ":" either
+# ids are printable without spaces (core.deliberation.messages.ID_PATTERN); here without ":" either
 TEMPLATE = re.compile(
     r"dlb:(?P<action>[A-Za-z0-9]{1,40}):(?P<channel>[0-9]{1,20})"
     r":(?P<target>[\x21-\x39\x3b-\x7e]{1,100}):(?P<version>[0-9]{1,10})(?P<ask>:ask)?"

@@ -2,7 +2,8 @@
 
 Messages in, commands out (``update/``, one module per message kind), over a session's
 interaction state and working memory (``memory``); typed actions, the beat library and its
-evaluator, and the view an adapter renders."""
+evaluator, the view an adapter renders, and every sentence the core says to people about a
+click (``sentences``, used as a module)."""
 
 from core.deliberation.actions import (
     ACTION_NAME,

@@ -1,7 +1,7 @@
-"""The model as executor: one stateless frame per call, the reply validated as ExecutorOutput;
+"""The model as responder: one stateless frame per call, the reply validated as ExecutorOutput;
 any failure falls back to another responder (the offline one) and is logged, never raised.
 
-The model may call tools (``core.agent_tools``). Their results go into the ``context_state``
+The model may call tools (``core.llm.tools``). Their results go into the ``context_state``
 of a fresh frame for the next call, which is again one system and one user message: a tool
 round is never an assistant message replayed."""
 

@@ -1,5 +1,5 @@
 """The model's tools: ``getState``, ``getStatePrefix``, ``proposeMutation`` and
-``compareAndSet``, offered as function tools to the executor.
+``compareAndSet``, offered as function tools to the model responder.
 
 Reads never return a ``secret`` key (not even whether it exists). Writes go through the
 gateway as the ``agent`` actor, so they become proposals for a person unless policy says

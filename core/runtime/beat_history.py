@@ -26,7 +26,7 @@ class BeatHistory:
     def append(self, session_id: str, correlation_id: str, result: EvaluationResult) -> str:
         return str(
             self.redis.xadd(
-                self.keys.beat_log,
+                self.keys.beat_history,
                 {
                     "session": session_id,
                     "correlation_id": correlation_id,
@@ -39,7 +39,7 @@ class BeatHistory:
 
     def for_correlation(self, correlation_id: str, scan: int = 1000) -> list[dict[str, Any]]:
         """The evaluations of one turn or click, oldest first (among the newest ``scan``)."""
-        rows = stream_rows(self.redis.xrevrange(self.keys.beat_log, count=scan))
+        rows = stream_rows(self.redis.xrevrange(self.keys.beat_history, count=scan))
         return [
             {"ms": stream_ms(row_id), "session": f["session"]} | json.loads(f["evaluation"])
             for row_id, f in reversed(rows)

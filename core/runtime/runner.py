@@ -63,7 +63,7 @@ class Runtime:
         classifier: Classifier,
         responder: Answering,
         transcripts: Transcripts,
-        beat_log: BeatHistory,
+        beat_history: BeatHistory,
         trace: TraceEvents,
     ) -> None:
         self.loop = loop
@@ -72,7 +72,7 @@ class Runtime:
         self.classifier = classifier
         self.responder = responder
         self.transcripts = transcripts
-        self.beat_log = beat_log
+        self.beat_history = beat_history
         self.trace = trace
 
     def send(self, session_id: str, msg: UserSaid | ActionClicked) -> list[Event]:
@@ -120,7 +120,7 @@ class Runtime:
         elif isinstance(cmd, ResolveProposal):
             return self._done(session_id, cmd.click, self._resolve(cmd), events)
         elif isinstance(cmd, LogEvaluation):
-            self.beat_log.append(session_id, cmd.correlation_id, cmd.result)
+            self.beat_history.append(session_id, cmd.correlation_id, cmd.result)
         elif isinstance(cmd, Show):
             events.append(cmd.view)
         return None

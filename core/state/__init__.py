@@ -20,7 +20,7 @@ from core.state.limits import DEFAULT_IDEMPOTENCY_TTL_SEC, NO_LIMITS, CommitLimi
 from core.state.mutation import MAX_TTL_SEC, Mutation, Op, new_id
 from core.state.mutation_log import LogRecord, MutationLog
 from core.state.replay import Difference, Replayer, ReplayMismatch, apply, stream_id_le, visible
-from core.state.scripts import COMMIT_LUA, READ_LUA, commit_script, read_script
+from core.state.scripts import COMMIT_LUA, READ_LUA, LuaScript, commit_script, read_script
 from core.state.store import Snapshot, StateStore, ttl_ms
 from core.state.streams import Row, stream_ms, stream_rows
 from core.state.value_json import dumps
@@ -41,6 +41,7 @@ __all__ = [
     "Entry",
     "Image",
     "LogRecord",
+    "LuaScript",
     "Mutation",
     "MutationLog",
     "Op",

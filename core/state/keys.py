@@ -108,7 +108,7 @@ class WorkspaceKeys:
         return f"{self.tag}:transcript:{session_id}"
 
     @property
-    def beat_log(self) -> str:
+    def beat_history(self) -> str:
         """Capped stream of evaluations: which beats fired on each turn, and why."""
         return f"{self.tag}:beats"
 

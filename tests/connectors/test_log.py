@@ -1,4 +1,4 @@
-"""log.write: one record on the deliberate.connectors logger, fields as core.jsonlog expects."""
+"""log.write: one record on the deliberate.connectors logger, fields as bot.json_logging expects."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from tests.connectors.conftest import LogLines, context, run
 
 @pytest.fixture
 def connector_log() -> Iterator[LogLines]:
-    # on the logger itself: core.jsonlog.configure() turns propagation off
+    # on the logger itself: bot.json_logging.configure() turns propagation off
     logger = logging.getLogger("deliberate.connectors")
     handler, level = LogLines(), logger.level
     logger.addHandler(handler)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 
+from core.deliberation import sentences as say
 from core.deliberation.actions import (
     PROPOSAL_ACTIONS,
     ActionType,
@@ -42,15 +43,13 @@ from core.state.mutation import Mutation
 
 __all__ = ["action_mutation_id", "on_clicked", "on_done"]
 
-STALE = "This suggestion changed; here is the current one."
-
 
 def on_clicked(
     settings: LoopSettings, model: Session, msg: ActionClicked
 ) -> tuple[Session, list[Cmd]]:
     state = model.interaction
     if not (is_builtin(msg.action) or msg.action in settings.actions):
-        return model, [_notice(model, msg, f"{msg.action} is not an action this bot knows.")]
+        return model, [_notice(model, msg, say.unknown_action(msg.action))]
     earlier = next((c for c in state.clicks if c.click_id == msg.click_id), None)
     if earlier is not None:
         return _again(settings, model, msg, earlier)
@@ -64,7 +63,7 @@ def on_clicked(
         return _stale(settings, model, msg)
     done = _done_before(state, msg)
     if done is not None:
-        return model, [_notice(model, msg, f"Already done by {done.by}.")]
+        return model, [_notice(model, msg, say.already_done(done.by))]
     effect = _effect(settings, model, msg)
     if effect.generate is not None:
         return _generate(settings, model, msg, effect)
@@ -89,13 +88,13 @@ def _again(
         effect = _effect(settings, model, msg)
         if effect.op is not None:
             return model, [Commit(_mutation(model, msg, effect), msg)]
-    return model, [_notice(model, msg, f"This click was already handled ({earlier.status}).")]
+    return model, [_notice(model, msg, say.already_handled(earlier.status))]
 
 
 def _on_proposal(model: Session, msg: ActionClicked) -> tuple[Session, list[Cmd]]:
     state = model.interaction
     if all(p.id != msg.target_id for p in state.pending_proposals):
-        return model, [_notice(model, msg, "This proposal is no longer pending.")]
+        return model, [_notice(model, msg, say.NO_LONGER_PENDING)]
     changed = _record(state, msg, ClickStatus.PENDING)
     apply = msg.action == ActionType.APPLY_PROPOSAL
     return model.with_interaction(changed), [ResolveProposal(apply, msg)]
@@ -103,7 +102,7 @@ def _on_proposal(model: Session, msg: ActionClicked) -> tuple[Session, list[Cmd]
 
 def _stale(settings: LoopSettings, model: Session, msg: ActionClicked) -> tuple[Session, list[Cmd]]:
     state = model.interaction
-    text = STALE if state.candidate else "This suggestion is no longer on the table."
+    text = say.STALE if state.candidate else say.GONE
     if state.candidate:
         text += f'\n"{state.candidate.text}"'
     _, cmds = show(settings, model, state, msg.correlation_id, ViewKind.NOTICE, text)
@@ -161,7 +160,7 @@ def _commit(
     try:
         mutation = _mutation(model, msg, effect)
     except ValueError as exc:  # pydantic's ValidationError is a ValueError
-        return model, [_notice(model, msg, f"This action cannot be committed: {exc}")]
+        return model, [_notice(model, msg, say.cannot_commit(exc))]
     changed = _record(model.interaction, msg, ClickStatus.PENDING)
     return model.with_interaction(changed), [Commit(mutation, msg)]
 
@@ -205,8 +204,7 @@ def on_done(settings: LoopSettings, model: Session, msg: ActionDone) -> tuple[Se
         kept = [p for p in state.pending_proposals if p.id != click.target_id]
         state = state.model_copy(update={"pending_proposals": kept})
     if not ok:
-        text = f"Not done: {note.message}"
-        return model.with_interaction(state), [_notice(model, click, text)]
+        return model.with_interaction(state), [_notice(model, click, say.not_done(note.message))]
     if note.outcome == "committed" and note.key is not None and note.version is not None:
         decided = {**state.decided, note.key: note.version}
         state = state.model_copy(update={"decided": dict(list(decided.items())[-MAX_CLICKS:])})
@@ -215,7 +213,7 @@ def on_done(settings: LoopSettings, model: Session, msg: ActionDone) -> tuple[Se
         if isinstance(note.value, str) and note.value.strip():
             pinned = ContextStateDelta(pin_decisions=[note.value[:300]])
             model = model.model_copy(update={"working": merge(model.working, pinned)})
-    text = f"{note.message} (by {note.by or click.actor})"
+    text = say.by_whom(note.message, note.by or str(click.actor))
     return show(settings, model, state, click.correlation_id, ViewKind.OUTCOME, text)
 
 

@@ -1,4 +1,4 @@
-"""The executor: offline templates, the one frame per turn, and the model responder against a
+"""The responders: offline templates, the one frame per turn, and the model responder against a
 local OpenAI-protocol server, falling back to the templates on any bad reply."""
 
 from __future__ import annotations

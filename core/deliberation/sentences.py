@@ -1,0 +1,89 @@
+"""Every sentence the core says to people about a click, in one place: the notices of the
+loop (a stale, unknown, repeated or impossible click) and the words for what a click came to
+(committed, proposed, refused, discarded), which the runtime puts into each outcome. Slack,
+Discord, the console and ``--json`` all show these words as they are."""
+
+from __future__ import annotations
+
+import json
+
+from pydantic import JsonValue
+
+__all__ = [
+    "GONE",
+    "NO_LONGER_PENDING",
+    "STALE",
+    "already_done",
+    "already_handled",
+    "already_resolved",
+    "applying_now",
+    "by_whom",
+    "cannot_commit",
+    "committed",
+    "conflict",
+    "discarded",
+    "not_done",
+    "proposed",
+    "short",
+    "unknown_action",
+]
+
+STALE = "This suggestion changed; here is the current one."
+GONE = "This suggestion is no longer on the table."
+NO_LONGER_PENDING = "This proposal is no longer pending."
+
+
+def short(value: JsonValue, limit: int = 200) -> str:
+    """A value as people read it: JSON, cut to ``limit`` characters with an ellipsis."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def unknown_action(action: str) -> str:
+    return f"{action} is not an action this bot knows."
+
+
+def already_done(by: str) -> str:
+    return f"Already done by {by}."
+
+
+def already_handled(status: str) -> str:
+    return f"This click was already handled ({status})."
+
+
+def cannot_commit(problem: Exception) -> str:
+    return f"This action cannot be committed: {problem}"
+
+
+def not_done(message: str) -> str:
+    return f"Not done: {message}"
+
+
+def by_whom(message: str, by: str) -> str:
+    return f"{message} (by {by})"
+
+
+def committed(op: str, key: str, value: JsonValue, version: int, duplicate: bool) -> str:
+    shown = "" if value is None else f" {short(value)}"
+    again = " (already committed)" if duplicate else ""
+    return f"Committed: {op} {key}{shown} (v{version}){again}"
+
+
+def proposed(summary: str) -> str:
+    return f"Proposed: {summary}; awaits a person with the right role"
+
+
+def conflict(key: str, value: JsonValue, version: int, by: str) -> str:
+    return f"{key} was changed elsewhere: it is {short(value)} (v{version}, by {by})"
+
+
+def applying_now() -> str:
+    return "someone was applying this proposal just now; try again"
+
+
+def already_resolved(status: str, by: str | None) -> str:
+    return f"this proposal was already {status}{f' by {by}' if by else ''}"
+
+
+def discarded(summary: str) -> str:
+    return f"Discarded proposal: {summary}"
