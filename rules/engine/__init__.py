@@ -1,6 +1,6 @@
-"""The rule engine's side: reading the mutation log as a consumer group, matching rules by key,
-checking their triggers and conditions, ``for`` timers and signals, and admitting runs onto
-the queue as their mode and cooldown allow."""
+"""The rule engine's side: reading the mutation log as a consumer group, checking the triggers
+and conditions of the rules a key matches (the book's index), ``for`` timers and signals, and
+admitting runs onto the queue as their mode and cooldown allow."""
 
 from rules.engine.admission import Admission, RunStarter, job_id_for
 from rules.engine.conditions import Check, check_condition, check_rule, check_trigger, plan_steps
