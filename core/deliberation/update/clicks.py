@@ -1,6 +1,6 @@
-"""The click half of the settings (pure, like the rest of it): a click is checked against the
-session it was rendered for, then becomes at most one command; the command's result updates
-the session and the view.
+"""The loop's update for clicks, ``ActionClicked`` and ``ActionDone`` (pure, like the rest of
+it): a click is checked against the session it was rendered for, then becomes at most one
+command; the command's result updates the session and the view.
 
 A click carries only identification. Here it is checked for staleness (the candidate moved
 on), for being done already (someone's click on the same version finished), and for being a
@@ -55,11 +55,7 @@ def on_clicked(
         return _again(settings, model, msg, earlier)
     if msg.action in PROPOSAL_ACTIONS:
         return _on_proposal(model, msg)
-    candidate = state.candidate
-    if candidate is None or (candidate.id, candidate.version) != (
-        msg.target_id,
-        msg.expected_version,
-    ):
+    if not _on_current(state, msg):
         return _stale(settings, model, msg)
     done = _done_before(state, msg)
     if done is not None:
@@ -79,11 +75,7 @@ def _again(
     if earlier.status is ClickStatus.PENDING and msg.action in PROPOSAL_ACTIONS:
         return model, [ResolveProposal(msg.action == ActionType.APPLY_PROPOSAL, msg)]
     if earlier.status is ClickStatus.PENDING:
-        candidate = model.interaction.candidate
-        if candidate is None or (candidate.id, candidate.version) != (
-            msg.target_id,
-            msg.expected_version,
-        ):
+        if not _on_current(model.interaction, msg):
             return _stale(settings, model, msg)
         effect = _effect(settings, model, msg)
         if effect.op is not None:
@@ -107,6 +99,15 @@ def _stale(settings: LoopSettings, model: Session, msg: ActionClicked) -> tuple[
         text += f'\n"{state.candidate.text}"'
     _, cmds = show(settings, model, state, msg.correlation_id, ViewKind.NOTICE, text)
     return model, [_ephemeral(c) for c in cmds]
+
+
+def _on_current(state: InteractionState, msg: ActionClicked) -> bool:
+    """Whether the click was made on the candidate as it is now (same id, same version)."""
+    candidate = state.candidate
+    return candidate is not None and (candidate.id, candidate.version) == (
+        msg.target_id,
+        msg.expected_version,
+    )
 
 
 def _done_before(state: InteractionState, msg: ActionClicked) -> ClickRecord | None:
