@@ -10,14 +10,15 @@ from typing import TYPE_CHECKING
 
 from pydantic import JsonValue
 
-from bot.explain import SECRET, evaluation_line, origin
+from bot.explain import SECRET, evaluation_line, last_change, origin, unsearched
 from core.deliberation.sentences import short
 from core.state.keys import validate_state_key
+from core.state.mutation_log import LogRecord
 
 if TYPE_CHECKING:
     from bot.app import App
 
-__all__ = ["HELP", "answer"]
+__all__ = ["HELP", "KEY_SCAN", "answer"]
 
 HELP = """\
 /deliberate state [PREFIX]  live state, e.g. /deliberate state decision.
@@ -28,6 +29,7 @@ HELP = """\
 Answers are shown to you alone. State changes only through buttons and rules."""
 
 MAX_LINES = 30
+KEY_SCAN = 2000  # the most log records ``log KEY`` and ``why KEY`` read: any member may ask
 VALUE_CHARS = 120
 
 
@@ -55,27 +57,42 @@ def _state(app: App, prefix: str) -> str:
 
 
 def _log(app: App, key: str) -> str:
-    records = app.log.latest(MAX_LINES, key=validate_state_key(key) if key else None)
-    if not records:
-        return f"No mutation of {key} in the log." if key else "The log is empty."
-    lines = []
-    for record in records:
-        m = record.mutation
-        value = "" if m.value is None else f" {_value(app, m.key, m.value)}"
-        when = datetime.fromtimestamp(record.ts / 1000, UTC).strftime("%m-%d %H:%M:%SZ")
-        lines.append(f"{when}  {m.actor}  {m.op.value} {m.key}{value} -> v{record.version}")
+    if not key:
+        records = app.log.latest(MAX_LINES)
+        return "\n".join(_log_line(app, r) for r in records) if records else "The log is empty."
+    key = validate_state_key(key)
+    if app.store.version(key) == 0:
+        return f"{key} was never written."
+    history = app.log.of_key(key, MAX_LINES, scan=KEY_SCAN)
+    lines = [_log_line(app, record) for record in history.records]
+    if not history.complete:
+        lines.append(unsearched(app, key, history))
+    elif not lines:
+        lines.append(f"No mutation of {key} is left in the log.")
     return "\n".join(lines)
+
+
+def _log_line(app: App, record: LogRecord) -> str:
+    m = record.mutation
+    value = "" if m.value is None else f" {_value(app, m.key, m.value)}"
+    when = datetime.fromtimestamp(record.ts / 1000, UTC).strftime("%m-%d %H:%M:%SZ")
+    return f"{when}  {m.actor}  {m.op.value} {m.key}{value} -> v{record.version}"
 
 
 def _why(app: App, key: str) -> str:
     if not key:
         raise ValueError("why needs a KEY, e.g. /deliberate why scene.name")
     key = validate_state_key(key)
-    records = app.log.latest(1, key=key)
+    version = app.store.version(key)
+    if version == 0:
+        return f"{key} was never written."
+    reveal = not app.policy.is_secret(key)
+    history = app.log.of_key(key, 1, scan=KEY_SCAN)
+    if history.records:
+        lines = [origin(app, history.records[-1], reveal=reveal)]
+    else:
+        lines = [last_change(app, key, version, history, reveal=reveal)]
     rows = app.evaluations.for_key(key, 10)
-    lines = [origin(app, records[-1], reveal=not app.policy.is_secret(key))] if records else []
-    if not records:
-        lines.append(f"{key}: no mutation in the log")
     lines.extend(f"  {evaluation_line(row)}" for row in rows)
     return "\n".join(lines)
 

@@ -4,19 +4,21 @@ derived it and that rule's cause) and what rules did with its changes. Shared by
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from bot.cli.render import json_line, rule_step, rule_verdict
 from core.state.mutation import Mutation
-from core.state.mutation_log import LogRecord
+from core.state.mutation_log import KeyHistory, LogRecord
 
 if TYPE_CHECKING:
     from bot.app import App
 
-__all__ = ["SECRET", "evaluation_line", "origin"]
+__all__ = ["SECRET", "evaluation_line", "last_change", "origin", "unsearched"]
 
 SECRET = "(secret)"
 CAUSE_SCAN = 5000  # how far back the cause of a derived mutation is looked for
+_WHEN = "%Y-%m-%d %H:%M:%SZ"
 
 
 def origin(app: App, record: LogRecord, *, reveal: bool = True) -> str:
@@ -36,6 +38,32 @@ def origin(app: App, record: LogRecord, *, reveal: bool = True) -> str:
         if cause is not None:
             line += f" from {cause.key} ({cause.op.value} by {cause.actor}, mutation {cause.id})"
     return line + f"\n  mutation {m.id}, correlation {m.correlation_id}"
+
+
+def last_change(app: App, key: str, version: int, history: KeyHistory, *, reveal: bool) -> str:
+    """What the entry itself says of ``key``'s last change, when its log record was not
+    found among the records ``history`` read."""
+    entry = app.store.get(key)
+    if entry is None or entry.version != version:
+        line = f"{key}: v{version}, since deleted or expired"
+    else:
+        shown = json_line(entry.value)[:120] if reveal else SECRET
+        when = datetime.fromtimestamp(entry.updated_at / 1000, UTC).strftime(_WHEN)
+        line = f"{key}: v{version} by {entry.updated_by} at {when} = {shown}"
+        if entry.meta.get("reason"):
+            line += f", reason: {entry.meta['reason']}"
+    if history.complete:
+        return line + "\n  its mutation is no longer in the log"
+    return line + f"\n  its mutation is older than the newest {history.scanned} records of the log"
+
+
+def unsearched(app: App, key: str, history: KeyHistory) -> str:
+    """The honest end of an answer that read only the newest records of a long log."""
+    lead = "No older change" if history.records else "No change"
+    return (
+        f"{lead} of {key} among the newest {history.scanned} records of the log "
+        f"(it holds {len(app.log)}); older ones are not searched here."
+    )
 
 
 def _cause(app: App, mutation_id: str | None) -> Mutation | None:

@@ -48,7 +48,11 @@ class RuleHistory:
         corr, key = str(payload.get("correlationId", "-")), str(payload.get("key", ""))
         self.record(corr, key, "action.failed", data)
 
-    def _rows(self, scan: int) -> list[dict[str, Any]]:
+    def _rows(
+        self, scan: int, field: str | None = None, value: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The newest ``scan`` records (whose ``field`` is ``value``, if given), oldest first;
+        only those are parsed (any member may ask ``why``)."""
         rows = stream_rows(self.redis.xrevrange(self.keys.evaluations, count=scan))
         return [
             {
@@ -60,11 +64,12 @@ class RuleHistory:
                 "data": json.loads(f["data"]),
             }
             for row_id, f in reversed(rows)
+            if field is None or f[field] == value
         ]
 
     def for_correlation(self, correlation_id: str, scan: int = 10_000) -> list[dict[str, Any]]:
-        return [row for row in self._rows(scan) if row["corr"] == correlation_id]
+        return self._rows(scan, "corr", correlation_id)
 
     def for_key(self, key: str, limit: int = 20, scan: int = 10_000) -> list[dict[str, Any]]:
         """The newest ``limit`` records about mutations of ``key``, oldest first."""
-        return [row for row in self._rows(scan) if row["key"] == key][-limit:]
+        return self._rows(scan, "key", key)[-limit:]

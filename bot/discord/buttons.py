@@ -42,9 +42,10 @@ class ButtonRef(BaseModel):
 
     @classmethod
     def of(cls, match: re.Match[str]) -> ButtonRef:
-        """ValueError when the fields, though shaped right, are not valid."""
+        """ValueError when the fields, though shaped right, are not valid, or are not spelled
+        as ``custom_id`` spells them."""
         try:
-            return cls(
+            ref = cls(
                 action=match["action"],
                 session=session_id(int(match["channel"])),
                 target_id=match["target"],
@@ -53,6 +54,9 @@ class ButtonRef(BaseModel):
             )
         except ValidationError:
             raise ValueError("this button's data is not valid") from None
+        if ref.custom_id() != match[0]:  # 007 for 7, 0 for a channel: one button, one spelling
+            raise ValueError("this button's data is not valid")
+        return ref
 
     @property
     def channel_id(self) -> int:

@@ -1,6 +1,8 @@
-"""What a Slack button carries: its ``action_id`` is our prefix plus the action type, its
-``value`` the session, the candidate (or proposal) id and the expected version. Nothing else:
-the click handler reloads state and checks the rest. Anything that does not parse is refused."""
+"""What a Slack button carries: its ``action_id`` is our prefix plus the action type and its
+position, its ``value`` the session, the candidate (or proposal) id and the expected version.
+Nothing else: the click handler reloads state and checks the rest. Anything that does not
+parse is refused, and so is any spelling but the one made here (``007``, ``true`` or
+``"7"`` for a version, spaces, keys in another order): one button, one spelling."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ __all__ = ["ACTION_ID", "ButtonRef", "action_id", "button_value", "parse_button"
 
 PREFIX = "deliberate:"
 ACTION_ID = re.compile(r"^deliberate:")  # what the click listener matches
-_ACTION_ID = re.compile(r"^deliberate:([A-Za-z0-9]+)(?::\d+)?$")
+_ACTION_ID = re.compile(r"deliberate:([A-Za-z0-9]{1,40}):(0|[1-9][0-9]{0,2})")  # fullmatch
 
 
 class ButtonRef(BaseModel):
@@ -31,6 +33,10 @@ class ButtonRef(BaseModel):
     session: str = Field(alias="s")
     target_id: str = Field(alias="t", pattern=ID_PATTERN)
     version: int = Field(alias="v", ge=0)
+    position: int = Field(default=0, ge=0)  # in its message: from the action id
+
+    def value(self) -> str:
+        return _value(self.session, self.target_id, self.version)
 
 
 def action_id(button: Button, position: int) -> str:
@@ -39,23 +45,31 @@ def action_id(button: Button, position: int) -> str:
 
 
 def button_value(session_id: str, button: Button) -> str:
+    return _value(session_id, button.target_id, button.target_version)
+
+
+def _value(session_id: str, target_id: str, version: int) -> str:
     # compact: Slack allows 2000 characters, and session ids are at most 200
-    ref = {"s": session_id, "t": button.target_id, "v": button.target_version}
+    ref = {"s": session_id, "t": target_id, "v": version}
     return json.dumps(ref, separators=(",", ":"))
 
 
 def parse_button(action_id_text: str, value: str | None) -> ButtonRef:
     """The button behind a click; ValueError when it is not one of ours or was tampered with."""
-    matched = _ACTION_ID.match(action_id_text or "")
+    matched = _ACTION_ID.fullmatch(action_id_text or "")
     if matched is None or not value:
         raise ValueError("this button is not one Deliberate made")
     try:
         data = json.loads(value)
         if not isinstance(data, dict):
             raise ValueError("not an object")
-        ref = ButtonRef.model_validate({**data, "action": matched.group(1)})
+        ref = ButtonRef.model_validate(
+            {**data, "action": matched.group(1), "position": int(matched.group(2))}
+        )
         if not SESSION.match(ref.session):
             raise ValueError("not a Slack thread's session")
-    except (ValidationError, ValueError):  # JSONDecodeError is a ValueError
+        if ref.value() != value:
+            raise ValueError("not spelled as Deliberate spells it")
+    except (ValidationError, ValueError, RecursionError):  # JSONDecodeError is a ValueError
         raise ValueError("this button's data is not valid") from None
     return ref

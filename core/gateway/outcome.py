@@ -31,7 +31,8 @@ class Proposal(BaseModel):
     mutation: Mutation
     created_at: int = Field(default_factory=lambda: int(time.time() * 1000))
     status: ProposalStatus = ProposalStatus.PENDING
-    resolved_by: Actor | None = None
+    resolved_by: Actor | None = None  # who applied (or is applying) or discarded it
+    resolved_at: int | None = None  # when, epoch milliseconds
 
     @property
     def proposed_by(self) -> Actor:

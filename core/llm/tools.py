@@ -19,6 +19,7 @@ from core.deliberation.memory import ProposalRef
 from core.gateway.mutation_gateway import MutationGateway
 from core.gateway.outcome import Outcome, Pending
 from core.llm.replies import ToolCall, first_error
+from core.state import value_json
 from core.state.actor import Actor
 from core.state.entry import Entry
 from core.state.mutation import Mutation, Op
@@ -105,7 +106,14 @@ class AgentTools:
 
     def call(self, call: ToolCall, correlation_id: str) -> ToolResult:
         try:
-            args = json.loads(call.arguments or "{}")
+            args = value_json.loads(call.arguments or "{}")
+        except json.JSONDecodeError as exc:
+            return ToolResult(call.name, False, f"arguments are not JSON: {exc.msg}")
+        except ValueError as exc:  # NaN, Infinity, a number too large for a float
+            return ToolResult(call.name, False, f"arguments are not JSON: {exc}")
+        except RecursionError:
+            return ToolResult(call.name, False, "arguments are not JSON: nested too deeply")
+        try:
             if call.name == "getState":
                 return self._get_state(_GetState.model_validate(args))
             if call.name == "getStatePrefix":
@@ -118,8 +126,6 @@ class AgentTools:
                 cas = _CompareAndSet.model_validate(args)
                 write = _ProposeMutation(op="set", key=cas.key, value=cas.value)
                 return self._propose(call.name, write, correlation_id, cas.expected_version)
-        except json.JSONDecodeError as exc:
-            return ToolResult(call.name, False, f"arguments are not JSON: {exc.msg}")
         except ValidationError as exc:
             return ToolResult(call.name, False, f"bad arguments: {first_error(exc)}")
         return ToolResult(call.name, False, f"no tool named {call.name[:60]!r}")

@@ -16,7 +16,7 @@ from core.state.streams import stream_rows
 if TYPE_CHECKING:
     from redis import Redis
 
-__all__ = ["LogRecord", "MutationLog"]
+__all__ = ["KeyHistory", "LogRecord", "MutationLog"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,17 @@ class LogRecord:
         return data
 
 
+@dataclass(frozen=True)
+class KeyHistory:
+    """The newest records of one key (oldest first) found among the newest ``scanned``
+    records of the log. ``complete``: nothing the question asked for lies beyond the scan (it
+    found ``limit`` records, or the key's first version, or reached the start of the log)."""
+
+    records: list[LogRecord]
+    scanned: int
+    complete: bool
+
+
 class MutationLog:
     def __init__(self, client: Redis, keys: WorkspaceKeys) -> None:
         self.redis = client
@@ -75,18 +86,35 @@ class MutationLog:
         return LogRecord.from_stream(*rows[0]) if rows else None
 
     def latest(self, limit: int, key: str | None = None, batch: int = 500) -> list[LogRecord]:
-        """The newest ``limit`` records (of ``key`` only, if given), oldest first."""
+        """The newest ``limit`` records (of ``key`` only, if given), oldest first: the whole
+        log is read if need be (an operator's question; see ``of_key`` for a bounded one)."""
+        if key is not None:
+            return self.of_key(key, limit, scan=None, batch=batch).records
+        if limit <= 0:
+            return []
+        rows = stream_rows(self.redis.xrevrange(self.keys.log, count=limit))
+        return [LogRecord.from_stream(log_id, fields) for log_id, fields in reversed(rows)]
+
+    def of_key(self, key: str, limit: int, scan: int | None, batch: int = 500) -> KeyHistory:
+        """The newest ``limit`` records of ``key``, looked for among the newest ``scan``
+        records of the log at most (``None``: all of them)."""
         found: list[LogRecord] = []
-        end = "+"
-        while len(found) < limit:
-            chunk = stream_rows(self.redis.xrevrange(self.keys.log, end, "-", count=batch))
+        if limit <= 0:
+            return KeyHistory(found, 0, complete=True)
+        end, scanned = "+", 0
+        while scan is None or scanned < scan:
+            count = batch if scan is None else min(batch, scan - scanned)
+            chunk = stream_rows(self.redis.xrevrange(self.keys.log, end, "-", count=count))
+            scanned += len(chunk)
             for log_id, fields in chunk:
+                if key not in fields["mutation"]:  # a key needs no escaping in JSON
+                    continue
                 record = LogRecord.from_stream(log_id, fields)
-                if key is None or record.mutation.key == key:
+                if record.mutation.key == key:
                     found.append(record)
-                    if len(found) == limit:
-                        break
-            if len(chunk) < batch:
-                break
+                    if len(found) == limit or record.version == 1:
+                        return KeyHistory(found[::-1], scanned, complete=True)
+            if len(chunk) < count:
+                return KeyHistory(found[::-1], scanned, complete=True)
             end = f"({chunk[-1][0]}"
-        return found[::-1]
+        return KeyHistory(found[::-1], scanned, complete=False)

@@ -88,6 +88,10 @@ class StateStore:
         """The key's last version (0 if never written); kept after delete and expiry."""
         return int(self.redis.hget(self.keys.versions, key) or 0)
 
+    def committed(self, mutation_id: str) -> bool:
+        """Whether a mutation with this id committed (within the idempotency window)."""
+        return bool(self.redis.exists(self.keys.idempotency(mutation_id)))
+
     def entries(self, prefix: str = "") -> list[Entry]:
         """Live entries whose key starts with ``prefix``, in key order."""
         start = f"[{prefix}" if prefix else "-"

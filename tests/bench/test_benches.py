@@ -27,6 +27,11 @@ BENCH = Path(__file__).resolve().parent.parent.parent / "bench"
         ),
         ("commit_to_action.py", ["--mutations", "3"], "commit-to-action median"),
         ("lua_calls.py", ["--rounds", "3", "--reps", "5"], "Script / LuaScript"),
+        (
+            "key_history.py",
+            ["--records", "300", "--rounds", "2", "--reps", "2"],
+            "whole log / bounded log of an old key",
+        ),
     ],
 )
 def test_a_bench_runs(redis_client: object, script: str, args: list[str], headline: str) -> None:

@@ -88,3 +88,43 @@ def test_a_write_result_never_carries_a_value_back(
     ok, result = call(app, "proposeMutation", {"op": "append", "key": "vault.list", "value": "x"})
     assert ok and result["outcome"] == "committed" and result["version"] == 2
     assert "sk-live-SECRET" not in json.dumps(result)
+
+
+PROPOSE = '{"op": "set", "key": "decision.db", "value": %s}'
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        ("proposeMutation", PROPOSE % "NaN"),
+        ("proposeMutation", PROPOSE % "Infinity"),
+        ("proposeMutation", PROPOSE % '{"replicas": [1, -Infinity]}'),
+        ("proposeMutation", PROPOSE % "1e400"),  # a float that overflows to infinity
+        ("proposeMutation", '{"op": "incr", "key": "bench.count", "value": NaN}'),
+        ("proposeMutation", '{"op": "set", "key": "decision.db", "value": 1, "ttlSec": NaN}'),
+        ("compareAndSet", '{"key": "decision.db", "expectedVersion": 0, "value": Infinity}'),
+        ("compareAndSet", '{"key": "decision.db", "expectedVersion": NaN, "value": 1}'),
+        ("getState", '{"keys": ["decision.db", NaN]}'),
+        ("proposeMutation", PROPOSE % ("[" * 100_000 + "]" * 100_000)),
+    ],
+    ids=[
+        "nan",
+        "inf",
+        "nested-inf",
+        "overflow",
+        "incr-nan",
+        "ttl-nan",
+        "cas-inf",
+        "version-nan",
+        "keys-nan",
+        "deep",
+    ],
+)
+def test_a_number_json_has_not_is_a_tool_error_never_an_exception(
+    app: App, name: str, arguments: str
+) -> None:
+    """Python's json reads NaN, Infinity and -Infinity (and 1e400 as infinity): none is
+    JSON, and none may reach the gateway, the store or an exception."""
+    ok, result = call(app, name, arguments)
+    assert not ok and str(result).startswith(("arguments are not JSON", "bad arguments"))
+    assert pending_proposals(app.redis, app.store.workspace) == [] and len(app.log) == 0

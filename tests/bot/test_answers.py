@@ -1,0 +1,107 @@
+"""``/deliberate log KEY`` and ``why KEY`` read a bounded part of the log whatever its length
+(any member can send them): what they read is counted on a real Redis client, not timed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from redis import Redis
+
+from bot.answers import KEY_SCAN, answer
+from bot.app import App, build_app
+from core.state.mutation_log import MutationLog
+from tests.factories import mutation
+
+
+class CountingRedis(Redis):
+    """A real client that counts the commands it sends and the stream records it reads."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.commands: list[str] = []
+        self.records_read = 0
+
+    def execute_command(self, *args: Any, **options: Any) -> Any:
+        reply = super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+        name = str(args[0]).upper()
+        self.commands.append(name)
+        if name in ("XRANGE", "XREVRANGE"):
+            self.records_read += len(reply or [])
+        return reply
+
+    def forget(self) -> None:
+        self.commands, self.records_read = [], 0
+
+
+@pytest.fixture
+def counting(redis_client: Redis) -> CountingRedis:
+    return CountingRedis(connection_pool=redis_client.connection_pool)
+
+
+@pytest.fixture
+def long_log(counting: CountingRedis, workspace: str) -> App:
+    """``decision.old`` set first, then three times ``KEY_SCAN`` changes of other keys, then
+    ``decision.new``."""
+    app = build_app(workspace, client=counting)
+    app.store.commit(mutation("set", "decision.old", "postgres", reason="the first call"))
+    for i in range(3 * KEY_SCAN):
+        app.store.commit(mutation("set", f"decision.other-{i % 40}", i))
+    app.store.commit(mutation("set", "decision.new", "redis", reason="cache"))
+    counting.forget()
+    return app
+
+
+@pytest.mark.parametrize("command", ["log", "why"])
+def test_a_key_never_written_is_answered_without_reading_the_log(
+    long_log: App, counting: CountingRedis, command: str
+) -> None:
+    said = answer(long_log, f"{command} decision.never-written")
+    assert "decision.never-written" in said and "never written" in said
+    assert counting.records_read == 0 and len(counting.commands) <= 2
+
+
+def test_log_of_a_key_changed_long_ago_reads_a_bounded_part_and_says_so(
+    long_log: App, counting: CountingRedis
+) -> None:
+    said = answer(long_log, "log decision.old")
+    assert counting.records_read <= KEY_SCAN
+    assert len(counting.commands) <= 2 + KEY_SCAN // 500
+    assert f"No change of decision.old among the newest {KEY_SCAN} records" in said
+    assert f"(it holds {3 * KEY_SCAN + 2})" in said
+
+
+def test_why_of_a_key_changed_long_ago_answers_from_its_entry(
+    long_log: App, counting: CountingRedis
+) -> None:
+    said = answer(long_log, "why decision.old")
+    assert said.startswith("decision.old: v1 by user:alice")
+    assert f"its mutation is older than the newest {KEY_SCAN} records" in said
+    assert counting.records_read <= KEY_SCAN
+
+
+def test_a_recent_key_is_found_at_once(long_log: App, counting: CountingRedis) -> None:
+    why = answer(long_log, "why decision.new")
+    assert why.startswith('decision.new: set "redis" -> v1 by user:alice, reason: cache')
+    log = answer(long_log, "log decision.new")
+    assert 'set decision.new "redis" -> v1' in log and "newest" not in log
+    assert counting.records_read <= 2 * 500
+
+
+def test_a_short_log_is_read_whole_and_says_nothing_about_a_bound(app: App) -> None:
+    app.store.commit(mutation("set", "decision.db", "postgres"))
+    app.store.commit(mutation("delete", "decision.db"))
+    app.store.commit(mutation("set", "decision.cache", "redis"))
+    log = answer(app, "log decision.db")
+    assert 'set decision.db "postgres" -> v1' in log and "delete decision.db -> v2" in log
+    assert "newest" not in log
+    assert answer(app, "why decision.db").startswith("decision.db: delete -> v2 by user:alice")
+
+
+def test_the_bound_counts_records_not_the_keys_own(app: App) -> None:
+    """Every record of the key is found when the key's first version is within reach."""
+    for i in range(5):
+        app.store.commit(mutation("set", "decision.db", f"v{i}"))
+    history = app.log.of_key("decision.db", limit=30, scan=KEY_SCAN)
+    assert [r.version for r in history.records] == [1, 2, 3, 4, 5] and history.complete
+    assert isinstance(app.log, MutationLog)
