@@ -67,6 +67,18 @@ class App:
     def beat_history(self) -> BeatHistory:
         return BeatHistory(self.redis, self.store.workspace)
 
+    def for_workspace(self, workspace: str, *, rules: bool = True) -> App:
+        """The same program on another workspace (another tenant's): its own store, log and
+        gateway on the shared Redis, config and policy. ``rules``: rules run there (a
+        workspace nobody configured, such as a direct message's, gets no rule consumer)."""
+        if workspace == self.store.workspace:
+            return self
+        ttl = self.config.store.idempotency_ttl_sec
+        store = StateStore(self.redis, workspace, idempotency_ttl_sec=ttl)
+        if rules:
+            ensure_group(self.redis, RuleKeys(workspace))
+        return App(self.config, self.redis, store, self.policy, MutationGateway(store, self.policy))
+
     def runtime(self, model: ChatModel | None = None, *, use_env: bool = True) -> Runtime:
         """The loop's runtime. The model comes from ``model``, else (with ``use_env``) from
         ``OPENAI_API_KEY``; without one, everything runs offline."""

@@ -17,6 +17,16 @@ SHIPPED_ROLES = """\
     members: []
     groups: []
 """
+SHIPPED_TENANTS = """\
+tenants:
+  discord:
+    servers: []
+    any_server: false
+    direct_messages: false
+  slack:
+    teams: []
+    any_team: false
+"""
 ACTIONS = """\
 
 actions:
@@ -31,9 +41,13 @@ POLICY_KEYS = """\
 """
 
 
-def team_config(tmp_path: Path, members: list[str], groups: list[str]) -> Path:
+def team_config(tmp_path: Path, members: list[str], groups: list[str], tenants: str = "") -> Path:
+    """``members`` and ``groups``: the top-level moderators (ids only); ``tenants``: the
+    ``tenants:`` section, as YAML (a tenant's own role bindings go there)."""
     roles = f"  moderator:\n    members: {members}\n    groups: {groups}\n".replace("'", '"')
     text = SHIPPED
+    if tenants:
+        text = text.replace(SHIPPED_TENANTS, f"tenants:\n{tenants}")
     for old, new in ((SHIPPED_ROLES, roles), ("\nactions:\n", ACTIONS), ("  keys:\n", POLICY_KEYS)):
         assert text.count(old) == 1, old
         text = text.replace(old, new)

@@ -12,7 +12,18 @@ from pydantic import ValidationError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from bot.app import build_app, load_app_config
-from bot.cli import bench, classify, console, history, rules, run, state, trace, worker
+from bot.cli import (
+    bench,
+    classify,
+    console,
+    history,
+    rules,
+    run,
+    state,
+    trace,
+    worker,
+    workspaces,
+)
 from bot.json_logging import configure as configure_logging
 from core.config.core_config import config_path
 from core.errors import ConfigError, StoreError
@@ -64,6 +75,7 @@ def parser() -> argparse.ArgumentParser:
     rules.register(commands)
     worker.register(commands)
     run.register(commands)
+    workspaces.register(commands)
     return top
 
 

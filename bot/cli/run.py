@@ -8,6 +8,7 @@ import os
 import sys
 
 from bot.app import App
+from bot.workspaces import Workspaces
 
 __all__ = ["register"]
 
@@ -39,10 +40,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     slack = platforms.add_parser(
         "slack",
         help="run the Slack bot",
-        description="Run the Slack bot. SLACK_BOT_TOKEN is always needed. With SLACK_APP_TOKEN "
-        "it connects in Socket Mode; else it serves HTTP on --port at /slack/events and checks "
-        "every request against SLACK_SIGNING_SECRET. SLACK_API_URL points the Web API "
-        "elsewhere (a proxy). The README's Slack section shows how to create the app.",
+        description="Run the Slack bot. For one team: SLACK_BOT_TOKEN (that team is served). "
+        "For an app many teams install: SLACK_CLIENT_ID and SLACK_CLIENT_SECRET (installs "
+        "at /slack/install, kept in Redis; serve the teams listed under tenants.slack, or "
+        "any_team). With SLACK_APP_TOKEN it connects in Socket Mode; else it serves HTTP on "
+        "--port at /slack/events and checks every request against SLACK_SIGNING_SECRET. "
+        "SLACK_API_URL points the Web API elsewhere (a proxy). The README's Slack section "
+        "shows how to create the app.",
     )
     slack.add_argument(
         "--port",
@@ -98,9 +102,12 @@ def _slack(app: App, args: argparse.Namespace) -> int:
 
     settings = SlackSettings.from_env(os.environ)  # ValueError: a usage error, named
     port = args.port if args.port is not None else _env_port()
-    adapter = SlackAdapter(app, app.runtime(), settings.web_client())
+    adapter = SlackAdapter(Workspaces(app), settings.web_client())
+    oauth = settings.oauth.settings(app.redis) if settings.oauth is not None else None
     try:
-        bolt = build_bolt_app(adapter, settings)
+        bolt = build_bolt_app(adapter, settings, oauth=oauth)
+        if oauth is None:
+            adapter.serve_token_team()
     except (BoltError, SlackClientError, OSError) as exc:
         print(
             f"deliberate: Slack refused the bot token or cannot be reached: {exc}", file=sys.stderr
@@ -115,6 +122,9 @@ def _slack(app: App, args: argparse.Namespace) -> int:
             url = f"http://{args.host}:{server.effective_port}{EVENTS_PATH}"
             log.info("slack: listening on %s", url)
             print(f"deliberate: Slack requests go to {url}", file=sys.stderr, flush=True)
+            if oauth is not None:
+                install = url.replace(EVENTS_PATH, oauth.install_path)
+                print(f"deliberate: teams install the app at {install}", file=sys.stderr)
             server.run()
     except KeyboardInterrupt:
         pass

@@ -17,20 +17,24 @@ from rq import Queue, SimpleWorker
 
 from bot.app import App
 from bot.redis_connection import connection_url
+from bot.workspaces import WorkspaceDirectory
+from core.config.tenants import Tenancy
 from rules.engine.engine import Engine
 from rules.service import RuleService
 from rules.worker.context import WorkerContext, install
 
-__all__ = ["queue_for", "register"]
+__all__ = ["queue_for", "register", "served"]
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     worker = commands.add_parser(
         "worker",
         help="run rules: the rule consumer and an RQ worker",
-        description="Consume the mutation log, evaluate the rules, and run their actions on "
-        "the connectors (credentials from the environment). With --burst, work until "
-        "nothing is left, print a summary and exit.",
+        description="Consume the mutation logs, evaluate the rules, and run their actions on "
+        "the connectors (credentials from the environment), in --workspace's workspace and "
+        "every configured tenant's (restart it after listing a new one; a server or a DM "
+        "nobody configured runs no rule). With --burst, work until nothing is left, print "
+        "a summary and exit.",
     )
     worker.add_argument(
         "--burst", action="store_true", help="stop when the log and the queue are empty"
@@ -46,43 +50,73 @@ def queue_for(app: App) -> Queue:
     return Queue(name, connection=Redis.from_url(url))
 
 
+def served(app: App) -> list[App]:
+    """The workspaces rules run in: ``--workspace``'s, every tenant listed in the config, and
+    every configured one a bot process has recorded (a single-team Slack token's own team)."""
+    names = [app.store.workspace] + [
+        t.workspace for t in Tenancy(app.config.tenants, app.config.roles).configured()
+    ]
+    names += [w.workspace for w in WorkspaceDirectory(app.redis).seen() if w.configured]
+    return [app.for_workspace(name) for name in dict.fromkeys(names)]
+
+
 def _worker(app: App, args: argparse.Namespace) -> int:
     from connectors.registry import default_registry
 
-    queue = queue_for(app)
-    book = app.rules
-    install(WorkerContext(app.redis, app.gateway, book, default_registry()))
-    service = RuleService(Engine(app.store, book, queue), queue)
-    worker = SimpleWorker([queue], connection=queue.connection)
+    registry = default_registry()
+    services, queues = [], []
+    for each in served(app):
+        queue = queue_for(each)
+        book = each.rules
+        install(WorkerContext(each.redis, each.gateway, book, registry))
+        services.append(RuleService(Engine(each.store, book, queue), queue))
+        queues.append(queue)
+    worker = SimpleWorker(queues, connection=queues[0].connection)
     if args.burst:
-        return _burst(service, worker, queue)
+        return _burst(services, worker)
     stop = threading.Event()
-    consumer = threading.Thread(target=service.run, args=(stop,), name="rules", daemon=True)
-    consumer.start()
-    print(f"deliberate worker: rules on {app.store.workspace}, queue {queue.name}", flush=True)
+    consumers = [
+        threading.Thread(
+            target=s.run,
+            args=(stop,),
+            name=f"rules:{s.engine.keys.workspace.workspace}",
+            daemon=True,
+        )
+        for s in services
+    ]
+    for consumer in consumers:
+        consumer.start()
+    names = ", ".join(s.engine.store.workspace for s in services)
+    print(
+        f"deliberate worker: rules on {names}; queues {', '.join(q.name for q in queues)}",
+        flush=True,
+    )
     try:
         worker.work(with_scheduler=True)
     finally:
         stop.set()
-        consumer.join(timeout=5)
+        for consumer in consumers:
+            consumer.join(timeout=5)
     return 0
 
 
-def _burst(service: RuleService, worker: SimpleWorker, queue: Queue) -> int:
-    service.start()
+def _burst(services: list[RuleService], worker: SimpleWorker) -> int:
+    for service in services:
+        service.start()
     rounds = 0
     while True:
         rounds += 1
-        handled = service.drain()
-        ran = len(queue) > 0
+        handled = sum(service.drain() for service in services)
+        ran = any(len(service.queue) > 0 for service in services)
         if ran:
             worker.work(burst=True)
         if not handled and not ran:
             break
-    p = service.progress
+    mutations = sum(s.progress.handled for s in services)
+    started = sum(s.progress.started for s in services)
     print(
-        f"deliberate worker --burst: {p.handled} mutations handled, {p.started} runs "
-        f"started, {rounds} rounds",
+        f"deliberate worker --burst: {mutations} mutations handled, {started} runs started "
+        f"in {len(services)} workspace(s), {rounds} rounds",
         file=sys.stderr,
     )
     return 0

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import logging
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import discord
 from redis.exceptions import RedisError
@@ -22,33 +22,39 @@ from bot.answers import answer
 from bot.click_lines import ClickLines
 from bot.click_outcome import ClickOutcome
 from bot.deliveries import Deliveries
+from bot.workspaces import Workspaces
+from core.config.tenants import Tenant
 from core.deliberation.messages import ActionClicked, UserSaid
 from core.deliberation.view import View
-from core.runtime.runner import Event, Runtime
+from core.runtime.runner import Event
+from core.state.actor import ActorKind
 
 from .buttons import ButtonRef, DeliberateButton
 from .channels import PLATFORM, Listening, session_id, turn_text
 from .render import NO_PINGS, closed_content, disabled_buttons, render
 from .roles import actor_of
 
-if TYPE_CHECKING:
-    from bot.app import App
-
 __all__ = ["DiscordAdapter"]
 
 log = logging.getLogger("deliberate.discord")
 TROUBLE = "Something went wrong on our side; nothing was changed. Please try again."
+NOT_SERVED = "This server isn't set up for Deliberate"
+NO_DMS = "Deliberate doesn't take direct messages here"
+NOT_SHOWN = (
+    "Your click was handled, but its outcome could not be shown here; "
+    "`/deliberate log` shows what changed."
+)
 ANSWER_CHARS = 1900  # Discord's 2000, less the code block around it
 Interaction = discord.Interaction[Any]
 
 
 class DiscordAdapter:
-    def __init__(self, app: App, runtime: Runtime, listening: Listening) -> None:
-        self.app = app
-        self.runtime = runtime
+    """Every event goes to its tenant's workspace: a server's own, or a direct message's
+    private one; one the bot does not serve changes nothing."""
+
+    def __init__(self, workspaces: Workspaces, listening: Listening) -> None:
+        self.workspaces = workspaces
         self.listening = listening
-        self.deliveries = Deliveries(app.redis, app.store.workspace)
-        self.lines = ClickLines(app.redis, app.store.workspace, app.config.sessions.ttl_sec)
         # one lock per clicked message: a channel's interactions all reach the one gateway
         # connection (shard) that serves its server, so they meet in this process
         self._closing: weakref.WeakValueDictionary[int, asyncio.Lock] = (
@@ -63,32 +69,37 @@ class DiscordAdapter:
         text = turn_text(message, me, self.listening)
         if text is None:
             return
+        tenant = self._tenant(message.guild.id if message.guild else None, message.author.id)
+        if tenant is None:
+            return  # a server or a DM the bot does not serve: not a word, nothing stored
         delivery = str(message.id)
         permissions = _permissions_in(message)
-        said = UserSaid(
-            text=text, actor=actor_of(self.app.config.roles, message.author, permissions)
-        )
+        said = UserSaid(text=text, actor=actor_of(tenant, message.author, permissions))
+        deliveries = None
         try:
-            if not await asyncio.to_thread(self.deliveries.claim, PLATFORM, delivery):
+            app = await asyncio.to_thread(self.workspaces.app, tenant)
+            deliveries = Deliveries(app.redis, app.store.workspace)
+            if not await asyncio.to_thread(deliveries.claim, PLATFORM, delivery):
                 return
             await _typing(message.channel)
-            events = await asyncio.to_thread(
-                self.runtime.send, session_id(message.channel.id), said
-            )
+            runtime = await asyncio.to_thread(self.workspaces.runtime, tenant)
+            events = await asyncio.to_thread(runtime.send, session_id(message.channel.id), said)
         except Exception:
             log.exception("discord message %s failed", delivery)
-            await asyncio.to_thread(self._release, delivery)
+            if deliveries is not None:
+                await asyncio.to_thread(_release, deliveries, delivery)
             await self._send(message.channel, TROUBLE, reply_to=message)
             return
         for event in events:
             if isinstance(event, View):
                 await self._show(event, message.channel, reply_to=message)
 
-    def _release(self, delivery: str) -> None:
-        try:
-            self.deliveries.release(PLATFORM, delivery)
-        except RedisError:
-            log.exception("cannot release discord message %s", delivery)
+    def _tenant(self, guild_id: int | None, user_id: int) -> Tenant | None:
+        tenancy = self.workspaces.tenancy
+        return tenancy.discord_dm(user_id) if guild_id is None else tenancy.discord_server(guild_id)
+
+    def _refusal(self, interaction: Interaction) -> str:
+        return NO_DMS if interaction.guild_id is None else NOT_SERVED
 
     # --- clicks --------------------------------------------------------------------------
 
@@ -98,6 +109,16 @@ class DiscordAdapter:
         except discord.HTTPException as error:
             log.warning("cannot acknowledge click %s: %s", interaction.id, error)
             return
+        try:
+            await self._clicked(interaction, ref, label)
+        except Exception:  # after the defer: the clicker hears of it, never a timeout
+            log.exception("discord click %s failed", interaction.id)
+            await self._followup(interaction, TROUBLE)
+
+    async def _clicked(self, interaction: Interaction, ref: ButtonRef | None, label: str) -> None:
+        tenant = self._tenant(interaction.guild_id, interaction.user.id)
+        if tenant is None:
+            return await self._deny(interaction, self._refusal(interaction))
         if ref is None:
             return await self._deny(interaction, "This button's data is not valid")
         if ref.channel_id != interaction.channel_id:
@@ -109,20 +130,23 @@ class DiscordAdapter:
             target_id=ref.target_id,
             expected_version=ref.version,
             click_id=f"{PLATFORM}-{interaction.id}",
-            actor=actor_of(self.app.config.roles, interaction.user, interaction.permissions),
+            actor=actor_of(tenant, interaction.user, interaction.permissions),
         )
+        runtime = await asyncio.to_thread(self.workspaces.runtime, tenant)
+        events = await asyncio.to_thread(runtime.send, ref.session, clicked)
         try:
-            events = await asyncio.to_thread(self.runtime.send, ref.session, clicked)
-        except Exception:
-            log.exception("discord click %s on %s failed", ref.action, ref.session)
-            return await self._followup(interaction, TROUBLE)
-        await self._after_click(interaction, events, label)
+            await self._after_click(interaction, tenant, events, label)
+        except Exception:  # handled, but not shown: say so, not "nothing was changed"
+            log.exception("discord click %s: showing its outcome failed", interaction.id)
+            await self._followup(interaction, NOT_SHOWN)
 
-    async def _after_click(self, interaction: Interaction, events: list[Event], label: str) -> None:
+    async def _after_click(
+        self, interaction: Interaction, tenant: Tenant, events: list[Event], label: str
+    ) -> None:
         outcome = ClickOutcome(events)
         clicker = f"user:{interaction.user.id}"
         line = outcome.closing_line(clicker, label, _mention, discord.utils.escape_markdown)
-        closed = line is not None and await self._close(interaction, line)
+        closed = line is not None and await self._close(interaction, tenant, line)
         for view in outcome.follow_ups(closed):
             await self._show(view, interaction.channel, interaction=interaction)
 
@@ -137,7 +161,7 @@ class DiscordAdapter:
         text = f"**{discord.utils.escape_markdown(label)}** changes shared state. Sure?"
         await self._followup(interaction, text, buttons)
 
-    async def _close(self, interaction: Interaction, line: str) -> bool:
+    async def _close(self, interaction: Interaction, tenant: Tenant, line: str) -> bool:
         """Edit the clicked message: its text, the line of every click on it so far, its
         buttons greyed out. True when a public message now says ``line``; a clicked
         ephemeral message (a question) is edited too, and the outcome still goes out."""
@@ -151,7 +175,7 @@ class DiscordAdapter:
                 lines = [line]
                 if not ephemeral:
                     ref = f"{interaction.channel_id}:{message.id}"
-                    lines = await asyncio.to_thread(self.lines.add, PLATFORM, ref, line)
+                    lines = await asyncio.to_thread(self._lines(tenant).add, PLATFORM, ref, line)
                 await interaction.edit_original_response(
                     content=closed_content(message.content, lines),
                     view=disabled_buttons(message),
@@ -175,7 +199,7 @@ class DiscordAdapter:
             log.warning("cannot acknowledge /deliberate %s: %s", interaction.id, error)
             return
         try:
-            reply = await asyncio.to_thread(answer, self.app, text, max_chars=ANSWER_CHARS)
+            reply = await asyncio.to_thread(self._answer, interaction, text)
         except Exception:  # the asker should hear something rather than nothing
             log.exception("discord /deliberate %r failed", text)
             reply = TROUBLE
@@ -184,6 +208,20 @@ class DiscordAdapter:
             await interaction.edit_original_response(content=shown, allowed_mentions=NO_PINGS)
         except discord.HTTPException as error:
             log.error("cannot answer /deliberate %s: %s", interaction.id, error)
+
+    def _answer(self, interaction: Interaction, text: str) -> str:
+        tenant = self._tenant(interaction.guild_id, interaction.user.id)
+        if tenant is None:
+            return f"{self._refusal(interaction)}."
+        actor = actor_of(tenant, interaction.user, interaction.permissions)
+        app = self.workspaces.app(tenant)
+        if actor.kind is ActorKind.GUEST and not app.policy.config.guests.read:
+            return "Guests may talk here, not read the workspace's state."
+        return answer(app, text, max_chars=ANSWER_CHARS)
+
+    def _lines(self, tenant: Tenant) -> ClickLines:
+        app = self.workspaces.app(tenant)
+        return ClickLines(app.redis, app.store.workspace, app.config.sessions.ttl_sec)
 
     # --- sending -------------------------------------------------------------------------
 
@@ -228,6 +266,13 @@ class DiscordAdapter:
             )
         except discord.HTTPException as error:
             log.error("cannot reply to interaction %s: %s", interaction.id, error)
+
+
+def _release(deliveries: Deliveries, delivery: str) -> None:
+    try:
+        deliveries.release(PLATFORM, delivery)
+    except RedisError:
+        log.exception("cannot release discord message %s", delivery)
 
 
 def _permissions_in(message: discord.Message) -> discord.Permissions:

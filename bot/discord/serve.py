@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 import aiohttp
 import discord
 
+from bot.workspaces import Workspaces
+
 from .adapter import DiscordAdapter
 from .client import DeliberateClient
 from .settings import DiscordSettings, use_api_url, use_gateway_url
@@ -32,7 +34,14 @@ def serve(app: App, settings: DiscordSettings) -> str | None:
     """None after a clean stop; else what went wrong, as a sentence."""
     use_api_url(settings.api_url)
     use_gateway_url(settings.gateway_url)
-    adapter = DiscordAdapter(app, app.runtime(), settings.listening)
+    workspaces = Workspaces(app)
+    tenants = app.config.tenants.discord
+    if not (tenants.servers or tenants.any_server):
+        log.warning(
+            "discord: no server is set up (tenants.discord.servers in the config, or "
+            "any_server): every server will be told it isn't set up for Deliberate"
+        )
+    adapter = DiscordAdapter(workspaces, settings.listening)
     client = DeliberateClient(adapter, guild_id=settings.guild_id)
     try:
         asyncio.run(_run(client, settings.token))

@@ -5,7 +5,11 @@ A click is answered in three ways. What it committed replaces the buttons of the
 came from (``chat.update``, saying what and by whom; see ``closing.py``). What only the
 clicker needs to know (not allowed, stale, already done) reaches them alone
 (``chat.postEphemeral``). A new reply (an action that asks the assistant again) goes into the
-thread, and so do the buttons that come next."""
+thread, and so do the buttons that come next.
+
+Each request goes to its tenant's workspace (``origin.py`` says which, from the installation
+it reached); a team the bot does not serve changes nothing, and a person from another
+organisation in a shared channel is a guest there."""
 
 from __future__ import annotations
 
@@ -21,13 +25,17 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from bot.answers import answer
 from bot.click_outcome import ClickOutcome
 from bot.deliveries import Deliveries
+from bot.workspaces import Workspaces
+from core.config.tenants import Tenant
 from core.deliberation.messages import ID_PATTERN, ActionClicked, UserSaid
 from core.deliberation.view import View
 from core.runtime.runner import Event, Runtime
+from core.state.actor import Actor
 
 from .blocks import escape, fallback_text, mention, view_blocks
 from .buttons import ButtonRef, parse_button
 from .closing import ClosedMessages
+from .origin import Origin
 from .roles import SlackPeople
 from .threads import PLATFORM, Said, read_said, thread_of
 
@@ -38,6 +46,11 @@ __all__ = ["SlackAdapter"]
 
 log = logging.getLogger("deliberate.slack")
 TROUBLE = "Something went wrong on our side; nothing was changed. Please try again."
+NOT_SERVED = "This workspace isn't set up for Deliberate; nothing was changed."
+NOT_SHOWN = (
+    "Your click was handled, but its outcome could not be shown here; "
+    "`/deliberate log` shows what changed."
+)
 
 
 @dataclass(frozen=True)
@@ -52,144 +65,214 @@ class Click:
     response_url: str | None
 
 
+@dataclass(frozen=True)
+class Team:
+    """One tenant's side of the adapter, for one request: its workspace's app and runtime,
+    and the Web API client with its token."""
+
+    tenant: Tenant
+    app: App
+    runtime: Runtime
+    client: WebClient
+    people: SlackPeople
+
+    @property
+    def deliveries(self) -> Deliveries:
+        return Deliveries(self.app.redis, self.app.store.workspace)
+
+    @property
+    def closed(self) -> ClosedMessages:
+        app = self.app
+        return ClosedMessages(
+            app.redis, app.store.workspace, self.client, app.config.sessions.ttl_sec
+        )
+
+
 class SlackAdapter:
-    def __init__(self, app: App, runtime: Runtime, client: WebClient) -> None:
-        self.app = app
-        self.runtime = runtime
+    """``client``: the bot token's client (single-team mode); with OAuth, each request
+    brings its installation's."""
+
+    def __init__(self, workspaces: Workspaces, client: WebClient) -> None:
+        self.workspaces = workspaces
         self.client = client
-        self.people = SlackPeople(app.config.roles, client)
-        self.deliveries = Deliveries(app.redis, app.store.workspace)
-        ttl = app.config.sessions.ttl_sec
-        self.closed = ClosedMessages(app.redis, app.store.workspace, client, ttl)
+        self._people: dict[str, SlackPeople] = {}
+
+    def serve_token_team(self) -> str:
+        """Single-team mode: the bot token's own team (or org) is served, listed or not, in
+        the workspace of ``--workspace`` unless the config lists it. Its team id;
+        SlackClientError when Slack refuses the token."""
+        info = self.client.auth_test()
+        team, org = str(info.get("team_id") or ""), info.get("enterprise_id")
+        tenancy = self.workspaces.tenancy
+        tenancy.serve_slack_team(
+            team, str(org) if org else None, workspace=self.workspaces.base.store.workspace
+        )
+        tenant = tenancy.slack_team(team, str(org) if org else None)
+        if tenant is not None:
+            self.workspaces.app(tenant)  # recorded: `deliberate worker` runs its rules
+        return team
+
+    def _team(self, origin: Origin) -> Team | None:
+        tenant = origin.tenant(self.workspaces.tenancy)
+        if tenant is None:
+            log.info("slack: team %s (org %s) is not served", origin.team_id, origin.enterprise_id)
+            return None
+        people = self._people.get(tenant.workspace)
+        if people is None:
+            people = self._people[tenant.workspace] = SlackPeople(tenant.bindings, origin.client)
+        people.client = origin.client  # the installation's current token (it may rotate)
+        app = self.workspaces.app(tenant)
+        return Team(tenant, app, self.workspaces.runtime(tenant), origin.client, people)
+
+    def _actor(self, team: Team, origin: Origin, user: str) -> Actor:
+        return team.people.actor(user, guest=origin.is_guest(team.tenant))
 
     # --- messages ------------------------------------------------------------------------
 
-    def on_event(self, event: dict[str, Any], bot_user_id: str | None, *, mention: bool) -> None:
+    def on_event(self, event: dict[str, Any], origin: Origin, *, mention: bool) -> None:
         """A ``message`` or ``app_mention`` event. A turn is a mention, a direct message, or
         a message in a thread whose session is live; each message is handled once, however
         often and under whichever event type Slack delivers it."""
-        said = read_said(event, bot_user_id)
+        said = read_said(event, origin.bot_user_id)
         if said is None:
             return
+        team = self._team(origin)
+        if team is None:
+            return  # a team the bot does not serve: not a word, nothing stored
         delivery = f"{said.channel}:{said.ts}"
         try:
-            if not (mention or said.direct or self._in_thread(said)):
+            if not (mention or said.direct or _in_thread(team, said)):
                 return
-            if not self.deliveries.claim(PLATFORM, delivery):
+            if not team.deliveries.claim(PLATFORM, delivery):
                 log.debug("slack message %s was handled already", delivery)
                 return
-            msg = UserSaid(text=said.text, actor=self.people.actor(said.user))
-            events = self.runtime.send(said.session_id, msg)
+            msg = UserSaid(text=said.text, actor=self._actor(team, origin, said.user))
+            events = team.runtime.send(said.session_id, msg)
         except Exception:
             log.exception("slack message %s failed", delivery)
-            self._release(delivery)
-            self._tell(said.channel, said.thread_ts, said.user, TROUBLE)
+            _release(team, delivery)
+            _tell(origin.client, said.channel, said.thread_ts, said.user, TROUBLE)
             return
-        self._post(said.session_id, said.user, events)
-
-    def _in_thread(self, said: Said) -> bool:
-        return said.thread_ts != said.ts and self.runtime.sessions.exists(said.session_id)
-
-    def _release(self, delivery: str) -> None:
-        """The same message's other delivery (its ``app_mention`` twin) may still take it."""
-        try:
-            self.deliveries.release(PLATFORM, delivery)
-        except Exception:
-            log.exception("cannot release slack message %s", delivery)
+        _post(team, said.session_id, said.user, events)
 
     # --- clicks --------------------------------------------------------------------------
 
-    def on_click(self, body: dict[str, Any]) -> None:
-        """A ``block_actions`` payload (already acknowledged)."""
+    def on_click(self, body: dict[str, Any], origin: Origin) -> None:
+        """A ``block_actions`` payload (already acknowledged): whatever goes wrong, the
+        clicker hears of it."""
         user = str((body.get("user") or {}).get("id") or "")
         container = body.get("container") or {}
         channel = str((body.get("channel") or {}).get("id") or container.get("channel_id") or "")
+        try:
+            self._click(body, origin, user, channel)
+        except Exception:
+            log.exception("slack click by %s in %s failed", user, channel)
+            _tell(origin.client, channel, container.get("thread_ts"), user, TROUBLE)
+
+    def _click(self, body: dict[str, Any], origin: Origin, user: str, channel: str) -> None:
+        container = body.get("container") or {}
+        thread_ts = container.get("thread_ts")
+        team = self._team(origin)
+        if team is None:
+            return _tell(origin.client, channel, thread_ts, user, NOT_SERVED)
         action = (body.get("actions") or [{}])[0]
         try:
             ref = parse_button(str(action.get("action_id") or ""), action.get("value"))
         except ValueError as exc:
-            self._tell(channel, container.get("thread_ts"), user, f"{exc}; nothing was changed.")
-            return
+            return _tell(origin.client, channel, thread_ts, user, f"{exc}; nothing was changed.")
         if thread_of(ref.session)[0] != channel or not user:
             text = "This button belongs to another conversation; nothing was changed."
-            self._tell(channel, container.get("thread_ts"), user, text)
-            return
+            return _tell(origin.client, channel, thread_ts, user, text)
         label = str((action.get("text") or {}).get("text") or ref.action)
         public = None if container.get("is_ephemeral") else body.get("message")
         click = Click(ref, user, label, public, body.get("response_url"))
-        try:
-            events = self.runtime.send(ref.session, self._clicked(click, body, action))
-        except Exception:
-            log.exception("slack click %s on %s failed", ref.action, ref.session)
-            self._tell(channel, thread_of(ref.session)[1], user, TROUBLE)
-            return
-        self._after_click(click, events)
-
-    def _clicked(self, click: Click, body: dict[str, Any], action: dict[str, Any]) -> ActionClicked:
-        return ActionClicked(
-            action=click.ref.action,
-            target_id=click.ref.target_id,
-            expected_version=click.ref.version,
-            click_id=_click_id(body, action, click.user),
-            actor=self.people.actor(click.user),
+        clicked = ActionClicked(
+            action=ref.action,
+            target_id=ref.target_id,
+            expected_version=ref.version,
+            click_id=_click_id(body, action, user),
+            actor=self._actor(team, origin, user),
         )
+        events = team.runtime.send(ref.session, clicked)
+        try:
+            self._after_click(team, click, events)
+        except Exception:  # handled, but not shown: say so, not "nothing was changed"
+            log.exception("slack click on %s: showing its outcome failed", ref.session)
+            _tell(origin.client, channel, thread_ts, user, NOT_SHOWN)
 
-    def _after_click(self, click: Click, events: list[Event]) -> None:
+    def _after_click(self, team: Team, click: Click, events: list[Event]) -> None:
         outcome = ClickOutcome(events)
         line = outcome.closing_line(f"user:{click.user}", click.label, mention, escape)
-        shown = line is not None and self._close(click, line)
+        shown = line is not None and _close(team, click, line)
         for view in outcome.follow_ups(shown):
-            self._post(click.ref.session, click.user, [view])
-
-    def _close(self, click: Click, line: str) -> bool:
-        """True when the public message now says ``line``; a clicked ephemeral message is
-        replaced, and the outcome still goes to the thread."""
-        if click.message is not None:
-            return self.closed.close(thread_of(click.ref.session)[0], click.message, line)
-        if click.response_url:
-            self.closed.replace_ephemeral(click.response_url, line)
-        return False
+            _post(team, click.ref.session, click.user, [view])
 
     # --- slash command -------------------------------------------------------------------
 
-    def on_command(self, text: str) -> str:
-        """``/deliberate TEXT``: the answer, as mrkdwn for the asker alone."""
+    def on_command(self, text: str, origin: Origin) -> str:
+        """``/deliberate TEXT``: the answer, as mrkdwn for the asker alone, from the
+        workspace of the team it was typed in."""
         try:
-            text = answer(self.app, text, max_chars=2900)
+            team = self._team(origin)
+            if team is None:
+                return escape(NOT_SERVED.removesuffix(" nothing was changed."))
+            text = answer(team.app, text, max_chars=2900)
         except Exception:  # the asker should hear something rather than nothing
             log.exception("slack /deliberate %r failed", text)
             return TROUBLE
         return f"```\n{escape(text)}\n```"
 
-    # --- posting -------------------------------------------------------------------------
 
-    def _post(self, session: str, user: str, events: list[Event]) -> None:
-        channel, thread_ts = thread_of(session)
-        for event in events:
-            if not isinstance(event, View):
-                continue  # a click's outcome: shown by closing the clicked message
-            text, blocks = fallback_text(event), view_blocks(event)
-            try:
-                if event.ephemeral:
-                    self.client.chat_postEphemeral(
-                        channel=channel, user=user, thread_ts=thread_ts, text=text, blocks=blocks
-                    )
-                else:
-                    self.client.chat_postMessage(
-                        channel=channel, thread_ts=thread_ts, text=text, blocks=blocks
-                    )
-            except (SlackApiError, SlackClientError, OSError) as error:
-                log.error("cannot post to Slack channel %s: %s", channel, error)
+def _in_thread(team: Team, said: Said) -> bool:
+    return said.thread_ts != said.ts and team.runtime.sessions.exists(said.session_id)
 
-    def _tell(self, channel: str, thread_ts: str | None, user: str, text: str) -> None:
-        if not (channel and user):
-            return
+
+def _release(team: Team, delivery: str) -> None:
+    """The same message's other delivery (its ``app_mention`` twin) may still take it."""
+    try:
+        team.deliveries.release(PLATFORM, delivery)
+    except Exception:
+        log.exception("cannot release slack message %s", delivery)
+
+
+def _close(team: Team, click: Click, line: str) -> bool:
+    """True when the public message now says ``line``; a clicked ephemeral message is
+    replaced, and the outcome still goes to the thread."""
+    if click.message is not None:
+        return team.closed.close(thread_of(click.ref.session)[0], click.message, line)
+    if click.response_url:
+        team.closed.replace_ephemeral(click.response_url, line)
+    return False
+
+
+def _post(team: Team, session: str, user: str, events: list[Event]) -> None:
+    channel, thread_ts = thread_of(session)
+    for event in events:
+        if not isinstance(event, View):
+            continue  # a click's outcome: shown by closing the clicked message
+        text, blocks = fallback_text(event), view_blocks(event)
         try:
-            self.client.chat_postEphemeral(
-                channel=channel, user=user, thread_ts=thread_ts, text=escape(text)
-            )
+            if event.ephemeral:
+                team.client.chat_postEphemeral(
+                    channel=channel, user=user, thread_ts=thread_ts, text=text, blocks=blocks
+                )
+            else:
+                team.client.chat_postMessage(
+                    channel=channel, thread_ts=thread_ts, text=text, blocks=blocks
+                )
         except (SlackApiError, SlackClientError, OSError) as error:
-            log.error("cannot tell %s in %s: %s", user, channel, error)
+            log.error("cannot post to Slack channel %s: %s", channel, error)
+
+
+def _tell(client: WebClient, channel: str, thread_ts: str | None, user: str, text: str) -> None:
+    if not (channel and user):
+        return
+    try:
+        client.chat_postEphemeral(
+            channel=channel, user=user, thread_ts=thread_ts, text=escape(text)
+        )
+    except (SlackApiError, SlackClientError, OSError) as error:
+        log.error("cannot tell %s in %s: %s", user, channel, error)
 
 
 def _click_id(body: dict[str, Any], action: dict[str, Any], user: str) -> str:

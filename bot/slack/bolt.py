@@ -9,9 +9,11 @@ from concurrent.futures import Executor
 from typing import Any
 
 from slack_bolt import Ack, App, BoltContext, Respond
+from slack_bolt.oauth.oauth_settings import OAuthSettings
 
 from .adapter import SlackAdapter
 from .buttons import ACTION_ID
+from .origin import origin_of_click, origin_of_command, origin_of_event
 from .settings import SlackSettings
 
 __all__ = ["COMMAND", "EVENTS", "build_bolt_app"]
@@ -21,10 +23,17 @@ EVENTS = ("app_mention", "message")  # what the listeners below take; the manife
 
 
 def build_bolt_app(
-    adapter: SlackAdapter, settings: SlackSettings, *, executor: Executor | None = None
+    adapter: SlackAdapter,
+    settings: SlackSettings,
+    *,
+    executor: Executor | None = None,
+    oauth: OAuthSettings | None = None,
 ) -> App:
-    """``adapter.client`` must be ``settings.web_client()``'s: Bolt checks its token with
-    ``auth.test`` now, and the listeners post with it."""
+    """``adapter.client`` must be ``settings.web_client()``'s: with a bot token Bolt checks
+    it with ``auth.test`` now, and the listeners post with it. With ``oauth`` (installations
+    in Redis) each request is authorized with its team's installation, the install link and
+    the redirect are served beside the events, and an uninstall or a revoked token removes
+    the installation."""
     bolt = App(
         client=adapter.client,
         signing_secret=settings.signing_secret,
@@ -32,24 +41,33 @@ def build_bolt_app(
         request_verification_enabled=not settings.socket_mode,
         listener_executor=executor,
         logger=logging.getLogger("deliberate.slack.bolt"),
+        oauth_settings=oauth,
     )
+    if oauth is not None:
+        bolt.enable_token_revocation_listeners()
+
+    client = adapter.client
 
     @bolt.event("app_mention")
     def _mention(event: dict[str, Any], context: BoltContext) -> None:
-        adapter.on_event(event, context.bot_user_id, mention=True)
+        adapter.on_event(event, origin_of_event(event, context, client), mention=True)
 
     @bolt.event("message")
     def _message(event: dict[str, Any], context: BoltContext) -> None:
-        adapter.on_event(event, context.bot_user_id, mention=False)
+        adapter.on_event(event, origin_of_event(event, context, client), mention=False)
 
     @bolt.action(ACTION_ID)
-    def _click(ack: Ack, body: dict[str, Any]) -> None:
+    def _click(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
         ack()
-        adapter.on_click(body)
+        adapter.on_click(body, origin_of_click(body, context, client))
 
     @bolt.command(COMMAND)
-    def _command(ack: Ack, respond: Respond, command: dict[str, Any]) -> None:
+    def _command(ack: Ack, respond: Respond, command: dict[str, Any], context: BoltContext) -> None:
         ack()  # at once: `why` may read far back in the log, and Slack waits 3 seconds
-        respond(text=adapter.on_command(str(command.get("text") or "")), response_type="ephemeral")
+        text = str(command.get("text") or "")
+        respond(
+            text=adapter.on_command(text, origin_of_command(context, client)),
+            response_type="ephemeral",
+        )
 
     return bolt

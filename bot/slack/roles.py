@@ -1,7 +1,9 @@
-"""Who is who on Slack: the roles of a user id, from ``roles:`` members (``slack:U…``) and
-user groups (``slack:HANDLE`` or ``slack:S…``). Group membership is read with
-``usergroups.list`` and kept for a minute; when Slack cannot tell, nobody gets a group's role
-(a moderator's click is refused rather than anyone's allowed)."""
+"""Who is who on Slack, inside one tenant: the roles of a user id, from members
+(``slack:U…``) and user groups (``slack:S…`` anywhere; a handle, ``slack:mods``, only in the
+team's own section of the config). Group membership is read with the team's token
+(``usergroups.list``) and kept for a minute; when Slack cannot tell, nobody gets a group's
+role (a moderator's click is refused rather than anyone's allowed). A guest (a user of
+another organisation) holds no role."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.people import person
-from core.config.roles import RoleBinding, roles_for
+from core.config.roles import Membership, RoleBinding, is_id, roles_for
 from core.state.actor import Actor
 
 from .threads import PLATFORM
@@ -37,9 +39,13 @@ class SlackPeople:
         self._read_at = float("-inf")
         self._reading = False
 
-    def actor(self, user_id: str) -> Actor:
+    def actor(self, user_id: str, *, guest: bool = False) -> Actor:
+        if guest:
+            return person(PLATFORM, user_id, (), guest=True)
         groups = self._groups_of(user_id) if self._uses_groups else []
-        return person(PLATFORM, user_id, roles_for(self.bindings, PLATFORM, user_id, groups))
+        ids = frozenset(g for g in groups if is_id(PLATFORM, g))
+        who = Membership(PLATFORM, user_id, ids, frozenset(groups) - ids)
+        return person(PLATFORM, user_id, roles_for(self.bindings, who))
 
     def _groups_of(self, user_id: str) -> list[str]:
         """When the groups are old one thread reads them again, and the others go on with

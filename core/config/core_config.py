@@ -17,7 +17,8 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, PrivateAttr, ValidationError
 
 from core.config.env_refs import EnvRef, resolve_env_refs
-from core.config.roles import RoleBinding
+from core.config.roles import RoleBinding, name_entries
+from core.config.tenants import TenantsConfig, default_workspace
 from core.config.yaml_source import Located, load_located
 from core.deliberation.actions import ACTION_NAME, AppAction, KeyTemplates, is_builtin
 from core.deliberation.beats import Beat
@@ -82,6 +83,7 @@ class CoreConfig(BaseModel):
     perception: PerceptionConfig = PerceptionConfig()
     policy: PolicyConfig = PolicyConfig()
     roles: dict[str, RoleBinding] = {}
+    tenants: TenantsConfig = TenantsConfig()
     # owned by the rule engine, which validates them (rules.config.RulesConfig): the core
     # only keeps them from being rejected as unknown sections
     automation: dict[str, JsonValue] = {}
@@ -111,7 +113,12 @@ class CoreConfig(BaseModel):
 
     def extra_issues(self, located: Located) -> list[ConfigIssue]:
         """Checks across sections, located in the file; sections of other packages add theirs."""
-        return _role_issues(self, located) + _action_issues(self, located)
+        return (
+            _role_issues(self, located)
+            + _scoping_issues(self, located)
+            + _tenant_issues(self, located)
+            + _action_issues(self, located)
+        )
 
 
 def config_path(explicit: str | os.PathLike[str] | None = None) -> Path | None:
@@ -167,7 +174,9 @@ def _load(path: Path, model: type[C], env: Mapping[str, str], context: dict[str,
 
 def _role_issues(config: CoreConfig, located: Located) -> list[ConfigIssue]:
     """Every role named in ``writers`` must be an actor kind or a role defined in ``roles``."""
+    tenants = [*config.tenants.discord.servers, *config.tenants.slack.teams]
     known = {k.value for k in ActorKind} | set(config.roles)
+    known |= {role for tenant in tenants for role in tenant.roles}
     issues = []
     for index, rule in enumerate(config.policy.keys):
         for slot, role in enumerate(rule.writers):
@@ -176,6 +185,39 @@ def _role_issues(config: CoreConfig, located: Located) -> list[ConfigIssue]:
                 issues.append(
                     located.issue(path, f"unknown role {role!r}; known: {', '.join(sorted(known))}")
                 )
+    return issues
+
+
+def _scoping_issues(config: CoreConfig, located: Located) -> list[ConfigIssue]:
+    """A group bound by name or permission at the top level would count in every server
+    and team, where anyone can make a role of that name: names belong to one tenant."""
+    issues = []
+    for role, binding in config.roles.items():
+        for index, entry in name_entries(binding):
+            message = (
+                f"{entry!r} is a name, not an id: anyone can create it in a server or team of "
+                f"their own. Bind it inside the tenant it belongs to (tenants.discord.servers"
+                f"[].roles or tenants.slack.teams[].roles), or bind the group's id here"
+            )
+            issues.append(located.issue(("roles", role, "groups", index), message))
+    return issues
+
+
+def _tenant_issues(config: CoreConfig, located: Located) -> list[ConfigIssue]:
+    """Two tenants never share a workspace (one's members would act in the other's)."""
+    issues = []
+    seen: dict[str, str] = {}
+    lists = (
+        ("discord", "servers", config.tenants.discord.servers),
+        ("slack", "teams", config.tenants.slack.teams),
+    )
+    for platform, field, tenants in lists:
+        for index, tenant in enumerate(tenants):
+            name = tenant.workspace or default_workspace(tenant)
+            if name in seen:
+                message = f"{tenant.id} and {seen[name]} share workspace {name!r}"
+                issues.append(located.issue(("tenants", platform, field, index), message))
+            seen[name] = f"{platform} {tenant.id}"
     return issues
 
 

@@ -12,7 +12,7 @@ from dataclasses import replace
 from core.errors import DeliberateError
 from core.gateway.decisions import DecisionLog
 from core.gateway.outcome import Outcome, Pending, Proposal, ProposalStatus
-from core.gateway.policy import Policy, VerdictKind
+from core.gateway.policy import GuestPolicy, Policy, VerdictKind
 from core.gateway.proposals import ProposalBox
 from core.state.actor import Actor, ActorKind
 from core.state.commit_result import Committed, Rejected, RejectReason
@@ -78,29 +78,45 @@ class MutationGateway:
                 proposed.expected_version if expected_version is None else expected_version
             ),
         )
-        refusal = _refuse_apply(proposal, mutation, actor)
+        refusal = _refuse_apply(proposal, mutation, actor, self.policy.config.guests)
         if refusal is not None:
             self.decisions.record(refusal)
             return refusal
         claimed = self.proposals.transition(
             proposal.id, ProposalStatus.PENDING, ProposalStatus.APPLIED, actor
         )
-        if claimed is None and self._proposal(proposal.id).status is ProposalStatus.DISCARDED:
-            # a discard won the race: it must not commit after all
-            return self.apply_proposal(proposal.id, actor, expected_version=expected_version)
+        if claimed is None:  # only the one who claims it commits
+            current = self._proposal(proposal.id)
+            if current.status is not ProposalStatus.APPLIED:
+                # discarded meanwhile (refused next time round) or handed back: again
+                return self.apply_proposal(proposal.id, actor, expected_version=expected_version)
+            if self.store.committed(mutation.id):
+                return self.propose(mutation)  # the first result again; nothing written
+            claimed = self.proposals.take_over(proposal.id, actor, mutation.id)
+            if claimed is None:
+                return self._busy(mutation, current.resolved_by)
         outcome = self.propose(mutation)
-        if claimed is not None and not isinstance(outcome, Committed):
+        if not isinstance(outcome, Committed):
             # not applied after all (not allowed, stale): it waits again for someone who can
-            self.proposals.transition(
-                proposal.id, ProposalStatus.APPLIED, ProposalStatus.PENDING, None
-            )
+            self.proposals.release(proposal.id, actor, mutation.id)
         return outcome
+
+    def _busy(self, mutation: Mutation, applier: Actor | None) -> Rejected:
+        busy = Rejected(
+            mutation,
+            RejectReason.CONFLICT,
+            f"{applier or 'someone'} is applying this proposal right now; try again in a moment",
+        )
+        self.decisions.record(busy)
+        return busy
 
     def discard_proposal(self, proposal_id: str, actor: Actor) -> Proposal:
         """The proposal after the discard; if someone applied it first, it as they left it."""
         self._proposal(proposal_id)  # an unknown proposal is a clear error
         if not actor.is_person:
             raise DeliberateError(f"{actor} cannot discard a proposal; a person must")
+        if actor.kind is ActorKind.GUEST and not self.policy.config.guests.apply:
+            raise DeliberateError(f"{actor} is a guest here: guests may not discard proposals")
         moved = self.proposals.transition(
             proposal_id, ProposalStatus.PENDING, ProposalStatus.DISCARDED, actor
         )
@@ -113,9 +129,17 @@ class MutationGateway:
         return proposal
 
 
-def _refuse_apply(proposal: Proposal, mutation: Mutation, actor: Actor) -> Rejected | None:
+def _refuse_apply(
+    proposal: Proposal, mutation: Mutation, actor: Actor, guests: GuestPolicy
+) -> Rejected | None:
     if actor.kind is ActorKind.AGENT:
         return Rejected(mutation, RejectReason.FORBIDDEN, "an agent cannot apply a proposal")
+    if actor.kind is ActorKind.GUEST and not guests.apply:
+        return Rejected(
+            mutation,
+            RejectReason.FORBIDDEN,
+            f"{actor} is a guest here: guests may talk, not apply proposals",
+        )
     if proposal.status is ProposalStatus.DISCARDED:
         by = proposal.resolved_by
         return Rejected(

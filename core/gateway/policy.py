@@ -23,7 +23,7 @@ from core.state.entry import Entry
 from core.state.limits import NO_LIMITS, CommitLimits, RateLimit
 from core.state.mutation import MAX_TTL_SEC, Mutation, Op
 
-__all__ = ["KeyRule", "Policy", "PolicyConfig", "Verdict", "VerdictKind"]
+__all__ = ["GuestPolicy", "KeyRule", "Policy", "PolicyConfig", "Verdict", "VerdictKind"]
 
 _PATTERN = re.compile(r"^[A-Za-z0-9_.:\-*?\[\]!]{1,200}$")
 _PRIVILEGED = frozenset({ActorKind.MODERATOR.value, ActorKind.ADMIN.value})
@@ -92,10 +92,24 @@ class KeyRule(ValueSchema):
         return fnmatch.fnmatchcase(key, self.pattern)
 
 
+class GuestPolicy(BaseModel):
+    """What a guest (a Slack user of another organisation in a shared channel; a Discord
+    member without a bound role where the server says ``members: talk``) may do besides
+    talking: commit (click a button that writes, as a user would), apply or discard an
+    agent's proposal, read the state with ``/deliberate``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    commit: bool = False
+    apply: bool = False
+    read: bool = False
+
+
 class PolicyConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     max_value_bytes: int = Field(default=16_384, ge=16)
+    guests: GuestPolicy = GuestPolicy()
     keys: list[KeyRule] = []
 
 
@@ -148,7 +162,7 @@ class Policy:
         problem = problem or self._value_problem(rule, mutation)
         if problem:
             return _reject(mutation, RejectReason.SCHEMA, f"{mutation.key}: {problem}", rule)
-        verdict = _authorize(rule, mutation)
+        verdict = _authorize(rule, mutation, self.config.guests)
         verdict.limits = self._limits[id(rule)]
         return verdict
 
@@ -172,17 +186,25 @@ def _reject(
 
 
 def _with_ttl(rule: KeyRule, mutation: Mutation) -> tuple[Mutation, str | None]:
+    """The mutation with the rule's default ttl when it names none; a problem when its ttl
+    breaks the maximum, or when it has none under a maximum without a default (kept for
+    ever otherwise: ``set`` clears an expiry, and ``append`` or ``incr`` would create the key
+    without one)."""
     ttl = rule.ttl
     if ttl is None or mutation.op is Op.DELETE:
         return mutation, None
     if mutation.ttl_sec is None and ttl.default_sec is not None:
         mutation = mutation.with_changes(ttl_sec=ttl.default_sec)
-    if ttl.max_sec is not None and mutation.ttl_sec is not None and mutation.ttl_sec > ttl.max_sec:
+    if ttl.max_sec is None:
+        return mutation, None
+    if mutation.ttl_sec is None:
+        return mutation, f"needs a ttl of at most {ttl.max_sec:g}s (the pattern has no default)"
+    if mutation.ttl_sec > ttl.max_sec:
         return mutation, f"ttl {mutation.ttl_sec:g}s is more than the {ttl.max_sec:g}s allowed"
     return mutation, None
 
 
-def _authorize(rule: KeyRule, mutation: Mutation) -> Verdict:
+def _authorize(rule: KeyRule, mutation: Mutation, guests: GuestPolicy) -> Verdict:
     actor: Actor = mutation.actor
     if actor.kind is ActorKind.AGENT:
         if rule.agent == "deny":
@@ -196,6 +218,15 @@ def _authorize(rule: KeyRule, mutation: Mutation) -> Verdict:
             return Verdict(VerdictKind.COMMIT, mutation, rule)
         return Verdict(VerdictKind.PROPOSE, mutation, rule)
     roles = actor.effective_roles
+    if actor.kind is ActorKind.GUEST:
+        if not guests.commit:
+            return _reject(
+                mutation,
+                RejectReason.FORBIDDEN,
+                f"{actor} is a guest here: guests may talk, not change {mutation.key}",
+                rule,
+            )
+        roles = roles | {ActorKind.USER.value}  # guests.commit: a guest writes as a user
     if rule.protected and roles.isdisjoint(_PRIVILEGED):
         return _reject(
             mutation,

@@ -1,4 +1,5 @@
-"""Who asks for a change: a person, the model, an automation, a connector or the system."""
+"""Who asks for a change: a person (a guest too), the model, an automation, a connector or the
+system."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ __all__ = ["PERSON_KINDS", "Actor", "ActorKind"]
 
 class ActorKind(StrEnum):
     USER = "user"
+    GUEST = "guest"  # a person from outside the tenant (Slack Connect), or talk-only member
     MODERATOR = "moderator"
     ADMIN = "admin"
     AGENT = "agent"
@@ -22,7 +24,7 @@ class ActorKind(StrEnum):
     SYSTEM = "system"
 
 
-PERSON_KINDS = frozenset({ActorKind.USER, ActorKind.MODERATOR, ActorKind.ADMIN})
+PERSON_KINDS = frozenset({ActorKind.USER, ActorKind.GUEST, ActorKind.MODERATOR, ActorKind.ADMIN})
 
 
 class Actor(Derived):

@@ -1,28 +1,101 @@
 """A local Slack Web API: ``apps.connections.open`` (Socket Mode), ``auth.test``,
-``chat.postMessage``, ``chat.postEphemeral``, ``chat.update`` and ``usergroups.list``, with
-the token (Authorization header or ``token`` field), JSON or form bodies, Slack's
-``{"ok": false, "error": ...}`` answers, and scriptable 429s with ``Retry-After`` for
-slack_sdk's RateLimitErrorRetryHandler.
+``chat.postMessage``, ``chat.postEphemeral``, ``chat.update``, ``usergroups.list`` and
+``oauth.v2.access``, with the token (Authorization header or ``token`` field), JSON or form
+bodies, Slack's ``{"ok": false, "error": ...}`` answers, and scriptable 429s with
+``Retry-After`` for slack_sdk's RateLimitErrorRetryHandler.
 
     with SlackServer() as slack:
         env = slack.env()      # SLACK_BOT_TOKEN, SLACK_API_URL
         slack.rate_limit_next(retry_after=0)
         slack.wait_until(lambda: slack.updates)
+
+Many teams: each bot token knows whom it speaks for (``BotIdentity``: team, Enterprise Grid
+org, bot user), which ``auth.test`` tells and the posts carry; ``calls`` records every call
+with its token, so a test sees that a post to team B went with team B's token. The token given
+to the constructor is team T0TEST's; ``add_bot`` adds others.
+
+The OAuth install: a test says what a code installs, and ``oauth.v2.access`` exchanges it once
+for a new bot token, as Slack documents it (client id and secret by HTTP Basic or as fields;
+``redirect_uri`` checked when the authorize step had one; ``team`` null and ``enterprise`` set
+for an org-wide install). With ``expires_in`` the token rotates: it stops working then
+(``token_expired``), and ``grant_type=refresh_token`` swaps the refresh token, once, for a new
+pair.
+
+    slack.add_install_code("c0de", BotIdentity("T0SECOND", "Second"), expires_in=43200)
+    env = slack.oauth_env()   # SLACK_CLIENT_ID, SLACK_CLIENT_SECRET, SLACK_API_URL
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import itertools
 import json
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from tests.servers.http import HttpServer, Request, Response
 
-__all__ = ["POST_MESSAGE", "SlackServer", "slack_error"]
+__all__ = [
+    "CLIENT_ID",
+    "CLIENT_SECRET",
+    "POST_MESSAGE",
+    "ApiCall",
+    "BotIdentity",
+    "InstallCode",
+    "SlackServer",
+    "slack_error",
+]
 
 POST_MESSAGE = "/api/chat.postMessage"
+CLIENT_ID, CLIENT_SECRET = "1111111111.2222222222", "c0ffee5ecret0f7he7e57app0000000"
+DEFAULT_SCOPE = "app_mentions:read,channels:history,chat:write,commands"
+
+
+@dataclass(frozen=True)
+class BotIdentity:
+    """Whom a bot token speaks for: a team (``team_id``), a team inside an Enterprise Grid
+    org (both ids), or a whole org (``org_install``, no team)."""
+
+    team_id: str | None = "T0TEST"
+    team_name: str | None = "Test"
+    enterprise_id: str | None = None
+    enterprise_name: str | None = None
+    user_id: str = "U0TESTBOT"  # the bot user
+    bot_id: str = "B0TESTBOT"
+    org_install: bool = False
+
+    @property
+    def url(self) -> str:
+        if self.org_install:
+            return f"https://{(self.enterprise_name or 'org').lower()}.enterprise.slack.com/"
+        return f"https://{(self.team_name or 'team').lower()}.slack.com/"
+
+
+@dataclass(frozen=True)
+class InstallCode:
+    """What exchanging one OAuth code installs. ``expires_in``: token rotation is on, the
+    bot token lives that long and a refresh token comes with it. ``redirect_uri``: what the
+    authorize step was given, which the exchange must repeat."""
+
+    bot: BotIdentity
+    installer: str = "U0INSTALLER"
+    scope: str = DEFAULT_SCOPE
+    expires_in: int | None = None
+    redirect_uri: str | None = None
+
+
+@dataclass(frozen=True)
+class ApiCall:
+    """A Web API call as answered: its method, its token (None for ``oauth.v2.access``,
+    whose client secret is left out of ``fields``) and its fields."""
+
+    method: str
+    token: str | None
+    fields: dict[str, Any] = field(default_factory=dict)
 
 
 def slack_error(error: str, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -43,17 +116,29 @@ class SlackServer(HttpServer):
         usergroups: list[dict[str, Any]] | None = None,
         app_token: str = "xapp-1-test-app-token",
         socket_url: str | None = None,
+        client_id: str = CLIENT_ID,
+        client_secret: str = CLIENT_SECRET,
+        app_id: str = "A0TEST",
     ) -> None:
         super().__init__()
         self.token, self.channels, self.bot_user, self.bot_id = token, channels, bot_user, bot_id
         self.usergroups = usergroups or []
         self.app_token, self.socket_url = app_token, socket_url
+        self.client_id, self.client_secret, self.app_id = client_id, client_secret, app_id
         self.messages: list[dict[str, Any]] = []
         self.ephemerals: list[dict[str, Any]] = []
         self.updates: list[dict[str, Any]] = []
+        self.calls: list[ApiCall] = []
+        self.bots: dict[str, BotIdentity] = {token: BotIdentity(user_id=bot_user, bot_id=bot_id)}
+        self._expires: dict[str, float] = {}
+        self._revoked: set[str] = set()
+        self._codes: dict[str, InstallCode] = {}
+        self._refresh_tokens: dict[str, InstallCode] = {}
+        self._issued = itertools.count(1)
+        self._tokens_lock = threading.Lock()
         self._ts_lock = threading.Lock()
         self._last_ts = 0.0
-        methods: dict[str, Callable[[dict[str, Any]], Response]] = {
+        methods: dict[str, Callable[[dict[str, Any], BotIdentity], Response]] = {
             "auth.test": self._auth_test,
             "chat.postMessage": self._post_message,
             "chat.postEphemeral": self._post_ephemeral,
@@ -61,8 +146,9 @@ class SlackServer(HttpServer):
             "usergroups.list": self._usergroups_list,
         }
         for name, method in methods.items():
-            self.route("POST", f"/api/{name}", self._authed(method))
+            self.route("POST", f"/api/{name}", self._authed(name, method))
         self.route("POST", "/api/apps.connections.open", self._connections_open)
+        self.route("POST", "/api/oauth.v2.access", self._oauth_v2_access)
         self.responses: list[dict[str, Any]] = []
         for kind in ("commands", "actions"):
             self.route("POST", f"/{kind}/{{team}}/{{id}}/{{token}}", self._response_url)
@@ -74,6 +160,55 @@ class SlackServer(HttpServer):
     def env(self) -> dict[str, str]:
         return {"SLACK_BOT_TOKEN": self.token, "SLACK_API_URL": self.api_url}
 
+    def oauth_env(self) -> dict[str, str]:
+        """The app's credentials for the OAuth flow (no bot token: installs bring them)."""
+        return {
+            "SLACK_CLIENT_ID": self.client_id,
+            "SLACK_CLIENT_SECRET": self.client_secret,
+            "SLACK_API_URL": self.api_url,
+        }
+
+    # --- tokens and installs ------------------------------------------------------------
+
+    def add_bot(self, token: str, bot: BotIdentity, *, expires_in: float | None = None) -> None:
+        """A bot token for ``bot`` (another team's, an org's), valid from now on."""
+        with self._tokens_lock:
+            self.bots[token] = bot
+            if expires_in is not None:
+                self._expires[token] = time.time() + expires_in
+
+    def add_install_code(
+        self,
+        code: str,
+        bot: BotIdentity,
+        *,
+        installer: str = "U0INSTALLER",
+        scope: str = DEFAULT_SCOPE,
+        expires_in: int | None = None,
+        redirect_uri: str | None = None,
+    ) -> None:
+        """``oauth.v2.access`` with ``code`` installs the app for ``bot``'s team (or org)."""
+        with self._tokens_lock:
+            self._codes[code] = InstallCode(bot, installer, scope, expires_in, redirect_uri)
+
+    def revoke(self, token: str) -> None:
+        with self._tokens_lock:
+            self._revoked.add(token)
+
+    def tokens_of(self, team_id: str | None, enterprise_id: str | None = None) -> list[str]:
+        """The bot tokens issued to a team (with ``team_id`` None and an ``enterprise_id``:
+        to an org), oldest first."""
+        with self._tokens_lock:
+            bots = list(self.bots.items())
+        return [
+            token
+            for token, bot in bots
+            if bot.team_id == team_id and enterprise_id in (None, bot.enterprise_id)
+        ]
+
+    def calls_to(self, method: str) -> list[ApiCall]:
+        return [call for call in list(self.calls) if call.method == method]
+
     def rate_limit_next(self, retry_after: int = 0, times: int = 1, method: str = "") -> None:
         """The next ``times`` calls of ``method`` (default chat.postMessage) get 429
         ``ratelimited`` with ``Retry-After`` set."""
@@ -83,18 +218,87 @@ class SlackServer(HttpServer):
 
     # --- the methods -----------------------------------------------------------------
 
-    def _authed(self, method: Callable[[dict[str, Any]], Response]) -> Callable[..., Response]:
+    def _authed(
+        self, name: str, method: Callable[[dict[str, Any], BotIdentity], Response]
+    ) -> Callable[..., Response]:
         def answer(request: Request) -> Response:
             fields = request.json if isinstance(request.json, dict) else dict(request.form())
             authorization = request.header("Authorization") or ""
             token = authorization.removeprefix("Bearer ") if authorization else fields.get("token")
+            self.calls.append(ApiCall(name, token or None, dict(fields)))
             if not token:
                 return slack_error("not_authed")
-            if token != self.token:
+            with self._tokens_lock:
+                bot, expires = self.bots.get(token), self._expires.get(token)
+                revoked = token in self._revoked
+            if bot is None:
                 return slack_error("invalid_auth")
-            return method(fields)
+            if revoked:
+                return slack_error("token_revoked")
+            if expires is not None and time.time() >= expires:
+                return slack_error("token_expired")
+            return method(fields, bot)
 
         return answer
+
+    def _oauth_v2_access(self, request: Request) -> Response:
+        """An install (``code``) or a token rotation (``grant_type=refresh_token``)."""
+        fields = request.json if isinstance(request.json, dict) else dict(request.form())
+        client = _basic_auth(request.header("Authorization"))
+        client_id, secret = client or (fields.get("client_id"), fields.get("client_secret"))
+        shown = {k: v for k, v in fields.items() if k != "client_secret"}
+        self.calls.append(ApiCall("oauth.v2.access", None, shown))
+        if client_id != self.client_id:
+            return slack_error("invalid_client_id")
+        if secret != self.client_secret:
+            return slack_error("bad_client_secret")
+        grant = fields.get("grant_type") or "authorization_code"
+        with self._tokens_lock:
+            if grant == "refresh_token":
+                install = self._refresh_tokens.pop(fields.get("refresh_token") or "", None)
+                if install is None:
+                    return slack_error("invalid_refresh_token")
+            elif grant == "authorization_code":
+                install = self._codes.get(fields.get("code") or "")
+                if install is None:
+                    return slack_error("invalid_code")
+                if install.redirect_uri is not None and (
+                    fields.get("redirect_uri") != install.redirect_uri
+                ):
+                    return slack_error("bad_redirect_uri")
+                del self._codes[fields["code"]]
+            else:
+                return slack_error("invalid_grant_type")
+            return _ok(**self._grant(install))
+
+    def _grant(self, install: InstallCode) -> dict[str, Any]:
+        """A new bot token for ``install`` (and a refresh token when it rotates)."""
+        bot, serial = install.bot, next(self._issued)
+        owner = bot.team_id or bot.enterprise_id
+        rotates = install.expires_in is not None
+        token = f"xoxe.xoxb-1-{owner}-{serial}" if rotates else f"xoxb-{owner}-{serial}"
+        self.bots[token] = bot
+        granted: dict[str, Any] = {
+            "access_token": token,
+            "token_type": "bot",
+            "scope": install.scope,
+            "bot_user_id": bot.user_id,
+            "app_id": self.app_id,
+            "team": None if bot.org_install else {"id": bot.team_id, "name": bot.team_name},
+            "enterprise": (
+                {"id": bot.enterprise_id, "name": bot.enterprise_name}
+                if bot.enterprise_id
+                else None
+            ),
+            "is_enterprise_install": bot.org_install,
+            "authed_user": {"id": install.installer},
+        }
+        if install.expires_in is not None:
+            refresh = f"xoxe-1-{owner}-{serial}"
+            self._refresh_tokens[refresh] = install
+            self._expires[token] = time.time() + install.expires_in
+            granted |= {"refresh_token": refresh, "expires_in": install.expires_in}
+        return granted
 
     def response_url(self, kind: str) -> str:
         """A ``response_url`` as Slack puts in slash commands and clicks, served here."""
@@ -115,15 +319,19 @@ class SlackServer(HttpServer):
             return slack_error("not_allowed_token_type")
         return _ok(url=self.socket_url)
 
-    def _auth_test(self, fields: dict[str, Any]) -> Response:
-        return _ok(
-            url="https://test.slack.com/",
-            team="Test",
-            user="deliberate",
-            team_id="T0TEST",
-            user_id=self.bot_user,
-            bot_id=self.bot_id,
-        )
+    def _auth_test(self, fields: dict[str, Any], bot: BotIdentity) -> Response:
+        told: dict[str, Any] = {
+            "url": bot.url,
+            "team": bot.team_name,
+            "user": "deliberate",
+            "team_id": bot.team_id,
+            "user_id": bot.user_id,
+            "bot_id": bot.bot_id,
+            "is_enterprise_install": bot.org_install,
+        }
+        if bot.enterprise_id:
+            told["enterprise_id"] = bot.enterprise_id
+        return _ok(**told)
 
     def _channel_problem(self, fields: dict[str, Any]) -> Response | None:
         channel = fields.get("channel")
@@ -133,15 +341,15 @@ class SlackServer(HttpServer):
             return slack_error("no_text")
         return None
 
-    def _post_message(self, fields: dict[str, Any]) -> Response:
+    def _post_message(self, fields: dict[str, Any], bot: BotIdentity) -> Response:
         problem = self._channel_problem(fields)
         if problem is not None:
             return problem
         ts = self._next_ts()
         message: dict[str, Any] = {
             "type": "message",
-            "user": self.bot_user,
-            "bot_id": self.bot_id,
+            "user": bot.user_id,
+            "bot_id": bot.bot_id,
             "text": fields.get("text"),
             "ts": ts,
         }
@@ -151,7 +359,7 @@ class SlackServer(HttpServer):
         self.messages.append({"channel": fields["channel"], **message})
         return _ok(channel=fields["channel"], ts=ts, message=message)
 
-    def _post_ephemeral(self, fields: dict[str, Any]) -> Response:
+    def _post_ephemeral(self, fields: dict[str, Any], bot: BotIdentity) -> Response:
         problem = self._channel_problem(fields)
         if problem is not None:
             return problem
@@ -160,7 +368,7 @@ class SlackServer(HttpServer):
         self.ephemerals.append({**fields, "blocks": _listed(fields.get("blocks"))})
         return _ok(message_ts=self._next_ts())
 
-    def _update(self, fields: dict[str, Any]) -> Response:
+    def _update(self, fields: dict[str, Any], bot: BotIdentity) -> Response:
         problem = self._channel_problem(fields)
         if problem is not None:
             return problem
@@ -175,7 +383,7 @@ class SlackServer(HttpServer):
         self.updates.append({**fields, "blocks": _listed(fields.get("blocks"))})
         return _ok(channel=fields["channel"], ts=ts, text=fields.get("text"))
 
-    def _usergroups_list(self, fields: dict[str, Any]) -> Response:
+    def _usergroups_list(self, fields: dict[str, Any], bot: BotIdentity) -> Response:
         with_users = str(fields.get("include_users")).lower() in ("1", "true")
         groups = [
             {k: v for k, v in group.items() if with_users or k != "users"}
@@ -191,6 +399,18 @@ class SlackServer(HttpServer):
 
 def _ok(**fields: Any) -> Response:
     return Response(200, {"ok": True, **fields})
+
+
+def _basic_auth(authorization: str | None) -> tuple[str, str] | None:
+    """``Authorization: Basic base64(client_id:client_secret)``, as slack_sdk sends it."""
+    if not authorization or not authorization.startswith("Basic "):
+        return None
+    try:
+        decoded = base64.b64decode(authorization.removeprefix("Basic "), validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    client_id, colon, secret = decoded.partition(":")
+    return (client_id, secret) if colon else None
 
 
 def _listed(value: Any) -> Any:

@@ -11,17 +11,28 @@ import pytest
 from redis import Redis
 
 from bot.app import App, build_app
-from tests.bot.discord.payloads import CREW
+from tests.bot.discord.payloads import CREW, GUILD
 from tests.bot.discord.rig import DiscordBot
 from tests.servers.discord_api import DiscordServer
 from tests.team_config import team_config
 
-MODERATOR_GROUPS = ["discord:Moderators", f"discord:{CREW}", "discord:permission:manage_guild"]
+
+def server_tenants(workspace: str, more: str = "") -> str:
+    """The ``tenants:`` section: GUILD is served in ``workspace``, where the Moderators role
+    and manage_guild make moderators (by name and permission: in GUILD alone)."""
+    return f"""\
+  discord:
+    servers:
+      - id: "{GUILD}"
+        workspace: {workspace}
+        roles:
+          moderator: {{groups: ["discord:Moderators", "discord:permission:manage_guild"]}}
+{more}"""
 
 
 @pytest.fixture
 def team_app(redis_client: Redis, workspace: str, tmp_path: Path) -> App:
-    path = team_config(tmp_path, [], MODERATOR_GROUPS)
+    path = team_config(tmp_path, [], [f"discord:{CREW}"], server_tenants(workspace))
     return build_app(workspace, path, client=redis_client)
 
 

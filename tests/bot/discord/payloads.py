@@ -1,9 +1,13 @@
 """Gateway payloads of the shapes Discord documents (GUILD_CREATE, MESSAGE_CREATE,
-INTERACTION_CREATE for components and application commands), for one server:
+INTERACTION_CREATE for components and application commands), for our server and another:
 
-- #deliberation (CHANNEL) with a thread (THREAD), and #general (OTHER);
-- roles: Moderators (by name in the config), Stage crew (by id), Managers (manage_guild);
-- people: ALICE (no role), SAM (Moderators), RIA (Stage crew), MIA (Managers)."""
+- GUILD: #deliberation (CHANNEL) with a thread (THREAD), and #general (OTHER); roles:
+  Moderators (by name in the config), Stage crew (by id), Managers (manage_guild); people:
+  ALICE (no role), SAM (Moderators), RIA (Stage crew), MIA (Managers);
+- ELSEWHERE, someone else's server that added the bot: its own #deliberation (FAR), its own
+  role named "Moderators" (FAR_MODS) held by EVE, and its owner STRANGER, who holds every
+  permission there;
+- DM: a direct message channel."""
 
 from __future__ import annotations
 
@@ -23,6 +27,8 @@ CHANNEL, OTHER, THREAD, DM = (
     "1300000000000000050",
 )
 MODERATORS, CREW, MANAGERS = "1300000000000000020", "1300000000000000021", "1300000000000000022"
+ELSEWHERE, FAR, FAR_MODS = "1300000000000000101", "1300000000000000110", "1300000000000000120"
+GUILD_OF = {CHANNEL: GUILD, OTHER: GUILD, THREAD: GUILD, FAR: ELSEWHERE}
 ALICE, SAM, RIA, MIA, OWNER = (
     "1400000000000000001",
     "1400000000000000002",
@@ -30,7 +36,8 @@ ALICE, SAM, RIA, MIA, OWNER = (
     "1400000000000000004",
     "1400000000000000009",
 )
-ROLES_OF = {ALICE: [], SAM: [MODERATORS], RIA: [CREW], MIA: [MANAGERS]}
+EVE, STRANGER = "1400000000000000005", "1400000000000000006"
+ROLES_OF = {ALICE: [], SAM: [MODERATORS], RIA: [CREW], MIA: [MANAGERS], EVE: [FAR_MODS]}
 EVERYONE_CAN = discord.Permissions(
     view_channel=True, send_messages=True, read_message_history=True, use_application_commands=True
 )
@@ -39,6 +46,8 @@ ROLE_PERMISSIONS = {
     MODERATORS: discord.Permissions.none(),
     CREW: discord.Permissions.none(),
     MANAGERS: discord.Permissions(manage_guild=True),
+    ELSEWHERE: EVERYONE_CAN,
+    FAR_MODS: discord.Permissions.none(),
 }
 _ids = itertools.count(1_500_000_000_000_000_000)
 
@@ -58,7 +67,10 @@ def user(user_id: str) -> dict[str, Any]:
 
 
 def permissions_of(user_id: str) -> discord.Permissions:
-    """What Discord computes for a member without channel overwrites: the roles' union."""
+    """What Discord computes for a member without channel overwrites: the roles' union (a
+    server's owner holds every permission)."""
+    if user_id == STRANGER:
+        return discord.Permissions.all()
     value = EVERYONE_CAN.value
     for role in ROLES_OF.get(user_id, []):
         value |= ROLE_PERMISSIONS[role].value
@@ -101,7 +113,7 @@ def _channel(channel_id: str, name: str, position: int) -> dict[str, Any]:
     return {
         "id": channel_id,
         "type": 0,
-        "guild_id": GUILD,
+        "guild_id": GUILD_OF[channel_id],
         "name": name,
         "position": position,
         "permission_overwrites": [],
@@ -134,20 +146,24 @@ def thread() -> dict[str, Any]:
     }
 
 
-def guild_create() -> dict[str, Any]:
+def guild_create(guild: str = GUILD) -> dict[str, Any]:
+    ours = guild == GUILD
+    roles = [
+        _role(GUILD, "@everyone", 0),
+        _role(MODERATORS, "Moderators", 1),
+        _role(CREW, "Stage crew", 2),
+        _role(MANAGERS, "Managers", 3),
+    ]
+    theirs = [_role(ELSEWHERE, "@everyone", 0), _role(FAR_MODS, "Moderators", 1)]
+    channels = [_channel(CHANNEL, "deliberation", 0), _channel(OTHER, "general", 1)]
     return {
-        "id": GUILD,
-        "name": "Stream team",
+        "id": guild,
+        "name": "Stream team" if ours else "Somewhere else",
         "icon": None,
-        "owner_id": OWNER,
-        "roles": [
-            _role(GUILD, "@everyone", 0),
-            _role(MODERATORS, "Moderators", 1),
-            _role(CREW, "Stage crew", 2),
-            _role(MANAGERS, "Managers", 3),
-        ],
-        "channels": [_channel(CHANNEL, "deliberation", 0), _channel(OTHER, "general", 1)],
-        "threads": [thread()],
+        "owner_id": OWNER if ours else STRANGER,
+        "roles": roles if ours else theirs,
+        "channels": channels if ours else [_channel(FAR, "deliberation", 0)],
+        "threads": [thread()] if ours else [],
         "members": [],
         "emojis": [],
         "stickers": [],
@@ -196,7 +212,7 @@ def message_create(
         "flags": 0,
     }
     if not direct:
-        data |= {"guild_id": GUILD, "member": member(author, with_user=False)}
+        data |= {"guild_id": GUILD_OF[channel], "member": member(author, with_user=False)}
     return data
 
 
@@ -219,9 +235,10 @@ def interaction_base(user_id: str, channel: str, kind: int) -> dict[str, Any]:
         data["authorizing_integration_owners"] = {"0": BOT_ID}
         return data
     ch = thread() if channel == THREAD else _channel(channel, "deliberation", 0)
-    data |= {"guild_id": GUILD, "guild_locale": "en-US", "channel": ch, "context": 0}
+    guild = GUILD_OF[channel]
+    data |= {"guild_id": guild, "guild_locale": "en-US", "channel": ch, "context": 0}
     data["member"] = member(user_id) | {"permissions": str(permissions_of(user_id).value)}
-    data["authorizing_integration_owners"] = {"0": GUILD}
+    data["authorizing_integration_owners"] = {"0": guild}
     return data
 
 

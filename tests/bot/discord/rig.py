@@ -21,7 +21,8 @@ from bot.discord.adapter import DiscordAdapter
 from bot.discord.channels import Listening
 from bot.discord.client import DeliberateClient
 from bot.discord.settings import use_api_url
-from core.runtime.runner import Runtime
+from bot.workspaces import Workspaces
+from core.llm.chat import ChatModel
 from tests.bot.discord import payloads
 from tests.bot.discord.payloads import ALICE, CHANNEL, GUILD
 from tests.servers.discord_api import DiscordServer
@@ -36,14 +37,14 @@ class DiscordBot:
         api: DiscordServer,
         *,
         listening: Listening | None = None,
-        runtime: Runtime | None = None,
+        model: ChatModel | None = None,
     ) -> None:
         self.app, self.api = app, api
         self.loop = asyncio.new_event_loop()
         self._base = discord.http.Route.BASE
         use_api_url(api.api_url)
-        runtime = runtime or app.runtime(use_env=False)
-        self.adapter = DiscordAdapter(app, runtime, listening or Listening())
+        self.workspaces = Workspaces(app, model=model, use_env=False)
+        self.adapter = DiscordAdapter(self.workspaces, listening or Listening())
         self.client = DeliberateClient(self.adapter, guild_id=int(GUILD))
         self.run(self.client.login(api.token))  # /users/@me, the app, /deliberate synced
         self.dispatch("GUILD_CREATE", payloads.guild_create())

@@ -142,7 +142,7 @@ def test_an_agent_proposal_is_applied_only_by_a_moderator(
     team_app: App, discord_api: DiscordServer, openai_server: OpenAIServer
 ) -> None:
     openai_server.answer_with = proposing("stream.state", "off")
-    bot = DiscordBot(team_app, discord_api, runtime=team_app.runtime(model(openai_server)))
+    bot = DiscordBot(team_app, discord_api, model=model(openai_server))
     try:
         reply = started(bot)
         apply = payloads.custom_id_of(reply, "ApplyProposal")
@@ -185,7 +185,7 @@ def test_a_slow_click_is_acknowledged_at_once_and_blocks_nobody(
     team_app: App, discord_api: DiscordServer, openai_server: OpenAIServer
 ) -> None:
     openai_server.answer_with = slower_than_discord_waits
-    bot = DiscordBot(team_app, discord_api, runtime=team_app.runtime(model(openai_server)))
+    bot = DiscordBot(team_app, discord_api, model=model(openai_server))
     try:
         reply = started(bot)
         cid = payloads.custom_id_of(reply, "ExpandCurrent")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bot.app import App
 from bot.discord.channels import Listening
-from tests.bot.discord.payloads import BOT_ID, CHANNEL, DM, OTHER, THREAD, custom_ids
+from tests.bot.discord.payloads import BOT_ID, CHANNEL, OTHER, THREAD, custom_ids
 from tests.bot.discord.rig import DiscordBot
 from tests.servers.discord_api import DiscordServer
 
@@ -39,12 +39,6 @@ def test_without_a_mention_nothing_is_said(bot: DiscordBot, discord_api: Discord
     bot.say(IDEA, bot=True)  # another bot, mentioning us
     bot.say("   ")  # nothing left once the mention is out
     assert discord_api.messages == []
-
-
-def test_a_direct_message_needs_no_mention(bot: DiscordBot, discord_api: DiscordServer) -> None:
-    bot.say(IDEA, channel=DM, mention_bot=False)
-    [reply] = discord_api.public()
-    assert reply["channel_id"] == DM
 
 
 def test_a_redelivered_message_is_handled_once(bot: DiscordBot, discord_api: DiscordServer) -> None:

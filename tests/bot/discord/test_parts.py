@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 from bot.discord.buttons import MAX_CUSTOM_ID, TEMPLATE, ButtonRef, DeliberateButton, custom_id
 from bot.discord.channels import Listening, channel_of, session_id
 from bot.discord.render import MAX_CONTENT, closed_content, disabled_buttons, render
-from bot.discord.roles import actor_of, groups_of
-from core.config.roles import RoleBinding
+from bot.discord.roles import actor_of, membership_of
+from core.config.roles import Membership, RoleBinding, roles_for
+from core.config.tenants import Tenant
 from core.deliberation.beats import ActionStyle
 from core.deliberation.view import Button, View, ViewKind
 from core.state.actor import ActorKind
@@ -29,6 +30,7 @@ BINDINGS = {
         groups=["discord:Moderators", f"discord:{CREW}", "discord:permission:manage_guild"]
     )
 }
+SERVER = Tenant("discord", payloads.GUILD, "ws", BINDINGS, configured=True)
 
 
 def button(action: str = "ConfirmCurrent", target: str = "c0b2057fb0607", **more: Any) -> Button:
@@ -214,16 +216,24 @@ def test_moderators_by_role_name_role_id_or_permission(
 ) -> None:
     data = payloads.component(bot.api.new_message(CHANNEL, {"content": "x"}), "dlb:x", who)
     interaction = discord.Interaction(data=data, state=bot.client._connection)
-    actor = actor_of(BINDINGS, interaction.user, interaction.permissions)
+    actor = actor_of(SERVER, interaction.user, interaction.permissions)
     assert (actor.kind, actor.id, actor.platform) == (kind, who, "discord")
 
 
-def test_groups_name_roles_by_id_and_name_and_permissions(bot: DiscordBot) -> None:
+def test_membership_names_roles_by_id_and_name_and_permissions(bot: DiscordBot) -> None:
     data = payloads.component(bot.api.new_message(CHANNEL, {"content": "x"}), "dlb:x", MIA)
     interaction = discord.Interaction(data=data, state=bot.client._connection)
-    groups = groups_of(interaction.user, interaction.permissions)
-    assert {payloads.MANAGERS, "Managers", "permission:manage_guild"} <= set(groups)
-    assert payloads.GUILD not in groups  # @everyone is nobody's group
+    who = membership_of(interaction.user, interaction.permissions)
+    assert who.group_ids == {payloads.MANAGERS}  # @everyone is nobody's group
+    assert {"Managers", "permission:manage_guild"} <= who.group_names
+
+
+def test_a_role_named_like_a_bound_role_id_is_not_that_role() -> None:
+    """Role names live beside ids in the payload: a role *called* CREW's id is no crew."""
+    impostor = Membership("discord", ALICE, frozenset({"1300000000000000099"}), frozenset({CREW}))
+    assert roles_for(BINDINGS, impostor) == ()
+    crew = Membership("discord", RIA, frozenset({CREW}), frozenset({"Stage crew"}))
+    assert roles_for(BINDINGS, crew) == ("moderator",)
 
 
 def test_listening_names_ids_and_modes() -> None:

@@ -10,19 +10,32 @@ import pytest
 from redis import Redis
 
 from bot.app import App, build_app
-from tests.bot.slack.rig import CHANNEL, SlackBot
+from tests.bot.slack.rig import CHANNEL, TEAM, SlackBot
 from tests.servers.slack_api import SlackServer
 from tests.team_config import team_config
 
 
-def config_with_roles(tmp_path: Path) -> Path:
-    """Moderators: U0SAM by user id, the ``mods`` user group by handle."""
-    return team_config(tmp_path, ["slack:U0SAM"], ["slack:mods"])
+def team_tenants(workspace: str, more: str = "") -> str:
+    """The ``tenants:`` section: TEAM is served in ``workspace``, where the ``mods`` user
+    group makes moderators (by handle: in TEAM alone)."""
+    return f"""\
+  slack:
+    teams:
+      - id: {TEAM}
+        workspace: {workspace}
+        roles:
+          moderator: {{groups: ["slack:mods"]}}
+{more}"""
+
+
+def config_with_roles(tmp_path: Path, workspace: str) -> Path:
+    """Moderators: U0SAM by user id, the ``mods`` user group by handle (in TEAM)."""
+    return team_config(tmp_path, ["slack:U0SAM"], [], team_tenants(workspace))
 
 
 @pytest.fixture
 def team_app(redis_client: Redis, workspace: str, tmp_path: Path) -> App:
-    return build_app(workspace, config_with_roles(tmp_path), client=redis_client)
+    return build_app(workspace, config_with_roles(tmp_path, workspace), client=redis_client)
 
 
 @pytest.fixture

@@ -27,7 +27,8 @@ from bot.slack.adapter import SlackAdapter
 from bot.slack.bolt import build_bolt_app
 from bot.slack.serve import EVENTS_PATH, http_server
 from bot.slack.settings import SlackSettings
-from core.runtime.runner import Runtime
+from bot.workspaces import Workspaces
+from core.llm.chat import ChatModel
 from tests.servers.slack_api import SlackServer
 
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
@@ -58,13 +59,14 @@ class Listeners(ThreadPoolExecutor):
 
 
 class SlackBot:
-    def __init__(self, app: App, slack: SlackServer, runtime: Runtime | None = None) -> None:
+    def __init__(self, app: App, slack: SlackServer, model: ChatModel | None = None) -> None:
         self.app, self.slack = app, slack
         settings = SlackSettings.from_env(slack.env() | {"SLACK_SIGNING_SECRET": SIGNING_SECRET})
-        runtime = runtime or app.runtime(use_env=False)
-        self.adapter = SlackAdapter(app, runtime, settings.web_client())
+        self.workspaces = Workspaces(app, model=model, use_env=False)
+        self.adapter = SlackAdapter(self.workspaces, settings.web_client())
         self.listeners = Listeners()
         self.bolt = build_bolt_app(self.adapter, settings, executor=self.listeners)
+        self.adapter.serve_token_team()
         self.server = http_server(self.bolt, "127.0.0.1", 0, threads=4)
         self.url = f"http://127.0.0.1:{self.server.effective_port}{EVENTS_PATH}"
         self._thread = threading.Thread(target=self.server.run, daemon=True)
@@ -107,10 +109,13 @@ class SlackBot:
         *,
         event_id: str | None = None,
         retry: int | None = None,
+        team: str = TEAM,
+        shared: bool = False,
         **signing: Any,
     ) -> httpx.Response:
-        """An Events API ``event_callback`` (Slack retries carry X-Slack-Retry-Num)."""
-        body = event_callback(event, event_id or f"Ev{next(_ts):08d}")
+        """An Events API ``event_callback`` (Slack retries carry X-Slack-Retry-Num) for the
+        installation in ``team``; ``shared``: in a Slack Connect channel."""
+        body = event_callback(event, event_id or f"Ev{next(_ts):08d}", team, shared)
         headers = (
             {}
             if retry is None
@@ -129,11 +134,16 @@ class SlackBot:
         channel: str = CHANNEL,
         as_action: str | None = None,
         ephemeral: bool = False,
+        team: str = TEAM,
+        user_team: str | None = None,
         **signing: Any,
     ) -> httpx.Response:
         """A ``block_actions`` payload for the button of ``action`` in ``message`` (with
-        ``as_action``, its data under another action's id: a button no beat showed)."""
+        ``as_action``, its data under another action's id: a button no beat showed), from
+        ``team``'s installation, by a user of ``user_team`` (default: the same)."""
         payload = block_actions(message, action, user, trigger_id, value, channel)
+        payload["team"] = {"id": team, "domain": "test"}
+        payload["user"]["team_id"] = user_team or team
         payload["response_url"] = self.slack.response_url("actions")
         if as_action is not None:
             payload["actions"][0]["action_id"] = f"deliberate:{as_action}:9"
@@ -143,12 +153,12 @@ class SlackBot:
         body = urlencode({"payload": json.dumps(payload)})
         return self.post(body, "application/x-www-form-urlencoded", **signing)
 
-    def command(self, text: str, *, user: str = "U0ALICE") -> dict[str, Any]:
+    def command(self, text: str, *, user: str = "U0ALICE", team: str = TEAM) -> dict[str, Any]:
         """A ``/deliberate`` slash command, as the form body Slack posts: acknowledged at
         once with nothing, then answered through its ``response_url``."""
         form = {
             "token": "verification-token-unused",
-            "team_id": TEAM,
+            "team_id": team,
             "team_domain": "test",
             "channel_id": CHANNEL,
             "channel_name": "team",
@@ -183,10 +193,12 @@ class SlackBot:
         )
 
 
-def event_callback(event: dict[str, Any], event_id: str) -> dict[str, Any]:
+def event_callback(
+    event: dict[str, Any], event_id: str, team: str = TEAM, shared: bool = False
+) -> dict[str, Any]:
     return {
         "token": "verification-token-unused",
-        "team_id": TEAM,
+        "team_id": team,
         "api_app_id": "A0TEST",
         "event": event,
         "type": "event_callback",
@@ -195,13 +207,13 @@ def event_callback(event: dict[str, Any], event_id: str) -> dict[str, Any]:
         "authorizations": [
             {
                 "enterprise_id": None,
-                "team_id": TEAM,
+                "team_id": team,
                 "user_id": "U0TESTBOT",
                 "is_bot": True,
                 "is_enterprise_install": False,
             }
         ],
-        "is_ext_shared_channel": False,
+        "is_ext_shared_channel": shared,
         "event_context": f"4-{event_id}",
     }
 

@@ -153,7 +153,8 @@ def test_a_stale_button_shows_the_clicker_the_current_one(bot: SlackBot, team_ap
 def test_forged_buttons_are_refused_and_change_nothing(bot: SlackBot, team_app: App) -> None:
     _, reply = started(bot)
     real = json.loads(button(reply, "ConfirmCurrent")["value"])
-    elsewhere = json.dumps(real | {"s": "slack:C0OTHER:1700000000.000100"})
+    moved = real | {"s": "slack:C0OTHER:1700000000.000100"}
+    elsewhere = json.dumps(moved, separators=(",", ":"))  # spelled as the bot spells it
     bot.click(reply, "ConfirmCurrent", value=elsewhere)
     bot.click(reply, "ConfirmCurrent", value="{not json")
     bot.click(reply, "ConfirmCurrent", value=json.dumps(real | {"role": "admin"}))
@@ -169,7 +170,7 @@ def test_an_agent_proposal_is_applied_only_by_a_moderator(
 ) -> None:
     openai_server.answer_with = proposing("stream.state", "off")
     client = openai.OpenAI(api_key="k", base_url=openai_server.base_url, max_retries=0)
-    bot = SlackBot(team_app, slack_api, team_app.runtime(ChatModel(client, "m", timeout_sec=5)))
+    bot = SlackBot(team_app, slack_api, ChatModel(client, "m", timeout_sec=5))
     bot.start()
     try:
         bot.event(mention("end the stream"))
@@ -251,7 +252,7 @@ def test_two_clicks_on_one_message_at_once_both_show(
 ) -> None:
     openai_server.answer_with = slow_expand
     client = openai.OpenAI(api_key="k", base_url=openai_server.base_url, max_retries=0)
-    bot = SlackBot(team_app, slack_api, team_app.runtime(ChatModel(client, "m", timeout_sec=5)))
+    bot = SlackBot(team_app, slack_api, ChatModel(client, "m", timeout_sec=5))
     bot.start()
     try:
         _, reply = started(bot)

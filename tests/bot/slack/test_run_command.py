@@ -40,6 +40,12 @@ def environment(**extra: str) -> dict[str, str]:
             {"SLACK_BOT_TOKEN": "xoxb-1"},
             "set SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET",
         ),
+        (
+            {"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "s"},
+            "not both",
+        ),
+        ({"SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "s"}, "SLACK_SIGNING_SECRET is not set"),
+        ({"SLACK_CLIENT_ID": "1.2"}, "SLACK_CLIENT_SECRET is not set"),
     ],
 )
 def test_it_names_what_is_missing(workspace: str, extra: dict[str, str], problem: str) -> None:
@@ -128,3 +134,23 @@ def test_a_refused_app_token_stops_it_with_a_clear_error(workspace: str) -> None
         )
     assert done.returncode == 2 and "cannot run the Slack bot" in done.stderr
     assert "invalid_auth" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_as_an_installable_app_it_serves_the_install_link(workspace: str) -> None:
+    with SlackServer(client_id="1111111111.2222222222") as slack:
+        env = environment(**slack.oauth_env(), SLACK_SIGNING_SECRET=SIGNING_SECRET)
+        argv = [*command(workspace), "--host", "127.0.0.1", "--port", "0"]
+        proc = subprocess.Popen(argv, env=env, stderr=subprocess.PIPE, text=True)
+        try:
+            events = listening_url(proc)
+            assert proc.stderr is not None
+            line = proc.stderr.readline()
+            assert "teams install the app at " in line
+            install = line.split("teams install the app at ")[1].strip()
+            assert install == events.replace("/slack/events", "/slack/install")
+            answer = httpx.get(install, timeout=10)
+            assert answer.status_code == 302
+            assert "client_id=1111111111.2222222222" in answer.headers["location"]
+        finally:
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(timeout=20) == 0

@@ -10,7 +10,7 @@ import pytest
 
 from bot.app import App, build_app
 from core.config.core_config import load_config
-from core.config.roles import RoleBinding, roles_for
+from core.config.roles import Membership, RoleBinding, roles_for
 from core.gateway.outcome import Pending
 from core.gateway.policy import Policy
 from core.state.commit_result import Committed, Rejected, RejectReason
@@ -129,7 +129,7 @@ CUSTOM = """
 roles:
   producer:
     members: ["slack:U1"]
-    groups: ["discord:Producers"]
+    groups: ["discord:130000000000000042"]
 policy:
   keys:
     - pattern: "show.*"
@@ -163,11 +163,15 @@ def test_roles_for_maps_platform_members_and_groups() -> None:
         "moderator": RoleBinding(members=["slack:U1"], groups=["discord:Mods"]),
         "admin": RoleBinding(members=["discord:42"]),
     }
-    assert roles_for(bindings, "slack", "U1") == ("moderator",)
-    assert roles_for(bindings, "discord", "7", ["Mods"]) == ("moderator",)
-    assert roles_for(bindings, "discord", "42", ["Mods"]) == ("moderator", "admin")
-    assert roles_for(bindings, "discord", "U1") == ()
-    assert roles_for(bindings, "slack", "U2", ["Mods"]) == ()
+
+    def on(platform: str, user: str, names: set[str] = set()) -> Membership:  # noqa: B006
+        return Membership(platform, user, frozenset(), frozenset(names))
+
+    assert roles_for(bindings, on("slack", "U1")) == ("moderator",)
+    assert roles_for(bindings, on("discord", "7", {"Mods"})) == ("moderator",)
+    assert roles_for(bindings, on("discord", "42", {"Mods"})) == ("moderator", "admin")
+    assert roles_for(bindings, on("discord", "U1")) == ()
+    assert roles_for(bindings, on("slack", "U2", {"Mods"})) == ()
 
 
 LISTS = """

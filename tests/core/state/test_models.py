@@ -24,7 +24,7 @@ def test_an_actor_parses_from_kind_and_id() -> None:
     [
         ("alice", "must look like KIND:ID"),
         ("user:", "must look like KIND:ID"),
-        ("wizard:merlin", "is not one of: user, moderator"),
+        ("wizard:merlin", "is not one of: user, guest, moderator"),
     ],
 )
 def test_a_bad_actor_is_refused_with_the_reason(text: str, message: str) -> None:

@@ -1,0 +1,124 @@
+"""One workspace per tenant: the adapters ask ``Workspaces`` for the app and the runtime of
+the tenant an event belongs to (``Tenancy`` decides which, from the payload's ids), and it
+builds each once, on the shared Redis, config and model. It also keeps the directory of
+workspaces that ``deliberate workspaces`` lists: each one's tenant and last activity."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from redis import Redis
+
+from core.config.tenants import Tenancy, Tenant
+
+if TYPE_CHECKING:
+    from bot.app import App
+    from core.llm.chat import ChatModel
+    from core.runtime.runner import Runtime
+
+__all__ = ["DIRECTORY_KEY", "WorkspaceDirectory", "WorkspaceSeen", "Workspaces"]
+
+DIRECTORY_KEY = "{deliberate}:workspaces"
+TOUCH_EVERY_SEC = 30.0  # last activity is kept to this precision: one write per workspace
+
+
+@dataclass(frozen=True)
+class WorkspaceSeen:
+    workspace: str
+    platform: str
+    tenant: str
+    configured: bool
+    private: bool
+    last_active_ms: int
+
+    @property
+    def described(self) -> str:
+        if self.private:
+            return f"{self.platform} direct messages of user {self.tenant.removeprefix('dm-')}"
+        unit = {"discord": "server", "slack": "org" if self.tenant.startswith("E") else "team"}
+        return f"{self.platform} {unit.get(self.platform, 'tenant')} {self.tenant}"
+
+
+class WorkspaceDirectory:
+    """Every workspace a platform event reached, in one Redis hash (a field per workspace)."""
+
+    def __init__(self, redis: Redis) -> None:
+        self.redis = redis
+        self._written: dict[str, float] = {}
+
+    def touch(self, tenant: Tenant, now_ms: int | None = None) -> None:
+        """Record activity; at most one write per workspace every ``TOUCH_EVERY_SEC``."""
+        last = self._written.get(tenant.workspace)
+        if last is not None and time.monotonic() - last < TOUCH_EVERY_SEC:
+            return
+        self._written[tenant.workspace] = time.monotonic()
+        record = {
+            "platform": tenant.platform,
+            "tenant": tenant.id,
+            "configured": tenant.configured,
+            "private": tenant.private,
+            "lastActiveMs": now_ms if now_ms is not None else int(time.time() * 1000),
+        }
+        self.redis.hset(DIRECTORY_KEY, tenant.workspace, json.dumps(record))
+
+    def seen(self) -> list[WorkspaceSeen]:
+        """Most recently active first."""
+        raw: dict[Any, Any] = self.redis.hgetall(DIRECTORY_KEY)
+        found = []
+        for name, text in raw.items():
+            data = json.loads(text)
+            found.append(
+                WorkspaceSeen(
+                    _text(name),
+                    str(data["platform"]),
+                    str(data["tenant"]),
+                    bool(data["configured"]),
+                    bool(data.get("private")),
+                    int(data["lastActiveMs"]),
+                )
+            )
+        return sorted(found, key=lambda w: (-w.last_active_ms, w.workspace))
+
+
+class Workspaces:
+    """The apps and runtimes of every tenant, built on first use and kept. ``model``: the
+    chat model every workspace shares (else, with ``use_env``, one from ``OPENAI_API_KEY``)."""
+
+    def __init__(self, base: App, *, model: ChatModel | None = None, use_env: bool = True) -> None:
+        if model is None and use_env:
+            from core.llm.chat import chat_model_from_env  # loads openai: only when asked
+
+            model = chat_model_from_env()
+        self.base = base
+        self.model = model
+        self.tenancy = Tenancy(base.config.tenants, base.config.roles)
+        self.directory = WorkspaceDirectory(base.redis)
+        self._lock = threading.Lock()
+        self._apps: dict[str, App] = {}
+        self._runtimes: dict[str, Runtime] = {}
+
+    def app(self, tenant: Tenant) -> App:
+        with self._lock:
+            app = self._apps.get(tenant.workspace)
+            if app is None:
+                app = self.base.for_workspace(tenant.workspace, rules=tenant.configured)
+                self._apps[tenant.workspace] = app
+        self.directory.touch(tenant)
+        return app
+
+    def runtime(self, tenant: Tenant) -> Runtime:
+        app = self.app(tenant)
+        with self._lock:
+            runtime = self._runtimes.get(tenant.workspace)
+            if runtime is None:
+                runtime = app.runtime(self.model, use_env=False)
+                self._runtimes[tenant.workspace] = runtime
+        return runtime
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

@@ -1,0 +1,247 @@
+"""The trust boundary on Slack, with the payload shapes Slack documents: a user of another
+organisation in a Slack Connect channel (``is_ext_shared_channel``, their own ``user_team``),
+a click from another team's installation, events and commands from a team the bot does not
+serve, an Enterprise Grid org as one tenant. Each commits nothing and reads nothing of our
+team's workspace; our own people still can."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from redis import Redis
+
+from bot.app import App, build_app
+from bot.click_lines import ClickLines
+from core.state.actor import ActorKind
+from tests.bot.slack.conftest import team_tenants
+from tests.bot.slack.rig import CHANNEL, TEAM, SlackBot, event_callback, mention, message
+from tests.conftest import delete_workspace
+from tests.factories import mutation
+from tests.reads import transcript
+from tests.servers.slack_api import SlackServer
+from tests.team_config import team_config
+
+IDEA = "what if we used postgres for the event store"
+EXTERNAL = "T0EXTERNAL"  # another organisation, in a channel shared with ours
+UNSERVED = "T0UNSERVED"  # a team the bot was never set up for
+
+
+def test_a_slack_connect_guest_may_talk_but_not_commit(bot: SlackBot, team_app: App) -> None:
+    said = mention(IDEA, user="U0GUEST", team=EXTERNAL, user_team=EXTERNAL)
+    bot.event(said, shared=True)
+    reply = bot.replies()[-1]  # a guest may talk
+    bot.click(reply, "ConfirmCurrent", user="U0GUEST", user_team=EXTERNAL)
+    [refusal] = bot.ephemerals()
+    assert "guest" in refusal["text"] and refusal["user"] == "U0GUEST"
+    assert len(team_app.log) == 0
+    bot.click(reply, "ConfirmCurrent", user="U0ALICE")  # our member, the same button
+    bot.listeners.idle()
+    [record] = team_app.log.latest(5)
+    assert record.mutation.actor.id == "U0ALICE" and record.mutation.actor.kind is ActorKind.USER
+
+
+def test_a_guests_turn_is_recorded_as_a_guests(bot: SlackBot, team_app: App) -> None:
+    bot.event(mention(IDEA, user="U0GUEST", user_team=EXTERNAL), shared=True)
+    root = bot.replies()[-1]["thread_ts"]
+    lines = transcript(team_app.redis, team_app.store.workspace, f"slack:{CHANNEL}:{root}")
+    assert lines[0] == ("guest:U0GUEST", IDEA)
+
+
+def test_a_click_from_another_teams_installation_changes_nothing(
+    bot: SlackBot, team_app: App
+) -> None:
+    bot.event(mention(IDEA))
+    reply = bot.replies()[-1]
+    bot.click(reply, "ConfirmCurrent", user="U0EVE", team=UNSERVED)
+    [refusal] = bot.ephemerals()
+    assert "isn't set up for Deliberate" in refusal["text"]
+    assert len(team_app.log) == 0
+
+
+def test_events_and_commands_from_a_team_not_served_are_ignored(
+    bot: SlackBot, team_app: App, redis_client: Redis
+) -> None:
+    team_app.gateway.propose(mutation("set", "decision.db", "postgres"))
+    bot.event(mention(IDEA, team=UNSERVED), team=UNSERVED)
+    bot.listeners.idle()
+    assert bot.slack.messages == []  # not a word
+    assert not redis_client.exists(f"{{ws:slack-{UNSERVED}}}:log")
+    answer = bot.command("state", user="U0EVE", team=UNSERVED)
+    assert "postgres" not in answer["text"] and "isn't set up" in answer["text"]
+    assert "postgres" in bot.command("state")["text"]  # ours still reads ours
+    assert len(team_app.log) == 1
+
+
+def test_a_direct_message_belongs_to_its_team(bot: SlackBot, team_app: App) -> None:
+    assert bot.slack.channels is not None
+    bot.slack.channels.add("D0ALICE")  # the bot's DM with Alice
+    said = message(IDEA, channel="D0ALICE", channel_type="im")
+    bot.event(said)
+    [reply] = bot.replies()
+    assert reply["channel"] == "D0ALICE"
+    bot.click(reply, "ConfirmCurrent", channel="D0ALICE")
+    bot.listeners.idle()
+    assert len(team_app.log) == 1
+
+
+# --- guests may commit, where the policy says so ----------------------------------------
+
+
+@pytest.fixture
+def guests_commit(redis_client: Redis, workspace: str, tmp_path: Path) -> App:
+    path = team_config(tmp_path, ["slack:U0SAM"], [], team_tenants(workspace))
+    text = path.read_text().replace(
+        "guests: {commit: false, apply: false, read: false}",
+        "guests: {commit: true, apply: false, read: true}",
+    )
+    path.write_text(text)
+    return build_app(workspace, path, client=redis_client)
+
+
+def test_with_guests_commit_on_a_guest_commits_as_a_guest(
+    guests_commit: App, slack_api: SlackServer
+) -> None:
+    bot = SlackBot(guests_commit, slack_api).start()
+    try:
+        bot.event(mention(IDEA, user="U0GUEST", user_team=EXTERNAL), shared=True)
+        reply = bot.replies()[-1]
+        bot.click(reply, "ConfirmCurrent", user="U0GUEST", user_team=EXTERNAL)
+        bot.listeners.idle()
+        [record] = guests_commit.log.latest(5)
+        assert str(record.mutation.actor) == "guest:U0GUEST"
+    finally:
+        bot.stop()
+
+
+# --- an Enterprise Grid org as one tenant ---------------------------------------------------
+
+ORG, TEAM_A, TEAM_B = "E0ORG", "T0TEAMA", "T0TEAMB"
+
+
+@pytest.fixture
+def org_app(redis_client: Redis, workspace: str, tmp_path: Path) -> Iterator[App]:
+    tenants = f"  slack:\n    teams:\n      - id: {ORG}\n        workspace: {workspace}\n"
+    path = team_config(tmp_path, ["slack:U0SAM"], [], tenants)
+    yield build_app(workspace, path, client=redis_client)
+    delete_workspace(redis_client, f"slack-{TEAM_A}")
+
+
+def in_org(event: dict[str, Any], team: str, event_id: str) -> dict[str, Any]:
+    body = event_callback(event, event_id, team)
+    body["enterprise_id"] = ORG
+    body["authorizations"][0] |= {"enterprise_id": ORG, "team_id": team}
+    return body
+
+
+def test_an_org_listed_is_one_workspace_for_all_its_teams(
+    org_app: App, slack_api: SlackServer
+) -> None:
+    bot = SlackBot(org_app, slack_api).start()
+    try:
+        for team, ident in ((TEAM_A, "Ev0ORGA"), (TEAM_B, "Ev0ORGB")):
+            said = mention(IDEA, team=team, user_team=team)
+            bot.post(json.dumps(in_org(said, team, ident)), "application/json")
+        bot.listeners.idle()
+        sessions = org_app.runtime(use_env=False).sessions
+        threads = {m["thread_ts"] for m in bot.replies(2)}
+        assert all(sessions.exists(f"slack:{CHANNEL}:{ts}") for ts in threads)
+        assert len(threads) == 2
+    finally:
+        bot.stop()
+
+
+def test_the_tenant_check_uses_the_installation_not_the_event(bot: SlackBot, team_app: App) -> None:
+    """A payload's inner ``team`` is the speaker's; Bolt reads the installation from
+    ``authorizations``: naming our team inside an unserved installation's event gains
+    nothing."""
+    said = mention(IDEA, team=TEAM, user_team=TEAM)
+    bot.event(said, team=UNSERVED)
+    bot.listeners.idle()
+    assert bot.slack.messages == [] and len(team_app.log) == 0
+
+
+# --- every entry point, every tenant -------------------------------------------------------
+
+SOURCES = {  # installation team, person's team, channel
+    "our-member": (TEAM, TEAM, CHANNEL),
+    "connect-guest": (TEAM, EXTERNAL, CHANNEL),
+    "their-installation": (UNSERVED, UNSERVED, CHANNEL),
+    "our-dm": (TEAM, TEAM, "D0ALICE"),
+}
+
+
+def workspaces_with_logs(redis: Redis) -> set[str]:
+    found = set()
+    for key in redis.scan_iter(match="{ws:*}:log", count=1000):
+        name = key.decode() if isinstance(key, bytes) else str(key)
+        if redis.xlen(name):
+            found.add(name[len("{ws:") : name.index("}")])
+    return found
+
+
+@pytest.mark.parametrize("entry", ["event", "click", "command"])
+@pytest.mark.parametrize("source", list(SOURCES))
+def test_no_entry_point_writes_outside_its_tenants_workspace(
+    bot: SlackBot, team_app: App, redis_client: Redis, entry: str, source: str
+) -> None:
+    installation, person, channel = SOURCES[source]
+    assert bot.slack.channels is not None
+    bot.slack.channels.add("D0ALICE")
+    home = team_app.store.workspace if installation == TEAM else None
+    before = workspaces_with_logs(redis_client)
+    extra = {"channel_type": "im"} if channel.startswith("D") else {}
+    said = mention(IDEA, user="U0PERSON", channel=channel, team=person, user_team=person, **extra)
+    bot.event(said, team=installation, shared=person != installation)
+    bot.listeners.idle()
+    if entry == "click":
+        ours = [m for m in bot.slack.messages if m["channel"] == channel]
+        if not ours:  # not served: they click one of our buttons, carried over
+            bot.event(mention(IDEA))
+            ours = bot.replies()
+        bot.click(
+            ours[-1],
+            "ConfirmCurrent",
+            user="U0PERSON",
+            channel=channel,
+            team=installation,
+            user_team=person,
+        )
+    elif entry == "command":
+        bot.command("state", user="U0PERSON", team=installation)
+    bot.listeners.idle()
+    landed = workspaces_with_logs(redis_client) - before
+    allowed = {home} if home and person == installation else set()
+    assert landed <= allowed
+    if entry == "click" and allowed:
+        assert landed == allowed  # the legitimate path still commits
+
+
+def test_a_click_that_fails_after_its_ack_is_told_to_the_clicker(
+    bot: SlackBot, team_app: App
+) -> None:
+    """A session another version left unreadable: the click was acknowledged already, so the
+    clicker hears that nothing changed, rather than Slack timing out on them."""
+    bot.event(mention(IDEA))
+    reply = bot.replies()[-1]
+    team_app.redis.set(team_app.store.keys.session(f"slack:{CHANNEL}:{reply['thread_ts']}"), "{")
+    assert bot.click(reply, "ConfirmCurrent").status_code == 200
+    [told] = bot.ephemerals()
+    assert "Something went wrong on our side; nothing was changed" in told["text"]
+    assert told["user"] == "U0ALICE" and len(team_app.log) == 0
+
+
+def test_a_click_whose_outcome_cannot_be_shown_says_so(bot: SlackBot, team_app: App) -> None:
+    """The commit landed; closing the message failed (its lines' key holds something else):
+    the clicker is told it was handled, not that nothing changed."""
+    bot.event(mention(IDEA))
+    reply = bot.replies()[-1]
+    lines = ClickLines(team_app.redis, team_app.store.workspace, 60)
+    team_app.redis.set(lines.key("slack", f"{CHANNEL}:{reply['ts']}"), "not a list")
+    assert bot.click(reply, "ConfirmCurrent").status_code == 200
+    [told] = bot.ephemerals()
+    assert "handled, but its outcome could not be shown" in told["text"]
+    assert len(team_app.log) == 1
