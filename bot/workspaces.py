@@ -8,22 +8,53 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from redis import Redis
 
 from core.config.tenants import Tenancy, Tenant
+from core.state.keys import WORKSPACE_DIRECTORY
 
 if TYPE_CHECKING:
     from bot.app import App
     from core.llm.chat import ChatModel
     from core.runtime.runner import Runtime
 
-__all__ = ["DIRECTORY_KEY", "WorkspaceDirectory", "WorkspaceSeen", "Workspaces"]
+__all__ = ["Recent", "WorkspaceDirectory", "WorkspaceSeen", "Workspaces"]
 
-DIRECTORY_KEY = "{deliberate}:workspaces"
 TOUCH_EVERY_SEC = 30.0  # last activity is kept to this precision: one write per workspace
+KEPT = 256  # workspaces whose app and runtime stay built; others are built again when needed
+V = TypeVar("V")
+
+
+class Recent(Generic[V]):
+    """The ``size`` most recently used values by name: with ``any_server`` or DMs on, every
+    stranger is a workspace, and a process must not keep them all."""
+
+    def __init__(self, size: int = KEPT) -> None:
+        self.size = size
+        self._lock = threading.Lock()  # adapters use it from several threads
+        self._values: OrderedDict[str, V] = OrderedDict()
+
+    def get(self, name: str) -> V | None:
+        with self._lock:
+            value = self._values.get(name)
+            if value is not None:
+                self._values.move_to_end(name)
+            return value
+
+    def put(self, name: str, value: V) -> V:
+        with self._lock:
+            self._values[name] = value
+            self._values.move_to_end(name)
+            while len(self._values) > self.size:
+                self._values.popitem(last=False)
+            return value
+
+    def __len__(self) -> int:
+        return len(self._values)
 
 
 @dataclass(frozen=True)
@@ -31,7 +62,6 @@ class WorkspaceSeen:
     workspace: str
     platform: str
     tenant: str
-    configured: bool
     private: bool
     last_active_ms: int
 
@@ -48,26 +78,25 @@ class WorkspaceDirectory:
 
     def __init__(self, redis: Redis) -> None:
         self.redis = redis
-        self._written: dict[str, float] = {}
+        self._written: Recent[float] = Recent(KEPT * 4)
 
     def touch(self, tenant: Tenant, now_ms: int | None = None) -> None:
         """Record activity; at most one write per workspace every ``TOUCH_EVERY_SEC``."""
         last = self._written.get(tenant.workspace)
         if last is not None and time.monotonic() - last < TOUCH_EVERY_SEC:
             return
-        self._written[tenant.workspace] = time.monotonic()
+        self._written.put(tenant.workspace, time.monotonic())
         record = {
             "platform": tenant.platform,
             "tenant": tenant.id,
-            "configured": tenant.configured,
             "private": tenant.private,
             "lastActiveMs": now_ms if now_ms is not None else int(time.time() * 1000),
         }
-        self.redis.hset(DIRECTORY_KEY, tenant.workspace, json.dumps(record))
+        self.redis.hset(WORKSPACE_DIRECTORY, tenant.workspace, json.dumps(record))
 
     def seen(self) -> list[WorkspaceSeen]:
         """Most recently active first."""
-        raw: dict[Any, Any] = self.redis.hgetall(DIRECTORY_KEY)
+        raw: dict[Any, Any] = self.redis.hgetall(WORKSPACE_DIRECTORY)
         found = []
         for name, text in raw.items():
             data = json.loads(text)
@@ -76,7 +105,6 @@ class WorkspaceDirectory:
                     _text(name),
                     str(data["platform"]),
                     str(data["tenant"]),
-                    bool(data["configured"]),
                     bool(data.get("private")),
                     int(data["lastActiveMs"]),
                 )
@@ -98,15 +126,15 @@ class Workspaces:
         self.tenancy = Tenancy(base.config.tenants, base.config.roles)
         self.directory = WorkspaceDirectory(base.redis)
         self._lock = threading.Lock()
-        self._apps: dict[str, App] = {}
-        self._runtimes: dict[str, Runtime] = {}
+        self._apps: Recent[App] = Recent()
+        self._runtimes: Recent[Runtime] = Recent()
 
     def app(self, tenant: Tenant) -> App:
         with self._lock:
             app = self._apps.get(tenant.workspace)
             if app is None:
-                app = self.base.for_workspace(tenant.workspace, rules=tenant.configured)
-                self._apps[tenant.workspace] = app
+                built = self.base.for_workspace(tenant.workspace, rules=tenant.configured)
+                app = self._apps.put(tenant.workspace, built)
         self.directory.touch(tenant)
         return app
 
@@ -115,8 +143,9 @@ class Workspaces:
         with self._lock:
             runtime = self._runtimes.get(tenant.workspace)
             if runtime is None:
-                runtime = app.runtime(self.model, use_env=False)
-                self._runtimes[tenant.workspace] = runtime
+                runtime = self._runtimes.put(
+                    tenant.workspace, app.runtime(self.model, use_env=False)
+                )
         return runtime
 
 

@@ -15,8 +15,7 @@ from redis.exceptions import RedisError
 
 from bot.app import App, build_app
 from bot.redis_connection import connect, connection_url
-from bot.workspaces import DIRECTORY_KEY
-from core.state.keys import WorkspaceKeys
+from core.state.keys import WORKSPACE_DIRECTORY, WorkspaceKeys
 from tests.openai_server import OpenAIServer
 
 LOCAL_REDIS = "redis://127.0.0.1:6379/15"  # a logical db of its own: cleanup scans only it
@@ -46,7 +45,7 @@ def delete_workspace(client: Redis, workspace: str) -> None:
     batch = list(client.scan_iter(match=WorkspaceKeys(workspace).every_key, count=1000))
     if batch:
         client.delete(*batch)
-    client.hdel(DIRECTORY_KEY, workspace)  # bot.workspaces' list of workspaces seen
+    client.hdel(WORKSPACE_DIRECTORY, workspace)
 
 
 @pytest.fixture

@@ -3,6 +3,9 @@ itself has no reader (it keeps no index of pending proposals, and transcripts ar
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from redis import Redis
 
 from core.gateway.outcome import Proposal, ProposalStatus
@@ -25,3 +28,19 @@ def transcript(client: Redis, workspace: str, session_id: str) -> list[tuple[str
     """Every line of a session's transcript, oldest first, as (speaker, text)."""
     rows = stream_rows(client.xrange(WorkspaceKeys(workspace).transcript(session_id)))
     return [(fields["speaker"], fields["text"]) for _, fields in rows]
+
+
+def footprints(client: Redis, workspaces: Iterable[str]) -> dict[str, tuple[frozenset[str], int]]:
+    """Each workspace's key names and its log's length: compare two to see which workspaces
+    a step wrote to (only these names are read, so other runs on the database do not count)."""
+    found = {}
+    for name in workspaces:
+        keys = WorkspaceKeys(name)
+        names = frozenset(str(k) for k in client.scan_iter(match=keys.every_key, count=1000))
+        found[name] = (names, int(client.xlen(keys.log)))
+    return found
+
+
+def written(before: dict[str, Any], after: dict[str, Any]) -> set[str]:
+    """The workspaces whose footprint changed between two ``footprints``."""
+    return {name for name in after if after[name] != before.get(name)}

@@ -17,13 +17,12 @@ from rq import Queue, SimpleWorker
 
 from bot.app import App
 from bot.redis_connection import connection_url
-from bot.workspaces import WorkspaceDirectory
 from core.config.tenants import Tenancy
 from rules.engine.engine import Engine
 from rules.service import RuleService
 from rules.worker.context import WorkerContext, install
 
-__all__ = ["queue_for", "register", "served"]
+__all__ = ["queue_for", "register", "rule_workspaces", "served"]
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -51,13 +50,14 @@ def queue_for(app: App) -> Queue:
 
 
 def served(app: App) -> list[App]:
-    """The workspaces rules run in: ``--workspace``'s, every tenant listed in the config, and
-    every configured one a bot process has recorded (a single-team Slack token's own team)."""
-    names = [app.store.workspace] + [
-        t.workspace for t in Tenancy(app.config.tenants, app.config.roles).configured()
-    ]
-    names += [w.workspace for w in WorkspaceDirectory(app.redis).seen() if w.configured]
-    return [app.for_workspace(name) for name in dict.fromkeys(names)]
+    """The workspaces rules run in, from the config alone: ``--workspace``'s (a single-team
+    Slack token's team is served there) and every listed tenant's."""
+    return [app.for_workspace(name) for name in rule_workspaces(app)]
+
+
+def rule_workspaces(app: App) -> list[str]:
+    listed = Tenancy(app.config.tenants, app.config.roles).configured()
+    return list(dict.fromkeys([app.store.workspace, *(t.workspace for t in listed)]))
 
 
 def _worker(app: App, args: argparse.Namespace) -> int:

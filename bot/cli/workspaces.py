@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 from bot.app import App
 from bot.cli.render import json_line
+from bot.cli.worker import rule_workspaces
 from bot.workspaces import WorkspaceDirectory, WorkspaceSeen
 from core.config.tenants import Tenancy
 
@@ -33,17 +34,18 @@ def _workspaces(app: App, args: argparse.Namespace) -> int:
     rows = list(seen.values())
     for tenant in Tenancy(app.config.tenants, app.config.roles).configured():
         if tenant.workspace not in seen:  # listed, never reached yet
-            rows.append(WorkspaceSeen(tenant.workspace, tenant.platform, tenant.id, True, False, 0))
+            rows.append(WorkspaceSeen(tenant.workspace, tenant.platform, tenant.id, False, 0))
+    ruled = set(rule_workspaces(app))  # what the config says now, not when it was seen
     if args.json:
         for row in rows:
-            print(json_line(_record(row)))
+            print(json_line(_record(row, row.workspace in ruled)))
         return 0
     if not rows:
         print("No workspace yet: list servers and teams under tenants: in the config.")
         return 0
     width = max(len(row.workspace) for row in rows)
     for row in rows:
-        rules = "rules" if row.configured else "no rules"
+        rules = "rules" if row.workspace in ruled else "no rules"
         print(f"{row.workspace:<{width}}  {row.described:<45}  {rules:<8}  {_ago(row)}")
     return 0
 
@@ -55,12 +57,12 @@ def _ago(row: WorkspaceSeen) -> str:
     return "last active " + when.strftime("%Y-%m-%d %H:%M:%SZ")
 
 
-def _record(row: WorkspaceSeen) -> dict[str, object]:
+def _record(row: WorkspaceSeen, rules: bool) -> dict[str, object]:
     return {
         "workspace": row.workspace,
         "platform": row.platform,
         "tenant": row.tenant,
         "private": row.private,
-        "rules": row.configured,
+        "rules": rules,
         "lastActiveMs": row.last_active_ms or None,
     }

@@ -22,6 +22,7 @@ from bot.answers import answer
 from bot.click_lines import ClickLines
 from bot.click_outcome import ClickOutcome
 from bot.deliveries import Deliveries
+from bot.notices import GUESTS_MAY_NOT_READ, NO_DMS, NOT_SHOWN, TROUBLE, UNCHANGED, not_served
 from bot.workspaces import Workspaces
 from core.config.tenants import Tenant
 from core.deliberation.messages import ActionClicked, UserSaid
@@ -37,13 +38,7 @@ from .roles import actor_of
 __all__ = ["DiscordAdapter"]
 
 log = logging.getLogger("deliberate.discord")
-TROUBLE = "Something went wrong on our side; nothing was changed. Please try again."
-NOT_SERVED = "This server isn't set up for Deliberate"
-NO_DMS = "Deliberate doesn't take direct messages here"
-NOT_SHOWN = (
-    "Your click was handled, but its outcome could not be shown here; "
-    "`/deliberate log` shows what changed."
-)
+NOT_SERVED = not_served("server")
 ANSWER_CHARS = 1900  # Discord's 2000, less the code block around it
 Interaction = discord.Interaction[Any]
 
@@ -187,7 +182,7 @@ class DiscordAdapter:
         return not ephemeral
 
     async def _deny(self, interaction: Interaction, why: str) -> None:
-        await self._followup(interaction, f"{why}; nothing was changed.")
+        await self._followup(interaction, why + UNCHANGED)
 
     # --- /deliberate ---------------------------------------------------------------------
 
@@ -216,7 +211,7 @@ class DiscordAdapter:
         actor = actor_of(tenant, interaction.user, interaction.permissions)
         app = self.workspaces.app(tenant)
         if actor.kind is ActorKind.GUEST and not app.policy.config.guests.read:
-            return "Guests may talk here, not read the workspace's state."
+            return GUESTS_MAY_NOT_READ
         return answer(app, text, max_chars=ANSWER_CHARS)
 
     def _lines(self, tenant: Tenant) -> ClickLines:

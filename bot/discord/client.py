@@ -10,6 +10,8 @@ from typing import Any
 import discord
 from discord import app_commands
 
+from bot.notices import UNCHANGED
+
 from .adapter import DiscordAdapter
 from .buttons import PREFIX, TEMPLATE, DeliberateButton
 from .commands import deliberate_commands
@@ -70,5 +72,5 @@ class DeliberateClient(discord.Client):
             return
         if custom_id.startswith(PREFIX) and TEMPLATE.fullmatch(custom_id) is None:
             await interaction.response.send_message(
-                "This button is not one Deliberate made; nothing was changed.", ephemeral=True
+                "This button is not one Deliberate made" + UNCHANGED, ephemeral=True
             )

@@ -25,17 +25,18 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from bot.answers import answer
 from bot.click_outcome import ClickOutcome
 from bot.deliveries import Deliveries
-from bot.workspaces import Workspaces
+from bot.notices import GUESTS_MAY_NOT_READ, NOT_SHOWN, TROUBLE, UNCHANGED, not_served
+from bot.workspaces import Recent, Workspaces
 from core.config.tenants import Tenant
 from core.deliberation.messages import ID_PATTERN, ActionClicked, UserSaid
 from core.deliberation.view import View
 from core.runtime.runner import Event, Runtime
-from core.state.actor import Actor
+from core.state.actor import Actor, ActorKind
 
 from .blocks import escape, fallback_text, mention, view_blocks
 from .buttons import ButtonRef, parse_button
 from .closing import ClosedMessages
-from .origin import Origin
+from .origin import OrgTeams, Origin
 from .roles import SlackPeople
 from .threads import PLATFORM, Said, read_said, thread_of
 
@@ -45,12 +46,7 @@ if TYPE_CHECKING:
 __all__ = ["SlackAdapter"]
 
 log = logging.getLogger("deliberate.slack")
-TROUBLE = "Something went wrong on our side; nothing was changed. Please try again."
-NOT_SERVED = "This workspace isn't set up for Deliberate; nothing was changed."
-NOT_SHOWN = (
-    "Your click was handled, but its outcome could not be shown here; "
-    "`/deliberate log` shows what changed."
-)
+NOT_SERVED = not_served("workspace")
 
 
 @dataclass(frozen=True)
@@ -95,22 +91,21 @@ class SlackAdapter:
     def __init__(self, workspaces: Workspaces, client: WebClient) -> None:
         self.workspaces = workspaces
         self.client = client
-        self._people: dict[str, SlackPeople] = {}
+        self._people: Recent[SlackPeople] = Recent()
+        self.orgs = OrgTeams()
 
     def serve_token_team(self) -> str:
         """Single-team mode: the bot token's own team (or org) is served, listed or not, in
         the workspace of ``--workspace`` unless the config lists it. Its team id;
         SlackClientError when Slack refuses the token."""
         info = self.client.auth_test()
-        team, org = str(info.get("team_id") or ""), info.get("enterprise_id")
+        org = str(info.get("enterprise_id") or "") or None
+        unit = str(info.get("team_id") or "") or org  # an org-wide token names no team
+        if not unit:
+            raise SlackClientError("auth.test named neither a team nor an org for the token")
         tenancy = self.workspaces.tenancy
-        tenancy.serve_slack_team(
-            team, str(org) if org else None, workspace=self.workspaces.base.store.workspace
-        )
-        tenant = tenancy.slack_team(team, str(org) if org else None)
-        if tenant is not None:
-            self.workspaces.app(tenant)  # recorded: `deliberate worker` runs its rules
-        return team
+        tenancy.serve_slack_team(unit, org, workspace=self.workspaces.base.store.workspace)
+        return unit
 
     def _team(self, origin: Origin) -> Team | None:
         tenant = origin.tenant(self.workspaces.tenancy)
@@ -119,13 +114,14 @@ class SlackAdapter:
             return None
         people = self._people.get(tenant.workspace)
         if people is None:
-            people = self._people[tenant.workspace] = SlackPeople(tenant.bindings, origin.client)
+            people = self._people.put(tenant.workspace, SlackPeople(tenant.bindings, origin.client))
         people.client = origin.client  # the installation's current token (it may rotate)
         app = self.workspaces.app(tenant)
         return Team(tenant, app, self.workspaces.runtime(tenant), origin.client, people)
 
     def _actor(self, team: Team, origin: Origin, user: str) -> Actor:
-        return team.people.actor(user, guest=origin.is_guest(team.tenant))
+        guest = origin.is_guest(team.tenant, self.orgs)
+        return team.people.actor(user, guest=guest, talk_only=team.tenant.talk_only)
 
     # --- messages ------------------------------------------------------------------------
 
@@ -174,14 +170,14 @@ class SlackAdapter:
         thread_ts = container.get("thread_ts")
         team = self._team(origin)
         if team is None:
-            return _tell(origin.client, channel, thread_ts, user, NOT_SERVED)
+            return _tell(origin.client, channel, thread_ts, user, NOT_SERVED + UNCHANGED)
         action = (body.get("actions") or [{}])[0]
         try:
             ref = parse_button(str(action.get("action_id") or ""), action.get("value"))
         except ValueError as exc:
-            return _tell(origin.client, channel, thread_ts, user, f"{exc}; nothing was changed.")
+            return _tell(origin.client, channel, thread_ts, user, f"{exc}{UNCHANGED}")
         if thread_of(ref.session)[0] != channel or not user:
-            text = "This button belongs to another conversation; nothing was changed."
+            text = "This button belongs to another conversation" + UNCHANGED
             return _tell(origin.client, channel, thread_ts, user, text)
         label = str((action.get("text") or {}).get("text") or ref.action)
         public = None if container.get("is_ephemeral") else body.get("message")
@@ -209,13 +205,16 @@ class SlackAdapter:
 
     # --- slash command -------------------------------------------------------------------
 
-    def on_command(self, text: str, origin: Origin) -> str:
-        """``/deliberate TEXT``: the answer, as mrkdwn for the asker alone, from the
-        workspace of the team it was typed in."""
+    def on_command(self, text: str, origin: Origin, user: str) -> str:
+        """``/deliberate TEXT`` from ``user``: the answer, as mrkdwn for the asker alone,
+        from the workspace of the team it was typed in (a guest's only if guests may read)."""
         try:
             team = self._team(origin)
             if team is None:
-                return escape(NOT_SERVED.removesuffix(" nothing was changed."))
+                return escape(NOT_SERVED + ".")
+            guest = self._actor(team, origin, user).kind is ActorKind.GUEST
+            if guest and not team.app.policy.config.guests.read:
+                return escape(GUESTS_MAY_NOT_READ)
             text = answer(team.app, text, max_chars=2900)
         except Exception:  # the asker should hear something rather than nothing
             log.exception("slack /deliberate %r failed", text)

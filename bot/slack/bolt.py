@@ -49,12 +49,12 @@ def build_bolt_app(
     client = adapter.client
 
     @bolt.event("app_mention")
-    def _mention(event: dict[str, Any], context: BoltContext) -> None:
-        adapter.on_event(event, origin_of_event(event, context, client), mention=True)
+    def _mention(body: dict[str, Any], event: dict[str, Any], context: BoltContext) -> None:
+        adapter.on_event(event, origin_of_event(body, event, context, client), mention=True)
 
     @bolt.event("message")
-    def _message(event: dict[str, Any], context: BoltContext) -> None:
-        adapter.on_event(event, origin_of_event(event, context, client), mention=False)
+    def _message(body: dict[str, Any], event: dict[str, Any], context: BoltContext) -> None:
+        adapter.on_event(event, origin_of_event(body, event, context, client), mention=False)
 
     @bolt.action(ACTION_ID)
     def _click(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
@@ -66,7 +66,9 @@ def build_bolt_app(
         ack()  # at once: `why` may read far back in the log, and Slack waits 3 seconds
         text = str(command.get("text") or "")
         respond(
-            text=adapter.on_command(text, origin_of_command(context, client)),
+            text=adapter.on_command(
+                text, origin_of_command(context, client), str(command.get("user_id") or "")
+            ),
             response_type="ephemeral",
         )
 

@@ -16,7 +16,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.people import person
-from core.config.roles import Membership, RoleBinding, is_id, roles_for
+from core.config.roles import Membership, RoleBinding, roles_for
 from core.state.actor import Actor
 
 from .threads import PLATFORM
@@ -35,41 +35,46 @@ class SlackPeople:
             g.startswith(f"{PLATFORM}:") for b in bindings.values() for g in b.groups
         )
         self._lock = threading.Lock()
-        self._groups: dict[str, list[str]] = {}  # user id -> group ids and handles
+        self._groups: dict[str, tuple[list[str], list[str]]] = {}  # user -> (ids, handles)
         self._read_at = float("-inf")
         self._reading = False
 
-    def actor(self, user_id: str, *, guest: bool = False) -> Actor:
+    def actor(self, user_id: str, *, guest: bool = False, talk_only: bool = False) -> Actor:
+        """``guest``: of another organisation; ``talk_only``: the team makes members
+        holding no bound role guests."""
         if guest:
             return person(PLATFORM, user_id, (), guest=True)
-        groups = self._groups_of(user_id) if self._uses_groups else []
-        ids = frozenset(g for g in groups if is_id(PLATFORM, g))
-        who = Membership(PLATFORM, user_id, ids, frozenset(groups) - ids)
-        return person(PLATFORM, user_id, roles_for(self.bindings, who))
+        ids, handles = self._groups_of(user_id) if self._uses_groups else ((), ())
+        who = Membership(PLATFORM, user_id, frozenset(ids), frozenset(handles))
+        roles = roles_for(self.bindings, who)
+        return person(PLATFORM, user_id, roles, guest=talk_only and not roles)
 
-    def _groups_of(self, user_id: str) -> list[str]:
+    def _groups_of(self, user_id: str) -> tuple[list[str], list[str]]:
         """When the groups are old one thread reads them again, and the others go on with
         the old ones meanwhile; only the very first read makes everyone wait."""
         with self._lock:
             if self._read_at == float("-inf"):
                 self._groups, self._read_at = self._read_groups(), time.monotonic()
             if self._reading or time.monotonic() - self._read_at <= GROUPS_TTL_SEC:
-                return self._groups.get(user_id, [])
+                return self._groups.get(user_id, ([], []))
             self._reading = True
         groups = self._read_groups()
         with self._lock:
             self._groups, self._read_at, self._reading = groups, time.monotonic(), False
-        return groups.get(user_id, [])
+        return groups.get(user_id, ([], []))
 
-    def _read_groups(self) -> dict[str, list[str]]:
+    def _read_groups(self) -> dict[str, tuple[list[str], list[str]]]:
+        """Each member's groups: ids and handles apart, so a handle shaped like an id is
+        never taken for one."""
         try:
             response = self.client.usergroups_list(include_users=True)
         except (SlackApiError, SlackClientError, OSError) as error:
             log.warning("cannot read Slack user groups; group roles are off: %s", error)
             return {}
-        members: dict[str, list[str]] = {}
+        members: dict[str, tuple[list[str], list[str]]] = {}
         for group in response.get("usergroups") or []:
-            names = [str(group.get("id")), str(group.get("handle"))]
             for user in group.get("users") or []:
-                members.setdefault(str(user), []).extend(names)
+                ids, handles = members.setdefault(str(user), ([], []))
+                ids.append(str(group.get("id")))
+                handles.append(str(group.get("handle")))
         return members

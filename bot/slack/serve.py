@@ -4,9 +4,13 @@
 Over HTTP anyone can send anything before a signature is checked, so a body is bounded before
 it is read: waitress answers 413 to a ``Content-Length`` over ``MAX_BODY_BYTES`` without
 reading a byte of it, and to a chunked body as soon as it grows past it (it spools what it
-reads to a file past 512 KiB). A body that is not UTF-8 text of one JSON object or form is a
-400, answered before Bolt parses it (Bolt parses before it checks the signature, and would
-raise)."""
+reads to a file past 512 KiB). A body that is not UTF-8 text of one JSON object or form of
+the shape Slack sends is a 400: Bolt parses it, and builds the request's context from it,
+before it checks the signature, and raises on what it cannot read (``BoltRequest``, its
+public request, is built here first, and only a request that could be built is dispatched).
+
+With OAuth, the install link answers 503 (with a page saying so, and ``Retry-After``) while
+too many install links are outstanding (``bot.slack.oauth.states``)."""
 
 from __future__ import annotations
 
@@ -16,12 +20,9 @@ from slack_bolt import App, BoltRequest, BoltResponse
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 from slack_bolt.adapter.wsgi.http_request import WsgiHttpRequest
-from slack_bolt.request.internals import (
-    build_normalized_headers,
-    extract_content_type,
-    parse_body,
-)
 from waitress.server import create_server
+
+from bot.slack.oauth.states import TooManyInstallStates
 
 __all__ = ["EVENTS_PATH", "MAX_BODY_BYTES", "http_server", "run_socket_mode", "socket_mode"]
 
@@ -42,7 +43,8 @@ def http_server(bolt: App, host: str, port: int, threads: int = 8) -> Any:
 
 class _CheckedBodies(SlackRequestHandler):
     """Bolt's WSGI handler, answering 400 to a body Bolt could not parse instead of raising
-    (a 500 and a traceback in the log for every stranger's garbage)."""
+    (a 500 and a traceback in the log for every stranger's garbage), and 503 to an install
+    link while too many are outstanding."""
 
     def dispatch(self, request: WsgiHttpRequest) -> BoltResponse:
         length = int(request.environ.get("CONTENT_LENGTH") or 0)
@@ -51,14 +53,39 @@ class _CheckedBodies(SlackRequestHandler):
             return _refused(413, "Payload Too Large")
         try:
             body = raw.decode("utf-8")
-            headers = request.get_headers()
-            content_type = extract_content_type(build_normalized_headers(headers))
-            if not isinstance(parse_body(body, content_type), dict):
-                return _refused(400, "Bad Request")
-        except (ValueError, RecursionError):  # not UTF-8, not JSON, or JSON nested too deep
+            parsed = BoltRequest(
+                body=body, query=request.query_string, headers=request.get_headers()
+            )
+        # not UTF-8, not JSON, JSON nested too deep (ValueError, RecursionError); not an
+        # object, or one whose fields Bolt reads have another shape (Bolt's context
+        # extraction calls .get, len() or "in" on them: AttributeError, TypeError)
+        except (ValueError, RecursionError, AttributeError, TypeError):
             return _refused(400, "Bad Request")
-        query = request.query_string
-        return self.app.dispatch(BoltRequest(body=body, query=query, headers=headers))
+        if not isinstance(parsed.body, dict):
+            return _refused(400, "Bad Request")
+        return self.app.dispatch(parsed)
+
+    def handle_installation(self, request: WsgiHttpRequest) -> BoltResponse:
+        try:
+            return super().handle_installation(request)
+        except TooManyInstallStates as full:  # logged where it was found
+            return BoltResponse(
+                status=503,
+                body=_BUSY_PAGE.format(minutes=max(1, -(-full.retry_after_sec // 60))),
+                headers={
+                    "content-type": "text/html; charset=utf-8",
+                    "retry-after": str(full.retry_after_sec),
+                    "cache-control": "no-store",
+                },
+            )
+
+
+_BUSY_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Try again shortly</title></head>
+<body><h1>Too many installs in progress</h1>
+<p>This app has too many install links open right now. Please try again in about
+{minutes} minute(s).</p></body></html>
+"""
 
 
 def _refused(status: int, text: str) -> BoltResponse:

@@ -17,7 +17,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, PrivateAttr, ValidationError
 
 from core.config.env_refs import EnvRef, resolve_env_refs
-from core.config.roles import RoleBinding, name_entries
+from core.config.roles import PLATFORMS, RoleBinding, name_entries
 from core.config.tenants import TenantsConfig, default_workspace
 from core.config.yaml_source import Located, load_located
 from core.deliberation.actions import ACTION_NAME, AppAction, KeyTemplates, is_builtin
@@ -190,8 +190,18 @@ def _role_issues(config: CoreConfig, located: Located) -> list[ConfigIssue]:
 
 def _scoping_issues(config: CoreConfig, located: Located) -> list[ConfigIssue]:
     """A group bound by name or permission at the top level would count in every server
-    and team, where anyone can make a role of that name: names belong to one tenant."""
-    issues = []
+    and team, where anyone can make a role of that name: names belong to one tenant. Every
+    entry names a platform the bot knows (a misspelt one would silently match nobody), and a
+    tenant's entries its own platform."""
+    issues = _platform_issues(("roles",), config.roles, PLATFORMS, located)
+    lists = (
+        ("discord", "servers", config.tenants.discord.servers),
+        ("slack", "teams", config.tenants.slack.teams),
+    )
+    for platform, field, tenants in lists:
+        for index, tenant in enumerate(tenants):
+            path = ("tenants", platform, field, index, "roles")
+            issues += _platform_issues(path, tenant.roles, (platform,), located)
     for role, binding in config.roles.items():
         for index, entry in name_entries(binding):
             message = (
@@ -203,16 +213,39 @@ def _scoping_issues(config: CoreConfig, located: Located) -> list[ConfigIssue]:
     return issues
 
 
+def _platform_issues(
+    path: tuple[str | int, ...],
+    bindings: dict[str, RoleBinding],
+    platforms: tuple[str, ...],
+    located: Located,
+) -> list[ConfigIssue]:
+    issues = []
+    for role, binding in bindings.items():
+        for field in ("members", "groups"):
+            for index, entry in enumerate(getattr(binding, field)):
+                platform, sep, rest = entry.partition(":")
+                if not sep or not rest or platform not in platforms:
+                    message = f"{entry!r} must start with {' or '.join(f'{p}:' for p in platforms)}"
+                    issues.append(located.issue((*path, role, field, index), message))
+    return issues
+
+
 def _tenant_issues(config: CoreConfig, located: Located) -> list[ConfigIssue]:
-    """Two tenants never share a workspace (one's members would act in the other's)."""
+    """A tenant is listed once, and two tenants never share a workspace (one's members
+    would act in the other's)."""
     issues = []
     seen: dict[str, str] = {}
+    ids: set[str] = set()
     lists = (
         ("discord", "servers", config.tenants.discord.servers),
         ("slack", "teams", config.tenants.slack.teams),
     )
     for platform, field, tenants in lists:
         for index, tenant in enumerate(tenants):
+            if tenant.id in ids:
+                message = f"{tenant.id} is listed twice: keep one entry"
+                issues.append(located.issue(("tenants", platform, field, index, "id"), message))
+            ids.add(tenant.id)
             name = tenant.workspace or default_workspace(tenant)
             if name in seen:
                 message = f"{tenant.id} and {seen[name]} share workspace {name!r}"

@@ -16,9 +16,19 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["Membership", "RoleBinding", "is_id", "merge_bindings", "name_entries", "roles_for"]
+__all__ = [
+    "PERMISSION",
+    "PLATFORMS",
+    "Membership",
+    "RoleBinding",
+    "is_id",
+    "merge_bindings",
+    "name_entries",
+    "roles_for",
+]
 
 PERMISSION = "permission:"
+PLATFORMS = ("discord", "slack", "local")  # what a binding may name
 # what an id looks like on each platform; anything else in a group entry is a name
 _IDS = {
     "discord": re.compile(r"^[0-9]{15,21}$"),

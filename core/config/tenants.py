@@ -27,7 +27,7 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from core.config.roles import RoleBinding, merge_bindings
+from core.config.roles import RoleBinding, is_id, merge_bindings
 from core.state.keys import validate_workspace
 
 __all__ = [
@@ -41,7 +41,7 @@ __all__ = [
     "default_workspace",
 ]
 
-_GUILD = re.compile(r"^[0-9]{15,21}$")
+DERIVED_PREFIXES = ("discord-", "slack-")
 _TEAM = re.compile(r"^[TE][A-Z0-9]{2,20}$")
 
 
@@ -61,12 +61,24 @@ class _Listed(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _bare_id(cls, data: Any) -> Any:
-        return {"id": data} if isinstance(data, str | int) else data
+        """An entry may be its id alone; an id YAML read as a number is the same id."""
+        if isinstance(data, str | int) and not isinstance(data, bool):
+            return {"id": str(data)}
+        if isinstance(data, dict) and isinstance(data.get("id"), int):
+            return data | {"id": str(data["id"])}
+        return data
 
     @model_validator(mode="after")
     def _workspace_name(self) -> Self:
         if self.workspace is not None:
             validate_workspace(self.workspace)
+            derived = self.workspace.startswith(DERIVED_PREFIXES)
+            if derived and self.workspace != default_workspace(self):
+                raise ValueError(
+                    f"workspace {self.workspace!r}: names starting with "
+                    f"{' or '.join(DERIVED_PREFIXES)} are those the bot gives servers, teams "
+                    "and DMs; choose another"
+                )
         return self
 
 
@@ -74,7 +86,7 @@ class DiscordServer(_Listed):
     @model_validator(mode="after")
     def _guild_id(self) -> Self:
         self.id = str(self.id)
-        if not _GUILD.match(self.id):
+        if not is_id("discord", self.id):
             raise ValueError(f"server id {self.id!r} is not a Discord server id (15-21 digits)")
         return self
 
@@ -161,7 +173,7 @@ class Tenancy:
         listed = self._servers.get(gid)
         if listed is not None:
             return self._tenant("discord", listed, configured=True)
-        if self.config.discord.any_server and _GUILD.match(gid):
+        if self.config.discord.any_server and is_id("discord", gid):
             return Tenant("discord", gid, f"discord-{gid}", self.global_roles)
         return None
 

@@ -65,8 +65,10 @@ class MutationGateway:
         expected_version: int | None = None,
     ) -> Outcome:
         """A person applies an agent's proposal: the person is the actor (their roles are
-        checked), the agent is ``proposedBy``. A proposal commits at most once: its mutation id
-        is derived from the proposal, so a second click returns the first result."""
+        checked), the agent is ``proposedBy``. A proposal commits at most once: whoever claims
+        it commits, and writes the result into it; a later click is answered from there (its
+        mutation id, derived from the proposal, would also find the first result while the
+        idempotency record lasts)."""
         proposal = self._proposal(proposal_id)
         proposed = proposal.mutation
         mutation = proposed.with_changes(
@@ -90,16 +92,64 @@ class MutationGateway:
             if current.status is not ProposalStatus.APPLIED:
                 # discarded meanwhile (refused next time round) or handed back: again
                 return self.apply_proposal(proposal.id, actor, expected_version=expected_version)
-            if self.store.committed(mutation.id):
-                return self.propose(mutation)  # the first result again; nothing written
-            claimed = self.proposals.take_over(proposal.id, actor, mutation.id)
-            if claimed is None:
-                return self._busy(mutation, current.resolved_by)
+            first = self._first_result(current, mutation.id)
+            if first is not None:
+                return self._again(mutation, first)
+            window = self.store.idempotency_ttl_ms
+            if self.proposals.take_over(proposal.id, actor, mutation.id, window) is None:
+                return self._not_taken_over(proposal.id, actor, mutation, expected_version)
         outcome = self.propose(mutation)
-        if not isinstance(outcome, Committed):
+        if isinstance(outcome, Committed):
+            self.proposals.record_commit(proposal.id, outcome)
+        else:
             # not applied after all (not allowed, stale): it waits again for someone who can
             self.proposals.release(proposal.id, actor, mutation.id)
         return outcome
+
+    def _first_result(self, proposal: Proposal, mutation_id: str) -> Committed | None:
+        """What applying ``proposal`` committed: as recorded in it, or else as the mutation's
+        idempotency record has it (its applier stopped before recording it: recorded now)."""
+        if proposal.committed is not None:
+            return proposal.committed.again()
+        found = self.store.committed(mutation_id)
+        if found is not None:
+            self.proposals.record_commit(proposal.id, found)
+        return found
+
+    def _again(self, mutation: Mutation, first: Committed) -> Committed | Rejected:
+        """A click on an applied proposal: the first result, to whoever may write the key
+        (as the store would answer a repeated mutation id after the policy let it through);
+        nothing is written."""
+        verdict = self.policy.check(mutation)
+        outcome: Committed | Rejected = first
+        if verdict.kind is VerdictKind.REJECT:
+            assert verdict.reason is not None
+            outcome = Rejected(verdict.mutation, verdict.reason, verdict.message)
+        self.decisions.record(outcome)
+        return outcome
+
+    def _not_taken_over(
+        self, proposal_id: str, actor: Actor, mutation: Mutation, expected_version: int | None
+    ) -> Outcome:
+        current = self._proposal(proposal_id)
+        if current.status is not ProposalStatus.APPLIED:  # handed back meanwhile: again
+            return self.apply_proposal(proposal_id, actor, expected_version=expected_version)
+        first = self._first_result(current, mutation.id)
+        if first is not None:  # its applier committed meanwhile
+            return self._again(mutation, first)
+        if self.proposals.claim_is_fresh(current):
+            return self._busy(mutation, current.resolved_by)
+        # claimed too long ago (or before claims were timed) for its record to tell whether
+        # it committed: at most once, so not again
+        by = current.resolved_by
+        gone = Rejected(
+            mutation,
+            RejectReason.NOT_FOUND,
+            f"this proposal was already applied{f' by {by}' if by else ''}; "
+            "its result is no longer on record",
+        )
+        self.decisions.record(gone)
+        return gone
 
     def _busy(self, mutation: Mutation, applier: Actor | None) -> Rejected:
         busy = Rejected(

@@ -219,14 +219,16 @@ def _authorize(rule: KeyRule, mutation: Mutation, guests: GuestPolicy) -> Verdic
         return Verdict(VerdictKind.PROPOSE, mutation, rule)
     roles = actor.effective_roles
     if actor.kind is ActorKind.GUEST:
-        if not guests.commit:
+        applying = mutation.proposed_by is not None  # an agent's proposal, applied
+        if not (guests.apply if applying else guests.commit):
+            what = "apply proposals" if applying else f"change {mutation.key}"
             return _reject(
                 mutation,
                 RejectReason.FORBIDDEN,
-                f"{actor} is a guest here: guests may talk, not change {mutation.key}",
+                f"{actor} is a guest here: guests may talk, not {what}",
                 rule,
             )
-        roles = roles | {ActorKind.USER.value}  # guests.commit: a guest writes as a user
+        roles = roles | {ActorKind.USER.value}  # allowed: a guest writes as a user would
     if rule.protected and roles.isdisjoint(_PRIVILEGED):
         return _reject(
             mutation,

@@ -2,21 +2,30 @@
 applied after a restart, and resolved once (applied or discarded).
 
 Applying is claiming: the person who moves a proposal from pending to applied is the only one
-who commits its mutation. If the commit is refused (their roles, a stale version), they hand
-it back to pending, unless the mutation committed after all; a claim whose mutation never
-committed is taken over after ``CLAIM_LEASE_MS`` (its applier stopped midway). Every move is
-conditional, under WATCH of the proposal (and of the mutation's idempotency record)."""
+who commits its mutation, and right after the commit writes what it committed into the
+proposal (``Proposal.committed``), which is kept as long as the proposal is. From then on
+nothing moves it: not a take-over, not a hand-back, whatever became of the mutation's
+idempotency record (it may expire long before the proposal does).
+
+If the commit is refused (their roles, a stale version), the claimer hands the proposal back
+to pending, unless it committed after all. A claim whose mutation never committed is taken
+over after ``CLAIM_LEASE_MS`` (its applier stopped midway), but only while the mutation's
+idempotency record would still show a commit made after the claim; past that window, or on a
+proposal applied before claims were timed (no ``resolved_at``), whether it committed can no
+longer be told, and it stays applied: a proposal commits at most once. Every move is
+conditional, under WATCH of the proposal (and of the mutation's idempotency record); times
+are the Redis server's, as the record's expiry is."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from redis.exceptions import WatchError
 
-from core.gateway.outcome import Proposal, ProposalStatus
+from core.gateway.outcome import AppliedCommit, Proposal, ProposalStatus
 from core.state.actor import Actor
+from core.state.commit_result import Committed
 from core.state.keys import WorkspaceKeys
 from core.state.mutation import Mutation
 
@@ -28,6 +37,9 @@ __all__ = ["CLAIM_LEASE_MS", "ProposalBox"]
 
 RESOLVED_TTL_SEC = 7 * 86400
 CLAIM_LEASE_MS = 30_000
+
+# what a move makes of the proposal, given it and the server time; None: it may not move
+Change = Callable[[Proposal, int], Proposal | None]
 
 
 class ProposalBox:
@@ -56,39 +68,72 @@ class ProposalBox:
         """Move a proposal from ``expect`` to ``to`` atomically, or None when it is no longer
         in ``expect`` (someone applied or discarded it first). A resolved proposal is kept a
         while so that a repeated click finds out what happened."""
-        return self._move(proposal_id, lambda p: p.status is expect, to, by)
+
+        def move(p: Proposal, now: int) -> Proposal | None:
+            return _resolved(p, to, by, now) if p.status is expect else None
+
+        return self._move(proposal_id, move)
+
+    def record_commit(self, proposal_id: str, done: Committed) -> Proposal | None:
+        """Write into the proposal what its mutation committed (``done``), and that it is
+        applied: called right after the commit, by whoever committed it or found it on
+        record. The commit is what happened, so it counts whatever the proposal became
+        meanwhile (its applier stalled past the lease, was taken over, and whoever took over
+        was refused and handed it back, or then discarded it). None (nothing written) if a
+        commit is in it already."""
+
+        def record(p: Proposal, now: int) -> Proposal | None:
+            if p.committed is not None:
+                return None
+            applied = _resolved(p, ProposalStatus.APPLIED, done.request.actor, now)
+            return applied.model_copy(update={"committed": AppliedCommit.of(done)})
+
+        return self._move(proposal_id, record)
 
     def release(self, proposal_id: str, claimer: Actor, mutation_id: str) -> Proposal | None:
         """Hand back to pending a proposal ``claimer`` claimed and could not commit; None
-        (and nothing changed) if someone else holds it now or ``mutation_id`` committed."""
+        (and nothing changed) if a commit is recorded in it, someone else holds it now or
+        ``mutation_id`` committed."""
 
-        def held_by_claimer(p: Proposal) -> bool:
-            return p.status is ProposalStatus.APPLIED and p.resolved_by == claimer
+        def hand_back(p: Proposal, now: int) -> Proposal | None:
+            if p.committed is not None or p.status is not ProposalStatus.APPLIED:
+                return None
+            if p.resolved_by != claimer:
+                return None
+            return _resolved(p, ProposalStatus.PENDING, None, now)
 
-        return self._move(
-            proposal_id, held_by_claimer, ProposalStatus.PENDING, None, unless=mutation_id
-        )
+        return self._move(proposal_id, hand_back, unless=mutation_id)
 
-    def take_over(self, proposal_id: str, by: Actor, mutation_id: str) -> Proposal | None:
-        """Claim for ``by`` a proposal claimed more than ``CLAIM_LEASE_MS`` ago whose mutation
-        ``mutation_id`` never committed; None if the claim is fresh or it committed."""
-        stale = _now_ms() - CLAIM_LEASE_MS
-
-        def abandoned(p: Proposal) -> bool:
-            return p.status is ProposalStatus.APPLIED and (p.resolved_at or 0) < stale
-
-        return self._move(proposal_id, abandoned, ProposalStatus.APPLIED, by, unless=mutation_id)
-
-    def _move(
-        self,
-        proposal_id: str,
-        may_move: Callable[[Proposal], bool],
-        to: ProposalStatus,
-        by: Actor | None,
-        unless: str | None = None,
+    def take_over(
+        self, proposal_id: str, by: Actor, mutation_id: str, window_ms: int
     ) -> Proposal | None:
-        """The proposal moved to ``to`` if ``may_move`` holds (and mutation ``unless`` has
-        not committed), atomically; else None and nothing written."""
+        """Claim for ``by`` a proposal claimed more than ``CLAIM_LEASE_MS`` ago whose mutation
+        ``mutation_id`` never committed, as its idempotency record (kept ``window_ms``) tells
+        while the claim is younger than that; None if a commit is recorded in it, the claim is
+        fresh, too old to tell or untimed, or the mutation committed."""
+
+        def claim(p: Proposal, now: int) -> Proposal | None:
+            return _resolved(p, ProposalStatus.APPLIED, by, now) if abandoned(p, now) else None
+
+        def abandoned(p: Proposal, now: int) -> bool:
+            if p.committed is not None or p.status is not ProposalStatus.APPLIED:
+                return False
+            if p.resolved_at is None:  # applied before claims were timed: applied, then
+                return False
+            return CLAIM_LEASE_MS < now - p.resolved_at < window_ms
+
+        return self._move(proposal_id, claim, unless=mutation_id)
+
+    def claim_is_fresh(self, proposal: Proposal) -> bool:
+        """Whether ``proposal`` was claimed within ``CLAIM_LEASE_MS``, its claimer likely still
+        at work (server time)."""
+        if proposal.status is not ProposalStatus.APPLIED or proposal.resolved_at is None:
+            return False
+        return _server_ms(self.redis.time()) - proposal.resolved_at <= CLAIM_LEASE_MS
+
+    def _move(self, proposal_id: str, change: Change, unless: str | None = None) -> Proposal | None:
+        """The proposal as ``change`` makes it, written atomically, unless ``change`` says it
+        may not move (or mutation ``unless`` has committed): then None and nothing written."""
         key = self.keys.proposal(proposal_id)
         committed = None if unless is None else self.keys.idempotency(unless)
         watched = [key] if committed is None else [key, committed]
@@ -98,14 +143,13 @@ class ProposalBox:
                     pipe.watch(*watched)  # type: ignore[no-untyped-call]
                     raw = pipe.get(key)
                     current = Proposal.model_validate_json(str(raw)) if raw else None
-                    if current is None or not may_move(current):
+                    if current is None:
+                        return None
+                    moved = change(current, _server_ms(pipe.time()))
+                    if moved is None:
                         return None
                     if committed is not None and pipe.exists(committed):
                         return None
-                    at = None if to is ProposalStatus.PENDING else _now_ms()
-                    moved = current.model_copy(
-                        update={"status": to, "resolved_by": by, "resolved_at": at}
-                    )
                     pipe.multi()
                     self._write(pipe, moved)
                     pipe.execute()
@@ -121,5 +165,11 @@ class ProposalBox:
             pipe.set(self.keys.proposal(proposal.id), data, ex=RESOLVED_TTL_SEC)
 
 
-def _now_ms() -> int:
-    return int(time.time() * 1000)
+def _resolved(p: Proposal, to: ProposalStatus, by: Actor | None, now: int) -> Proposal:
+    at = None if to is ProposalStatus.PENDING else now
+    return p.model_copy(update={"status": to, "resolved_by": by, "resolved_at": at})
+
+
+def _server_ms(time_reply: tuple[int, int]) -> int:
+    seconds, micros = time_reply
+    return int(seconds) * 1000 + int(micros) // 1000

@@ -8,7 +8,17 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["WorkspaceKeys", "validate_session_id", "validate_state_key", "validate_workspace"]
+__all__ = [
+    "WORKSPACE_DIRECTORY",
+    "WorkspaceKeys",
+    "validate_session_id",
+    "validate_state_key",
+    "validate_workspace",
+]
+
+# the one key outside every workspace: each workspace a platform event reached, with its
+# tenant and last activity (a hash; ``deliberate workspaces`` reads it)
+WORKSPACE_DIRECTORY = "{deliberate}:workspaces"
 
 _WORKSPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 _STATE_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,199}$")

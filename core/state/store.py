@@ -20,6 +20,7 @@ from core.state.keys import WorkspaceKeys
 from core.state.limits import DEFAULT_IDEMPOTENCY_TTL_SEC, NO_LIMITS, CommitLimits
 from core.state.mutation import Mutation, Op
 from core.state.scripts import commit_script, read_script
+from core.state.streams import stream_rows
 from core.state.value_json import dumps
 
 if TYPE_CHECKING:
@@ -88,9 +89,31 @@ class StateStore:
         """The key's last version (0 if never written); kept after delete and expiry."""
         return int(self.redis.hget(self.keys.versions, key) or 0)
 
-    def committed(self, mutation_id: str) -> bool:
-        """Whether a mutation with this id committed (within the idempotency window)."""
-        return bool(self.redis.exists(self.keys.idempotency(mutation_id)))
+    def committed(self, mutation_id: str) -> Committed | None:
+        """The first result of the mutation with this id, as committing it again would answer
+        it (``duplicate``), while its idempotency record lasts; None when no commit of it is
+        on record (never committed, or the record expired). Nothing is written."""
+        first = self.redis.get(self.keys.idempotency(mutation_id))
+        if first is None:
+            return None
+        log_id, _, value = str(first).partition("\n")
+        rows = stream_rows(self.redis.xrange(self.keys.log, log_id, log_id))
+        if not rows:
+            raise StoreError(
+                f"mutation {mutation_id} was committed as {log_id}, which the log no longer holds"
+            )
+        record = rows[0][1]
+        logged = Mutation.model_validate_json(record["mutation"])
+        return Committed(
+            logged,
+            int(record["version"]),
+            log_id,
+            int(record["ts"]),
+            value or None,
+            _int(record.get("expiresAt")),
+            entry_meta(logged),
+            duplicate=True,
+        )
 
     def entries(self, prefix: str = "") -> list[Entry]:
         """Live entries whose key starts with ``prefix``, in key order."""

@@ -3,7 +3,6 @@ the way a worker does: validate the arguments with the action's model, then run 
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -11,6 +10,7 @@ import pytest
 
 from connectors.registry import default_registry
 from rules.connector_api import ActionContext
+from tests.logs import LogLines, logged
 from tests.servers.discord_api import DiscordServer
 from tests.servers.helix import HelixServer
 from tests.servers.obs import ObsServer
@@ -35,30 +35,11 @@ def reconcile(name: str, args: dict[str, Any], ctx: ActionContext) -> bool:
     return action.reconcile(action.args.model_validate(args), ctx)
 
 
-class LogLines(logging.Handler):
-    """Every record from every logger, formatted, while installed on the root logger."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
-
-    def text(self) -> str:
-        formatter = logging.Formatter()
-        return "\n".join(formatter.format(record) for record in self.records)
-
-
 @pytest.fixture
 def all_logs() -> Iterator[LogLines]:
-    root = logging.getLogger()
-    handler, level = LogLines(), root.level
-    root.addHandler(handler)
-    root.setLevel(logging.DEBUG)
-    yield handler
-    root.removeHandler(handler)
-    root.setLevel(level)
+    """Every record from every logger (that propagates), while the test runs."""
+    with logged() as handler:
+        yield handler
 
 
 @pytest.fixture

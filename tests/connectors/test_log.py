@@ -9,19 +9,14 @@ from collections.abc import Iterator
 import pytest
 
 from bot.json_logging import JsonFormatter
-from tests.connectors.conftest import LogLines, context, run
+from tests.connectors.conftest import context, run
+from tests.logs import LogLines, logged
 
 
 @pytest.fixture
 def connector_log() -> Iterator[LogLines]:
-    # on the logger itself: bot.json_logging.configure() turns propagation off
-    logger = logging.getLogger("deliberate.connectors")
-    handler, level = LogLines(), logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG)
-    yield handler
-    logger.removeHandler(handler)
-    logger.setLevel(level)
+    with logged("deliberate.connectors") as handler:
+        yield handler
 
 
 def test_write_logs_one_structured_line(connector_log: LogLines) -> None:

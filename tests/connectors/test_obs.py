@@ -7,7 +7,8 @@ import threading
 import pytest
 
 from rules.connector_api import ConnectorError
-from tests.connectors.conftest import LogLines, context, reconcile, run
+from tests.connectors.conftest import context, reconcile, run
+from tests.logs import LogLines
 from tests.servers.obs import ObsServer
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rules.connector_api import ConnectorError
-from tests.connectors.conftest import LogLines, context, run
+from tests.connectors.conftest import context, run
+from tests.logs import LogLines
 from tests.servers.http import Response
 from tests.servers.slack_api import POST_MESSAGE, SlackServer, slack_error
 

@@ -123,6 +123,7 @@ class SlackServer(HttpServer):
         super().__init__()
         self.token, self.channels, self.bot_user, self.bot_id = token, channels, bot_user, bot_id
         self.usergroups = usergroups or []
+        self.org_teams: dict[str, str] = {}  # team id -> its Enterprise Grid org (team.info)
         self.app_token, self.socket_url = app_token, socket_url
         self.client_id, self.client_secret, self.app_id = client_id, client_secret, app_id
         self.messages: list[dict[str, Any]] = []
@@ -144,6 +145,7 @@ class SlackServer(HttpServer):
             "chat.postEphemeral": self._post_ephemeral,
             "chat.update": self._update,
             "usergroups.list": self._usergroups_list,
+            "team.info": self._team_info,
         }
         for name, method in methods.items():
             self.route("POST", f"/api/{name}", self._authed(name, method))
@@ -318,6 +320,18 @@ class SlackServer(HttpServer):
         if self.socket_url is None:
             return slack_error("not_allowed_token_type")
         return _ok(url=self.socket_url)
+
+    def _team_info(self, fields: dict[str, Any], bot: BotIdentity) -> Response:
+        """A team the token can see: its own, or one of its org's (``org_teams``, which a
+        test fills); any other is ``team_not_found``."""
+        team = str(fields.get("team") or bot.team_id or "")
+        org = bot.enterprise_id
+        if team != bot.team_id and not (org and self.org_teams.get(team) == org):
+            return slack_error("team_not_found")
+        found: dict[str, Any] = {"id": team, "name": team.lower(), "domain": team.lower()}
+        if org:
+            found["enterprise_id"] = org
+        return _ok(team=found)
 
     def _auth_test(self, fields: dict[str, Any], bot: BotIdentity) -> Response:
         told: dict[str, Any] = {

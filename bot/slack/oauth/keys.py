@@ -5,7 +5,8 @@ span them), then the app's client id, so two Slack apps on one Redis never meet:
 
     {deliberate:slack}:<client_id>:team:<enterprise_id>:<team_id>:history   hash of records
     {deliberate:slack}:<client_id>:team:<enterprise_id>:<team_id>:latest    hash, derived
-    {deliberate:slack}:<client_id>:state:<state>                             string, with EX
+    {deliberate:slack}:<client_id>:state:<state>                             string, with PX
+    {deliberate:slack}:<client_id>:states            sorted set: state -> expiry (ms), with PX
 
 An absent id is the empty string (an org-wide install has no team; a team outside Enterprise
 Grid no enterprise). Ids are percent-encoded, so no id can reach into another's keys."""
@@ -41,3 +42,8 @@ class OAuthKeys:
 
     def state(self, state: str) -> str:
         return f"{self.prefix}:state:{state}"
+
+    @property
+    def states(self) -> str:
+        """The index of the outstanding states, by expiry (``RedisOAuthStateStore``)."""
+        return f"{self.prefix}:states"

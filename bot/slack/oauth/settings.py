@@ -35,7 +35,7 @@ from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 from slack_sdk.oauth.authorize_url_generator import AuthorizeUrlGenerator
 
 from .installations import RedisInstallationStore
-from .states import DEFAULT_EXPIRATION_SEC, RedisOAuthStateStore
+from .states import DEFAULT_EXPIRATION_SEC, MAX_OUTSTANDING, RedisOAuthStateStore
 
 if TYPE_CHECKING:
     from redis import Redis
@@ -104,9 +104,16 @@ class OAuthConfig:
             retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=2)],
         )
 
-    def settings(self, redis: Redis, *, client: WebClient | None = None) -> OAuthSettings:
+    def settings(
+        self,
+        redis: Redis,
+        *,
+        client: WebClient | None = None,
+        max_install_states: int = MAX_OUTSTANDING,
+    ) -> OAuthSettings:
         """Bolt's settings: the install link 302s to Slack (no page of its own), installations
-        and states in ``redis``, token refreshes through ``client`` (default ``web_client()``)."""
+        and states in ``redis`` (at most ``max_install_states`` install links outstanding),
+        token refreshes through ``client`` (default ``web_client()``)."""
         store = RedisInstallationStore(redis, self.client_id)
         settings = OAuthSettings(
             client_id=self.client_id,
@@ -119,7 +126,10 @@ class OAuthConfig:
             redirect_uri_path=REDIRECT_PATH,
             installation_store=store,
             state_store=RedisOAuthStateStore(
-                redis, self.client_id, expiration_seconds=DEFAULT_EXPIRATION_SEC
+                redis,
+                self.client_id,
+                expiration_seconds=DEFAULT_EXPIRATION_SEC,
+                max_outstanding=max_install_states,
             ),
             state_expiration_seconds=DEFAULT_EXPIRATION_SEC,
             logger=log,

@@ -34,6 +34,7 @@ def tenants(redis_client: Redis) -> Iterator[tuple[str, str, str]]:
     """Two listed teams' workspaces and a DM's, removed afterwards."""
     names = tuple(f"tenant-{i}-{uuid.uuid4().hex[:8]}" for i in range(2))
     dm = "discord-dm-140000000000000077"
+    delete_workspace(redis_client, dm)
     yield names[0], names[1], dm
     for name in (*names, dm):
         delete_workspace(redis_client, name)

@@ -5,8 +5,10 @@ nothing and reads nothing of our server's workspace; our own people still can.""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from redis import Redis
@@ -28,24 +30,17 @@ from tests.bot.discord.payloads import (
     STRANGER,
 )
 from tests.bot.discord.rig import DiscordBot
-from tests.bot.discord.test_clicks import given_button
+from tests.bot.discord.test_clicks import given_button, model
 from tests.conftest import delete_workspace
 from tests.factories import mutation
+from tests.model_script import kind, label, output, user_payload
+from tests.openai_server import OpenAIServer, Reply, tool_call
+from tests.reads import footprints, pending_proposals, written
 from tests.servers.discord_api import DiscordServer
 from tests.team_config import team_config
 
 IDEA = "what if we used postgres"
 THEIRS = f"discord-{ELSEWHERE}"
-
-
-def workspaces_with_logs(redis: Redis) -> set[str]:
-    """Every workspace whose mutation log holds a record."""
-    found = set()
-    for key in redis.scan_iter(match="{ws:*}:log", count=1000):
-        name = key.decode() if isinstance(key, bytes) else str(key)
-        if redis.xlen(name):
-            found.add(name[len("{ws:") : name.index("}")])
-    return found
 
 
 @pytest.fixture
@@ -68,41 +63,40 @@ def app_with(redis: Redis, workspace: str, tmp_path: Path, *, any_server: bool, 
     return build_app(workspace, path, client=redis)
 
 
-def started_bot(app: App, api: DiscordServer) -> DiscordBot:
-    running = DiscordBot(app, api, listening=Listening.of(["deliberation"], "mentions"))
-    running.dispatch("GUILD_CREATE", payloads.guild_create(ELSEWHERE))
-    return running
+@pytest.fixture
+def make_bot(
+    redis_client: Redis,
+    workspace: str,
+    tmp_path: Path,
+    discord_api: DiscordServer,
+    strangers: None,
+) -> Iterator[Callable[..., DiscordBot]]:
+    """Our server listed, listening in #deliberation, the other server known to discord.py;
+    ``any_server`` and ``dms`` as asked."""
+    made: list[DiscordBot] = []
+
+    def make(*, any_server: bool, dms: bool) -> DiscordBot:
+        app = app_with(redis_client, workspace, tmp_path, any_server=any_server, dms=dms)
+        listening = Listening.of(["deliberation"], "mentions")
+        made.append(DiscordBot(app, discord_api, listening=listening))
+        made[-1].dispatch("GUILD_CREATE", payloads.guild_create(ELSEWHERE))
+        return made[-1]
+
+    yield make
+    for bot in made:
+        bot.close()
 
 
 @pytest.fixture(params=[False, True], ids=["only-ours", "any-server"])
-def open_bot(
-    request: pytest.FixtureRequest,
-    redis_client: Redis,
-    workspace: str,
-    tmp_path: Path,
-    discord_api: DiscordServer,
-    strangers: None,
-) -> Iterator[DiscordBot]:
-    """Our server listed; every other server served too, or not; DMs on."""
-    app = app_with(redis_client, workspace, tmp_path, any_server=request.param, dms=True)
-    running = started_bot(app, discord_api)
-    yield running
-    running.close()
+def open_bot(request: pytest.FixtureRequest, make_bot: Callable[..., DiscordBot]) -> DiscordBot:
+    """Every other server served too, or not; DMs on."""
+    return make_bot(any_server=request.param, dms=True)
 
 
 @pytest.fixture
-def any_bot(
-    redis_client: Redis,
-    workspace: str,
-    tmp_path: Path,
-    discord_api: DiscordServer,
-    strangers: None,
-) -> Iterator[DiscordBot]:
-    """Every server that adds the bot is served, each on its own."""
-    app = app_with(redis_client, workspace, tmp_path, any_server=True, dms=False)
-    running = started_bot(app, discord_api)
-    yield running
-    running.close()
+def any_bot(make_bot: Callable[..., DiscordBot]) -> DiscordBot:
+    """Every server that adds the bot is served, each on its own; no DMs."""
+    return make_bot(any_server=True, dms=False)
 
 
 def forged(channel: str, action: str, target: str, version: int = 1) -> str:
@@ -131,12 +125,14 @@ def test_another_servers_owner_or_moderators_cannot_end_our_stream(
     bot.say(IDEA)
     reply = given_button(bot, bot.api.public()[-1], "EndStream")
     our_button = payloads.custom_id_of(reply, "EndStream")
-    before = workspaces_with_logs(redis_client)
+    everyone = [ours.store.workspace, THEIRS]
+    before = footprints(redis_client, everyone)
     # our own button, clicked from their server; and one forged for their channel
     click_in(bot, FAR, our_button, who)
     click_in(bot, FAR, forged(FAR, "EndStream", our_button.split(":")[3]), who)
     assert ours.store.get("stream.state") is None and len(ours.log) == 0
-    assert workspaces_with_logs(redis_client) == before
+    theirs = written(before, footprints(redis_client, everyone))
+    assert ours.store.workspace not in theirs
     assert len(bot.api.ephemerals()) == 2  # each clicker is told, alone
 
 
@@ -190,12 +186,15 @@ def test_deliberate_state_answers_no_stranger(open_bot: DiscordBot, redis_client
     ours = open_bot.app
     ours.gateway.propose(mutation("set", "decision.db", "postgres"))
     for channel in (FAR, DM):
+        asked = len(open_bot.api.messages)
         data = payloads.command("state", STRANGER, channel)
         open_bot.dispatch(open_bot.interaction(data))
-        answer = open_bot.api.messages[-1]["content"]
-        assert "postgres" not in answer and "decision.db" not in answer
+        [answer] = open_bot.api.messages[asked:]
+        assert "postgres" not in answer["content"] and "decision.db" not in answer["content"]
+    asked = len(open_bot.api.messages)
     open_bot.command("state", user=ALICE)  # our member still reads ours
-    assert "postgres" in open_bot.api.messages[-1]["content"]
+    [answer] = open_bot.api.messages[asked:]
+    assert "postgres" in answer["content"]
 
 
 # --- direct messages ---------------------------------------------------------------------
@@ -204,14 +203,15 @@ def test_deliberate_state_answers_no_stranger(open_bot: DiscordBot, redis_client
 def test_direct_messages_are_off_by_default(
     bot: DiscordBot, discord_api: DiscordServer, team_app: App, redis_client: Redis
 ) -> None:
-    before = workspaces_with_logs(redis_client)
+    everyone = [team_app.store.workspace, f"discord-dm-{STRANGER}"]
+    before = footprints(redis_client, everyone)
     bot.say(IDEA, channel=DM, author=STRANGER, mention_bot=False)
     assert discord_api.public() == []  # not a word
     click_in(bot, DM, forged(DM, "SwitchScene", "c0b2057fb0607"), STRANGER)
     [refusal] = [m["content"] for m in discord_api.ephemerals()]
     assert "direct messages" in refusal and "nothing was changed" in refusal
     assert team_app.store.get("scene.name") is None
-    assert workspaces_with_logs(redis_client) == before
+    assert written(before, footprints(redis_client, everyone)) == set()
 
 
 def test_a_direct_message_is_a_private_workspace_without_roles_or_rules(
@@ -236,9 +236,11 @@ def test_a_direct_message_is_a_private_workspace_without_roles_or_rules(
 ENTRIES = ["message", "click", "command"]
 SOURCES: dict[str, tuple[str, str]] = {  # who, where
     "our-moderator": (SAM, CHANNEL),
+    "our-member": (ALICE, CHANNEL),
     "their-owner": (STRANGER, FAR),
     "their-Moderators": (EVE, FAR),
     "dm-stranger": (STRANGER, DM),
+    "dm-our-moderator": (SAM, DM),
 }
 
 
@@ -254,33 +256,47 @@ def expected_workspace(bot: DiscordBot, who: str, channel: str) -> str | None:
 
 @pytest.mark.parametrize("entry", ENTRIES)
 @pytest.mark.parametrize("source", list(SOURCES))
-def test_no_entry_point_writes_outside_its_tenants_workspace(
+def test_no_entry_point_reaches_outside_its_tenants_workspace(
     open_bot: DiscordBot, redis_client: Redis, entry: str, source: str
 ) -> None:
-    """A conversation in each place first (so clicks have a session and a candidate), then
-    the entry point: every record lands in the tenant's own workspace or nowhere."""
+    """Every workspace holds a value of its own first. Then a conversation in each place
+    (so clicks have a session and a candidate) and the entry point: every key written lands
+    in the tenant's own workspace or nowhere, and what is read back is the tenant's own."""
     bot = open_bot
     who, channel = SOURCES[source]
-    before = workspaces_with_logs(redis_client)
+    everyone = [bot.app.store.workspace, THEIRS] + [
+        f"discord-dm-{p}" for p in (SAM, STRANGER, EVE, ALICE)
+    ]
+    for name in everyone:
+        bot.app.for_workspace(name, rules=False).gateway.propose(
+            mutation("set", "decision.seed", f"seed of {name}")
+        )
+    before = footprints(redis_client, everyone)
     bot.say(IDEA, channel=channel, author=who, mention_bot=channel != DM)
     if entry == "click":
         replies = [m for m in bot.api.public() if m["channel_id"] == channel]
-        target = replies[-1] if replies else None
-        if target is None:  # not served: they click one of ours, carried over
+        if replies:
+            bot.click(replies[-1], "ConfirmCurrent", user=who)
+        else:  # not served: they click one of ours, carried over
             bot.say(IDEA, author=ALICE)
             cid = payloads.custom_id_of(bot.api.public()[-1], "ConfirmCurrent")
+            before = footprints(redis_client, everyone)
             click_in(bot, channel, cid, who)
-        else:
-            bot.click(target, "ConfirmCurrent", user=who)
     elif entry == "command":
+        asked = len(bot.api.messages)
         bot.dispatch(bot.interaction(payloads.command("state", who, channel)))
-    landed = workspaces_with_logs(redis_client) - before
+        [answer] = bot.api.messages[asked:]
+        home = expected_workspace(bot, who, channel)
+        seeds = {n for n in everyone if f"seed of {n}" in answer["content"]}
+        assert seeds == ({home} if home else set())
     home = expected_workspace(bot, who, channel)
+    landed = written(before, footprints(redis_client, everyone))
     assert landed <= ({home} if home else set())
+    if entry == "message":
+        assert (landed == {home}) is (home is not None)  # served: a turn is taken, there
     if entry == "click" and home is not None:
-        assert landed == {home}  # the legitimate path still works
-    if entry == "message" and home is None:
-        assert [m for m in bot.api.public() if m["channel_id"] == channel] == []
+        committed = bot.app.for_workspace(home, rules=False).log.latest(1)[0].mutation
+        assert committed.actor.id == who and committed.key != "decision.seed"
 
 
 def test_a_click_that_fails_after_its_defer_is_told_to_the_clicker(
@@ -313,3 +329,44 @@ def test_in_a_talk_only_server_members_without_a_bound_role_are_guests(
         assert record.mutation.actor.id == SAM
     finally:
         bot.close()
+
+
+def reading_then_proposing(request: dict[str, Any]) -> Reply:
+    """Read every decision, then propose one: what a model can reach through its tools."""
+    if kind(request) == "classify":
+        return label("brainstorm")
+    results = user_payload(request)["context_state"].get("tool_results")
+    if not results:
+        return Reply(tool_calls=[tool_call("getStatePrefix", {"prefix": "decision."})])
+    if len(results) == 1:
+        args = {"op": "set", "key": "stream.state", "value": "off", "reason": "asked"}
+        return Reply(tool_calls=[tool_call("proposeMutation", args)])
+    return output("done")
+
+
+def test_the_model_reads_and_proposes_in_the_speakers_workspace_alone(
+    redis_client: Redis,
+    workspace: str,
+    tmp_path: Path,
+    discord_api: DiscordServer,
+    strangers: None,
+    openai_server: OpenAIServer,
+) -> None:
+    """A stranger's server served on its own: the model, asked there, sees that server's
+    state through its tools and proposes there; our state and our proposals are untouched."""
+    app = app_with(redis_client, workspace, tmp_path, any_server=True, dms=False)
+    theirs = app.for_workspace(THEIRS, rules=False)
+    for each in (app, theirs):
+        each.gateway.propose(mutation("set", "decision.seed", f"seed of {each.store.workspace}"))
+    openai_server.answer_with = reading_then_proposing
+    bot = DiscordBot(app, discord_api, model=model(openai_server))
+    try:
+        bot.dispatch("GUILD_CREATE", payloads.guild_create(ELSEWHERE))
+        bot.say("end the stream", channel=FAR, author=STRANGER)
+    finally:
+        bot.close()
+    sent = json.dumps(openai_server.requests)
+    assert f"seed of {THEIRS}" in sent and f"seed of {workspace}" not in sent
+    assert pending_proposals(redis_client, workspace) == []
+    [proposal] = pending_proposals(redis_client, THEIRS)
+    assert proposal.mutation.key == "stream.state"

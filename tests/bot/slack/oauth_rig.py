@@ -15,12 +15,10 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, Future, ThreadPoolExecutor, wait
-from contextlib import contextmanager
+from collections.abc import Callable
+from concurrent.futures import Executor
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -29,11 +27,13 @@ from redis import Redis
 from slack_bolt import App, BoltContext, Say
 from slack_bolt.oauth.oauth_settings import OAuthSettings
 from slack_sdk.signature import SignatureVerifier
-from waitress import wasyncore
 
 from bot.slack.oauth import INSTALL_PATH, REDIRECT_PATH, OAuthConfig, RedisInstallationStore
 from bot.slack.oauth.keys import OAuthKeys
-from bot.slack.serve import EVENTS_PATH, http_server
+from bot.slack.oauth.states import MAX_OUTSTANDING
+from bot.slack.serve import EVENTS_PATH
+from tests.bot.slack.rig import Listeners
+from tests.bot.slack.serving import Served
 from tests.servers.slack_api import SlackServer
 
 __all__ = [
@@ -42,7 +42,6 @@ __all__ = [
     "OAuthRig",
     "event_callback",
     "forget",
-    "logged",
     "mention",
     "new_client_id",
 ]
@@ -50,17 +49,6 @@ __all__ = [
 SIGNING_SECRET = "5ec7e75ec7e75ec7e75ec7e75ec7e7aa"
 COOKIE = "slack-app-oauth-state"  # Bolt's state cookie
 _serial = itertools.count(1)
-
-
-class _Listeners(ThreadPoolExecutor):
-    def __init__(self) -> None:
-        super().__init__(max_workers=4)
-        self.futures: list[Future[Any]] = []
-
-    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
-        future = super().submit(fn, *args, **kwargs)
-        self.futures.append(future)
-        return future
 
 
 Build = Callable[[OAuthConfig, OAuthSettings, Executor], App]
@@ -76,40 +64,37 @@ class OAuthRig:
         slack: SlackServer,
         env: dict[str, str] | None = None,
         build: Build | None = None,
+        *,
+        max_install_states: int = MAX_OUTSTANDING,
     ) -> None:
         self.slack = slack
         config = OAuthConfig.from_env(slack.oauth_env() | (env or {}))
         assert config is not None
         self.config = config
-        self.settings = config.settings(redis)
+        self.settings = config.settings(redis, max_install_states=max_install_states)
         store = self.settings.installation_store
         assert isinstance(store, RedisInstallationStore)
         self.store = store
-        self.listeners = _Listeners()
+        self.listeners = Listeners()
         self.bolt = (build or _hello)(config, self.settings, self.listeners)
 
-        self.server = http_server(self.bolt, "127.0.0.1", 0, threads=4)
-        self.base = f"http://127.0.0.1:{self.server.effective_port}"
-        self._thread = threading.Thread(target=self.server.run, daemon=True)
+        self.served = Served(self.bolt)
+        self.base = self.served.base
         self.http = httpx.Client(base_url=self.base, timeout=10, follow_redirects=False)
 
     def start(self) -> OAuthRig:
-        self._thread.start()
+        self.served.start()
         return self
 
     def stop(self) -> None:
         self.idle()
-        server = self.server  # closed from its own loop's thread, so no select sees a dead fd
-        server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
-        self._thread.join(timeout=5)
-        server.task_dispatcher.shutdown()
+        self.served.stop()
         self.listeners.shutdown()
         self.http.close()
 
     def idle(self, timeout: float = 15.0) -> None:
         """Wait for every listener Bolt ran after answering."""
-        _, pending = wait(list(self.listeners.futures), timeout)
-        assert not pending, f"{len(pending)} listeners still running after {timeout}s"
+        self.listeners.idle(timeout)
 
     # --- the browser's side of an install --------------------------------------------
 
@@ -229,32 +214,3 @@ def forget(redis: Redis, client_id: str) -> None:
     keys = list(redis.scan_iter(match=OAuthKeys(client_id).every_key, count=1000))
     if keys:
         redis.delete(*keys)
-
-
-class LogText(logging.Handler):
-    """Every record of one logger (and those below it), with its ``fields``, as text."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
-
-    def text(self) -> str:
-        return "\n".join(f"{r.getMessage()} {getattr(r, 'fields', '')}" for r in self.records)
-
-
-@contextmanager
-def logged(name: str = "deliberate.slack.oauth") -> Iterator[LogText]:
-    """What ``name`` logs at DEBUG, on the logger itself: ``bot.json_logging.configure()``
-    turns propagation to the root logger off."""
-    logger, handler = logging.getLogger(name), LogText()
-    level = logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG)
-    try:
-        yield handler
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import copy
 import itertools
 import json
-import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
@@ -25,10 +24,11 @@ from slack_sdk.signature import SignatureVerifier
 from bot.app import App
 from bot.slack.adapter import SlackAdapter
 from bot.slack.bolt import build_bolt_app
-from bot.slack.serve import EVENTS_PATH, http_server
+from bot.slack.serve import EVENTS_PATH
 from bot.slack.settings import SlackSettings
 from bot.workspaces import Workspaces
 from core.llm.chat import ChatModel
+from tests.bot.slack.serving import Served
 from tests.servers.slack_api import SlackServer
 
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
@@ -67,18 +67,18 @@ class SlackBot:
         self.listeners = Listeners()
         self.bolt = build_bolt_app(self.adapter, settings, executor=self.listeners)
         self.adapter.serve_token_team()
-        self.server = http_server(self.bolt, "127.0.0.1", 0, threads=4)
-        self.url = f"http://127.0.0.1:{self.server.effective_port}{EVENTS_PATH}"
-        self._thread = threading.Thread(target=self.server.run, daemon=True)
+        self.served = Served(self.bolt)
+        self.server = self.served.server
+        self.url = f"{self.served.base}{EVENTS_PATH}"
         self.http = httpx.Client(timeout=10)
 
     def start(self) -> SlackBot:
-        self._thread.start()
+        self.served.start()
         return self
 
     def stop(self) -> None:
         self.listeners.idle()
-        self.server.close()
+        self.served.stop()
         self.listeners.shutdown()
         self.http.close()
 
@@ -136,6 +136,7 @@ class SlackBot:
         ephemeral: bool = False,
         team: str = TEAM,
         user_team: str | None = None,
+        enterprise: str | None = None,
         **signing: Any,
     ) -> httpx.Response:
         """A ``block_actions`` payload for the button of ``action`` in ``message`` (with
@@ -144,6 +145,8 @@ class SlackBot:
         payload = block_actions(message, action, user, trigger_id, value, channel)
         payload["team"] = {"id": team, "domain": "test"}
         payload["user"]["team_id"] = user_team or team
+        if enterprise is not None:  # an Enterprise Grid org's team
+            payload["enterprise"] = {"id": enterprise, "name": enterprise.lower()}
         payload["response_url"] = self.slack.response_url("actions")
         if as_action is not None:
             payload["actions"][0]["action_id"] = f"deliberate:{as_action}:9"

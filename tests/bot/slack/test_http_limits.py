@@ -125,8 +125,17 @@ def test_a_signed_body_just_under_the_cap_is_served(bot: SlackBot) -> None:
         ("application/json", b"[1, 2, 3]"),
         ("application/json", b"[" * 100_000),
         ("application/x-www-form-urlencoded", b"payload=%7Bnot+json"),
+        ("application/json", b'{"type": "event_callback", "team": 5, "authorizations": 1}'),
     ],
-    ids=["not-utf8-json", "not-utf8-form", "bad-json", "json-array", "deep-json", "bad-payload"],
+    ids=[
+        "not-utf8-json",
+        "not-utf8-form",
+        "bad-json",
+        "json-array",
+        "deep-json",
+        "bad-payload",
+        "wrong-shape",
+    ],
 )
 @pytest.mark.parametrize("signed", [False, True], ids=["unsigned", "signed"])
 def test_a_body_that_is_not_a_payload_is_a_400_without_a_traceback(

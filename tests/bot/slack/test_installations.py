@@ -17,7 +17,8 @@ from slack_sdk.oauth.installation_store import Bot, Installation
 
 from bot.slack.oauth import RedisInstallationStore
 from bot.slack.oauth.keys import TAG, OAuthKeys
-from tests.bot.slack.oauth_rig import forget, logged, new_client_id
+from tests.bot.slack.oauth_rig import forget, new_client_id
+from tests.logs import logged
 
 
 @pytest.fixture
@@ -266,7 +267,7 @@ def test_installed_values_come_back_exactly(store: RedisInstallationStore) -> No
 
 def test_no_token_reaches_the_log(store: RedisInstallationStore) -> None:
     secrets = ["xoxe.xoxb-1-s3cret", "xoxe-1-s3cret", "xoxp-s3cret"]
-    with logged() as logs:
+    with logged("deliberate.slack.oauth") as logs:
         installation = an_installation(
             bot_token=secrets[0], bot_refresh_token=secrets[1], user_token=secrets[2]
         )

@@ -14,7 +14,8 @@ from redis import Redis
 
 from bot.slack.oauth import DEFAULT_SCOPES
 from bot.slack.oauth.keys import OAuthKeys
-from tests.bot.slack.oauth_rig import COOKIE, OAuthRig, forget, logged, mention, new_client_id
+from tests.bot.slack.oauth_rig import COOKIE, OAuthRig, forget, mention, new_client_id
+from tests.logs import logged
 from tests.servers.slack_api import BotIdentity, SlackServer
 
 SECOND = BotIdentity("T0SECOND", "Second", user_id="U0BOT2", bot_id="B0BOT2")

@@ -24,7 +24,9 @@ from bot.slack.oauth import (
     oauth_settings,
 )
 from bot.slack.oauth.keys import OAuthKeys
-from tests.bot.slack.oauth_rig import forget, logged, new_client_id
+from bot.slack.oauth.states import MAX_OUTSTANDING, TooManyInstallStates
+from tests.bot.slack.oauth_rig import forget, new_client_id
+from tests.logs import logged
 from tests.servers.slack_api import CLIENT_ID, CLIENT_SECRET, BotIdentity, SlackServer
 
 ENV = {"SLACK_CLIENT_ID": CLIENT_ID, "SLACK_CLIENT_SECRET": CLIENT_SECRET}
@@ -124,6 +126,7 @@ def test_the_settings_bolt_gets(redis_client: Redis, monkeypatch: pytest.MonkeyP
     store = settings.installation_store
     assert isinstance(store, RedisInstallationStore) and store.client_id == CLIENT_ID
     assert isinstance(settings.state_store, RedisOAuthStateStore)
+    assert settings.state_store.max_outstanding == MAX_OUTSTANDING == 10_000
     rotator = settings.authorize.token_rotator  # type: ignore[attr-defined]
     assert rotator.client.base_url == api and rotator.client_id == CLIENT_ID
 
@@ -133,7 +136,7 @@ def test_the_flows_client_never_logs_its_secrets() -> None:
         slack.add_install_code("c0de", BotIdentity("T0SECOND", "Second"), expires_in=43200)
         client = config(SLACK_API_URL=slack.api_url).web_client()
         assert client.token is None and client.base_url == slack.api_url
-        with logged() as logs:
+        with logged("deliberate.slack.oauth") as logs:
             granted = client.oauth_v2_access(
                 client_id=CLIENT_ID, client_secret=CLIENT_SECRET, code="c0de"
             )
@@ -150,7 +153,9 @@ def test_a_state_is_good_once(states: RedisOAuthStateStore, redis_client: Redis)
 
     assert len(state) == 43 and state != states.issue()
     assert 0 < redis_client.ttl(states.keys.state(state)) <= 600
+    assert redis_client.zscore(states.keys.states, state) is not None
     assert states.consume(state) is True
+    assert redis_client.zscore(states.keys.states, state) is None
     assert states.consume(state) is False
 
 
@@ -170,6 +175,23 @@ def test_the_expiry_is_the_stores(redis_client: Redis) -> None:
         forget(redis_client, client_id)
     with pytest.raises(ValueError):
         RedisOAuthStateStore(redis_client, client_id, expiration_seconds=0)
+
+
+def test_the_states_outstanding_are_capped(redis_client: Redis) -> None:
+    client_id = new_client_id()
+    two = RedisOAuthStateStore(redis_client, client_id, max_outstanding=2)
+    try:
+        first, _ = two.issue(), two.issue()
+        with pytest.raises(TooManyInstallStates) as full:
+            two.issue()
+        assert full.value.outstanding == 2 and 590 <= full.value.retry_after_sec <= 600
+        assert two.consume(first) is True
+        two.issue()  # room again
+        assert redis_client.zcard(two.keys.states) == 2
+    finally:
+        forget(redis_client, client_id)
+    with pytest.raises(ValueError):
+        RedisOAuthStateStore(redis_client, client_id, max_outstanding=0)
 
 
 @given(st.text(max_size=80))

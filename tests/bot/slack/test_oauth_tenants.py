@@ -16,6 +16,7 @@ from slack_bolt import App as BoltApp
 from slack_bolt.oauth.oauth_settings import OAuthSettings
 
 from bot.app import App, build_app
+from bot.cli.worker import rule_workspaces
 from bot.slack.adapter import SlackAdapter
 from bot.slack.bolt import build_bolt_app
 from bot.slack.oauth import OAuthConfig
@@ -23,6 +24,7 @@ from bot.slack.settings import SlackSettings
 from bot.workspaces import Workspaces
 from tests.bot.slack.oauth_rig import SIGNING_SECRET, OAuthRig, forget, mention, new_client_id
 from tests.conftest import delete_workspace
+from tests.reads import footprints
 from tests.servers.slack_api import BotIdentity, SlackServer
 from tests.team_config import team_config
 
@@ -98,7 +100,9 @@ def test_installed_teams_each_talk_in_their_own_workspace_with_their_own_token(
         for other in others:
             assert not workspace_of(home, other).runtime(use_env=False).sessions.exists(session)
     seen = {w.workspace: w for w in Workspaces(home, use_env=False).directory.seen()}
-    assert seen[names["T0SECOND"]].configured and not seen["slack-T0THIRD"].configured
+    assert {names["T0SECOND"], "slack-T0THIRD"} <= set(seen)
+    assert names["T0SECOND"] in rule_workspaces(home)  # listed: rules run there
+    assert "slack-T0THIRD" not in rule_workspaces(home)  # any_team: none
 
 
 def test_an_uninstalled_team_is_not_heard_again(rig: OAuthRig, home: App) -> None:
@@ -134,7 +138,7 @@ def test_a_team_that_installed_but_is_not_served_is_told_nothing(
         rig.event(mention("hello?", team="T0THIRD"), team="T0THIRD")
         rig.idle()
         assert slack.calls_to("chat.postMessage") == []
-        assert not redis_client.exists("{ws:slack-T0THIRD}:log")
+        assert footprints(redis_client, ["slack-T0THIRD"])["slack-T0THIRD"] == (frozenset(), 0)
     finally:
         rig.stop()
         forget(redis_client, slack.client_id)

@@ -11,11 +11,15 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
+from redis import Redis
 from slack_sdk.signature import SignatureVerifier
 
+from bot.slack.oauth.keys import OAuthKeys
+from tests.bot.slack.oauth_rig import forget, new_client_id
 from tests.bot.slack.rig import CHANNEL, SIGNING_SECRET, event_callback, mention
 from tests.servers.slack_api import SlackServer, slack_error
 from tests.servers.slack_socket import SocketModeServer
@@ -136,21 +140,30 @@ def test_a_refused_app_token_stops_it_with_a_clear_error(workspace: str) -> None
     assert "invalid_auth" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_as_an_installable_app_it_serves_the_install_link(workspace: str) -> None:
-    with SlackServer(client_id="1111111111.2222222222") as slack:
-        env = environment(**slack.oauth_env(), SLACK_SIGNING_SECRET=SIGNING_SECRET)
-        argv = [*command(workspace), "--host", "127.0.0.1", "--port", "0"]
-        proc = subprocess.Popen(argv, env=env, stderr=subprocess.PIPE, text=True)
-        try:
-            events = listening_url(proc)
-            assert proc.stderr is not None
-            line = proc.stderr.readline()
-            assert "teams install the app at " in line
-            install = line.split("teams install the app at ")[1].strip()
-            assert install == events.replace("/slack/events", "/slack/install")
-            answer = httpx.get(install, timeout=10)
-            assert answer.status_code == 302
-            assert "client_id=1111111111.2222222222" in answer.headers["location"]
-        finally:
-            proc.send_signal(signal.SIGINT)
-            assert proc.wait(timeout=20) == 0
+def test_as_an_installable_app_it_serves_the_install_link(
+    workspace: str, redis_client: Redis
+) -> None:
+    client_id = new_client_id()
+    try:
+        with SlackServer(client_id=client_id) as slack:
+            env = environment(**slack.oauth_env(), SLACK_SIGNING_SECRET=SIGNING_SECRET)
+            argv = [*command(workspace), "--host", "127.0.0.1", "--port", "0"]
+            proc = subprocess.Popen(argv, env=env, stderr=subprocess.PIPE, text=True)
+            try:
+                events = listening_url(proc)
+                assert proc.stderr is not None
+                line = proc.stderr.readline()
+                assert "teams install the app at " in line
+                install = line.split("teams install the app at ")[1].strip()
+                assert install == events.replace("/slack/events", "/slack/install")
+                answer = httpx.get(install, timeout=10)
+                assert answer.status_code == 302
+                authorize = parse_qs(urlsplit(answer.headers["location"]).query)
+                assert authorize["client_id"] == [client_id]
+                [state] = authorize["state"]
+                assert redis_client.exists(OAuthKeys(client_id).state(state))  # the shared Redis
+            finally:
+                proc.send_signal(signal.SIGINT)
+                assert proc.wait(timeout=20) == 0
+    finally:
+        forget(redis_client, client_id)

@@ -21,13 +21,24 @@ from tests.bot.slack.conftest import team_tenants
 from tests.bot.slack.rig import CHANNEL, TEAM, SlackBot, event_callback, mention, message
 from tests.conftest import delete_workspace
 from tests.factories import mutation
-from tests.reads import transcript
-from tests.servers.slack_api import SlackServer
+from tests.reads import footprints, transcript, written
+from tests.servers.slack_api import BotIdentity, SlackServer
 from tests.team_config import team_config
 
 IDEA = "what if we used postgres for the event store"
 EXTERNAL = "T0EXTERNAL"  # another organisation, in a channel shared with ours
 UNSERVED = "T0UNSERVED"  # a team the bot was never set up for
+
+
+@pytest.fixture
+def strangers(redis_client: Redis) -> Iterator[list[str]]:
+    """The workspaces other teams would have, empty before and after."""
+    names = [f"slack-{UNSERVED}", f"slack-{EXTERNAL}"]
+    for name in names:
+        delete_workspace(redis_client, name)
+    yield names
+    for name in names:
+        delete_workspace(redis_client, name)
 
 
 def test_a_slack_connect_guest_may_talk_but_not_commit(bot: SlackBot, team_app: App) -> None:
@@ -63,13 +74,13 @@ def test_a_click_from_another_teams_installation_changes_nothing(
 
 
 def test_events_and_commands_from_a_team_not_served_are_ignored(
-    bot: SlackBot, team_app: App, redis_client: Redis
+    bot: SlackBot, team_app: App, redis_client: Redis, strangers: list[str]
 ) -> None:
     team_app.gateway.propose(mutation("set", "decision.db", "postgres"))
     bot.event(mention(IDEA, team=UNSERVED), team=UNSERVED)
     bot.listeners.idle()
     assert bot.slack.messages == []  # not a word
-    assert not redis_client.exists(f"{{ws:slack-{UNSERVED}}}:log")
+    assert footprints(redis_client, [f"slack-{UNSERVED}"])[f"slack-{UNSERVED}"] == (frozenset(), 0)
     answer = bot.command("state", user="U0EVE", team=UNSERVED)
     assert "postgres" not in answer["text"] and "isn't set up" in answer["text"]
     assert "postgres" in bot.command("state")["text"]  # ours still reads ours
@@ -154,6 +165,43 @@ def test_an_org_listed_is_one_workspace_for_all_its_teams(
         bot.stop()
 
 
+@pytest.fixture
+def org_bot(org_app: App, slack_api: SlackServer) -> Iterator[SlackBot]:
+    """The bot token is TEAM_A's, in ORG; TEAM_B is ORG's too (Slack's team.info says)."""
+    slack_api.add_bot(slack_api.token, BotIdentity(TEAM_A, "A", ORG, "Org"))
+    slack_api.org_teams[TEAM_B] = ORG
+    running = SlackBot(org_app, slack_api).start()
+    yield running
+    running.stop()
+
+
+def shared_in_org(event: dict[str, Any], event_id: str) -> dict[str, Any]:
+    body = in_org(event, TEAM_A, event_id)
+    body["is_ext_shared_channel"] = True
+    return body
+
+
+def test_in_an_org_a_connect_partner_is_a_guest_and_a_member_team_is_home(
+    org_bot: SlackBot, org_app: App
+) -> None:
+    partner = mention(IDEA, user="U0GUEST", team=EXTERNAL, user_team=EXTERNAL)
+    org_bot.post(json.dumps(shared_in_org(partner, "Ev0PARTNER")), "application/json")
+    reply = org_bot.replies()[-1]
+    root = reply["thread_ts"]
+    lines = transcript(org_app.redis, org_app.store.workspace, f"slack:{CHANNEL}:{root}")
+    assert lines[0][0] == "guest:U0GUEST"  # Bolt cannot tell their org: not ours, then
+    org_bot.click(
+        reply, "ConfirmCurrent", user="U0GUEST", team=TEAM_A, user_team=EXTERNAL, enterprise=ORG
+    )
+    assert "guest" in org_bot.ephemerals()[-1]["text"] and len(org_app.log) == 0
+    org_bot.click(
+        reply, "ConfirmCurrent", user="U0BEA", team=TEAM_A, user_team=TEAM_B, enterprise=ORG
+    )
+    org_bot.listeners.idle()
+    [record] = org_app.log.latest(5)
+    assert str(record.mutation.actor) == "user:U0BEA"  # another team of the org: a member
+
+
 def test_the_tenant_check_uses_the_installation_not_the_event(bot: SlackBot, team_app: App) -> None:
     """A payload's inner ``team`` is the speaker's; Bolt reads the installation from
     ``authorizations``: naming our team inside an unserved installation's event gains
@@ -174,36 +222,42 @@ SOURCES = {  # installation team, person's team, channel
 }
 
 
-def workspaces_with_logs(redis: Redis) -> set[str]:
-    found = set()
-    for key in redis.scan_iter(match="{ws:*}:log", count=1000):
-        name = key.decode() if isinstance(key, bytes) else str(key)
-        if redis.xlen(name):
-            found.add(name[len("{ws:") : name.index("}")])
-    return found
-
-
 @pytest.mark.parametrize("entry", ["event", "click", "command"])
 @pytest.mark.parametrize("source", list(SOURCES))
-def test_no_entry_point_writes_outside_its_tenants_workspace(
-    bot: SlackBot, team_app: App, redis_client: Redis, entry: str, source: str
+def test_no_entry_point_reaches_outside_its_tenants_workspace(
+    bot: SlackBot,
+    team_app: App,
+    redis_client: Redis,
+    strangers: list[str],
+    entry: str,
+    source: str,
 ) -> None:
+    """Every workspace holds a value of its own first; then the entry point: every key
+    written lands in the tenant's own workspace or nowhere, a guest commits nothing, and
+    what is read back is the tenant's own."""
     installation, person, channel = SOURCES[source]
     assert bot.slack.channels is not None
     bot.slack.channels.add("D0ALICE")
-    home = team_app.store.workspace if installation == TEAM else None
-    before = workspaces_with_logs(redis_client)
+    ours = team_app.store.workspace
+    everyone = [ours, *strangers]
+    for name in everyone:
+        team_app.for_workspace(name, rules=False).gateway.propose(
+            mutation("set", "decision.seed", f"seed of {name}")
+        )
+    home = ours if installation == TEAM else None
+    before = footprints(redis_client, everyone)
     extra = {"channel_type": "im"} if channel.startswith("D") else {}
     said = mention(IDEA, user="U0PERSON", channel=channel, team=person, user_team=person, **extra)
     bot.event(said, team=installation, shared=person != installation)
     bot.listeners.idle()
     if entry == "click":
-        ours = [m for m in bot.slack.messages if m["channel"] == channel]
-        if not ours:  # not served: they click one of our buttons, carried over
+        replies = [m for m in bot.slack.messages if m["channel"] == channel]
+        if not replies:  # not served: they click one of our buttons, carried over
             bot.event(mention(IDEA))
-            ours = bot.replies()
+            replies = bot.replies()
+            before = footprints(redis_client, everyone)
         bot.click(
-            ours[-1],
+            replies[-1],
             "ConfirmCurrent",
             user="U0PERSON",
             channel=channel,
@@ -211,13 +265,18 @@ def test_no_entry_point_writes_outside_its_tenants_workspace(
             user_team=person,
         )
     elif entry == "command":
-        bot.command("state", user="U0PERSON", team=installation)
+        answer = bot.command("state", user="U0PERSON", team=installation)["text"]
+        seeds = {n for n in everyone if f"seed of {n}" in answer}
+        assert seeds == ({home} if home else set())
     bot.listeners.idle()
-    landed = workspaces_with_logs(redis_client) - before
-    allowed = {home} if home and person == installation else set()
-    assert landed <= allowed
-    if entry == "click" and allowed:
-        assert landed == allowed  # the legitimate path still commits
+    landed = written(before, footprints(redis_client, everyone))
+    assert landed <= ({home} if home else set())
+    if entry == "event":
+        assert (landed == {home}) is (home is not None)  # served: a turn, there
+    if entry == "click" and home is not None:
+        latest = team_app.log.latest(1)[0].mutation
+        member = person == installation
+        assert (latest.key != "decision.seed") is member  # a guest commits nothing
 
 
 def test_a_click_that_fails_after_its_ack_is_told_to_the_clicker(
@@ -245,3 +304,52 @@ def test_a_click_whose_outcome_cannot_be_shown_says_so(bot: SlackBot, team_app: 
     [told] = bot.ephemerals()
     assert "handled, but its outcome could not be shown" in told["text"]
     assert len(team_app.log) == 1
+
+
+# --- talk-only teams, guests reading, group handles ----------------------------------------
+
+
+@pytest.fixture
+def talk_only(redis_client: Redis, workspace: str, tmp_path: Path) -> App:
+    tenants = team_tenants(workspace).replace(
+        "        roles:\n", "        members: talk\n        roles:\n"
+    )
+    path = team_config(tmp_path, ["slack:U0SAM"], [], tenants)
+    return build_app(workspace, path, client=redis_client)
+
+
+def test_in_a_talk_only_team_members_without_a_role_talk_and_nothing_else(
+    talk_only: App, slack_api: SlackServer
+) -> None:
+    bot = SlackBot(talk_only, slack_api).start()
+    try:
+        talk_only.gateway.propose(mutation("set", "decision.db", "postgres"))
+        bot.event(mention(IDEA, user="U0PLAIN"))
+        reply = bot.replies()[-1]  # they may talk
+        bot.click(reply, "ConfirmCurrent", user="U0PLAIN")
+        assert "guest" in bot.ephemerals()[-1]["text"] and len(talk_only.log) == 1
+        answer = bot.command("state", user="U0PLAIN")["text"]
+        assert "postgres" not in answer and "Guests may talk here" in answer
+        assert "postgres" in bot.command("state", user="U0SAM")["text"]  # a moderator reads
+        bot.click(reply, "ConfirmCurrent", user="U0SAM")
+        bot.listeners.idle()
+        assert str(talk_only.log.latest(1)[0].mutation.actor) == "moderator:U0SAM"
+    finally:
+        bot.stop()
+
+
+def test_a_group_handle_shaped_like_a_bound_group_id_is_not_that_group(
+    redis_client: Redis, workspace: str, tmp_path: Path
+) -> None:
+    groups = [{"id": "S0EVIL", "handle": "S0MODS", "users": ["U0EVE"]}]
+    path = team_config(tmp_path, [], ["slack:S0MODS"], team_tenants(workspace))
+    app = build_app(workspace, path, client=redis_client)
+    with SlackServer(channels={CHANNEL}, usergroups=groups) as slack:
+        bot = SlackBot(app, slack).start()
+        try:
+            bot.event(mention(IDEA, user="U0EVE"))
+            bot.click(bot.replies()[-1], "ConfirmCurrent", user="U0EVE")
+            bot.listeners.idle()
+            assert str(app.log.latest(1)[0].mutation.actor) == "user:U0EVE"
+        finally:
+            bot.stop()

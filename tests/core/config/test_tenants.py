@@ -142,6 +142,14 @@ def test_a_name_at_the_top_level_is_refused_with_its_line(tmp_path: Path) -> Non
             "share workspace 'w'",
         ),
         ("  discord:\n    servers: [{id: '130000000000000001', members: lurk}]\n", "members"),
+        ("  slack:\n    teams: [T0A, {id: T0A, workspace: w}]\n", "T0A is listed twice"),
+        ("  slack:\n    teams: [{id: T0A, workspace: slack-T0B}]\n", "choose another"),
+        ("  slack:\n    teams: [{id: T0A, workspace: discord-dm-1}]\n", "choose another"),
+        (
+            "  discord:\n    servers: [{id: '130000000000000001', roles: "
+            "{moderator: {groups: ['slack:mods']}}}]\n",
+            "must start with discord:",
+        ),
     ],
 )
 def test_a_bad_tenant_is_named(tmp_path: Path, tenants: str, message: str) -> None:
@@ -176,3 +184,15 @@ def test_no_name_or_permission_ever_crosses_servers(
         return
     held = frozenset(role_names | {f"permission:{p}" for p in ("administrator", "manage_guild")})
     assert roles_for(theirs.bindings, Membership("discord", uid, held, held)) == ()
+
+
+def test_an_unquoted_server_id_is_the_same_id(tmp_path: Path) -> None:
+    t = tenancy(tmp_path, "tenants:\n  discord:\n    servers: [130000000000000001]\n")
+    assert t.discord_server("130000000000000001") is not None
+
+
+def test_a_misspelt_platform_at_the_top_level_is_named(tmp_path: Path) -> None:
+    [issue] = issues_of(
+        tmp_path, 'roles:\n  moderator:\n    members: ["Discord:140000000000000001"]\n'
+    )
+    assert "roles.moderator.members[0]" in issue and "must start with discord:" in issue

@@ -58,3 +58,18 @@ def test_where_the_policy_lets_them_a_guest_writes_as_a_user_never_as_a_moderato
     assert isinstance(app.gateway.apply_proposal(proposal_id(app), GUEST), Committed)
     protected = app.gateway.propose(mutation("set", "stream.state", "off", GUEST))
     assert isinstance(protected, Rejected) and protected.reason is RejectReason.PROTECTED
+
+
+@pytest.mark.parametrize(("commit", "apply"), [(True, False), (False, True)])
+def test_commit_and_apply_are_separate_permissions(
+    redis_client: Redis, workspace: str, tmp_path: Path, commit: bool, apply: bool
+) -> None:
+    text = GUESTS_MAY.replace(
+        "guests: {commit: true, apply: true}",
+        f"guests: {{commit: {str(commit).lower()}, apply: {str(apply).lower()}}}",
+    )
+    app = build_app(workspace, write_config(tmp_path, text), client=redis_client)
+    own = app.gateway.propose(mutation("set", "decision.own", "x", GUEST))
+    applied = app.gateway.apply_proposal(proposal_id(app), GUEST)
+    assert isinstance(own, Committed) is commit
+    assert isinstance(applied, Committed) is apply

@@ -1,9 +1,13 @@
 """A refused apply racing a successful one: the proposal ends applied exactly when its
 mutation committed, never back to pending after a commit. Driven deterministically (the
-refused applier held at a point of its own, on a real Redis client) and by real threads."""
+refused applier held at a point of its own, on a real Redis client) and by real threads.
+And an applied proposal outliving its mutation's idempotency record: never committed again,
+never handed back."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -88,10 +92,11 @@ def test_a_refused_apply_held_after_its_claim_never_undoes_a_commit(
     alice.join(10)
     refused = results["alice"]
     assert isinstance(refused, Rejected) and refused.reason is RejectReason.PROTECTED
+    # told to try again: Alice held the proposal when Mo clicked, and handed it back since
+    assert isinstance(mo, Rejected) and mo.reason is RejectReason.CONFLICT
+    assert "user:al is applying this proposal right now" in mo.message
     assert_consistent(app, pid, "guarded.one")
-    if isinstance(mo, Rejected):  # told to try again: Alice held the proposal then
-        assert mo.reason is RejectReason.CONFLICT and "user:al" in mo.message
-        assert isinstance(app.gateway.apply_proposal(pid, actor("moderator:mo")), Committed)
+    assert isinstance(app.gateway.apply_proposal(pid, actor("moderator:mo")), Committed)
     assert_consistent(app, pid, "guarded.one")
     assert app.gateway.proposals.get(pid).status is ProposalStatus.APPLIED  # type: ignore[union-attr]
 
@@ -148,3 +153,188 @@ def test_a_claim_whose_applier_stopped_midway_is_taken_over_after_the_lease(
     final = box.get(pid)
     assert final is not None and final.status is ProposalStatus.APPLIED
     assert final.resolved_by == actor("moderator:mo")
+
+
+# An applied proposal is kept 7 days, its mutation's idempotency record only
+# ``store.idempotency_ttl_sec`` (60 s at the least): once that record is gone, a click must
+# neither commit the proposal again nor hand it back to pending.
+
+SHORT_MEMORY = (
+    GUARDED
+    + """
+store:
+  idempotency_ttl_sec: 60
+"""
+)
+
+
+@pytest.fixture
+def forgetful(tmp_path: Path, redis_client: Redis, workspace: str) -> App:
+    return build_app(workspace, write_config(tmp_path, SHORT_MEMORY), client=redis_client)
+
+
+def forget_idempotency(app: App, pid: str) -> None:
+    """What the record's expiry does, without waiting for it."""
+    assert app.redis.delete(app.store.keys.idempotency(f"apply-{pid}")) == 1
+
+
+def claimed_ago(app: App, pid: str, ms: int) -> None:
+    """The proposal as if its claim (or commit) were ``ms`` older."""
+    proposal = app.gateway.proposals.get(pid)
+    assert proposal is not None and proposal.resolved_at is not None
+    older = proposal.model_copy(update={"resolved_at": proposal.resolved_at - ms})
+    app.redis.set(app.store.keys.proposal(pid), older.model_dump_json(by_alias=True))
+
+
+def assert_applied_once(app: App, pid: str, key: str, first: Committed) -> None:
+    proposal = app.gateway.proposals.get(pid)
+    assert proposal is not None and proposal.status is ProposalStatus.APPLIED
+    assert app.store.version(key) == first.version == 1
+    assert [r.log_id for r in app.log.latest(10, key=key)] == [first.log_id]
+
+
+def test_an_applied_proposal_is_not_committed_again_once_its_record_expired(
+    forgetful: App,
+) -> None:
+    app = forgetful
+    pid = propose_protected(app, "guarded.once")
+    first = app.gateway.apply_proposal(pid, actor("moderator:mo"))
+    assert isinstance(first, Committed) and not first.duplicate
+    forget_idempotency(app, pid)
+    claimed_ago(app, pid, 2 * app.store.idempotency_ttl_ms)
+    again = app.gateway.apply_proposal(pid, actor("moderator:max"))
+    assert isinstance(again, Committed) and again.duplicate
+    assert (again.version, again.log_id) == (first.version, first.log_id)
+    assert again.mutation.actor == actor("moderator:mo")  # the first applier, as before
+    assert again.entry is not None and again.entry.value == "off"
+    assert_applied_once(app, pid, "guarded.once", first)
+
+
+def test_a_refused_click_never_hands_back_a_proposal_whose_record_expired(
+    forgetful: App,
+) -> None:
+    app = forgetful
+    pid = propose_protected(app, "guarded.back")
+    first = app.gateway.apply_proposal(pid, actor("moderator:mo"))
+    assert isinstance(first, Committed)
+    forget_idempotency(app, pid)
+    claimed_ago(app, pid, CLAIM_LEASE_MS + 1)
+    refused = app.gateway.apply_proposal(pid, actor("user:al"))
+    assert isinstance(refused, Rejected) and refused.reason is RejectReason.PROTECTED
+    assert_applied_once(app, pid, "guarded.back", first)
+    again = app.gateway.apply_proposal(pid, actor("moderator:mo"))
+    assert isinstance(again, Committed) and again.duplicate and again.log_id == first.log_id
+    assert_applied_once(app, pid, "guarded.back", first)
+
+
+class StoppingRedis(Redis):
+    """A real client that, once armed, fails whatever it is asked right after its next
+    script call (the commit): its process stopped there."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.armed = self.committed = False
+
+    def _next(self, command: str) -> None:
+        if self.armed and self.committed:
+            self.armed = False
+            raise ConnectionError(f"stopped before {command}")
+        if self.armed and command == "EVALSHA":
+            self.committed = True
+
+    def execute_command(self, *args: Any, **options: Any) -> Any:
+        self._next(str(args[0]).upper())
+        return super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+
+    def pipeline(self, transaction: bool = True, shard_hint: Any = None) -> Any:
+        self._next("a pipeline")
+        return super().pipeline(transaction, shard_hint)
+
+
+def test_an_applier_that_stopped_right_after_its_commit_is_not_committed_over(
+    forgetful: App, redis_client: Redis, guarded: Path, workspace: str
+) -> None:
+    """Al's process commits, then stops before anything else (its decision record, the
+    proposal's): the next click finds the commit on record and writes it into the proposal,
+    which then outlives the record."""
+    app = forgetful
+    stopping = StoppingRedis(connection_pool=redis_client.connection_pool)
+    als = build_app(workspace, guarded, client=stopping)
+    pid = propose_protected(app, "guarded.stop")
+    stopping.armed = True
+    with contextlib.suppress(ConnectionError):  # (nothing to stop if the commit is the end)
+        als.gateway.apply_proposal(pid, actor("moderator:al"))
+    assert stopping.committed and app.store.version("guarded.stop") == 1
+    claimed_ago(app, pid, CLAIM_LEASE_MS + 1)
+    found = app.gateway.apply_proposal(pid, actor("moderator:mo"))
+    assert isinstance(found, Committed) and found.duplicate
+    assert found.mutation.actor == actor("moderator:al")
+    forget_idempotency(app, pid)
+    again = app.gateway.apply_proposal(pid, actor("moderator:mo"))
+    assert isinstance(again, Committed) and again.duplicate and again.log_id == found.log_id
+    assert_applied_once(app, pid, "guarded.stop", found)
+
+
+def test_a_claim_older_than_the_idempotency_window_is_never_taken_over(forgetful: App) -> None:
+    """Al claimed it and stopped, before or after his commit: after the record's window that
+    can no longer be told, so nobody commits it (at most once), and it stays applied."""
+    app = forgetful
+    pid = propose_protected(app, "guarded.old")
+    box = app.gateway.proposals
+    assert box.transition(pid, ProposalStatus.PENDING, ProposalStatus.APPLIED, actor("user:al"))
+    claimed_ago(app, pid, app.store.idempotency_ttl_ms + 1)
+    late = app.gateway.apply_proposal(pid, actor("moderator:mo"))
+    assert isinstance(late, Rejected) and late.reason is RejectReason.NOT_FOUND
+    assert "user:al" in late.message and "no longer" in late.message
+    assert app.store.version("guarded.old") == 0
+    assert box.get(pid).status is ProposalStatus.APPLIED  # type: ignore[union-attr]
+
+
+def test_a_proposal_applied_before_claims_were_timed_counts_as_applied(forgetful: App) -> None:
+    """Stored by an earlier version: applied, with neither a claim time nor a commit in it,
+    and its record long gone."""
+    app = forgetful
+    pid = propose_protected(app, "guarded.legacy")
+    stored = app.redis.get(app.store.keys.proposal(pid))
+    data = json.loads(str(stored))
+    data.update(status="applied", resolvedBy=actor("moderator:mo").model_dump(mode="json"))
+    assert "resolvedAt" not in data or data.pop("resolvedAt") is None
+    data.pop("committed", None)
+    app.redis.set(app.store.keys.proposal(pid), json.dumps(data))
+    for who in ("moderator:max", "user:al"):
+        late = app.gateway.apply_proposal(pid, actor(who))
+        assert isinstance(late, Rejected), who
+        assert app.store.version("guarded.legacy") == 0
+        assert app.gateway.proposals.get(pid).status is ProposalStatus.APPLIED  # type: ignore[union-attr]
+
+
+def test_a_commit_after_its_claim_was_taken_over_and_handed_back_still_counts(
+    forgetful: App, redis_client: Redis, guarded: Path, workspace: str
+) -> None:
+    """Mo's process claims, then stalls just before its commit, past the lease: Al takes the
+    claim over, is refused and hands the proposal back to pending. Then Mo's commit lands:
+    the proposal is applied, with Mo's commit in it."""
+    app = forgetful
+    held = HeldRedis("EVALSHA", connection_pool=redis_client.connection_pool)
+    mos = build_app(workspace, guarded, client=held)
+    pid = propose_protected(app, "guarded.late")
+    results: dict[str, Outcome] = {}
+    held.armed = True
+    mo = threading.Thread(
+        target=lambda: results.update(mo=mos.gateway.apply_proposal(pid, actor("moderator:mo")))
+    )
+    mo.start()
+    assert held.held.wait(10)
+    claimed_ago(app, pid, CLAIM_LEASE_MS + 1)
+    refused = app.gateway.apply_proposal(pid, actor("user:al"))
+    assert isinstance(refused, Rejected) and refused.reason is RejectReason.PROTECTED
+    assert app.gateway.proposals.get(pid).status is ProposalStatus.PENDING  # type: ignore[union-attr]
+    held.release.set()
+    mo.join(10)
+    first = results["mo"]
+    assert isinstance(first, Committed) and not first.duplicate
+    assert_applied_once(app, pid, "guarded.late", first)
+    forget_idempotency(app, pid)
+    again = app.gateway.apply_proposal(pid, actor("moderator:max"))
+    assert isinstance(again, Committed) and again.duplicate and again.log_id == first.log_id
+    assert_applied_once(app, pid, "guarded.late", first)

@@ -61,11 +61,15 @@ def test_a_ttl_within_the_maximum_commits_and_expires(
     assert done.entry.expires_at == done.entry.updated_at + 30_000
 
 
-def test_no_ttl_gets_the_default_for_every_op(ttl_app: App) -> None:
-    for op, value in (("set", "x"), ("append", "y")):
-        done = ttl_app.gateway.propose(mutation(op, "short.a", [value] if op == "set" else value))
-        assert isinstance(done, Committed) and done.entry is not None
-        assert done.entry.expires_at == done.entry.updated_at + 5_000
+@pytest.mark.parametrize(
+    ("op", "key", "value"),
+    [("set", "short.a", ["x"]), ("append", "short.b", "y"), ("incr", "short.c", 2)],
+)
+def test_no_ttl_gets_the_default_for_every_op(ttl_app: App, op: str, key: str, value: Any) -> None:
+    done = ttl_app.gateway.propose(mutation(op, key, value))
+    assert isinstance(done, Committed) and done.entry is not None
+    assert done.entry.expires_at == done.entry.updated_at + 5_000
+    assert done.mutation.ttl_sec == 5
 
 
 def test_an_agents_proposal_without_ttl_is_refused_before_it_waits(ttl_app: App) -> None:

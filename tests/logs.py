@@ -1,0 +1,44 @@
+"""What loggers wrote, for tests that look at it (a secret must never be in it, a refusal must
+be): a handler that keeps every record, and ``logged`` to install it on one logger."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+__all__ = ["LogLines", "logged"]
+
+
+class LogLines(logging.Handler):
+    """Every record it is given; ``text()`` has each formatted (with its traceback, if any)
+    and followed by its structured ``fields`` (``bot.json_logging``), if any."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+    def text(self) -> str:
+        formatter = logging.Formatter()
+        return "\n".join(
+            f"{formatter.format(r)} {getattr(r, 'fields', '')}".rstrip() for r in self.records
+        )
+
+
+@contextmanager
+def logged(name: str = "") -> Iterator[LogLines]:
+    """What ``name`` (and the loggers below it; the root logger by default) logs at DEBUG,
+    caught on the logger itself: ``bot.json_logging.configure()`` turns propagation to the
+    root logger off."""
+    logger, handler = logging.getLogger(name), LogLines()
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
