@@ -10,6 +10,7 @@ import pytest
 from redis import Redis
 
 from bot.app import App, build_app
+from tests.bot.slack.oauth_rig import new_client_id
 from tests.bot.slack.rig import CHANNEL, TEAM, SlackBot
 from tests.servers.slack_api import SlackServer
 from tests.team_config import team_config
@@ -50,3 +51,10 @@ def bot(team_app: App, slack_api: SlackServer) -> Iterator[SlackBot]:
     running = SlackBot(team_app, slack_api).start()
     yield running
     running.stop()
+
+
+@pytest.fixture
+def slack() -> Iterator[SlackServer]:
+    """A Slack server for an app that teams install (its own client id: its own keys)."""
+    with SlackServer(client_id=new_client_id()) as server:
+        yield server

@@ -32,7 +32,7 @@ from bot.slack.oauth import INSTALL_PATH, REDIRECT_PATH, OAuthConfig, RedisInsta
 from bot.slack.oauth.keys import OAuthKeys
 from bot.slack.oauth.states import MAX_OUTSTANDING
 from bot.slack.serve import EVENTS_PATH
-from tests.bot.slack.rig import Listeners
+from tests.bot.slack.rig import Listeners, event_callback
 from tests.bot.slack.serving import Served
 from tests.servers.slack_api import SlackServer
 
@@ -40,7 +40,6 @@ __all__ = [
     "COOKIE",
     "SIGNING_SECRET",
     "OAuthRig",
-    "event_callback",
     "forget",
     "mention",
     "new_client_id",
@@ -140,7 +139,15 @@ class OAuthRig:
         enterprise: str | None = None,
         org_install: bool = False,
     ) -> httpx.Response:
-        return self.post(event_callback(event, team, enterprise, org_install))
+        body = event_callback(
+            event,
+            f"Ev{next(_serial):08d}",
+            team,
+            enterprise=enterprise,
+            org_install=org_install,
+            bot_user="U0BOT",
+        )
+        return self.post(body)
 
 
 def _hello(config: OAuthConfig, settings: OAuthSettings, listeners: Executor) -> App:
@@ -158,35 +165,6 @@ def _hello(config: OAuthConfig, settings: OAuthSettings, listeners: Executor) ->
         say(text=f"hello {context.team_id or context.enterprise_id}", thread_ts=event["ts"])
 
     return bolt
-
-
-def event_callback(
-    event: dict[str, Any], team: str | None, enterprise: str | None, org_install: bool
-) -> dict[str, Any]:
-    """An Events API ``event_callback`` for the installation it reached: a team's, or an
-    org's (then ``authorizations`` names no team; ``team_id`` is the workspace's)."""
-    event_id = f"Ev{next(_serial):08d}"
-    return {
-        "token": "verification-token-unused",
-        "team_id": team or event.get("team"),
-        **({"enterprise_id": enterprise} if enterprise else {}),
-        "api_app_id": "A0TEST",
-        "event": event,
-        "type": "event_callback",
-        "event_id": event_id,
-        "event_time": int(time.time()),
-        "authorizations": [
-            {
-                "enterprise_id": enterprise,
-                "team_id": None if org_install else team,
-                "user_id": "U0BOT",
-                "is_bot": True,
-                "is_enterprise_install": org_install,
-            }
-        ],
-        "is_ext_shared_channel": False,
-        "event_context": f"4-{event_id}",
-    }
 
 
 def mention(

@@ -197,11 +197,22 @@ class SlackBot:
 
 
 def event_callback(
-    event: dict[str, Any], event_id: str, team: str = TEAM, shared: bool = False
+    event: dict[str, Any],
+    event_id: str,
+    team: str | None = TEAM,
+    shared: bool = False,
+    *,
+    enterprise: str | None = None,
+    org_install: bool = False,
+    bot_user: str = "U0TESTBOT",
 ) -> dict[str, Any]:
+    """An Events API ``event_callback`` for the installation it reached: a team's, or an
+    org's (then ``authorizations`` names no team; ``team_id`` is the workspace's);
+    ``shared``: from a Slack Connect channel."""
     return {
         "token": "verification-token-unused",
-        "team_id": team,
+        "team_id": team or event.get("team"),
+        **({"enterprise_id": enterprise} if enterprise else {}),
         "api_app_id": "A0TEST",
         "event": event,
         "type": "event_callback",
@@ -209,11 +220,11 @@ def event_callback(
         "event_time": int(time.time()),
         "authorizations": [
             {
-                "enterprise_id": None,
-                "team_id": team,
-                "user_id": "U0TESTBOT",
+                "enterprise_id": enterprise,
+                "team_id": None if org_install else team,
+                "user_id": bot_user,
                 "is_bot": True,
-                "is_enterprise_install": False,
+                "is_enterprise_install": org_install,
             }
         ],
         "is_ext_shared_channel": shared,

@@ -14,17 +14,11 @@ from redis import Redis
 
 from bot.slack.oauth import INSTALL_PATH
 from bot.slack.oauth.keys import OAuthKeys
-from tests.bot.slack.oauth_rig import OAuthRig, forget, new_client_id
+from tests.bot.slack.oauth_rig import OAuthRig, forget
 from tests.logs import logged
 from tests.servers.slack_api import BotIdentity, SlackServer
 
 CAP = 3
-
-
-@pytest.fixture
-def slack() -> Iterator[SlackServer]:
-    with SlackServer(client_id=new_client_id()) as server:
-        yield server
 
 
 @pytest.fixture

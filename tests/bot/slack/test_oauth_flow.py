@@ -14,19 +14,13 @@ from redis import Redis
 
 from bot.slack.oauth import DEFAULT_SCOPES
 from bot.slack.oauth.keys import OAuthKeys
-from tests.bot.slack.oauth_rig import COOKIE, OAuthRig, forget, mention, new_client_id
+from tests.bot.slack.oauth_rig import COOKIE, OAuthRig, forget, mention
 from tests.logs import logged
 from tests.servers.slack_api import BotIdentity, SlackServer
 
 SECOND = BotIdentity("T0SECOND", "Second", user_id="U0BOT2", bot_id="B0BOT2")
 THIRD = BotIdentity("T0THIRD", "Third", user_id="U0BOT3", bot_id="B0BOT3")
 ORG = BotIdentity(None, None, "E0ORG", "Starship", "U0ORGBOT", "B0ORGBOT", org_install=True)
-
-
-@pytest.fixture
-def slack() -> Iterator[SlackServer]:
-    with SlackServer(client_id=new_client_id()) as server:
-        yield server
 
 
 @pytest.fixture

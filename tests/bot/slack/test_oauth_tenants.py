@@ -22,7 +22,7 @@ from bot.slack.bolt import build_bolt_app
 from bot.slack.oauth import OAuthConfig
 from bot.slack.settings import SlackSettings
 from bot.workspaces import Workspaces
-from tests.bot.slack.oauth_rig import SIGNING_SECRET, OAuthRig, forget, mention, new_client_id
+from tests.bot.slack.oauth_rig import SIGNING_SECRET, OAuthRig, forget, mention
 from tests.conftest import delete_workspace
 from tests.reads import footprints
 from tests.servers.slack_api import BotIdentity, SlackServer
@@ -30,12 +30,6 @@ from tests.team_config import team_config
 
 SECOND = BotIdentity("T0SECOND", "Second", user_id="U0BOT2", bot_id="B0BOT2")
 THIRD = BotIdentity("T0THIRD", "Third", user_id="U0BOT3", bot_id="B0BOT3")
-
-
-@pytest.fixture
-def slack() -> Iterator[SlackServer]:
-    with SlackServer(client_id=new_client_id()) as server:
-        yield server
 
 
 @pytest.fixture

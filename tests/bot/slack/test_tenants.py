@@ -142,10 +142,7 @@ def org_app(redis_client: Redis, workspace: str, tmp_path: Path) -> Iterator[App
 
 
 def in_org(event: dict[str, Any], team: str, event_id: str) -> dict[str, Any]:
-    body = event_callback(event, event_id, team)
-    body["enterprise_id"] = ORG
-    body["authorizations"][0] |= {"enterprise_id": ORG, "team_id": team}
-    return body
+    return event_callback(event, event_id, team, enterprise=ORG)
 
 
 def test_an_org_listed_is_one_workspace_for_all_its_teams(
@@ -176,9 +173,7 @@ def org_bot(org_app: App, slack_api: SlackServer) -> Iterator[SlackBot]:
 
 
 def shared_in_org(event: dict[str, Any], event_id: str) -> dict[str, Any]:
-    body = in_org(event, TEAM_A, event_id)
-    body["is_ext_shared_channel"] = True
-    return body
+    return event_callback(event, event_id, TEAM_A, shared=True, enterprise=ORG)
 
 
 def test_in_an_org_a_connect_partner_is_a_guest_and_a_member_team_is_home(
