@@ -348,3 +348,20 @@ def test_a_group_handle_shaped_like_a_bound_group_id_is_not_that_group(
             assert str(app.log.latest(1)[0].mutation.actor) == "user:U0EVE"
         finally:
             bot.stop()
+
+
+def test_an_org_wide_bot_token_serves_its_org(team_app: App, slack_api: SlackServer) -> None:
+    """``auth.test`` of an org-wide install names the org and no team: the org is served,
+    in ``--workspace``'s workspace, for every team in it."""
+    slack_api.add_bot(slack_api.token, BotIdentity(None, None, "E0MINE", "Mine", org_install=True))
+    bot = SlackBot(team_app, slack_api).start()
+    try:
+        assert bot.adapter.serve_token_team() == "E0MINE"
+        said = mention(IDEA, team=TEAM_A, user_team=TEAM_A)
+        body = event_callback(said, "Ev0ORGWIDE", TEAM_A, enterprise="E0MINE", org_install=True)
+        bot.post(json.dumps(body), "application/json")
+        root = bot.replies()[-1]["thread_ts"]
+        sessions = team_app.runtime(use_env=False).sessions
+        assert sessions.exists(f"slack:{CHANNEL}:{root}")
+    finally:
+        bot.stop()
