@@ -13,7 +13,7 @@ from pydantic import JsonValue
 from bot.explain import SECRET, evaluation_line, last_change, origin, unsearched
 from core.deliberation.sentences import short
 from core.state.keys import validate_state_key
-from core.state.mutation_log import LogRecord
+from core.state.mutation_log import LogRecord, MutationLog
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -57,19 +57,26 @@ def _state(app: App, prefix: str) -> str:
 
 
 def _log(app: App, key: str) -> str:
+    log = app.log
     if not key:
-        records = app.log.latest(MAX_LINES)
-        return "\n".join(_log_line(app, r) for r in records) if records else "The log is empty."
+        records = log.latest(MAX_LINES)
+        lines = [_log_line(app, r) for r in records] or ["The log is empty."]
+        return "\n".join(lines + _skipped(log))
     key = validate_state_key(key)
     if app.store.version(key) == 0:
         return f"{key} was never written."
-    history = app.log.of_key(key, MAX_LINES, scan=KEY_SCAN)
+    history = log.of_key(key, MAX_LINES, scan=KEY_SCAN)
     lines = [_log_line(app, record) for record in history.records]
     if not history.complete:
         lines.append(unsearched(app, key, history))
     elif not lines:
         lines.append(f"No mutation of {key} is left in the log.")
-    return "\n".join(lines)
+    return "\n".join(lines + _skipped(log))
+
+
+def _skipped(log: MutationLog) -> list[str]:
+    """A line for each record that could not be read, so a gap is never silent."""
+    return [f"(skipped {s.log_id}: {s.why})" for s in log.skipped]
 
 
 def _log_line(app: App, record: LogRecord) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from rq import Queue
 
-from core.state.mutation_log import LogRecord
+from core.state.mutation_log import LogRecord, UnreadableRecord
 from rules.engine.consumer import LogConsumer
 from rules.engine.engine import Engine
 from rules.worker.reaper import requeue_abandoned
@@ -63,6 +63,11 @@ class RuleService:
         and then abandoned runs. The number of records handled and timers fired."""
         done = 0
         for record in self.consumer.read(block_ms=block_ms):
+            if isinstance(record, UnreadableRecord):  # settled at once: it will never parse
+                self._unreadable(record)
+                self.consumer.ack(record.log_id)
+                done += 1
+                continue
             try:
                 self.progress.started += self.engine.handle(record)
             except Exception as exc:
@@ -98,6 +103,13 @@ class RuleService:
         }
         self.engine.evaluations.record(m.correlation_id, m.key, "error", data)
         return True
+
+    def _unreadable(self, record: UnreadableRecord) -> None:
+        """Recorded as an error evaluation (``rules why`` and ``trace`` show it), so that
+        one bad record never holds back the ones after it."""
+        _log.error("rules: %s; acknowledged without running any rule", record)
+        data = {"rule": None, "fired": False, "why": str(record), "logId": record.log_id}
+        self.engine.evaluations.record("-", "", "error", data)
 
     def drain(self) -> int:
         """Handle everything there is now; the number of records handled and timers fired."""

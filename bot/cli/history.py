@@ -42,8 +42,11 @@ def _log(app: App, args: argparse.Namespace) -> int:
     if args.limit < 1:
         print("deliberate log: --limit must be at least 1", file=sys.stderr)
         return 2
-    for record in app.log.latest(args.limit, key=args.key):
+    log = app.log
+    for record in log.latest(args.limit, key=args.key):
         print(json_line(record.to_dict()) if args.json else log_line(record))
+    for skipped in log.skipped:  # never a silent gap; the others are still shown
+        print(f"deliberate log: {skipped}; skipped", file=sys.stderr)
     return 0
 
 

@@ -14,7 +14,7 @@ from pydantic.alias_generators import to_camel
 from core.derived import Derived
 from core.state.actor import Actor
 from core.state.keys import validate_state_key
-from core.state.value_json import dumps
+from core.state.value_json import MAX_DEPTH, dumps, nesting
 
 __all__ = ["MAX_TTL_SEC", "Mutation", "Op", "new_id"]
 
@@ -81,6 +81,9 @@ class Mutation(Derived):
         if isinstance(data.get("key"), str):
             validate_state_key(data["key"])
         op, value = data.get("op"), data.get("value")
+        for name in ("value", "meta"):
+            if nesting(data.get(name)) > MAX_DEPTH:
+                raise ValueError(f"{name} nests more than {MAX_DEPTH} levels deep")
         if op in ("delete", Op.DELETE) and value is not None:
             raise ValueError("delete takes no value")
         if op in ("delete", Op.DELETE) and data.get("ttl_sec", data.get("ttlSec")) is not None:

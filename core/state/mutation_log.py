@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import logging
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic import JsonValue
+from pydantic import JsonValue, ValidationError
 
+from core.errors import StoreError
 from core.state.keys import WorkspaceKeys
 from core.state.mutation import Mutation
 from core.state.streams import stream_rows
@@ -16,7 +18,19 @@ from core.state.streams import stream_rows
 if TYPE_CHECKING:
     from redis import Redis
 
-__all__ = ["KeyHistory", "LogRecord", "MutationLog"]
+__all__ = ["KeyHistory", "LogRecord", "MutationLog", "UnreadableRecord"]
+
+log = logging.getLogger("deliberate.store")
+
+
+class UnreadableRecord(StoreError):
+    """A log record no reader can parse (written by an older version, or planted): named
+    by its id, so a reader that must go on can skip it and say so."""
+
+    def __init__(self, log_id: str, why: str) -> None:
+        super().__init__(f"log record {log_id} cannot be read: {why}")
+        self.log_id = log_id
+        self.why = why
 
 
 @dataclass(frozen=True)
@@ -38,10 +52,17 @@ class LogRecord:
 
     @classmethod
     def from_stream(cls, log_id: str, fields: dict[str, str]) -> LogRecord:
-        ts = int(fields["ts"])
-        mutation = Mutation.model_validate_json(fields["mutation"]).model_copy(update={"ts": ts})
-        expires, prev = fields.get("expiresAt"), fields.get("prev")
-        version = int(fields["version"])
+        """``UnreadableRecord`` when the fields are not a record this program can read."""
+        try:
+            ts = int(fields["ts"])
+            mutation = Mutation.model_validate_json(fields["mutation"])
+            expires, prev = fields.get("expiresAt"), fields.get("prev")
+            version = int(fields["version"])
+        except KeyError as exc:
+            raise UnreadableRecord(log_id, f"no {exc.args[0]} field") from None
+        except (ValueError, RecursionError) as exc:  # pydantic's ValidationError included
+            raise UnreadableRecord(log_id, _first_line(exc)) from None
+        mutation = mutation.model_copy(update={"ts": ts})
         return cls(log_id, mutation, version, ts, int(expires) if expires else None, prev or None)
 
     def to_dict(self) -> dict[str, Any]:
@@ -62,9 +83,24 @@ class KeyHistory:
 
 
 class MutationLog:
+    """Reads the log. ``records`` (replay) stops at a record it cannot read, raising
+    ``UnreadableRecord``; ``latest``, ``of_key`` and ``get`` (questions people ask) skip it,
+    log it, and list it in ``skipped`` until the next question."""
+
     def __init__(self, client: Redis, keys: WorkspaceKeys) -> None:
         self.redis = client
         self.keys = keys
+        self.skipped: list[UnreadableRecord] = []
+
+    def _readable(self, rows: Iterable[tuple[str, dict[str, str]]]) -> list[LogRecord]:
+        found = []
+        for log_id, fields in rows:
+            try:
+                found.append(LogRecord.from_stream(log_id, fields))
+            except UnreadableRecord as exc:
+                log.warning("%s; skipped", exc)
+                self.skipped.append(exc)
+        return found
 
     def __len__(self) -> int:
         return int(self.redis.xlen(self.keys.log))
@@ -81,24 +117,28 @@ class MutationLog:
             start = f"({chunk[-1][0]}"
 
     def get(self, log_id: str) -> LogRecord | None:
-        """The record with this id, or None when the log no longer holds it."""
-        rows = stream_rows(self.redis.xrange(self.keys.log, log_id, log_id))
-        return LogRecord.from_stream(*rows[0]) if rows else None
+        """The record with this id, or None when the log no longer holds it (or it cannot
+        be read: then it is in ``skipped``)."""
+        self.skipped = []
+        found = self._readable(stream_rows(self.redis.xrange(self.keys.log, log_id, log_id)))
+        return found[0] if found else None
 
     def latest(self, limit: int, key: str | None = None, batch: int = 500) -> list[LogRecord]:
         """The newest ``limit`` records (of ``key`` only, if given), oldest first: the whole
         log is read if need be (an operator's question; see ``of_key`` for a bounded one)."""
         if key is not None:
             return self.of_key(key, limit, scan=None, batch=batch).records
+        self.skipped = []
         if limit <= 0:
             return []
         rows = stream_rows(self.redis.xrevrange(self.keys.log, count=limit))
-        return [LogRecord.from_stream(log_id, fields) for log_id, fields in reversed(rows)]
+        return self._readable(reversed(rows))
 
     def of_key(self, key: str, limit: int, scan: int | None, batch: int = 500) -> KeyHistory:
         """The newest ``limit`` records of ``key``, looked for among the newest ``scan``
         records of the log at most (``None``: all of them)."""
         found: list[LogRecord] = []
+        self.skipped = []
         if limit <= 0:
             return KeyHistory(found, 0, complete=True)
         end, scanned = "+", 0
@@ -107,9 +147,12 @@ class MutationLog:
             chunk = stream_rows(self.redis.xrevrange(self.keys.log, end, "-", count=count))
             scanned += len(chunk)
             for log_id, fields in chunk:
-                if key not in fields["mutation"]:  # a key needs no escaping in JSON
+                if key not in fields.get("mutation", ""):  # a key needs no escaping in JSON
                     continue
-                record = LogRecord.from_stream(log_id, fields)
+                readable = self._readable([(log_id, fields)])
+                if not readable:
+                    continue
+                record = readable[0]
                 if record.mutation.key == key:
                     found.append(record)
                     if len(found) == limit or record.version == 1:
@@ -118,3 +161,12 @@ class MutationLog:
                 return KeyHistory(found[::-1], scanned, complete=True)
             end = f"({chunk[-1][0]}"
         return KeyHistory(found[::-1], scanned, complete=False)
+
+
+def _first_line(exc: BaseException) -> str:
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        return f"{where + ': ' if where else ''}{first['msg']}"[:200]
+    text = str(exc) or type(exc).__name__
+    return text.splitlines()[0][:200]

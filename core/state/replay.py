@@ -17,7 +17,7 @@ from core.state.checkpoints import Checkpoints, Image
 from core.state.codec import entry_meta
 from core.state.entry import Entry
 from core.state.mutation import Op
-from core.state.mutation_log import LogRecord, MutationLog
+from core.state.mutation_log import LogRecord, MutationLog, UnreadableRecord
 from core.state.store import Snapshot, StateStore, ttl_ms
 
 __all__ = ["Difference", "ReplayMismatch", "Replayer", "apply", "stream_id_le", "visible"]
@@ -172,6 +172,8 @@ class Replayer:
             image = self.rebuild(until=live.last_log_id, use_checkpoint=use_checkpoint)
         except ReplayMismatch as exc:
             return live, [Difference(exc.key, None, None, f"the log contradicts itself: {exc}")]
+        except UnreadableRecord as exc:  # nothing after it can be proven
+            return live, [Difference("-", None, None, str(exc))]
         return live, compare(live, image)
 
 

@@ -9,7 +9,11 @@ import json
 import math
 from typing import Any
 
-__all__ = ["dumps", "loads"]
+__all__ = ["MAX_DEPTH", "dumps", "loads", "nesting"]
+
+# how deep a stored value may nest (a list in a dict is 2): every reader (pydantic's JSON
+# parser among them, which stops at 200) must be able to read what a writer wrote
+MAX_DEPTH = 64
 
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
@@ -38,3 +42,22 @@ def loads(text: str) -> Any:
     """JSON text as a value; ``ValueError`` (``json.JSONDecodeError`` for bad syntax) on a
     non-finite number, ``RecursionError`` on nesting deeper than the interpreter's stack."""
     return _DECODER.decode(text)
+
+
+def nesting(value: Any, stop: int = MAX_DEPTH + 1) -> int:
+    """How deep ``value`` nests (a scalar 0, ``[1]`` 1), counted without recursion and no
+    further than ``stop``."""
+    deepest = 0
+    level: list[Any] = [value]
+    while level and deepest < stop:
+        inner: list[Any] = []
+        for item in level:
+            if isinstance(item, dict):
+                inner.extend(item.values())
+            elif isinstance(item, list | tuple):
+                inner.extend(item)
+        if not inner and not any(isinstance(i, dict | list | tuple) for i in level):
+            break
+        deepest += 1
+        level = inner
+    return deepest

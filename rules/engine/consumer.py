@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import ResponseError
 
-from core.state.mutation_log import LogRecord
+from core.state.mutation_log import LogRecord, UnreadableRecord
 from core.state.streams import stream_rows
 from rules.keys import CONSUMER_GROUP, RuleKeys
 
@@ -41,8 +41,11 @@ class LogConsumer:
     def ensure_group(self) -> bool:
         return ensure_group(self.redis, self.keys)
 
-    def read(self, count: int = 100, block_ms: int | None = None) -> list[LogRecord]:
-        """Records abandoned by dead consumers first, then new ones."""
+    def read(
+        self, count: int = 100, block_ms: int | None = None
+    ) -> list[LogRecord | UnreadableRecord]:
+        """Records abandoned by dead consumers first, then new ones; a record that cannot
+        be read comes as its ``UnreadableRecord``, for the service to settle."""
         claimed = self._claim(count)
         if claimed:
             return claimed
@@ -50,13 +53,13 @@ class LogConsumer:
             CONSUMER_GROUP, self.name, {self.keys.log: ">"}, count=count, block=block_ms
         )
         rows = stream_rows(reply[0][1]) if reply else []
-        return [LogRecord.from_stream(i, f) for i, f in rows]
+        return [_parsed(i, f) for i, f in rows]
 
-    def _claim(self, count: int) -> list[LogRecord]:
+    def _claim(self, count: int) -> list[LogRecord | UnreadableRecord]:
         reply = self.redis.xautoclaim(
             self.keys.log, CONSUMER_GROUP, self.name, self.claim_idle_ms, "0-0", count=count
         )
-        return [LogRecord.from_stream(i, f) for i, f in stream_rows(reply[1]) if f]
+        return [_parsed(i, f) for i, f in stream_rows(reply[1]) if f]
 
     def ack(self, log_id: str) -> None:
         self.redis.xack(self.keys.log, CONSUMER_GROUP, log_id)
@@ -69,3 +72,10 @@ class LogConsumer:
     def pending(self) -> int:
         info = self.redis.xpending(self.keys.log, CONSUMER_GROUP)
         return int(info["pending"])
+
+
+def _parsed(log_id: str, fields: dict[str, str]) -> LogRecord | UnreadableRecord:
+    try:
+        return LogRecord.from_stream(log_id, fields)
+    except UnreadableRecord as exc:
+        return exc

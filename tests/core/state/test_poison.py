@@ -1,0 +1,141 @@
+"""Poison-proof: a value may nest as deep as every reader can read (``MAX_DEPTH``) and no
+deeper; a log record that cannot be read anyway (an older version's, a planted one) is named
+and skipped by the readers that must go on, and never stops the log for the workspace."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import ValidationError
+from redis import Redis
+
+from bot.answers import answer
+from bot.app import App, build_app
+from core.state.commit_result import Committed
+from core.state.mutation_log import MutationLog, UnreadableRecord
+from core.state.replay import Replayer
+from core.state.streams import stream_rows
+from core.state.value_json import MAX_DEPTH, nesting
+from tests.bot.cli.process import run
+from tests.bot.cli.test_rules_cli import rules_config
+from tests.factories import mutation
+from tests.servers.webhook import WebhookServer
+
+
+def nested(depth: int) -> Any:
+    """``depth`` levels of lists and objects, an object outermost."""
+    value: Any = "core"
+    for level in range(depth):
+        value = {"k": value} if (depth - level) % 2 else [value]
+    return value
+
+
+@given(
+    st.recursive(
+        st.integers() | st.text(max_size=3),
+        lambda inner: (
+            st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+        ),
+        max_leaves=30,
+    )
+)
+def test_nesting_counts_levels(value: Any) -> None:
+    def depth(v: Any) -> int:
+        if isinstance(v, dict):
+            return 1 + max((depth(x) for x in v.values()), default=0)
+        if isinstance(v, list):
+            return 1 + max((depth(x) for x in v), default=0)
+        return 0
+
+    assert nesting(value) == min(depth(value), MAX_DEPTH + 1)
+
+
+def test_a_value_at_the_limit_is_kept_and_read_everywhere(app: App) -> None:
+    deepest = nested(MAX_DEPTH)
+    outcome = app.gateway.propose(
+        mutation("set", "artifact.deep", [deepest]).with_changes(value=deepest)
+        if False
+        else mutation("set", "entity.task.deep", deepest)
+    )
+    assert isinstance(outcome, Committed)
+    [*_, record] = app.log.latest(5)
+    assert record.mutation.value == deepest
+    assert app.store.get("entity.task.deep").value == deepest  # type: ignore[union-attr]
+    assert Replayer(app.store).verify()[1] == []
+
+
+def test_a_value_past_the_limit_is_refused_at_write(app: App) -> None:
+    with pytest.raises(ValidationError, match=f"nests more than {MAX_DEPTH} levels"):
+        mutation("set", "entity.task.deep", nested(MAX_DEPTH + 1))
+    assert len(app.log) == 0
+
+
+def test_the_cli_refuses_it_with_a_sentence(
+    capsys: pytest.CaptureFixture[str], workspace: str
+) -> None:
+    deep = json.dumps(nested(200))
+    code, _, err = run(
+        capsys, workspace, "state", "set", "entity.task.x", deep, "--actor", "user:a"
+    )
+    assert code == 2 and f"nests more than {MAX_DEPTH} levels deep" in err
+    assert "Traceback" not in err
+
+
+def plant(redis: Redis, app: App, value: Any) -> str:
+    """A record as an older version might have written it: a good record's fields, with a
+    mutation no reader here can parse."""
+    good = app.gateway.propose(mutation("set", "decision.good", "yes"))
+    assert isinstance(good, Committed)
+    [(_, fields)] = redis.xrange(app.store.keys.log, good.log_id, good.log_id)
+    text = {k.decode() if isinstance(k, bytes) else k: v for k, v in fields.items()}
+    bad = json.loads(text["mutation"]) | {"id": "planted", "value": value}
+    text["mutation"] = json.dumps(bad)
+    planted = redis.xadd(app.store.keys.log, text)
+    return planted.decode() if isinstance(planted, bytes) else str(planted)
+
+
+@pytest.mark.parametrize("value", [nested(300), "fine"], ids=["too-deep", "bad-fields"])
+def test_a_planted_record_is_named_and_skipped_by_those_who_read_on(
+    app: App, redis_client: Redis, capsys: pytest.CaptureFixture[str], workspace: str, value: Any
+) -> None:
+    planted = plant(redis_client, app, value)
+    if value == "fine":  # a record missing a field rather than too deep
+        redis_client.xdel(app.store.keys.log, planted)
+        planted_raw = redis_client.xadd(app.store.keys.log, {"mutation": "{}", "ts": "x"})
+        planted = planted_raw.decode() if isinstance(planted_raw, bytes) else str(planted_raw)
+    after = app.gateway.propose(mutation("set", "decision.after", "still"))
+    assert isinstance(after, Committed)
+    log = MutationLog(redis_client, app.store.keys)
+    keys = [r.mutation.key for r in log.latest(10)]
+    assert keys == ["decision.good", "decision.after"]
+    assert [s.log_id for s in log.skipped] == [planted]
+    assert f"(skipped {planted}:" in answer(app, "log", max_chars=4000)
+    code, out, err = run(capsys, workspace, "log")
+    assert code == 0 and "decision.after" in out and f"{planted} cannot be read" in err
+    with pytest.raises(UnreadableRecord, match=planted):
+        list(log.records())
+    code, out, err = run(capsys, workspace, "replay", "--verify")
+    assert code == 1 and planted in out + err and "Traceback" not in err
+
+
+def test_the_worker_settles_a_planted_record_and_goes_on(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, workspace: str, redis_client: Redis
+) -> None:
+    with WebhookServer() as hook:
+        config = str(rules_config(tmp_path, hook))
+        assert run(capsys, workspace, "--config", config, "worker", "--burst")[0] == 0
+        app = build_app(workspace, Path(config), client=redis_client)
+        planted = plant(redis_client, app, nested(300))
+        app.gateway.propose(mutation("set", "decision.after", "still"))
+        code, _, err = run(capsys, workspace, "--config", config, "worker", "--burst")
+        # decision.good, the planted record, decision.after, and the rule's two test.last
+        assert code == 0 and "5 mutations handled, 2 runs started" in err
+        assert sorted(r.json["decided"] for r in hook.requests) == ["still", "yes"]
+    rows = stream_rows(redis_client.xrange(app.evaluations.keys.evaluations))
+    errors = [json.loads(fields["data"]) for _, fields in rows if fields["event"] == "error"]
+    assert [e["logId"] for e in errors] == [planted]
