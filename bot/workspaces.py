@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from redis import Redis
 
 from core.config.tenants import Tenancy, Tenant
+from core.state.codec import text
 from core.state.keys import WORKSPACE_DIRECTORY
 
 if TYPE_CHECKING:
@@ -98,11 +99,11 @@ class WorkspaceDirectory:
         """Most recently active first."""
         raw: dict[Any, Any] = self.redis.hgetall(WORKSPACE_DIRECTORY)
         found = []
-        for name, text in raw.items():
-            data = json.loads(text)
+        for name, record in raw.items():
+            data = json.loads(record)
             found.append(
                 WorkspaceSeen(
-                    _text(name),
+                    str(text(name)),
                     str(data["platform"]),
                     str(data["tenant"]),
                     bool(data.get("private")),
@@ -147,7 +148,3 @@ class Workspaces:
                     tenant.workspace, app.runtime(self.model, use_env=False)
                 )
         return runtime
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
