@@ -12,6 +12,7 @@ from pydantic import JsonValue
 
 from bot.explain import SECRET, evaluation_line, last_change, origin, unsearched
 from core.deliberation.sentences import short
+from core.state.codec import UnreadableEntry
 from core.state.keys import validate_state_key
 from core.state.mutation_log import LogRecord, MutationLog
 
@@ -43,6 +44,8 @@ def answer(app: App, text: str, *, max_chars: int = 2800) -> str:
         return _fit(handler(app, rest.strip()), max_chars)
     except ValueError as exc:
         return _fit(f"{exc}\n\n{HELP}", max_chars)
+    except UnreadableEntry as exc:  # planted past the limits: say which, and that's all
+        return _fit(str(exc), max_chars)
 
 
 def _state(app: App, prefix: str) -> str:
@@ -61,6 +64,8 @@ def _log(app: App, key: str) -> str:
     if not key:
         records = log.latest(MAX_LINES)
         lines = [_log_line(app, r) for r in records] or ["The log is empty."]
+        if not records or log.starts_at(records[0].log_id):
+            lines += _compacted(log)
         return "\n".join(lines + _skipped(log))
     key = validate_state_key(key)
     if app.store.version(key) == 0:
@@ -71,7 +76,16 @@ def _log(app: App, key: str) -> str:
         lines.append(unsearched(app, key, history))
     elif not lines:
         lines.append(f"No mutation of {key} is left in the log.")
+        lines += _compacted(log)
+    elif history.records[0].version > 1:
+        lines += _compacted(log)
     return "\n".join(lines + _skipped(log))
+
+
+def _compacted(log: MutationLog) -> list[str]:
+    """A line saying the log's start was compacted away, when it was."""
+    mark = log.compacted()
+    return [] if mark is None else [f"({mark})"]
 
 
 def _skipped(log: MutationLog) -> list[str]:

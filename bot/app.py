@@ -73,8 +73,7 @@ class App:
         workspace nobody configured, such as a direct message's, gets no rule consumer)."""
         if workspace == self.store.workspace:
             return self
-        ttl = self.config.store.idempotency_ttl_sec
-        store = StateStore(self.redis, workspace, idempotency_ttl_sec=ttl)
+        store = self.config.store.open(self.redis, workspace)
         if rules:
             ensure_group(self.redis, RuleKeys(workspace))
         return App(self.config, self.redis, store, self.policy, MutationGateway(store, self.policy))
@@ -140,7 +139,7 @@ def build_app(
     """Load the config first (a bad file should fail before any server starts)."""
     config = load_app_config(config_path)
     redis = client if client is not None else connect(redis_url)
-    store = StateStore(redis, workspace, idempotency_ttl_sec=config.store.idempotency_ttl_sec)
+    store = config.store.open(redis, workspace)
     policy = Policy(config.policy)
     # the rules' cursor starts with the workspace's first use, so mutations made before any
     # worker ran (in the console, say) are handled when one starts

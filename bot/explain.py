@@ -53,7 +53,9 @@ def last_change(app: App, key: str, version: int, history: KeyHistory, *, reveal
         if entry.meta.get("reason"):
             line += f", reason: {entry.meta['reason']}"
     if history.complete:
-        return line + "\n  its mutation is no longer in the log"
+        mark = app.log.compacted()
+        gone = f": {mark}" if mark is not None else ""
+        return line + f"\n  its mutation is no longer in the log{gone}"
     return line + f"\n  its mutation is older than the newest {history.scanned} records of the log"
 
 

@@ -1,5 +1,7 @@
 """The rule consumer's loop: read the mutation log as the group, let the engine handle each
-record, acknowledge it; fire due ``for`` timers; put back runs whose worker died."""
+record, acknowledge it; fire due ``for`` timers; and its chores, each every so often: put
+back runs whose worker died, delete dead consumers and stale timer causes, give old runs
+sets a TTL. ``every`` adds a chore (the composition root adds its own upkeep there)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rq import Queue
 
@@ -18,16 +20,30 @@ from rules.engine.consumer import LogConsumer
 from rules.engine.engine import Engine
 from rules.worker.reaper import requeue_abandoned
 
-__all__ = ["RuleService"]
+__all__ = ["Chore", "RuleService"]
 
 _log = logging.getLogger("deliberate.rules")
 MAX_DELIVERIES = 3
+REAP_EVERY_SEC = 1.0
+UPKEEP_EVERY_SEC = 600.0
+SWEEP_EVERY_SEC = 86_400.0
 
 
 @dataclass
 class Progress:
     handled: int = 0
     started: int = 0
+
+
+@dataclass
+class Chore:
+    """A task the consumer loop runs every ``every_sec`` seconds, the first time at its
+    first pass. One that fails is logged and tried again at its next turn."""
+
+    name: str
+    every_sec: float
+    task: Callable[[], object]
+    due: float = field(default=0.0)  # time.monotonic() of its next turn
 
 
 class RuleService:
@@ -52,7 +68,16 @@ class RuleService:
         )
         self.lease_sec = lease_sec
         self.progress = Progress()
-        self._last_reap = 0.0
+        self.chores: list[Chore] = []
+        self.every(REAP_EVERY_SEC, "requeue abandoned runs", self._reap)
+        self.every(UPKEEP_EVERY_SEC, "delete dead consumers and timer causes", self._upkeep)
+        self.every(SWEEP_EVERY_SEC, "give old runs sets a TTL", self._sweep)
+
+    def every(self, seconds: float, name: str, task: Callable[[], object]) -> Chore:
+        """Run ``task`` every ``seconds`` from the consumer loop (the first time at once)."""
+        chore = Chore(name, seconds, task)
+        self.chores.append(chore)
+        return chore
 
     def start(self) -> None:
         if self.consumer.ensure_group():
@@ -78,13 +103,37 @@ class RuleService:
         self.progress.handled += done
         fired = self.engine.tick(int(self.clock() * 1000))
         self.progress.started += fired
-        if time.monotonic() - self._last_reap > 1.0:
-            self._last_reap = time.monotonic()
-            engine = self.engine
-            requeue_abandoned(
-                self.queue, engine.store.redis, engine.keys, self.lease_sec, engine.evaluations
-            )
+        self._chores()
         return done + fired
+
+    def _chores(self) -> None:
+        for chore in self.chores:
+            now = time.monotonic()
+            if now < chore.due:
+                continue
+            chore.due = now + chore.every_sec
+            try:
+                chore.task()
+            except Exception:  # a Redis blip: its next turn tries again
+                _log.exception("rules: the chore %r failed", chore.name)
+
+    def _reap(self) -> None:
+        engine = self.engine
+        requeue_abandoned(
+            self.queue, engine.store.redis, engine.keys, self.lease_sec, engine.evaluations
+        )
+
+    def _upkeep(self) -> None:
+        dead = self.consumer.prune()
+        if dead:
+            _log.info("rules: deleted dead consumers %s", ", ".join(dead))
+        self.engine.timers.sweep()
+
+    def _sweep(self) -> None:
+        """A SCAN of the keyspace: once a day per workspace, whichever worker comes first."""
+        engine = self.engine
+        if engine.store.redis.set(engine.keys.swept, "1", nx=True, ex=int(SWEEP_EVERY_SEC)):
+            engine.runs.sweep()
 
     def _give_up(self, record: LogRecord, exc: Exception) -> bool:
         """After ``MAX_DELIVERIES`` failed attempts a record is recorded as an error and

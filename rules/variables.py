@@ -3,6 +3,7 @@ and the variables of one committed mutation. Shared by the engine and the worker
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -14,7 +15,7 @@ from core.state.mutation_log import LogRecord
 from core.state.store import StateStore
 from core.state.value_json import dumps
 
-__all__ = ["StateView", "after_value", "live_values", "same", "variables"]
+__all__ = ["StateView", "after_value", "live_values", "same", "variables", "was"]
 
 
 class StateView(Mapping[str, JsonValue]):
@@ -70,12 +71,21 @@ def _kinds(value: JsonValue) -> str:
     return type(value).__name__
 
 
+def was(record: LogRecord, value: JsonValue) -> bool:
+    """Whether the key held ``value`` before the mutation. A previous value too long for the
+    log to keep whole is compared by the SHA-1 of its exact JSON text."""
+    if record.prev_kept:
+        return same(record.prev, value)
+    return hashlib.sha1(dumps(value).encode()).hexdigest() == record.prev_sha1
+
+
 def after_value(record: LogRecord) -> JsonValue:
-    """The key's value once the mutation applied (null after a delete)."""
+    """The key's value once the mutation applied (null after a delete, and after an incr or
+    append whose previous value the log did not keep whole)."""
     m, prev = record.mutation, record.prev
     if m.op is Op.SET:
         return m.value
-    if m.op is Op.DELETE:
+    if m.op is Op.DELETE or not record.prev_kept:
         return None
     if m.op is Op.INCR:
         assert isinstance(m.value, int | float)
@@ -90,6 +100,7 @@ def variables(record: LogRecord, state: Mapping[str, JsonValue]) -> dict[str, An
     mutation.update(
         value=record.mutation.value,
         prev=record.prev,
+        prevKept=record.prev_kept,
         after=after_value(record),
         version=record.version,
         logId=record.log_id,

@@ -4,6 +4,7 @@ whose keys are deleted afterwards."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ from redis import Redis
 from redis.exceptions import RedisError
 
 from bot.app import App, build_app
+from bot.embedded_redis import EmbeddedServer
 from bot.redis_connection import connect, connection_url
 from core.state.keys import WORKSPACE_DIRECTORY, WorkspaceKeys
 from tests.openai_server import OpenAIServer
@@ -39,6 +41,18 @@ def redis_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Redis]:
     # subprocesses (CLI runs, concurrent writers) must reach the very same server
     os.environ["REDIS_URL"] = connection_url(client)
     yield client
+    client.close()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_embedded_redis_left(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """An embedded server outlives the command that started it: at the end of the session,
+    stop every one that serves a directory of this session's (the session's own, and any a
+    test started without REDIS_URL), so that none runs on once pytest deletes the files."""
+    yield
+    for state in tmp_path_factory.getbasetemp().rglob("redis-server.json"):
+        with contextlib.suppress(RedisError, OSError):
+            EmbeddedServer(state.parent).stop(force=True)
 
 
 def delete_workspace(client: Redis, workspace: str) -> None:

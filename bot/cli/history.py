@@ -1,4 +1,4 @@
-"""``deliberate log`` and ``deliberate replay [--verify]``."""
+"""``deliberate log``, ``deliberate replay [--verify]`` and ``deliberate compact``."""
 
 from __future__ import annotations
 
@@ -6,11 +6,13 @@ import argparse
 import sys
 
 from bot.app import App
-from bot.cli.args import state_key
+from bot.cli.args import positive_int, state_key
 from bot.cli.render import json_line, log_line
+from core.state.checkpoints import HistoryCompacted
+from core.state.compaction import Compaction, Compactor, Retention
 from core.state.replay import Replayer, visible
 
-__all__ = ["register"]
+__all__ = ["compaction_line", "register"]
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -37,16 +39,44 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     replay.set_defaults(handler=_replay)
 
+    compact = commands.add_parser(
+        "compact",
+        help="trim the log behind a checkpoint, as retention says",
+        description="Compact the workspace's mutation log: replay the records retention lets "
+        "go (store.retention in the config: keep_days, keep_records) into the checkpoint, "
+        "then trim them; records a rules consumer has not handled are kept. Also drops "
+        "expired keys from the key index. The worker does this every "
+        "store.retention.compact_every_sec.",
+    )
+    compact.add_argument(
+        "--keep-days", type=float, metavar="D", help="keep D days of log (default: the config's)"
+    )
+    compact.add_argument(
+        "--keep-records",
+        type=positive_int,
+        metavar="N",
+        help="keep at most the newest N records (default: the config's)",
+    )
+    compact.set_defaults(handler=_compact)
+
 
 def _log(app: App, args: argparse.Namespace) -> int:
     if args.limit < 1:
         print("deliberate log: --limit must be at least 1", file=sys.stderr)
         return 2
     log = app.log
-    for record in log.latest(args.limit, key=args.key):
+    records = log.latest(args.limit, key=args.key)
+    for record in records:
         print(json_line(record.to_dict()) if args.json else log_line(record))
     for skipped in log.skipped:  # never a silent gap; the others are still shown
         print(f"deliberate log: {skipped}; skipped", file=sys.stderr)
+    if args.key:  # the key's first record is gone, or none is left
+        reached_start = not records or records[0].version > 1
+    else:
+        reached_start = not records or log.starts_at(records[0].log_id)
+    mark = log.compacted() if reached_start else None
+    if mark is not None:
+        print(f"deliberate log: {mark}", file=sys.stderr)
     return 0
 
 
@@ -63,7 +93,49 @@ def _progress(count: int) -> None:
     print(f"  replayed {count} mutations...", file=sys.stderr)
 
 
+def _compact(app: App, args: argparse.Namespace) -> int:
+    configured = app.config.store.retention.retention
+    keep_ms = configured.keep_ms if args.keep_days is None else round(args.keep_days * 86_400_000)
+    if keep_ms is not None and keep_ms <= 0:
+        print("deliberate compact: --keep-days must be more than 0", file=sys.stderr)
+        return 2
+    retention = Retention(keep_ms, args.keep_records or configured.keep_records)
+    done = Compactor(app.store, retention).run()
+    print(compaction_line(app.store.workspace, retention, done))
+    return 0
+
+
+def compaction_line(workspace: str, retention: Retention, done: Compaction) -> str:
+    """One compaction, in a sentence (the worker logs the same)."""
+    if done.busy:
+        return f"{workspace}: another process is compacting this workspace; nothing done"
+    if done.trimmed:
+        head = (
+            f"{workspace}: compacted {_count(done.trimmed, 'record')} through {done.through} "
+            f"into the checkpoint; the log keeps {done.log_length}"
+        )
+    elif retention.trims:
+        head = (
+            f"{workspace}: nothing to compact (keeping {retention}; {done.log_length} in the log)"
+        )
+    else:
+        head = f"{workspace}: no retention configured, the log keeps everything"
+    if done.held_back:
+        head += f"; held back: {done.held_back}"
+    if done.index_dropped:
+        head += f"; {_count(done.index_dropped, 'expired key')} dropped from the key index"
+    return head
+
+
 def _replay(app: App, args: argparse.Namespace) -> int:
+    try:
+        return _replayed(app, args)
+    except HistoryCompacted as exc:
+        print(f"deliberate replay: {exc}", file=sys.stderr)
+        return 2
+
+
+def _replayed(app: App, args: argparse.Namespace) -> int:
     replayer = Replayer(app.store, app.config.store.checkpoint_every, progress=_progress)
     if not args.verify:
         image = replayer.rebuild(use_checkpoint=not args.from_scratch)

@@ -3,44 +3,65 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import ValidationError
-from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
 
-from bot.app import build_app, load_app_config
-from bot.cli import (
-    bench,
-    classify,
-    console,
-    history,
-    rules,
-    run,
-    state,
-    trace,
-    worker,
-    workspaces,
-)
 from bot.json_logging import configure as configure_logging
-from core.config.core_config import config_path
+from bot.redis_connection import error_sentence, server_name
 from core.errors import ConfigError, StoreError
+from core.state.checkpoints import HistoryCompacted
+from core.state.codec import UnreadableEntry
+from core.state.limits import NotReplicated
+from core.state.mutation_log import UnreadableRecord
 
-__all__ = ["main", "parser"]
+__all__ = ["COMMANDS", "main", "parser"]
 
-EXIT_REJECTED, EXIT_USAGE = 1, 2
+EXIT_OK, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
+
+# each command and the module that registers it, in the order ``--help`` lists them: a run
+# imports the module of its own command alone, so no command pays for another's SDKs
+COMMANDS = {
+    "state": "bot.cli.state",
+    "log": "bot.cli.history",
+    "replay": "bot.cli.history",
+    "compact": "bot.cli.history",
+    "bench": "bot.cli.bench",
+    "classify": "bot.cli.classify",
+    "console": "bot.cli.console",
+    "trace": "bot.cli.trace",
+    "rules": "bot.cli.rules",
+    "worker": "bot.cli.worker",
+    "run": "bot.cli.run",
+    "workspaces": "bot.cli.workspaces",
+    "redis": "bot.cli.redis_server",
+}
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, or the global options and ``command`` alone."""
+    top = _global_options()
+    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    wanted = [COMMANDS[command]] if command in COMMANDS else COMMANDS.values()
+    for module in dict.fromkeys(wanted):
+        importlib.import_module(module).register(commands)
+    return top
+
+
+def _global_options() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(
         prog="deliberate",
         description="Deliberate: think out loud with an AI assistant; the application, never "
         "the model, commits every change to shared state.",
         epilog="Exit codes: 0 ok, 1 rejected, conflict or not found, 2 usage or configuration "
-        "error. Without REDIS_URL, state lives in a Redis embedded under DELIBERATE_HOME "
-        "(default ./.deliberate).",
+        "error, or Redis failing. Without REDIS_URL, state lives in the embedded Redis of "
+        "DELIBERATE_HOME (default ./.deliberate): one server per directory, kept running "
+        "between commands ('deliberate redis status', 'deliberate redis stop').",
     )
     top.add_argument(
         "--workspace",
@@ -65,25 +86,33 @@ def parser() -> argparse.ArgumentParser:
         help="level of the JSON log lines on stderr (default INFO: every gateway decision; "
         "WARNING for the console, so they do not interleave with the conversation)",
     )
-    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    state.register(commands)
-    history.register(commands)
-    bench.register(commands)
-    classify.register(commands)
-    console.register(commands)
-    trace.register(commands)
-    rules.register(commands)
-    worker.register(commands)
-    run.register(commands)
-    workspaces.register(commands)
     return top
+
+
+def command_in(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` names: its first word that is neither a global option nor the
+    value of one (``None`` for ``--help`` alone, or a word no command has)."""
+    valued = {
+        option
+        for action in _global_options()._actions
+        if action.nargs != 0
+        for option in action.option_strings
+    }
+    words = iter(argv)
+    for word in words:
+        if word in valued:
+            next(words, None)
+        elif not word.startswith("-"):
+            return word if word in COMMANDS else None
+    return None
 
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = parser(command_in(argv)).parse_args(argv)
     if args.log_level is None:
         args.log_level = "WARNING" if args.command == "console" else "INFO"
     if args.log_level.upper() not in LOG_LEVELS:
@@ -95,18 +124,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     configure_logging(args.log_level)
     try:
-        code: int
-        if getattr(args, "offline", False):  # needs the config, not the store
-            code = args.handler(load_app_config(config_path(args.config)), args)
-        else:
-            app = build_app(args.workspace, config_path(args.config), args.redis_url)
-            code = args.handler(app, args)
+        return _dispatch(args)
     except ConfigError as exc:
         print(f"deliberate: configuration error:\n{exc}", file=sys.stderr)
         return EXIT_USAGE
-    except RedisConnectionError as exc:
-        where = args.redis_url or os.environ.get("REDIS_URL") or "the embedded Redis"
-        print(f"deliberate: cannot reach Redis at {where}: {exc}", file=sys.stderr)
+    except RedisError as exc:  # one line naming the server, never a traceback
+        print(f"deliberate: {error_sentence(exc)} ({server_name(args.redis_url)})", file=sys.stderr)
         return EXIT_USAGE
     except ValidationError as exc:
         for problem in exc.errors():
@@ -117,10 +140,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(f"deliberate: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except (NotReplicated, HistoryCompacted, UnreadableEntry, UnreadableRecord) as exc:
+        print(f"deliberate: {exc}", file=sys.stderr)  # each says what happened, in full
+        return EXIT_REJECTED
     except StoreError as exc:
         print(f"deliberate: the store is inconsistent: {exc}", file=sys.stderr)
         return EXIT_REJECTED
-    return code
+    except BrokenPipeError:  # the reader went away (| head): nothing left to say to it
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    """Run the handler with what it needs: nothing (a ``standalone`` command opens what it
+    uses), the config (``offline``), or the app (config, Redis, store, gateway)."""
+    if getattr(args, "standalone", False):
+        return int(args.handler(args))
+    # the config's models, the rules and the connectors they name: loaded only for the
+    # commands that use them (bot.app imports nothing of the command line)
+    from bot.app import build_app, load_app_config
+    from core.config.core_config import config_path
+
+    if getattr(args, "offline", False):
+        return int(args.handler(load_app_config(config_path(args.config)), args))
+    app = build_app(args.workspace, config_path(args.config), args.redis_url)
+    return int(args.handler(app, args))
 
 
 if __name__ == "__main__":

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import time
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.gateway.outcome import Outcome, Pending
 from core.state.commit_result import Committed, Rejected
 from core.state.entry import Entry
 from core.state.mutation_log import LogRecord
+
+if TYPE_CHECKING:
+    from core.gateway.outcome import Outcome
 
 __all__ = ["entry_line", "json_line", "log_line", "outcome_line", "rule_step", "rule_verdict"]
 
@@ -39,9 +41,17 @@ def entry_line(entry: Entry) -> str:
 
 
 def outcome_line(outcome: Outcome) -> str:
+    # the gateway's models, loaded by a write alone (``state get`` starts without them)
+    from core.gateway.outcome import Pending
+
     m = outcome.mutation
     if isinstance(outcome, Committed):
         again = " (already committed: first result returned)" if outcome.duplicate else ""
+        if not outcome.value_known:
+            return (
+                f"committed: {m.key} (v{outcome.version}){again}; the value it set is no "
+                "longer on record"
+            )
         if outcome.entry is None:
             return f"committed: deleted {m.key} (v{outcome.version}){again}"
         return f"committed: {entry_line(outcome.entry)}{again}"

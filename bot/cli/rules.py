@@ -159,7 +159,8 @@ def _why(app: App, args: argparse.Namespace) -> int:
         print(json_line({"key": args.key, "lastMutation": last, "evaluations": rows}))
         return 0 if records or rows else 1
     if not records:
-        print(f"{args.key}: no mutation in the log")
+        mark = app.log.compacted()
+        print(f"{args.key}: no mutation in the log" + ("" if mark is None else f"; {mark}"))
     else:
         print(origin(app, records[-1]))
     for row in rows:

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import TYPE_CHECKING
 
-from bot.app import App
 from bot.cli.args import actor, json_or_text, state_key
 from bot.cli.render import entry_line, json_line, outcome_line
-from core.gateway.outcome import Outcome
+from bot.redis_connection import connect
+from core.state.codec import UnreadableEntry
 from core.state.commit_result import Rejected
 from core.state.mutation import Mutation, Op
+from core.state.store import StateStore
+
+if TYPE_CHECKING:
+    from bot.app import App
+    from core.gateway.outcome import Outcome
 
 __all__ = ["register"]
 
@@ -28,7 +35,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     get = sub.add_parser("get", help="show one key", description="Show the live entry of KEY.")
     get.add_argument("key", type=state_key)
     get.add_argument("--json", action="store_true", help="print the entry as JSON")
-    get.set_defaults(handler=_get)
+    get.set_defaults(handler=_get, standalone=True)  # the store alone: no config to load
 
     lst = sub.add_parser(
         "list",
@@ -79,10 +86,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         writer.add_argument("--json", action="store_true", help="print the outcome as JSON")
 
 
-def _get(app: App, args: argparse.Namespace) -> int:
-    entry = app.store.get(args.key)
+def _get(args: argparse.Namespace) -> int:
+    store = StateStore(connect(args.redis_url), args.workspace)  # a read: no store settings
+    try:
+        entry = store.get(args.key)
+    except UnreadableEntry as exc:
+        print(f"deliberate: {exc}", file=sys.stderr)
+        return EXIT_REJECTED
     if entry is None:
-        version = app.store.version(args.key)
+        version = store.version(args.key)
         message = f"{args.key} is not set" + (f" (last version {version})" if version else "")
         if args.json:
             print(json_line({"key": args.key, "found": False, "version": version}))
@@ -96,14 +108,17 @@ def _get(app: App, args: argparse.Namespace) -> int:
 
 
 def _list(app: App, args: argparse.Namespace) -> int:
-    entries = app.store.entries(args.prefix)
+    skipped: list[UnreadableEntry] = []
+    entries = app.store.entries(args.prefix, skipped)
     for entry in entries:
         print(
             json_line(entry.model_dump(mode="json", by_alias=True))
             if args.json
             else entry_line(entry)
         )
-    if not entries and not args.json:
+    for unreadable in skipped:  # never a silent gap; the others are still shown
+        print(f"deliberate state: skipped {unreadable.key}: {unreadable.why}", file=sys.stderr)
+    if not entries and not skipped and not args.json:
         print(f"no keys start with {args.prefix!r}" if args.prefix else "no keys are set")
     return EXIT_OK
 

@@ -5,12 +5,14 @@ mutations, proposals and rejections it led to."""
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import UTC, datetime
 from typing import Any
 
 from bot.app import App
 from bot.cli.args import positive_int
 from bot.cli.render import json_line, rule_step, rule_verdict
+from core.state.streams import stream_ms
 
 __all__ = ["collect", "register"]
 
@@ -57,11 +59,18 @@ _ORDER = {"user_said": 0, "action_clicked": 0, "classified": 1, "llm.call": 2, "
 
 def _trace(app: App, args: argparse.Namespace) -> int:
     steps = collect(app, args.correlation_id, args.scan)
+    mark = app.log.compacted()
     if not steps:
-        print(f"nothing has correlation id {args.correlation_id} (among the newest {args.scan})")
+        gone = "" if mark is None else f"; {mark}"
+        print(
+            f"nothing has correlation id {args.correlation_id} (among the newest {args.scan})"
+            + gone
+        )
         return 1
     for step in steps:
         print(json_line(step) if args.json else _line(step))
+    if mark is not None and steps[0]["ms"] <= stream_ms(mark.through):
+        print(f"note: mutations of this trace may be gone from the log: {mark}", file=sys.stderr)
     return 0
 
 

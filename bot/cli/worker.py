@@ -3,26 +3,34 @@
 The consumer reads committed mutations (a consumer group on the mutation log) and enqueues
 the runs of the rules they trigger; the worker runs them against the connectors. The queue
 lives on ``DELIBERATE_QUEUE_URL`` when set (RQ does not support Redis Cluster), else beside
-the state."""
+the state. Each workspace's consumer loop also runs its periodic upkeep (``schedule``); RQ's
+scheduler child, which moves retries back onto the queue, dies with the worker
+(``rules.worker.scheduler``)."""
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 import threading
 
 from redis import Redis
-from rq import Queue, SimpleWorker
+from rq import Queue
 
 from bot.app import App
+from bot.cli.history import compaction_line
 from bot.redis_connection import connection_url
 from core.config.tenants import Tenancy
+from core.state.compaction import Compactor
 from rules.engine.engine import Engine
 from rules.service import RuleService
 from rules.worker.context import WorkerContext, install
+from rules.worker.scheduler import RuleWorker
 
-__all__ = ["queue_for", "register", "rule_workspaces", "served"]
+__all__ = ["queue_for", "register", "rule_workspaces", "schedule", "served"]
+
+_log = logging.getLogger("deliberate.worker")
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -60,6 +68,26 @@ def rule_workspaces(app: App) -> list[str]:
     return list(dict.fromkeys([app.store.workspace, *(t.workspace for t in listed)]))
 
 
+def schedule(service: RuleService, app: App) -> None:
+    """The workspace's periodic upkeep beyond the rules' own chores (requeuing abandoned
+    runs, deleting dead consumers, timer causes and stale runs sets, which ``RuleService``
+    schedules itself): add a task with ``service.every(seconds, name, task)``. Each runs
+    in the workspace's consumer thread; one that fails is logged and tried at its next turn.
+
+    Compaction (``store.retention``) runs here: it never trims what the consumer has not
+    handled, and the consumer is the one that handles it."""
+    retention = app.config.store.retention
+    if not retention.retention.trims:
+        return
+
+    def compact() -> None:
+        done = Compactor(app.store, retention.retention).run()
+        if done.trimmed or done.held_back or done.index_dropped:
+            _log.info(compaction_line(app.store.workspace, retention.retention, done))
+
+    service.every(retention.compact_every_sec, "compact", compact)
+
+
 def _worker(app: App, args: argparse.Namespace) -> int:
     from connectors.registry import default_registry
 
@@ -69,9 +97,11 @@ def _worker(app: App, args: argparse.Namespace) -> int:
         queue = queue_for(each)
         book = each.rules
         install(WorkerContext(each.redis, each.gateway, book, registry))
-        services.append(RuleService(Engine(each.store, book, queue), queue))
+        service = RuleService(Engine(each.store, book, queue), queue)
+        schedule(service, each)
+        services.append(service)
         queues.append(queue)
-    worker = SimpleWorker(queues, connection=queues[0].connection)
+    worker = RuleWorker(queues, connection=queues[0].connection)
     if args.burst:
         return _burst(services, worker)
     stop = threading.Event()
@@ -100,7 +130,7 @@ def _worker(app: App, args: argparse.Namespace) -> int:
     return 0
 
 
-def _burst(services: list[RuleService], worker: SimpleWorker) -> int:
+def _burst(services: list[RuleService], worker: RuleWorker) -> int:
     for service in services:
         service.start()
     rounds = 0

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from importlib.resources import as_file, files
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, PrivateAttr, ValidationError
 
@@ -27,12 +27,19 @@ from core.errors import ConfigError, ConfigIssue
 from core.gateway.policy import PolicyConfig
 from core.runtime.sessions import DEFAULT_SESSION_TTL_SEC
 from core.state.actor import ActorKind
-from core.state.limits import DEFAULT_IDEMPOTENCY_TTL_SEC
+from core.state.compaction import Retention
+from core.state.limits import DEFAULT_IDEMPOTENCY_TTL_SEC, DEFAULT_PREV_MAX_BYTES, Durability
+from core.state.store import StateStore
+
+if TYPE_CHECKING:
+    from redis import Redis
 
 __all__ = [
     "CoreConfig",
     "DeliberationConfig",
     "PerceptionConfig",
+    "ReplicasConfig",
+    "RetentionConfig",
     "SessionsConfig",
     "StoreConfig",
     "config_path",
@@ -42,11 +49,51 @@ __all__ = [
 C = TypeVar("C", bound="CoreConfig")
 
 
+class RetentionConfig(BaseModel):
+    """What the mutation log keeps (``null``: no limit of that kind); older records are
+    compacted into the checkpoint by the worker every ``compact_every_sec`` and by
+    ``deliberate compact``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    keep_days: float | None = Field(default=90, gt=0, le=36_500)
+    keep_records: int | None = Field(default=None, ge=1)
+    compact_every_sec: int = Field(default=3600, ge=60, le=7 * 86400)
+
+    @property
+    def retention(self) -> Retention:
+        keep_ms = None if self.keep_days is None else round(self.keep_days * 86_400_000)
+        return Retention(keep_ms, self.keep_records)
+
+
+class ReplicasConfig(BaseModel):
+    """``wait_for``: replicas that must hold a commit before it is acknowledged (Redis
+    ``WAIT``; 0 for none), within ``timeout_ms``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    wait_for: int = Field(default=0, ge=0, le=16)
+    timeout_ms: int = Field(default=1000, ge=10, le=60_000)
+
+
 class StoreConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     idempotency_ttl_sec: int = Field(default=DEFAULT_IDEMPOTENCY_TTL_SEC, ge=60)
     checkpoint_every: int = Field(default=1000, ge=0)
+    log_prev_max_bytes: int = Field(default=DEFAULT_PREV_MAX_BYTES, ge=0)
+    retention: RetentionConfig = RetentionConfig()
+    replicas: ReplicasConfig = ReplicasConfig()
+
+    def open(self, client: Redis, workspace: str) -> StateStore:
+        """The workspace's store, held to these settings."""
+        return StateStore(
+            client,
+            workspace,
+            idempotency_ttl_sec=self.idempotency_ttl_sec,
+            prev_max_bytes=self.log_prev_max_bytes,
+            durability=Durability(self.replicas.wait_for, self.replicas.timeout_ms),
+        )
 
 
 class SessionsConfig(BaseModel):

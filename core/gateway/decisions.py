@@ -52,11 +52,13 @@ class DecisionLog:
         self.keys = keys
         self.keep = keep
 
-    def record(self, outcome: Outcome) -> None:
+    def record(self, outcome: Outcome, **details: Any) -> None:
+        """``details``: what else the decision turned on (a proposal's id and deadline),
+        kept with its fields."""
         kept = isinstance(outcome, Rejected | Pending)
         if not kept and not _log.isEnabledFor(logging.INFO):
             return
-        fields = decision_fields(outcome)
+        fields = decision_fields(outcome) | details
         _log.info(
             "%s %s %s: %s",
             fields["outcome"],

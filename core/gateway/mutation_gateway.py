@@ -2,7 +2,8 @@
 
 Button clicks, slash commands, the model's tools, rules and connectors all call ``propose``.
 Policy decides first; then the store commits atomically, or the change waits as an agent
-proposal for a person, or it is rejected with the reason (and the latest entry on conflict).
+proposal for a person (until it expires), or it is rejected with the reason (and the latest
+entry on conflict).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from dataclasses import replace
 
 from core.errors import DeliberateError
 from core.gateway.decisions import DecisionLog
-from core.gateway.outcome import Outcome, Pending, Proposal, ProposalStatus
+from core.gateway.outcome import Outcome, Pending, Proposal, ProposalStatus, expired_message
 from core.gateway.policy import GuestPolicy, Policy, VerdictKind
 from core.gateway.proposals import ProposalBox
 from core.state.actor import Actor, ActorKind
@@ -29,10 +30,17 @@ class UnknownProposal(DeliberateError):
 
 
 class MutationGateway:
-    def __init__(self, store: StateStore, policy: Policy) -> None:
+    """``proposal_expiry_ms``: how long a proposal may wait to be applied, when not the
+    policy's ``proposals.expire_after_sec`` (a test's proposals may be due at once)."""
+
+    def __init__(
+        self, store: StateStore, policy: Policy, *, proposal_expiry_ms: int | None = None
+    ) -> None:
         self.store = store
         self.policy = policy
-        self.proposals = ProposalBox(store.redis, store.keys)
+        if proposal_expiry_ms is None:
+            proposal_expiry_ms = policy.config.proposals.expire_after_sec * 1000
+        self.proposals = ProposalBox(store.redis, store.keys, expire_after_ms=proposal_expiry_ms)
         self.decisions = DecisionLog(store.redis, store.keys)
 
     def propose(self, mutation: Mutation) -> Outcome:
@@ -42,7 +50,10 @@ class MutationGateway:
             assert verdict.reason is not None
             outcome = Rejected(verdict.mutation, verdict.reason, verdict.message)
         elif verdict.kind is VerdictKind.PROPOSE:
-            outcome = Pending(verdict.mutation, self.proposals.add(verdict.mutation))
+            proposal = self.proposals.add(verdict.mutation)  # (the first, on a retried id)
+            if proposal.status is ProposalStatus.EXPIRED:
+                return self._expired(proposal, verdict.mutation)
+            outcome = Pending(verdict.mutation, proposal)
         else:
             outcome = self._hide_secret(self.store.commit(verdict.mutation, verdict.limits))
         self.decisions.record(outcome)
@@ -68,36 +79,35 @@ class MutationGateway:
         checked), the agent is ``proposedBy``. A proposal commits at most once: whoever claims
         it commits, and writes the result into it; a later click is answered from there (its
         mutation id, derived from the proposal, would also find the first result while the
-        idempotency record lasts)."""
+        idempotency record lasts). Past its deadline it is refused as expired, and nothing
+        is written but that."""
         proposal = self._proposal(proposal_id)
-        proposed = proposal.mutation
-        mutation = proposed.with_changes(
-            id=f"apply-{proposal.id}",
-            actor=actor,
-            proposed_by=proposed.actor,
-            causation_id=proposed.id,
-            expected_version=(
-                proposed.expected_version if expected_version is None else expected_version
-            ),
-        )
+        mutation = _applying(proposal, actor, "apply", expected_version)
         refusal = _refuse_apply(proposal, mutation, actor, self.policy.config.guests)
         if refusal is not None:
             self.decisions.record(refusal)
             return refusal
+        if proposal.status is ProposalStatus.EXPIRED:
+            return self._expired(proposal, mutation)
         claimed = self.proposals.transition(
             proposal.id, ProposalStatus.PENDING, ProposalStatus.APPLIED, actor
         )
+        if claimed is not None and claimed.status is ProposalStatus.EXPIRED:
+            return self._expired(claimed, mutation)
         if claimed is None:  # only the one who claims it commits
             current = self._proposal(proposal.id)
             if current.status is not ProposalStatus.APPLIED:
                 # discarded meanwhile (refused next time round) or handed back: again
                 return self.apply_proposal(proposal.id, actor, expected_version=expected_version)
-            first = self._first_result(current, mutation.id)
+            first = self._first_result(current, mutation)
             if first is not None:
                 return self._again(mutation, first)
             window = self.store.idempotency_ttl_ms
-            if self.proposals.take_over(proposal.id, actor, mutation.id, window) is None:
+            taken = self.proposals.take_over(proposal.id, actor, mutation.id, window)
+            if taken is None:
                 return self._not_taken_over(proposal.id, actor, mutation, expected_version)
+            if taken.status is ProposalStatus.EXPIRED:
+                return self._expired(taken, mutation)
         outcome = self.propose(mutation)
         if isinstance(outcome, Committed):
             self.proposals.record_commit(proposal.id, outcome)
@@ -106,12 +116,19 @@ class MutationGateway:
             self.proposals.release(proposal.id, actor, mutation.id)
         return outcome
 
-    def _first_result(self, proposal: Proposal, mutation_id: str) -> Committed | None:
+    def _expired(self, proposal: Proposal, mutation: Mutation) -> Rejected:
+        """A click on a proposal past its deadline: refused, and recorded with the deadline."""
+        deadline = self.proposals.deadline(proposal)
+        expired = Rejected(mutation, RejectReason.EXPIRED, expired_message(deadline))
+        self.decisions.record(expired, proposal_id=proposal.id, expired_at=deadline)
+        return expired
+
+    def _first_result(self, proposal: Proposal, mutation: Mutation) -> Committed | None:
         """What applying ``proposal`` committed: as recorded in it, or else as the mutation's
         idempotency record has it (its applier stopped before recording it: recorded now)."""
         if proposal.committed is not None:
             return proposal.committed.again()
-        found = self.store.committed(mutation_id)
+        found = self.store.committed(mutation.id, request=mutation)
         if found is not None:
             self.proposals.record_commit(proposal.id, found)
         return found
@@ -134,7 +151,7 @@ class MutationGateway:
         current = self._proposal(proposal_id)
         if current.status is not ProposalStatus.APPLIED:  # handed back meanwhile: again
             return self.apply_proposal(proposal_id, actor, expected_version=expected_version)
-        first = self._first_result(current, mutation.id)
+        first = self._first_result(current, mutation)
         if first is not None:  # its applier committed meanwhile
             return self._again(mutation, first)
         if self.proposals.claim_is_fresh(current):
@@ -161,7 +178,8 @@ class MutationGateway:
         return busy
 
     def discard_proposal(self, proposal_id: str, actor: Actor) -> Proposal:
-        """The proposal after the discard; if someone applied it first, it as they left it."""
+        """The proposal after the discard; if someone applied it first, it as they left it;
+        past its deadline, expired (which the click's decision record says)."""
         self._proposal(proposal_id)  # an unknown proposal is a clear error
         if not actor.is_person:
             raise DeliberateError(f"{actor} cannot discard a proposal; a person must")
@@ -170,13 +188,32 @@ class MutationGateway:
         moved = self.proposals.transition(
             proposal_id, ProposalStatus.PENDING, ProposalStatus.DISCARDED, actor
         )
-        return moved if moved is not None else self._proposal(proposal_id)
+        proposal = moved if moved is not None else self._proposal(proposal_id)
+        if proposal.status is ProposalStatus.EXPIRED:
+            self._expired(proposal, _applying(proposal, actor, "discard"))
+        return proposal
 
     def _proposal(self, proposal_id: str) -> Proposal:
         proposal = self.proposals.get(proposal_id)
         if proposal is None:
             raise UnknownProposal(proposal_id)
         return proposal
+
+
+def _applying(
+    proposal: Proposal, actor: Actor, verb: str, expected_version: int | None = None
+) -> Mutation:
+    """The proposed mutation as ``actor`` would commit it by clicking ``verb``."""
+    proposed = proposal.mutation
+    return proposed.with_changes(
+        id=f"{verb}-{proposal.id}",
+        actor=actor,
+        proposed_by=proposed.actor,
+        causation_id=proposed.id,
+        expected_version=(
+            proposed.expected_version if expected_version is None else expected_version
+        ),
+    )
 
 
 def _refuse_apply(

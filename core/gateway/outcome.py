@@ -1,11 +1,12 @@
 """What the gateway answers: committed or rejected (as the store answers a commit) or pending,
 an agent's proposal waiting for a person with the right role; and the proposal itself, which
-keeps what applying it committed."""
+keeps what applying it committed, or until when it may be applied."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, ClassVar
 
@@ -17,13 +18,21 @@ from core.state.codec import entry_meta
 from core.state.commit_result import Committed, Rejected, outcome_fields
 from core.state.mutation import Mutation, new_id
 
-__all__ = ["AppliedCommit", "Outcome", "Pending", "Proposal", "ProposalStatus"]
+__all__ = [
+    "AppliedCommit",
+    "Outcome",
+    "Pending",
+    "Proposal",
+    "ProposalStatus",
+    "expired_message",
+]
 
 
 class ProposalStatus(StrEnum):
     PENDING = "pending"
     APPLIED = "applied"
     DISCARDED = "discarded"
+    EXPIRED = "expired"  # nobody applied it before its deadline: it never will be
 
 
 class AppliedCommit(BaseModel):
@@ -72,6 +81,9 @@ class Proposal(BaseModel):
     id: str = Field(default_factory=new_id)  # the proposed mutation's id
     mutation: Mutation
     created_at: int = Field(default_factory=lambda: int(time.time() * 1000))
+    # until when it may be applied, epoch milliseconds of the Redis server's clock; None on
+    # a pending proposal made by a version that did not time them (ProposalBox.deadline)
+    expires_at: int | None = None
     status: ProposalStatus = ProposalStatus.PENDING
     resolved_by: Actor | None = None  # who applied (or is applying) or discarded it
     # when, epoch milliseconds of the Redis server's clock; None on a proposal applied by a
@@ -87,6 +99,12 @@ class Proposal(BaseModel):
         m = self.mutation
         value = "" if m.value is None else f" = {m.value}"
         return f"{m.op.value} {m.key}{value}"
+
+
+def expired_message(deadline_ms: int) -> str:
+    """What a click on a proposal past its deadline is told."""
+    at = datetime.fromtimestamp(deadline_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return f"this proposal expired at {at}; nothing was changed"
 
 
 @dataclass(frozen=True)

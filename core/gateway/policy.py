@@ -23,7 +23,15 @@ from core.state.entry import Entry
 from core.state.limits import NO_LIMITS, CommitLimits, RateLimit
 from core.state.mutation import MAX_TTL_SEC, Mutation, Op
 
-__all__ = ["GuestPolicy", "KeyRule", "Policy", "PolicyConfig", "Verdict", "VerdictKind"]
+__all__ = [
+    "GuestPolicy",
+    "KeyRule",
+    "Policy",
+    "PolicyConfig",
+    "ProposalsPolicy",
+    "Verdict",
+    "VerdictKind",
+]
 
 _PATTERN = re.compile(r"^[A-Za-z0-9_.:\-*?\[\]!]{1,200}$")
 _PRIVILEGED = frozenset({ActorKind.MODERATOR.value, ActorKind.ADMIN.value})
@@ -105,11 +113,21 @@ class GuestPolicy(BaseModel):
     read: bool = False
 
 
+class ProposalsPolicy(BaseModel):
+    """``expire_after_sec``: an agent's proposal nobody applied this long expires, and can no
+    longer be applied (fail-closed)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    expire_after_sec: int = Field(default=86_400, ge=60, le=30 * 86_400)
+
+
 class PolicyConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     max_value_bytes: int = Field(default=16_384, ge=16)
     guests: GuestPolicy = GuestPolicy()
+    proposals: ProposalsPolicy = ProposalsPolicy()
     keys: list[KeyRule] = []
 
 

@@ -14,7 +14,13 @@ idempotency record would still show a commit made after the claim; past that win
 proposal applied before claims were timed (no ``resolved_at``), whether it committed can no
 longer be told, and it stays applied: a proposal commits at most once. Every move is
 conditional, under WATCH of the proposal (and of the mutation's idempotency record); times
-are the Redis server's, as the record's expiry is."""
+are the Redis server's, as the record's expiry is.
+
+A pending proposal expires (fail-closed): it records its deadline (``expiresAt``) when it is
+made, and the first move after that deadline, whatever was asked (a claim, a discard, a
+hand-back, a take-over), makes it ``expired`` instead, so that it can no longer be applied.
+Nothing is kept for ever: a pending proposal's key expires ``KEPT_MS`` after its deadline (it
+can be shown as expired until then), a resolved one's ``KEPT_MS`` after it was resolved."""
 
 from __future__ import annotations
 
@@ -33,9 +39,9 @@ if TYPE_CHECKING:
     from redis import Redis
     from redis.client import Pipeline
 
-__all__ = ["CLAIM_LEASE_MS", "ProposalBox"]
+__all__ = ["CLAIM_LEASE_MS", "KEPT_MS", "ProposalBox"]
 
-RESOLVED_TTL_SEC = 7 * 86400
+KEPT_MS = 7 * 86_400_000  # how long a proposal is kept past its deadline or its resolution
 CLAIM_LEASE_MS = 30_000
 
 # what a move makes of the proposal, given it and the server time; None: it may not move
@@ -43,20 +49,37 @@ Change = Callable[[Proposal, int], Proposal | None]
 
 
 class ProposalBox:
-    def __init__(self, client: Redis, keys: WorkspaceKeys) -> None:
+    """``expire_after_ms``: how long a proposal may wait to be applied (the policy's
+    ``proposals.expire_after_sec``; any value here, so that a test can make one that is due
+    at once)."""
+
+    def __init__(self, client: Redis, keys: WorkspaceKeys, *, expire_after_ms: int) -> None:
         self.redis = client
         self.keys = keys
+        self.expire_after_ms = expire_after_ms
 
     def add(self, mutation: Mutation) -> Proposal:
         """The proposal of ``mutation``: its id is the mutation's, so a retried delivery finds
         the proposal it made the first time (in whatever state it now is) and adds nothing."""
-        proposal = Proposal(id=mutation.id, mutation=mutation)
+        now = _server_ms(self.redis.time())
+        deadline = now + self.expire_after_ms
+        proposal = Proposal(id=mutation.id, mutation=mutation, created_at=now, expires_at=deadline)
         created = self.redis.set(
-            self.keys.proposal(proposal.id), proposal.model_dump_json(by_alias=True), nx=True
+            self.keys.proposal(proposal.id),
+            proposal.model_dump_json(by_alias=True),
+            nx=True,
+            pxat=_kept_until(deadline, now),
         )
         if not created:
             return self.get(proposal.id) or proposal
         return proposal
+
+    def deadline(self, proposal: Proposal) -> int:
+        """Until when ``proposal`` may be applied (server time): as it records, or, made
+        before proposals were timed, ``expire_after_ms`` after it was made."""
+        if proposal.expires_at is not None:
+            return proposal.expires_at
+        return proposal.created_at + self.expire_after_ms
 
     def get(self, proposal_id: str) -> Proposal | None:
         raw = self.redis.get(self.keys.proposal(proposal_id))
@@ -66,11 +89,16 @@ class ProposalBox:
         self, proposal_id: str, expect: ProposalStatus, to: ProposalStatus, by: Actor | None
     ) -> Proposal | None:
         """Move a proposal from ``expect`` to ``to`` atomically, or None when it is no longer
-        in ``expect`` (someone applied or discarded it first). A resolved proposal is kept a
+        in ``expect`` (someone applied or discarded it first). A pending proposal past its
+        deadline becomes expired instead (and is returned so). A resolved proposal is kept a
         while so that a repeated click finds out what happened."""
 
         def move(p: Proposal, now: int) -> Proposal | None:
-            return _resolved(p, to, by, now) if p.status is expect else None
+            if p.status is not expect:
+                return None
+            if expect is ProposalStatus.PENDING and self._due(p, now):
+                return self._expired(p, now)
+            return _resolved(p, to, by, now)
 
         return self._move(proposal_id, move)
 
@@ -91,15 +119,17 @@ class ProposalBox:
         return self._move(proposal_id, record)
 
     def release(self, proposal_id: str, claimer: Actor, mutation_id: str) -> Proposal | None:
-        """Hand back to pending a proposal ``claimer`` claimed and could not commit; None
-        (and nothing changed) if a commit is recorded in it, someone else holds it now or
-        ``mutation_id`` committed."""
+        """Hand back to pending a proposal ``claimer`` claimed and could not commit (expired,
+        past its deadline); None (and nothing changed) if a commit is recorded in it,
+        someone else holds it now or ``mutation_id`` committed."""
 
         def hand_back(p: Proposal, now: int) -> Proposal | None:
             if p.committed is not None or p.status is not ProposalStatus.APPLIED:
                 return None
             if p.resolved_by != claimer:
                 return None
+            if self._due(p, now):
+                return self._expired(p, now)
             return _resolved(p, ProposalStatus.PENDING, None, now)
 
         return self._move(proposal_id, hand_back, unless=mutation_id)
@@ -110,10 +140,15 @@ class ProposalBox:
         """Claim for ``by`` a proposal claimed more than ``CLAIM_LEASE_MS`` ago whose mutation
         ``mutation_id`` never committed, as its idempotency record (kept ``window_ms``) tells
         while the claim is younger than that; None if a commit is recorded in it, the claim is
-        fresh, too old to tell or untimed, or the mutation committed."""
+        fresh, too old to tell or untimed, or the mutation committed. Past the proposal's
+        deadline, an abandoned claim is not taken over: the proposal expires (returned so)."""
 
         def claim(p: Proposal, now: int) -> Proposal | None:
-            return _resolved(p, ProposalStatus.APPLIED, by, now) if abandoned(p, now) else None
+            if not abandoned(p, now):
+                return None
+            if self._due(p, now):
+                return self._expired(p, now)
+            return _resolved(p, ProposalStatus.APPLIED, by, now)
 
         def abandoned(p: Proposal, now: int) -> bool:
             if p.committed is not None or p.status is not ProposalStatus.APPLIED:
@@ -131,6 +166,14 @@ class ProposalBox:
             return False
         return _server_ms(self.redis.time()) - proposal.resolved_at <= CLAIM_LEASE_MS
 
+    def _due(self, proposal: Proposal, now: int) -> bool:
+        return now >= self.deadline(proposal)
+
+    def _expired(self, proposal: Proposal, now: int) -> Proposal:
+        """``proposal`` expired: nobody holds it, and its deadline is written into it."""
+        expired = _resolved(proposal, ProposalStatus.EXPIRED, None, now)
+        return expired.model_copy(update={"expires_at": self.deadline(proposal)})
+
     def _move(self, proposal_id: str, change: Change, unless: str | None = None) -> Proposal | None:
         """The proposal as ``change`` makes it, written atomically, unless ``change`` says it
         may not move (or mutation ``unless`` has committed): then None and nothing written."""
@@ -145,29 +188,39 @@ class ProposalBox:
                     current = Proposal.model_validate_json(str(raw)) if raw else None
                     if current is None:
                         return None
-                    moved = change(current, _server_ms(pipe.time()))
+                    now = _server_ms(pipe.time())
+                    moved = change(current, now)
                     if moved is None:
                         return None
                     if committed is not None and pipe.exists(committed):
                         return None
                     pipe.multi()
-                    self._write(pipe, moved)
+                    self._write(pipe, moved, now)
                     pipe.execute()
                     return moved
                 except WatchError:
                     continue
 
-    def _write(self, pipe: Pipeline, proposal: Proposal) -> None:
+    def _write(self, pipe: Pipeline, proposal: Proposal, now: int) -> None:
+        """Written whole (SET drops the key's expiry): so always with the one it must keep,
+        ``KEPT_MS`` past its deadline while pending, past now once resolved."""
         data = proposal.model_dump_json(by_alias=True)
         if proposal.status is ProposalStatus.PENDING:
-            pipe.set(self.keys.proposal(proposal.id), data)
+            kept_until = _kept_until(self.deadline(proposal), now)
         else:
-            pipe.set(self.keys.proposal(proposal.id), data, ex=RESOLVED_TTL_SEC)
+            kept_until = now + KEPT_MS
+        pipe.set(self.keys.proposal(proposal.id), data, pxat=kept_until)
 
 
 def _resolved(p: Proposal, to: ProposalStatus, by: Actor | None, now: int) -> Proposal:
     at = None if to is ProposalStatus.PENDING else now
     return p.model_copy(update={"status": to, "resolved_by": by, "resolved_at": at})
+
+
+def _kept_until(deadline: int, now: int) -> int:
+    """When a pending proposal's key goes: ``KEPT_MS`` past its deadline (never in the
+    past: a key written with an expiry gone by would be deleted at once)."""
+    return max(deadline, now) + KEPT_MS
 
 
 def _server_ms(time_reply: tuple[int, int]) -> int:

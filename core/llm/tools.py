@@ -21,6 +21,7 @@ from core.gateway.outcome import Outcome, Pending
 from core.llm.replies import ToolCall, first_error
 from core.state import value_json
 from core.state.actor import Actor
+from core.state.codec import UnreadableEntry
 from core.state.entry import Entry
 from core.state.mutation import Mutation, Op
 
@@ -142,6 +143,8 @@ class AgentTools:
                 try:
                     entry = self.gateway.store.get(key)
                 except ValueError:  # not a valid key name: it cannot exist
+                    entry = None
+                except UnreadableEntry:  # planted past the limits: unreadable is absent here
                     entry = None
             found[key] = self._visible([entry])[0] if entry is not None else None
         return ToolResult("getState", True, found)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from core.deliberation import sentences as say
 from core.deliberation.messages import OutcomeNote
-from core.gateway.outcome import Outcome, Pending, Proposal, ProposalStatus
+from core.gateway.outcome import Outcome, Pending, Proposal, ProposalStatus, expired_message
 from core.state.actor import Actor
 from core.state.commit_result import Committed, Rejected, RejectReason
 
@@ -46,7 +46,11 @@ def note_for(outcome: Outcome) -> OutcomeNote:
 
 
 def discard_note(proposal: Proposal, actor: Actor) -> OutcomeNote:
-    """What a discard came to: done, or why not (applied meanwhile, or being applied)."""
+    """What a discard came to: done, or why not (applied meanwhile, being applied, or past
+    its deadline: nothing to discard)."""
+    if proposal.status is ProposalStatus.EXPIRED and proposal.expires_at is not None:
+        message = expired_message(proposal.expires_at)
+        return OutcomeNote(outcome="rejected", message=message, reason="expired")
     if proposal.status is ProposalStatus.PENDING:  # an apply was under way, then refused
         return OutcomeNote(outcome="rejected", message=say.applying_now(), reason="busy")
     if proposal.status is not ProposalStatus.DISCARDED:

@@ -95,6 +95,22 @@ class WorkspaceKeys:
         return f"{self.tag}:checkpoint"
 
     @property
+    def checkpoint_at(self) -> str:
+        """String: the last log id the checkpoint covers (a checkpoint never moves back)."""
+        return f"{self.tag}:checkpoint:at"
+
+    @property
+    def compacted(self) -> str:
+        """Hash: how far the log was compacted (``through``: the last log id trimmed, whose
+        result the checkpoint holds), how many records in all, and when."""
+        return f"{self.tag}:compacted"
+
+    @property
+    def compacting(self) -> str:
+        """String held (with a TTL) by the one process compacting the workspace."""
+        return f"{self.tag}:compacting"
+
+    @property
     def decisions(self) -> str:
         """Capped stream of gateway decisions that did not commit (rejections, proposals)."""
         return f"{self.tag}:decisions"

@@ -4,11 +4,28 @@ may grow, how many items a list may hold; and how long a mutation id is remember
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-__all__ = ["DEFAULT_IDEMPOTENCY_TTL_SEC", "NO_LIMITS", "CommitLimits", "RateLimit"]
+from core.errors import StoreError
+
+if TYPE_CHECKING:
+    from core.state.commit_result import Committed
+
+__all__ = [
+    "DEFAULT_IDEMPOTENCY_TTL_SEC",
+    "DEFAULT_PREV_MAX_BYTES",
+    "LOCAL_DURABILITY",
+    "NO_LIMITS",
+    "CommitLimits",
+    "Durability",
+    "NotReplicated",
+    "RateLimit",
+]
 
 
 DEFAULT_IDEMPOTENCY_TTL_SEC = 7 * 86400
+# a log record keeps the previous value whole up to this many bytes, and its SHA-1 beyond
+DEFAULT_PREV_MAX_BYTES = 1024
 
 
 @dataclass(frozen=True)
@@ -29,3 +46,31 @@ class CommitLimits:
 
 
 NO_LIMITS = CommitLimits()
+
+
+@dataclass(frozen=True)
+class Durability:
+    """How many replicas must hold a commit before it is acknowledged (Redis ``WAIT``), and
+    how long to wait for them. 0 replicas: the primary's word is enough."""
+
+    replicas: int = 0
+    timeout_ms: int = 1000
+
+
+LOCAL_DURABILITY = Durability()
+
+
+class NotReplicated(StoreError):
+    """The commit is on the primary, but fewer replicas than asked confirmed it in time: it
+    is not acknowledged. Retrying the same mutation id commits nothing twice and waits
+    again."""
+
+    def __init__(self, done: Committed, confirmed: int, wanted: int, timeout_ms: int) -> None:
+        super().__init__(
+            f"{done.request.key} v{done.version} is on the primary, but {confirmed} of "
+            f"{wanted} replicas confirmed it within {timeout_ms} ms: not acknowledged; retry "
+            "the same change (it will not be applied twice)"
+        )
+        self.done = done
+        self.confirmed = confirmed
+        self.wanted = wanted

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import JsonValue, ValidationError
 
 from core.errors import StoreError
+from core.state.checkpoints import Checkpoints, CompactionMark
 from core.state.keys import WorkspaceKeys
 from core.state.mutation import Mutation
 from core.state.streams import stream_rows
@@ -36,7 +37,9 @@ class UnreadableRecord(StoreError):
 @dataclass(frozen=True)
 class LogRecord:
     """One committed mutation, with the version it produced, the server time it landed and
-    the value the key held just before (``prev_json``: compact JSON, None when absent)."""
+    the value the key held just before (``prev_json``: compact JSON, None when absent). A
+    previous value longer than the store's ``log_prev_max_bytes`` is not kept: only its
+    SHA-1 (``prev_sha1``) and length (``prev_bytes``) are."""
 
     log_id: str
     mutation: Mutation
@@ -44,10 +47,16 @@ class LogRecord:
     ts: int
     expires_at: int | None
     prev_json: str | None = None
+    prev_sha1: str | None = None
+    prev_bytes: int | None = None
+
+    @property
+    def prev_kept(self) -> bool:
+        return self.prev_sha1 is None
 
     @property
     def prev(self) -> JsonValue:
-        """The value before this mutation (None when the key was absent)."""
+        """The value before this mutation (None when the key was absent, or not kept)."""
         return None if self.prev_json is None else json.loads(self.prev_json)
 
     @classmethod
@@ -58,12 +67,22 @@ class LogRecord:
             mutation = Mutation.model_validate_json(fields["mutation"])
             expires, prev = fields.get("expiresAt"), fields.get("prev")
             version = int(fields["version"])
+            prev_bytes = int(fields["prevBytes"]) if "prevBytes" in fields else None
         except KeyError as exc:
             raise UnreadableRecord(log_id, f"no {exc.args[0]} field") from None
         except (ValueError, RecursionError) as exc:  # pydantic's ValidationError included
             raise UnreadableRecord(log_id, _first_line(exc)) from None
         mutation = mutation.model_copy(update={"ts": ts})
-        return cls(log_id, mutation, version, ts, int(expires) if expires else None, prev or None)
+        return cls(
+            log_id,
+            mutation,
+            version,
+            ts,
+            int(expires) if expires else None,
+            prev or None,
+            fields.get("prevSha1") or None,
+            prev_bytes,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = self.mutation.model_dump(mode="json", by_alias=True)
@@ -101,6 +120,15 @@ class MutationLog:
                 log.warning("%s; skipped", exc)
                 self.skipped.append(exc)
         return found
+
+    def compacted(self) -> CompactionMark | None:
+        """How far the log was compacted (None: it holds every record ever committed)."""
+        return Checkpoints(self.redis, self.keys).mark()
+
+    def starts_at(self, log_id: str) -> bool:
+        """Whether ``log_id`` is the oldest record the log holds."""
+        first = stream_rows(self.redis.xrange(self.keys.log, count=1))
+        return bool(first) and first[0][0] == log_id
 
     def __len__(self) -> int:
         return int(self.redis.xlen(self.keys.log))

@@ -13,12 +13,13 @@ from dataclasses import dataclass, field
 from pydantic import JsonValue
 
 from core.errors import StoreError
-from core.state.checkpoints import Checkpoints, Image
+from core.state.checkpoints import Checkpoints, HistoryCompacted, Image, Saved
 from core.state.codec import entry_meta
 from core.state.entry import Entry
 from core.state.mutation import Op
 from core.state.mutation_log import LogRecord, MutationLog, UnreadableRecord
 from core.state.store import Snapshot, StateStore, ttl_ms
+from core.state.streams import id_order
 
 __all__ = ["Difference", "ReplayMismatch", "Replayer", "apply", "stream_id_le", "visible"]
 
@@ -33,9 +34,7 @@ class ReplayMismatch(StoreError):
 
 def stream_id_le(a: str, b: str) -> bool:
     """Stream ids compare as (milliseconds, sequence)."""
-    ams, _, aseq = a.partition("-")
-    bms, _, bseq = b.partition("-")
-    return (int(ams), int(aseq or 0)) <= (int(bms), int(bseq or 0))
+    return id_order(a) <= id_order(b)
 
 
 def _is_live(entry: Entry | None, at_ms: int) -> bool:
@@ -99,6 +98,14 @@ def apply(image: Image, record: LogRecord) -> None:
     )
 
 
+def _unreachable(image: Image | None, use_checkpoint: bool, until: str | None) -> str:
+    if not use_checkpoint:
+        return "replaying from scratch is no longer possible: the checkpoint is the base"
+    if image is None:
+        return "the checkpoint that holds its result is missing or unreadable"
+    return f"the state at {until} is before the checkpoint ({image.last_id})"
+
+
 def visible(image: Image, at_ms: int) -> dict[str, Entry]:
     return {k: e for k, e in image.entries.items() if _is_live(e, at_ms)}
 
@@ -135,25 +142,48 @@ class Replayer:
         return MutationLog(self.store.redis, self.store.keys)
 
     def rebuild(self, until: str | None = None, *, use_checkpoint: bool = True) -> Image:
-        """Replay the log (after the latest usable checkpoint) up to ``until`` inclusive."""
+        """Replay the log (after the latest usable checkpoint) up to ``until`` inclusive.
+        ``HistoryCompacted`` when that needs records compaction trimmed (``meanwhile``: a
+        compaction under way trimmed them, and the checkpoint now starts past them)."""
         checkpoints = Checkpoints(self.store.redis, self.store.keys)
+        mark = checkpoints.mark()
         image = checkpoints.load() if use_checkpoint else None
         if image is None or (
             until is not None and image.last_id and not stream_id_le(image.last_id, until)
         ):
+            if mark is not None:
+                behind = image is not None and use_checkpoint
+                why = _unreachable(image, use_checkpoint, until)
+                raise HistoryCompacted(mark, why, meanwhile=behind)
             image = Image()
-        self.started_after = image.last_id
+        elif mark is not None and not stream_id_le(mark.through, image.last_id or "0-0"):
+            raise HistoryCompacted(mark, f"the checkpoint reaches only {image.last_id}")
+        base = self.started_after = image.last_id
         since_saved = 0
         for record in self._records(image.last_id, until):
-            apply(image, record)
+            try:
+                apply(image, record)
+            except ReplayMismatch:  # a gap a compaction left under the replay, if it ran
+                self._compacted_under(checkpoints, base)
+                raise
             self.applied += 1
             since_saved += 1
             if self.checkpoint_every and since_saved >= self.checkpoint_every:
-                checkpoints.save(image)
+                if checkpoints.save(image, base) is Saved.STALE:
+                    self._compacted_under(checkpoints, base)
                 since_saved = 0
             if self.progress and self.applied % 10_000 == 0:
                 self.progress(self.applied)
+        self._compacted_under(checkpoints, base)
         return image
+
+    @staticmethod
+    def _compacted_under(checkpoints: Checkpoints, base: str | None) -> None:
+        """Raise when the log was compacted past ``base`` while the replay read it: the
+        pages it read after that may have skipped trimmed records."""
+        mark = checkpoints.mark()
+        if mark is not None and (base is None or not stream_id_le(mark.through, base)):
+            raise HistoryCompacted(mark, "it was compacted during the replay", meanwhile=True)
 
     def _records(self, after: str | None, until: str | None) -> Iterable[LogRecord]:
         for record in self.log.records(after=after):
@@ -161,8 +191,11 @@ class Replayer:
                 return
             yield record
 
-    def verify(self, *, use_checkpoint: bool = True) -> tuple[Snapshot, list[Difference]]:
-        """Rebuild up to the live snapshot's last log id and compare both, key by key."""
+    def verify(
+        self, *, use_checkpoint: bool = True, attempts: int = 3
+    ) -> tuple[Snapshot, list[Difference]]:
+        """Rebuild up to the live snapshot's last log id and compare both, key by key; read
+        both again (``attempts`` in all) when a compaction moved the checkpoint meanwhile."""
         live = self.store.snapshot()
         if live.last_log_id is None:
             return live, [
@@ -170,6 +203,10 @@ class Replayer:
             ]
         try:
             image = self.rebuild(until=live.last_log_id, use_checkpoint=use_checkpoint)
+        except HistoryCompacted as exc:  # compacted under it: once more, from the new base
+            if not exc.meanwhile or attempts <= 1:
+                raise
+            return self.verify(use_checkpoint=use_checkpoint, attempts=attempts - 1)
         except ReplayMismatch as exc:
             return live, [Difference(exc.key, None, None, f"the log contradicts itself: {exc}")]
         except UnreadableRecord as exc:  # nothing after it can be proven

@@ -13,10 +13,27 @@ from redis.exceptions import NoScriptError
 if TYPE_CHECKING:
     from redis import Redis
 
-__all__ = ["COMMIT_LUA", "READ_LUA", "LuaScript", "commit_script", "read_script"]
+__all__ = [
+    "COMMIT_LUA",
+    "READ_LUA",
+    "SWEEP_INDEX_LUA",
+    "TRIM_LOG_LUA",
+    "LuaScript",
+    "commit_script",
+    "read_script",
+    "sweep_index_script",
+    "trim_log_script",
+]
 
-COMMIT_LUA = files("core.state").joinpath("lua", "commit.lua").read_text(encoding="utf-8")
-READ_LUA = files("core.state").joinpath("lua", "read.lua").read_text(encoding="utf-8")
+
+def _source(name: str) -> str:
+    return files("core.state").joinpath("lua", name).read_text(encoding="utf-8")
+
+
+COMMIT_LUA = _source("commit.lua")
+READ_LUA = _source("read.lua")
+SWEEP_INDEX_LUA = _source("sweep_index.lua")
+TRIM_LOG_LUA = _source("trim_log.lua")
 
 
 class LuaScript:
@@ -45,3 +62,11 @@ def commit_script(client: Redis) -> LuaScript:
 
 def read_script(client: Redis) -> LuaScript:
     return LuaScript(client, READ_LUA)
+
+
+def sweep_index_script(client: Redis) -> LuaScript:
+    return LuaScript(client, SWEEP_INDEX_LUA)
+
+
+def trim_log_script(client: Redis) -> LuaScript:
+    return LuaScript(client, TRIM_LOG_LUA)

@@ -11,13 +11,22 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
+from redis.exceptions import NoScriptError
 
 from core.errors import StoreError
-from core.state.codec import entry_from_fields, entry_meta
-from core.state.commit_result import Committed, Rejected, RejectReason
+from core.state.codec import UnreadableEntry, entry_from_fields, entry_meta, readable_entry
+from core.state.commit_result import Committed, FirstCommit, Rejected, RejectReason, first_result
 from core.state.entry import Entry
 from core.state.keys import WorkspaceKeys
-from core.state.limits import DEFAULT_IDEMPOTENCY_TTL_SEC, NO_LIMITS, CommitLimits
+from core.state.limits import (
+    DEFAULT_IDEMPOTENCY_TTL_SEC,
+    DEFAULT_PREV_MAX_BYTES,
+    LOCAL_DURABILITY,
+    NO_LIMITS,
+    CommitLimits,
+    Durability,
+    NotReplicated,
+)
 from core.state.mutation import Mutation, Op
 from core.state.scripts import commit_script, read_script
 from core.state.streams import stream_rows
@@ -34,12 +43,14 @@ _RESULT_FIELDS = ("value", "updatedAt", "updatedBy", "expiresAt", "meta")
 @dataclass(frozen=True)
 class Snapshot:
     """A consistent read of the whole workspace: live entries, every key's last version
-    (deleted and expired keys included), the last log id it reflects and the server time."""
+    (deleted and expired keys included), the last log id it reflects and the server time.
+    ``skipped``: entries that could not be read (left out of ``entries``)."""
 
     entries: dict[str, Entry]
     versions: dict[str, int]
     last_log_id: str | None
     at_ms: int
+    skipped: tuple[UnreadableEntry, ...] = ()
 
 
 def _server_ms(time_reply: Sequence[Any]) -> int:
@@ -60,10 +71,14 @@ class StateStore:
         workspace: str,
         *,
         idempotency_ttl_sec: int = DEFAULT_IDEMPOTENCY_TTL_SEC,
+        prev_max_bytes: int = DEFAULT_PREV_MAX_BYTES,
+        durability: Durability = LOCAL_DURABILITY,
     ) -> None:
         self.redis = client
         self.keys = WorkspaceKeys(workspace)
         self.idempotency_ttl_ms = idempotency_ttl_sec * 1000
+        self.prev_max_bytes = prev_max_bytes
+        self.durability = durability
         self._commit = commit_script(client)
         self._read = read_script(client)
 
@@ -77,7 +92,8 @@ class StateStore:
 
     def read(self, key: str) -> tuple[int, Entry | None]:
         """The key's version and live entry in one round trip; an absent key still has a
-        version (its last one, 0 if never written), which is what a CAS must expect."""
+        version (its last one, 0 if never written), which is what a CAS must expect.
+        ``UnreadableEntry`` when the stored entry cannot be read (``get`` too)."""
         reply = self._read(keys=[self.keys.entry(key), self.keys.versions], args=[key])
         version = int(reply[0])
         if len(reply) == 1:
@@ -89,42 +105,67 @@ class StateStore:
         """The key's last version (0 if never written); kept after delete and expiry."""
         return int(self.redis.hget(self.keys.versions, key) or 0)
 
-    def committed(self, mutation_id: str) -> Committed | None:
+    def committed(self, mutation_id: str, request: Mutation | None = None) -> Committed | None:
         """The first result of the mutation with this id, as committing it again would answer
         it (``duplicate``), while its idempotency record lasts; None when no commit of it is
-        on record (never committed, or the record expired). Nothing is written."""
+        on record (never committed, or the record expired). ``request``: the mutation as
+        asked, which stands in for its log record once that was compacted away. Nothing is
+        written."""
         first = self.redis.get(self.keys.idempotency(mutation_id))
         if first is None:
             return None
-        log_id, _, value = str(first).partition("\n")
+        log_id, _, version = str(first).partition("\n")
         rows = stream_rows(self.redis.xrange(self.keys.log, log_id, log_id))
-        if not rows:
+        fields = rows[0][1] if rows else {}
+        if rows:
+            logged = Mutation.model_validate_json(fields["mutation"])
+            version = "v" + fields["version"]
+        elif request is not None:
+            logged = request
+        else:
             raise StoreError(
-                f"mutation {mutation_id} was committed as {log_id}, which the log no longer holds"
+                f"mutation {mutation_id} was committed as {log_id}, which the log no longer "
+                "holds (compacted)"
             )
-        record = rows[0][1]
-        logged = Mutation.model_validate_json(record["mutation"])
-        return Committed(
+        now_version, now_value, now_expires = self.read_raw(logged.key)
+        return first_result(
             logged,
-            int(record["version"]),
-            log_id,
-            int(record["ts"]),
-            value or None,
-            _int(record.get("expiresAt")),
-            entry_meta(logged),
-            duplicate=True,
+            FirstCommit(
+                log_id,
+                version,
+                fields.get("mutation"),
+                fields.get("ts"),
+                fields.get("expiresAt") or None,
+                fields.get("prev") or None,
+                "prevSha1" not in fields,
+                now_version,
+                now_value,
+                now_expires,
+            ),
         )
 
-    def entries(self, prefix: str = "") -> list[Entry]:
-        """Live entries whose key starts with ``prefix``, in key order."""
+    def read_raw(self, key: str) -> tuple[int, str | None, str | None]:
+        """The key's version, stored value text and expiry, live or not (None: absent)."""
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.hget(self.keys.versions, key)
+        pipe.hmget(self.keys.entry(key), "value", "expiresAt")
+        version, (value, expires) = pipe.execute()
+        return int(version or 0), value, expires
+
+    def entries(
+        self, prefix: str = "", skipped: list[UnreadableEntry] | None = None
+    ) -> list[Entry]:
+        """Live entries whose key starts with ``prefix``, in key order. One that cannot be
+        read is left out, logged and added to ``skipped`` (when given)."""
         start = f"[{prefix}" if prefix else "-"
         end = f"[{prefix}\xff" if prefix else "+"
         names = [str(n) for n in self.redis.zrangebylex(self.keys.index, start, end)]
-        return list(self._read_entries(names).values())
+        return list(self._read_entries(names, [] if skipped is None else skipped).values())
 
     def snapshot(self, attempts: int = 20) -> Snapshot:
         """Everything, read in one MULTI so that no commit lands half-way through; read again
-        only when a key was first written between listing the keys and reading them."""
+        only when a key was first written between listing the keys and reading them. An
+        entry that cannot be read is left out and listed in ``skipped``."""
         keys = self.keys
         for _ in range(attempts):
             names = sorted(str(k) for k in self.redis.hkeys(keys.versions))
@@ -139,17 +180,19 @@ class StateStore:
             if sorted(versions) != names:
                 continue
             now_ms = _server_ms(now)
-            entries = {}
+            entries: dict[str, Entry] = {}
+            skipped: list[UnreadableEntry] = []
             for name, fields in zip(names, hashes, strict=True):
-                entry = _live(entry_from_fields(name, versions[name], fields), now_ms)
+                entry = _live(readable_entry(name, versions[name], fields, skipped), now_ms)
                 if entry is not None:
                     entries[name] = entry
-            return Snapshot(entries, versions, str(last[0][0]) if last else None, now_ms)
+            last_id = str(last[0][0]) if last else None
+            return Snapshot(entries, versions, last_id, now_ms, tuple(skipped))
         raise StoreError(
             f"keys kept appearing in workspace {self.workspace} during {attempts} reads"
         )
 
-    def _read_entries(self, names: list[str]) -> dict[str, Entry]:
+    def _read_entries(self, names: list[str], skipped: list[UnreadableEntry]) -> dict[str, Entry]:
         if not names:
             return {}
         pipe = self.redis.pipeline(transaction=False)
@@ -161,7 +204,7 @@ class StateStore:
         now_ms = _server_ms(now)
         out: dict[str, Entry] = {}
         for name, fields, version in zip(names, hashes, versions, strict=True):
-            entry = _live(entry_from_fields(name, int(version or 0), fields), now_ms)
+            entry = _live(readable_entry(name, int(version or 0), fields, skipped), now_ms)
             if entry is not None:
                 out[name] = entry
         return out
@@ -171,33 +214,57 @@ class StateStore:
         keys = self.keys
         rate = limits.rate
         meta = entry_meta(mutation)
-        reply = self._commit(
-            keys=[
-                keys.entry(mutation.key),
-                keys.versions,
-                keys.index,
-                keys.log,
-                keys.idempotency(mutation.id),
-                keys.rate_window(mutation.key, mutation.actor.identity),
-            ],
-            args=[
-                mutation.key,
-                mutation.op.value,
-                "" if mutation.op is Op.DELETE else mutation.value_json,
-                "" if mutation.expected_version is None else mutation.expected_version,
-                "" if mutation.ttl_sec is None else ttl_ms(mutation.ttl_sec),
-                mutation.to_json(),
-                mutation.actor.json_text,
-                dumps(meta),
-                self.idempotency_ttl_ms,
-                rate.max if rate else 0,
-                rate.window_ms if rate else 0,
-                mutation.id,
-                limits.max_bytes,
-                limits.max_items,
-            ],
-        )
-        return self._outcome(mutation, meta, reply)
+        names = [
+            keys.entry(mutation.key),
+            keys.versions,
+            keys.index,
+            keys.log,
+            keys.idempotency(mutation.id),
+            keys.rate_window(mutation.key, mutation.actor.identity),
+        ]
+        args: list[Any] = [
+            mutation.key,
+            mutation.op.value,
+            "" if mutation.op is Op.DELETE else mutation.value_json,
+            "" if mutation.expected_version is None else mutation.expected_version,
+            "" if mutation.ttl_sec is None else ttl_ms(mutation.ttl_sec),
+            mutation.to_json(),
+            mutation.actor.json_text,
+            dumps(meta),
+            self.idempotency_ttl_ms,
+            rate.max if rate else 0,
+            rate.window_ms if rate else 0,
+            mutation.id,
+            limits.max_bytes,
+            limits.max_items,
+            self.prev_max_bytes,
+        ]
+        if not self.durability.replicas:
+            return self._outcome(mutation, meta, self._commit(keys=names, args=args))
+        reply, confirmed = self._commit_and_wait(names, args)
+        outcome = self._outcome(mutation, meta, reply)
+        wanted = self.durability.replicas
+        if isinstance(outcome, Committed) and confirmed < wanted:
+            raise NotReplicated(outcome, confirmed, wanted, self.durability.timeout_ms)
+        return outcome
+
+    def _commit_and_wait(self, keys: list[str], args: list[Any]) -> tuple[Any, int]:
+        """The commit script, then ``WAIT`` on the same connection (WAIT counts the replicas
+        that have this connection's writes: sent on another, it would prove nothing). A
+        duplicate writes nothing, so its WAIT proves only that the replicas are there."""
+        for _ in range(2):
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.evalsha(self._commit.sha, len(keys), *keys, *args)
+            pipe.wait(self.durability.replicas, self.durability.timeout_ms)
+            reply, confirmed = pipe.execute(raise_on_error=False)
+            if isinstance(reply, NoScriptError):  # not run: load it and send both again
+                self.redis.script_load(self._commit.source)
+                continue
+            for part in (reply, confirmed):
+                if isinstance(part, Exception):
+                    raise part
+            return reply, int(confirmed)
+        raise StoreError("the commit script could not be loaded")
 
     def _outcome(
         self, mutation: Mutation, meta: dict[str, JsonValue], reply: list[Any]
@@ -206,27 +273,26 @@ class StateStore:
         if status == "ok":
             _, version, value, ts, expires, log_id = reply
             return Committed(mutation, int(version), log_id, int(ts), value, _int(expires), meta)
-        if status == "duplicate":  # the first commit's result, rebuilt from its log record
-            _, version, value, ts, logged_json, expires, log_id = reply
-            logged = Mutation.model_validate_json(logged_json)
-            return Committed(
-                logged,
-                int(version),
+        if status == "duplicate":  # the first commit's result, rebuilt (first_result)
+            _, log_id, version, ts, logged, expires, prev, prev_sha1, *now = reply
+            now_version, now_value, now_expires = now
+            first = FirstCommit(
                 log_id,
-                int(ts),
-                value,
-                _int(expires),
-                entry_meta(logged),
-                duplicate=True,
+                str(version),
+                logged or None,
+                ts or None,
+                expires or None,
+                prev or None,
+                not prev_sha1,
+                int(now_version),
+                now_value or None,
+                now_expires or None,
             )
-        if status == "lost":
-            raise StoreError(
-                f"mutation {mutation.id} was committed as {reply[1]}, which the log no longer holds"
-            )
+            return first_result(mutation, first)
         if status == "conflict":
             version = int(reply[1])
             fields = dict(zip(_RESULT_FIELDS, reply[2:7], strict=True))
-            latest = entry_from_fields(mutation.key, version, fields)
+            latest = readable_entry(mutation.key, version, fields, [])
             return Rejected(
                 mutation,
                 RejectReason.CONFLICT,

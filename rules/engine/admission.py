@@ -20,7 +20,7 @@ from rq.job import Dependency, Job, JobStatus
 
 from rules.config import AutomationConfig
 from rules.dsl import Mode, Rule
-from rules.keys import JOB_FUNCTION, RuleKeys
+from rules.keys import JOB_FUNCTION, KEEP_SEC, RuleKeys
 
 if TYPE_CHECKING:
     from redis import Redis
@@ -75,7 +75,7 @@ class RunStarter:
             depends = going[-1]
         stopped = self._stop(going) if rule.mode is Mode.RESTART else []
         self._enqueue(job_id, payload, depends)
-        self.redis.zadd(self.keys.runs(rule.id, key), {job_id: time.time() * 1000})
+        self._remember(rule.id, key, job_id)
         if rule.cooldown:
             self.redis.set(self.keys.cooldown(rule.id, key), job_id, px=int(rule.cooldown * 1000))
         why = f"enqueued {job_id}"
@@ -94,10 +94,36 @@ class RunStarter:
             job_id=job_id,
             retry=retry,
             job_timeout=s.timeout_sec,
-            result_ttl=7 * 86400,
-            failure_ttl=7 * 86400,
+            result_ttl=KEEP_SEC,
+            failure_ttl=KEEP_SEC,
             depends_on=Dependency(jobs=[depends], allow_failure=True) if depends else None,
         )
+
+    def _remember(self, rule_id: str, key: str, job_id: str) -> None:
+        """Add the run to the rule's runs for the key; ids older than ``KEEP_SEC`` (their
+        RQ jobs are gone by then) are trimmed, and the set lapses ``KEEP_SEC`` after its last
+        run, so a key that stops changing leaves nothing behind."""
+        runs_key = self.keys.runs(rule_id, key)
+        now_ms = time.time() * 1000
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.zadd(runs_key, {job_id: now_ms})
+        pipe.zremrangebyscore(runs_key, "-inf", now_ms - KEEP_SEC * 1000)
+        pipe.expire(runs_key, KEEP_SEC)
+        pipe.execute()
+
+    def sweep(self) -> int:
+        """Runs sets written before they carried a TTL: trimmed and given one; how many."""
+        swept = 0
+        oldest = time.time() * 1000 - KEEP_SEC * 1000
+        for runs_key in self.redis.scan_iter(match=self.keys.every_runs_key, count=1000):
+            if self.redis.ttl(runs_key) != -1:
+                continue
+            pipe = self.redis.pipeline(transaction=True)
+            pipe.zremrangebyscore(runs_key, "-inf", oldest)
+            pipe.expire(runs_key, KEEP_SEC)
+            pipe.execute()
+            swept += 1
+        return swept
 
     def _going(self, rule_id: str, key: str) -> list[str]:
         """Job ids of runs not yet finished, oldest first; finished ones are forgotten."""

@@ -13,7 +13,7 @@ from core.state.mutation_log import LogRecord
 from core.state.value_json import dumps
 from rules.dsl import Condition, Rule, When
 from rules.templates import TemplateFailed, render
-from rules.variables import after_value, same, variables
+from rules.variables import after_value, same, variables, was
 
 __all__ = ["Check", "check_condition", "check_rule", "check_trigger", "plan_steps"]
 
@@ -33,8 +33,9 @@ def check_trigger(when: When, record: LogRecord) -> str | None:
     m = record.mutation
     if when.op and m.op not in when.op:
         return f"op {m.op.value} is not {'/'.join(op.value for op in when.op)}"
-    if when.tests_from and not same(record.prev, when.from_):
-        return f"from: was {dumps(record.prev)}, not {dumps(when.from_)}"
+    if when.tests_from and not was(record, when.from_):
+        before = dumps(record.prev) if record.prev_kept else f"{record.prev_bytes} bytes"
+        return f"from: was {before}, not {dumps(when.from_)}"
     if when.tests_to and not same(after_value(record), when.to):
         return f"to: is {dumps(after_value(record))}, not {dumps(when.to)}"
     return None

@@ -1,6 +1,10 @@
 """Reading the mutation log as the ``rules`` consumer group, so the engine's cursor lives in
 Redis: a record is acknowledged only after it was handled, and records a dead consumer read
-but never acknowledged are claimed by the next one. No committed mutation is skipped."""
+but never acknowledged are claimed by the next one. No committed mutation is skipped.
+
+Each worker process reads as a consumer of its own (host:pid), so the group gains one per
+process started; a consumer with nothing pending that has not read for ``DEAD_AFTER_MS`` is
+deleted (``prune``). One with pending records is kept: XAUTOCLAIM takes those first."""
 
 from __future__ import annotations
 
@@ -15,7 +19,30 @@ from rules.keys import CONSUMER_GROUP, RuleKeys
 if TYPE_CHECKING:
     from redis import Redis
 
-__all__ = ["LogConsumer", "ensure_group"]
+__all__ = ["DEAD_AFTER_MS", "LogConsumer", "ensure_group"]
+
+DEAD_AFTER_MS = 86_400_000  # a consumer that has not read for a day is a worker gone
+
+# KEYS[1] = the mutation log
+# ARGV[1] = the group, ARGV[2] = the calling consumer (never deleted), ARGV[3] = idle ms
+# -> the names of the consumers deleted: those with no pending record, idle at least ARGV[3]
+#    ms. Checked and deleted in one script, so none reads a record between the two (a
+#    consumer's pending records would go with it).
+PRUNE_SCRIPT = """
+local deleted = {}
+for _, row in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
+  local info = {}
+  for i = 1, #row, 2 do
+    info[row[i]] = row[i + 1]
+  end
+  if info['name'] ~= ARGV[2] and tonumber(info['pending']) == 0
+      and tonumber(info['idle']) >= tonumber(ARGV[3]) then
+    redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], info['name'])
+    deleted[#deleted + 1] = info['name']
+  end
+end
+return deleted
+"""
 
 
 def ensure_group(client: Redis, keys: RuleKeys) -> bool:
@@ -37,6 +64,7 @@ class LogConsumer:
         self.keys = keys
         self.name = name
         self.claim_idle_ms = claim_idle_ms
+        self._prune = client.register_script(PRUNE_SCRIPT)
 
     def ensure_group(self) -> bool:
         return ensure_group(self.redis, self.keys)
@@ -68,6 +96,12 @@ class LogConsumer:
         """How many times the group has delivered this record (1 the first time)."""
         rows = self.redis.xpending_range(self.keys.log, CONSUMER_GROUP, log_id, log_id, 1)
         return int(rows[0]["times_delivered"]) if rows else 1
+
+    def prune(self, idle_ms: int = DEAD_AFTER_MS) -> list[str]:
+        """Delete the group's dead consumers (nothing pending, idle ``idle_ms`` or more),
+        never this one; their names."""
+        reply: Any = self._prune(keys=[self.keys.log], args=[CONSUMER_GROUP, self.name, idle_ms])
+        return [n.decode() if isinstance(n, bytes) else str(n) for n in reply]
 
     def pending(self) -> int:
         info = self.redis.xpending(self.keys.log, CONSUMER_GROUP)

@@ -1,6 +1,9 @@
 """``for`` timers: a rule whose condition must hold for a while waits here, in Redis, so a
 restart loses nothing. A timer is keyed by rule and state key: while one is pending, the
-condition holding again does not restart it; the condition failing cancels it."""
+condition holding again does not restart it; the condition failing cancels it.
+
+Both keys hold pending timers only: a timer leaves them when it fires (due, even if its rule
+left the config) or is cancelled; ``sweep`` drops a cause whose timer is gone."""
 
 from __future__ import annotations
 
@@ -13,6 +16,19 @@ if TYPE_CHECKING:
     from redis import Redis
 
 __all__ = ["DueTimer", "Timers"]
+
+# KEYS[1] = the timers sorted set, KEYS[2] = the timer causes hash
+# -> how many causes were dropped: those whose timer is no longer pending
+SWEEP_SCRIPT = """
+local dropped = 0
+for _, member in ipairs(redis.call('HKEYS', KEYS[2])) do
+  if not redis.call('ZSCORE', KEYS[1], member) then
+    redis.call('HDEL', KEYS[2], member)
+    dropped = dropped + 1
+  end
+end
+return dropped
+"""
 
 
 @dataclass(frozen=True)
@@ -31,6 +47,7 @@ class Timers:
     def __init__(self, client: Redis, keys: RuleKeys) -> None:
         self.redis = client
         self.keys = keys
+        self._sweep = client.register_script(SWEEP_SCRIPT)
 
     def start(
         self, rule_id: str, key: str, log_id: str, due_ms: int, *, replace: bool = False
@@ -76,3 +93,7 @@ class Timers:
                 rule_id, _, key = member.partition("|")
                 due.append(DueTimer(rule_id, key, str(log_id), int(score)))
         return due
+
+    def sweep(self) -> int:
+        """Drop the causes of timers no longer pending; how many."""
+        return int(self._sweep(keys=[self.keys.timers, self.keys.timer_causes]))

@@ -36,7 +36,7 @@ def run_rule(payload: dict[str, Any]) -> dict[str, Any]:
     try:
         retries_left = job.retries_left if job is not None else 0
         try:
-            run = Run(context, job_id, payload, retries_left or 0)
+            run = Run(context, job_id, payload, retries_left or 0, lease)
         except Exception as exc:  # the rule or its mutation is gone: say so where it is seen
             error = context.book.mask(f"{type(exc).__name__}: {exc}")
             context.evaluations.run_failed(payload, job_id, error)

@@ -1,12 +1,15 @@
 """One run of a rule: its steps in order, each recorded in the step ledger so a second
-execution of the job (a retry, a duplicate, a worker that died) never repeats an effect."""
+execution of the job (a retry, a duplicate, a worker that died) never repeats an effect. A
+run whose worker lost the lease stops before its next step (``LeaseLost``)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from typing import Any, NoReturn
 
 from pydantic import JsonValue, ValidationError
+from redis.exceptions import RedisError
 from rq.timeouts import JobTimeoutException
 
 from core.state.actor import Actor, ActorKind
@@ -18,7 +21,7 @@ from rules.dsl import Rule, Step
 from rules.templates import TemplateFailed, render
 from rules.variables import StateView, variables
 from rules.worker.context import WorkerContext
-from rules.worker.ledger import Claim, StepLedger
+from rules.worker.ledger import Claim, Lease, LeaseLost, StepLedger
 
 __all__ = ["Run", "StepFailed"]
 
@@ -29,15 +32,22 @@ class StepFailed(Exception):
 
 class Run:
     def __init__(
-        self, context: WorkerContext, job_id: str, payload: dict[str, Any], retries_left: int
+        self,
+        context: WorkerContext,
+        job_id: str,
+        payload: dict[str, Any],
+        retries_left: int,
+        lease: Lease,
     ) -> None:
+        """``lease``: the run's, already acquired; every step is claimed under it."""
         self.context = context
         self.job_id = job_id
         self.retries_left = retries_left
         self.rule = self._rule(str(payload["rule"]))
         self.record = self._record(str(payload["logId"]))
         self.depth = int(payload.get("depth", 0))
-        self.ledger = StepLedger(context.redis, context.keys, job_id)
+        self.lease = lease
+        self.ledger = StepLedger(context.redis, context.keys, job_id, lease)
         self.state = StateView.of_store(context.gateway.store)
 
     def _rule(self, rule_id: str) -> Rule:
@@ -59,6 +69,8 @@ class Run:
                 why = "stopped: a newer run of this rule replaced it (mode restart)"
                 self._report("action.skipped", index, step, why=why)
                 return {"rule": self.rule.id, "stopped": why, "results": results}
+            if not self.lease.held:
+                raise self._lost(index, step)
             try:
                 results.append(self._step(index, step))
             except StepFailed as exc:
@@ -72,6 +84,8 @@ class Run:
             self._report("action.skipped", index, step, why=why)
             return {"skipped": why}
         claim, earlier = self.ledger.claim(index)
+        if claim is Claim.LOST:
+            raise self._lost(index, step)
         if claim is Claim.DONE:
             return earlier
         if claim is Claim.FAILED:
@@ -81,7 +95,16 @@ class Run:
         return self._action(index, step, abandoned=claim is Claim.ABANDONED)
 
     def _finish(self, index: int, step: Step, result: Any) -> Any:
-        self.ledger.done(index, result)
+        try:
+            self.ledger.done(index, result)
+        except LeaseLost:  # the step stays started: whoever took the run over reconciles it
+            why = (
+                "done, but this worker lost the run's lease during the step: the step is "
+                "left started, for the worker that took the run over to reconcile"
+            )
+            with contextlib.suppress(RedisError):
+                self._report("action.done", index, step, result=result, why=why)
+            raise
         self._report("action.done", index, step, result=result)
         return result
 
@@ -89,6 +112,17 @@ class Run:
         self.ledger.failed(index, error)
         self._report("action.failed", index, step, error=error)
         return StepFailed(error)
+
+    def _lost(self, index: int, step: Step) -> LeaseLost:
+        """The run goes no further here; RQ's retry, or the worker that took the lease over,
+        does this step (the ledger shows it never started)."""
+        why = (
+            "stopped before this step: this worker lost the run's lease (not renewed within "
+            "lease_sec, or taken over); the step was not started here"
+        )
+        with contextlib.suppress(RedisError):  # the outage that lost the lease may go on
+            self._report("action.skipped", index, step, why=why)
+        return LeaseLost(f"job {self.job_id}: the lease was lost before step {index + 1}")
 
     def idempotency_key(self, index: int) -> str:
         return f"{self.job_id}.{index}"
@@ -163,6 +197,8 @@ class Run:
         return self._call(index, step, action, args, ctx)
 
     def _call(self, index: int, step: Step, action: Any, args: Any, ctx: ActionContext) -> Any:
+        if not self.ledger.holds(index):  # lost meanwhile (a slow reconcile, a long claim)
+            raise self._lost(index, step)
         try:
             result = action.run(args, ctx)
         except ConnectorError as exc:

@@ -27,6 +27,13 @@ BENCH = Path(__file__).resolve().parent.parent.parent / "bench"
         ),
         ("commit_to_action.py", ["--mutations", "3"], "commit-to-action median"),
         ("lua_calls.py", ["--rounds", "3", "--reps", "5"], "Script / LuaScript"),
+        ("startup.py", ["--runs", "2"], "state get / import redis, pydantic"),
+        ("durability.py", ["--rounds", "2", "--ops", "5"], "commit p50, always / everysec"),
+        (
+            "growth.py",
+            ["--commits", "300", "--keep", "50", "--every", "100"],
+            "memory with retention / without",
+        ),
         (
             "key_history.py",
             ["--records", "300", "--rounds", "2", "--reps", "2"],

@@ -200,6 +200,7 @@ def on_done(settings: LoopSettings, model: Session, msg: ActionDone) -> tuple[Se
     resolved = note.outcome in ("committed", "discarded") or note.reason in (
         "not_found",
         "resolved",
+        "expired",
     )
     if click.action in PROPOSAL_ACTIONS and resolved:
         kept = [p for p in state.pending_proposals if p.id != click.target_id]

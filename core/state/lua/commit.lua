@@ -9,8 +9,12 @@
 --                                                 after delete and expiry (no version reuse)
 -- KEYS[3] key index       {ws:<id>}:keys          sorted set of live keys, all score 0
 -- KEYS[4] mutation log    {ws:<id>}:log           stream; fields mutation, version, ts, expiresAt,
---                                                 prev (the value before, '' when absent)
--- KEYS[5] idempotency     {ws:<id>}:idem:<mid>    "<logId>\n<value>" of mutation <mid>'s commit
+--                                                 prev (the value before, '' when absent) or,
+--                                                 when it is longer than ARGV[15] bytes,
+--                                                 prevSha1 and prevBytes in its place
+-- KEYS[5] idempotency     {ws:<id>}:idem:<mid>    "<logId>\nv<version>" of mutation <mid>'s
+--                                                 commit: what a retry needs, never the value
+--                                                 (an older release wrote "<logId>\n<value>")
 -- KEYS[6] rate window     {ws:<id>}:rate:<k>:<a>  sorted set of commit times (read iff ARGV[10] > 0)
 --
 -- ARGV[1]  state key
@@ -27,16 +31,19 @@
 -- ARGV[12] mutation id
 -- ARGV[13] the most bytes the resulting value may take, 0 for no limit
 -- ARGV[14] append only: the most items the resulting list may hold, 0 for no limit
+-- ARGV[15] the most bytes of the previous value a log record keeps whole, 0 for no limit
 --
 -- Returns a flat array whose first element is the status:
 --   ok             : status, version, value, updatedAt, expiresAt, logId
 --                    (updatedBy and meta are what the caller sent: not sent back)
---   duplicate      : status, version, value, updatedAt, mutation, expiresAt, logId
---                    (the first commit, from its log record: the caller derives updatedBy
---                    and meta from the logged mutation)
+--   duplicate      : status, logId, 'v'version, updatedAt, mutation, expiresAt, prev,
+--                    prevSha1, current version, current value, current expiresAt
+--                    (the first commit, from its log record, and the key as it is now: the
+--                    caller derives the value the first commit produced. updatedAt,
+--                    mutation, expiresAt are false when the log no longer holds the record
+--                    (compacted), prev and prevSha1 false when not kept)
 --   conflict       : status, version, value, updatedAt, updatedBy, expiresAt, meta
 --                    (the latest entry; value is nil when the key is absent)
---   lost           : status, logId (the log no longer holds the first commit: trimmed by hand)
 --   not_found      : status, version
 --   type           : status, message (incr on a non-number, append on a non-list)
 --   schema         : status, message (the resulting value breaks a size limit)
@@ -48,15 +55,21 @@ local FIELDS = {'value', 'updatedAt', 'updatedBy', 'expiresAt', 'meta'}
 local first = redis.call('GET', KEYS[5])
 if first then
   local cut = string.find(first, '\n', 1, true)
-  local first_id, first_value = string.sub(first, 1, cut - 1), string.sub(first, cut + 1)
+  local first_id, first_version = string.sub(first, 1, cut - 1), string.sub(first, cut + 1)
+  local now_version = redis.call('HGET', KEYS[2], ARGV[1]) or '0'
+  local now = redis.call('HMGET', KEYS[1], 'value', 'expiresAt')
   local rows = redis.call('XRANGE', KEYS[4], first_id, first_id)
   if not rows[1] then
-    return {'lost', first_id}
+    return {'duplicate', first_id, first_version, false, false, false, false, false,
+            now_version, now[1], now[2]}
   end
   local rec, f = rows[1][2], {}
   for i = 1, #rec, 2 do f[rec[i]] = rec[i + 1] end
-  return {'duplicate', f.version, first_value ~= '' and first_value or false, f.ts, f.mutation,
-          f.expiresAt ~= '' and f.expiresAt or false, first_id}
+  local prev = f.prev
+  if f.prevSha1 then prev = false end
+  return {'duplicate', first_id, 'v' .. f.version, f.ts, f.mutation,
+          f.expiresAt ~= '' and f.expiresAt or false, prev or false, f.prevSha1 or false,
+          now_version, now[1], now[2]}
 end
 
 local key, op, arg = ARGV[1], ARGV[2], ARGV[3]
@@ -179,11 +192,20 @@ else
 end
 
 -- 'prev': the value the key held just before (empty: absent), so that rules can test what
--- a key changed from without reading history
-local log_id = redis.call('XADD', KEYS[4], '*', 'mutation', ARGV[6], 'version', sversion,
-                          'ts', snow, 'expiresAt', expires_at or '', 'prev', cur[1] or '')
+-- a key changed from without reading history; a long one is kept as its SHA-1 and length
+-- only, so that the log does not copy a large document on every change
+local prev_max = tonumber(ARGV[15])
+local log_id
+if cur[1] and prev_max > 0 and #cur[1] > prev_max then
+  log_id = redis.call('XADD', KEYS[4], '*', 'mutation', ARGV[6], 'version', sversion,
+                      'ts', snow, 'expiresAt', expires_at or '', 'prevSha1',
+                      redis.sha1hex(cur[1]), 'prevBytes', string.format('%d', #cur[1]))
+else
+  log_id = redis.call('XADD', KEYS[4], '*', 'mutation', ARGV[6], 'version', sversion,
+                      'ts', snow, 'expiresAt', expires_at or '', 'prev', cur[1] or '')
+end
 
-redis.call('SET', KEYS[5], log_id .. '\n' .. (value or ''), 'PX', ARGV[9])
+redis.call('SET', KEYS[5], log_id .. '\nv' .. sversion, 'PX', ARGV[9])
 
 if rate_max > 0 then
   redis.call('ZADD', KEYS[6], now, ARGV[12])

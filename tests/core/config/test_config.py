@@ -6,9 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from redis import Redis
 
 from core.config.core_config import CoreConfig, load_config
 from core.errors import ConfigError
+from core.state.compaction import Retention
+from core.state.limits import Durability
 from tests.conftest import write_config
 
 
@@ -197,3 +200,33 @@ def test_action_keys_and_key_templates_must_make_state_keys(tmp_path: Path) -> N
     found = issues_of(tmp_path, text)
     assert any(":2: deliberation.decision_key:" in f and "state key" in f for f in found)
     assert any(":5: actions.Bad.key:" in f for f in found)
+
+
+def test_store_retention_and_replicas_are_checked_where_they_are_written(tmp_path: Path) -> None:
+    text = (
+        "store:\n  retention:\n    keep_days: 0\n    keep_records: -5\n"
+        "    compact_every_sec: 1\n  replicas:\n    wait_for: 99\n  log_prev_max_bytes: -1\n"
+    )
+    issues = issues_of(tmp_path, text)
+    where = [i.split(": ", 2)[0].split(":")[-1] + ":" + i.split(": ", 2)[1] for i in issues]
+    assert sorted(where, key=lambda w: int(w.split(":")[0])) == [
+        "3:store.retention.keep_days",
+        "4:store.retention.keep_records",
+        "5:store.retention.compact_every_sec",
+        "7:store.replicas.wait_for",
+        "8:store.log_prev_max_bytes",
+    ]
+
+
+def test_store_settings_reach_the_store(tmp_path: Path) -> None:
+    text = (
+        "store:\n  retention:\n    keep_days: null\n    keep_records: 500\n"
+        "  replicas: {wait_for: 1, timeout_ms: 250}\n  log_prev_max_bytes: 64\n"
+    )
+    path = tmp_path / "deliberate.yaml"
+    path.write_text(text, encoding="utf-8")
+    store_config = load_config(path).store
+    assert store_config.retention.retention == Retention(None, 500)
+    store = store_config.open(Redis(), "local")  # no connection is made until a command
+    assert store.prev_max_bytes == 64
+    assert store.durability == Durability(1, 250)

@@ -1,6 +1,7 @@
 """Poison-proof: a value may nest as deep as every reader can read (``MAX_DEPTH``) and no
-deeper; a log record that cannot be read anyway (an older version's, a planted one) is named
-and skipped by the readers that must go on, and never stops the log for the workspace."""
+deeper; a log record or a snapshot entry that cannot be read anyway (an older version's, a
+planted one) is named and skipped by the readers that must go on, and never stops the log or
+the state of the workspace."""
 
 from __future__ import annotations
 
@@ -16,6 +17,9 @@ from redis import Redis
 
 from bot.answers import answer
 from bot.app import App, build_app
+from core.llm.replies import ToolCall
+from core.llm.tools import AgentTools
+from core.state.codec import UnreadableEntry
 from core.state.commit_result import Committed
 from core.state.mutation_log import MutationLog, UnreadableRecord
 from core.state.replay import Replayer
@@ -23,7 +27,7 @@ from core.state.streams import stream_rows
 from core.state.value_json import MAX_DEPTH, nesting
 from tests.bot.cli.process import run
 from tests.bot.cli.test_rules_cli import rules_config
-from tests.factories import mutation
+from tests.factories import actor, mutation
 from tests.servers.webhook import WebhookServer
 
 
@@ -139,3 +143,94 @@ def test_the_worker_settles_a_planted_record_and_goes_on(
     rows = stream_rows(redis_client.xrange(app.evaluations.keys.evaluations))
     errors = [json.loads(fields["data"]) for _, fields in rows if fields["event"] == "error"]
     assert [e["logId"] for e in errors] == [planted]
+
+
+# An entry of the snapshot planted past the limit (or not an entry at all): the readers that
+# list go on without it and name it; a read of that key alone says why, in one line.
+
+
+def plant_entry(redis: Redis, app: App, key: str, value: str) -> None:
+    """A committed entry whose stored value is then overwritten by hand (planted)."""
+    assert isinstance(app.gateway.propose(mutation("set", key, {"ok": True})), Committed)
+    redis.hset(app.store.keys.entry(key), "value", value)
+
+
+PLANTED = {
+    "too-deep": (json.dumps(nested(200)), f"value nests more than {MAX_DEPTH} levels deep"),
+    "far-too-deep": ("[" * 100_000 + "]" * 100_000, "recursion"),
+    "not-json": ("{nope", "Expecting property name"),
+    "not-finite": ('{"x": NaN}', "NaN is not a JSON number"),
+}
+
+
+@pytest.mark.parametrize("planted", list(PLANTED))
+def test_a_planted_entry_is_named_and_skipped_by_those_who_list(
+    app: App, redis_client: Redis, capsys: pytest.CaptureFixture[str], workspace: str, planted: str
+) -> None:
+    value, why = PLANTED[planted]
+    assert isinstance(app.gateway.propose(mutation("set", "decision.fine", "yes")), Committed)
+    plant_entry(redis_client, app, "entity.task.bad", value)
+    skipped: list[UnreadableEntry] = []
+    assert [e.key for e in app.store.entries("", skipped)] == ["decision.fine"]
+    assert [(s.key, why.lower() in s.why.lower()) for s in skipped] == [("entity.task.bad", True)]
+    assert [e.key for e in app.store.entries()] == ["decision.fine"]
+    snapshot = app.store.snapshot()
+    assert list(snapshot.entries) == ["decision.fine"]
+    assert snapshot.versions == {"decision.fine": 1, "entity.task.bad": 1}
+    assert [s.key for s in snapshot.skipped] == ["entity.task.bad"]
+    with pytest.raises(UnreadableEntry, match=r"entity\.task\.bad"):
+        app.store.get("entity.task.bad")
+    assert "decision.fine" in answer(app, "state")
+
+    capsys.readouterr()  # (what the setting up printed is not the command's)
+    code, out, err = run(capsys, workspace, "state", "list")
+    assert code == 0 and "decision.fine" in out and "entity.task.bad" not in out
+    said = [line for line in err.splitlines() if line.startswith("deliberate state: ")]
+    assert said == [f"deliberate state: skipped entity.task.bad: {skipped[0].why}"]
+    assert "Traceback" not in err
+    code, out, err = run(capsys, workspace, "state", "list", "--json")
+    assert code == 0 and [json.loads(o)["key"] for o in out.splitlines()] == ["decision.fine"]
+    assert "skipped entity.task.bad" in err
+
+    for argv in (
+        ["state", "get", "entity.task.bad"],
+        ["state", "get", "entity.task.bad", "--json"],
+    ):
+        code, out, err = run(capsys, workspace, *argv)
+        assert code == 1 and out == ""
+        [line] = [line for line in err.splitlines() if line.startswith("deliberate: ")]
+        assert line == f"deliberate: entry entity.task.bad cannot be read: {skipped[0].why}"
+        assert "Traceback" not in err
+    code, out, _ = run(capsys, workspace, "state", "get", "decision.fine")
+    assert code == 0 and '"yes"' in out
+
+    code, out, err = run(capsys, workspace, "replay", "--verify")
+    assert code == 1 and "entity.task.bad" in out and "Traceback" not in err
+
+    # a person asking, and the model reading it, get a sentence and nothing
+    assert answer(app, "why entity.task.bad").startswith("entity.task.bad: set")
+    redis_client.xtrim(app.store.keys.log, maxlen=0)  # its record gone, why reads the entry
+    said = answer(app, "why entity.task.bad")
+    assert said == f"entry entity.task.bad cannot be read: {skipped[0].why}"
+    tools = AgentTools(app.gateway, actor("agent:assistant"))
+    read = tools.call(ToolCall("1", "getState", '{"keys": ["entity.task.bad"]}'), "corr")
+    assert read.ok and read.result == {"entity.task.bad": None}
+
+
+def test_an_entry_at_the_limit_reads_everywhere(
+    app: App, capsys: pytest.CaptureFixture[str], workspace: str
+) -> None:
+    deepest = nested(MAX_DEPTH)
+    assert isinstance(app.gateway.propose(mutation("set", "entity.task.deep", deepest)), Committed)
+    skipped: list[UnreadableEntry] = []
+    assert [e.value for e in app.store.entries("entity.", skipped)] == [deepest]
+    assert skipped == []
+    snapshot = app.store.snapshot()
+    assert snapshot.entries["entity.task.deep"].value == deepest and snapshot.skipped == ()
+    capsys.readouterr()  # (what the setting up printed is not the command's)
+    code, out, err = run(capsys, workspace, "state", "list", "--json")
+    assert code == 0 and err == "" and json.loads(out)["value"] == deepest
+    code, out, err = run(capsys, workspace, "state", "get", "entity.task.deep", "--json")
+    assert code == 0 and err == "" and json.loads(out)["value"] == deepest
+    code, out, _ = run(capsys, workspace, "replay", "--verify")
+    assert code == 0 and "OK" in out

@@ -359,12 +359,16 @@ def test_a_step_abandoned_mid_post_is_sent_again_with_the_same_idempotency_key(
     tmp_path: Path, redis_client: Redis, workspace: str, hook: WebhookServer
 ) -> None:
     from rules.keys import RuleKeys
-    from rules.worker.ledger import StepLedger
+    from rules.worker.ledger import Lease, StepLedger
 
     rig = make_rig(tmp_path, redis_client, workspace, post_rule(hook))
     job_id = enqueued(rig)
-    # what a worker killed during the POST leaves: the step started, never done
-    StepLedger(redis_client, RuleKeys(workspace), job_id).claim(0)
+    # what a worker killed during the POST leaves once its lease lapsed: the step started,
+    # never done, and no lease
+    lease = Lease(redis_client, RuleKeys(workspace).lease(job_id), "killed-worker", 30)
+    assert lease.acquire()
+    StepLedger(redis_client, RuleKeys(workspace), job_id, lease).claim(0)
+    lease.release()
     rig.work()
     (request,) = hook.requests  # http.post is resend-safe: the receiver dedupes by the key
     assert request.header("Idempotency-Key") == f"{job_id}.0"

@@ -1,0 +1,228 @@
+"""Retention: trimming the mutation log behind a checkpoint, so that it does not grow without
+bound while ``replay --verify`` still proves snapshot == checkpoint + log.
+
+A compaction (one process at a time per workspace):
+
+1. drops from the key index the keys Redis has expired;
+2. finds how far the log may go: records older than ``keep_ms`` or beyond the newest
+   ``keep_records``, but never a record a consumer group has not handled (delivered and
+   acknowledged), never past a record no reader can parse, and never the newest record;
+3. replays those records onto the checkpoint and saves it (a checkpoint never moves back);
+4. only then trims them (``XTRIM MINID``) and marks how far the log was compacted, which
+   ``log``, ``trace`` and ``rules why`` read to say that history before it is gone.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from redis.exceptions import ResponseError
+
+from core.state.checkpoints import Checkpoints, HistoryCompacted, Image, Saved
+from core.state.mutation_log import LogRecord, UnreadableRecord
+from core.state.replay import apply
+from core.state.scripts import sweep_index_script, trim_log_script
+from core.state.store import StateStore
+from core.state.streams import Row, after_id, id_order, stream_rows
+
+if TYPE_CHECKING:
+    from redis import Redis
+
+__all__ = ["Compaction", "Compactor", "Retention"]
+
+_LOCK_MS = 10 * 60 * 1000
+_BATCH = 1000
+_HELD = "held back"  # retention would trim further, but a record must stay
+
+
+@dataclass(frozen=True)
+class Retention:
+    """What the log keeps: nothing older than ``keep_ms`` and at most ``keep_records``
+    records (None: no limit of that kind). A record goes when either limit says so."""
+
+    keep_ms: int | None = None
+    keep_records: int | None = None
+
+    @property
+    def trims(self) -> bool:
+        return self.keep_ms is not None or self.keep_records is not None
+
+    def __str__(self) -> str:
+        parts = []
+        if self.keep_ms is not None:
+            parts.append(f"{self.keep_ms / 86_400_000:g} days")
+        if self.keep_records is not None:
+            parts.append(f"{self.keep_records} records")
+        return " and ".join(parts) if parts else "everything"
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """What one compaction did. ``held_back``: why it trimmed less than retention allowed
+    (a consumer group behind, an unreadable record); ``busy``: another process was at it."""
+
+    trimmed: int = 0
+    through: str | None = None
+    held_back: str | None = None
+    index_dropped: int = 0
+    log_length: int = 0
+    busy: bool = False
+
+
+@dataclass
+class _Carried:
+    """A checkpoint image carried along the log: built on the checkpoint at ``base`` (None:
+    the start of the log), through ``through``; ``last_ts``: the server time of the last
+    record applied; ``stopped``: why it stopped short of what retention allows."""
+
+    image: Image
+    base: str | None
+    through: str | None = None
+    last_ts: int | None = None
+    stopped: str | None = None
+
+
+class Compactor:
+    def __init__(self, store: StateStore, retention: Retention) -> None:
+        self.store = store
+        self.redis: Redis = store.redis
+        self.keys = store.keys
+        self.retention = retention
+        self.checkpoints = Checkpoints(store.redis, store.keys)
+
+    def run(self) -> Compaction:
+        token = uuid.uuid4().hex
+        if not self.redis.set(self.keys.compacting, token, nx=True, px=_LOCK_MS):
+            return Compaction(busy=True, log_length=int(self.redis.xlen(self.keys.log)))
+        try:
+            dropped = self.sweep_index()
+            trimmed, through, held_back = self._trim() if self.retention.trims else (0, None, None)
+            length = int(self.redis.xlen(self.keys.log))
+            return Compaction(trimmed, through, held_back, dropped, length)
+        finally:
+            if self.redis.get(self.keys.compacting) == token:
+                self.redis.delete(self.keys.compacting)
+
+    def sweep_index(self) -> int:
+        """Drop expired keys from the key index; how many were dropped."""
+        sweep, dropped, start = sweep_index_script(self.redis), 0, "-"
+        while True:
+            names = [str(n) for n in self.redis.zrangebylex(self.keys.index, start, "+", 0, 500)]
+            if names:
+                entries = [self.keys.entry(n) for n in names]
+                dropped += int(sweep(keys=[self.keys.index, *entries], args=names))
+            if len(names) < 500:
+                return dropped
+            start = f"({names[-1]}"
+
+    def _trim(self) -> tuple[int, str | None, str | None]:
+        bound, held_back = self._bound()
+        keep, keep_ms = self.retention.keep_records, self.retention.keep_ms
+        most = None if keep is None else max(0, int(self.redis.xlen(self.keys.log)) - keep)
+        old = None if keep_ms is None else f"{max(0, _server_ms(self.redis) - keep_ms)}-0"
+        carried = self._checkpoint(bound, old, most)
+        stopped = held_back if carried.stopped == _HELD else carried.stopped
+        if carried.through is None:
+            return 0, None, stopped
+        image = carried.image
+        if carried.last_ts is not None:  # expired before the last record: no reader sees it
+            image.entries = {
+                k: e
+                for k, e in image.entries.items()
+                if e.expires_at is None or e.expires_at > carried.last_ts
+            }
+        if self.checkpoints.save(image, carried.base) is Saved.STALE:
+            return 0, None, "another compaction trimmed the log meanwhile; nothing done"
+        trimmed = int(
+            trim_log_script(self.redis)(
+                keys=[self.keys.log, self.keys.compacted, self.keys.checkpoint_at],
+                args=[carried.through],
+            )
+        )
+        if trimmed < 0:
+            return 0, None, "the checkpoint does not reach the records to trim; nothing done"
+        return trimmed, carried.through, stopped
+
+    def _bound(self) -> tuple[str, str | None]:
+        """The first log id that must stay whatever retention says: the newest record, or
+        the first one a consumer group still needs; and why, when it is the latter."""
+        newest = stream_rows(self.redis.xrevrange(self.keys.log, count=1))
+        if not newest:
+            return "0-1", None
+        bound, why = newest[0][0], None
+        for group, needed in self._groups():
+            if id_order(needed) < id_order(bound):
+                bound = needed
+                why = (
+                    f"the consumer group {group!r} has not handled the records from {needed} on "
+                    "(is the worker running for this workspace?)"
+                )
+        return bound, why
+
+    def _groups(self) -> Iterator[tuple[str, str]]:
+        """Each consumer group of the log, with the first id it still needs."""
+        try:
+            groups = self.redis.xinfo_groups(self.keys.log)
+        except ResponseError:  # no log yet
+            return
+        for group in groups:
+            name = str(group["name"])
+            needed = after_id(str(group["last-delivered-id"]))
+            if int(group["pending"]):
+                oldest = self.redis.xpending(self.keys.log, name)["min"]
+                if oldest is not None:  # (acknowledged since XINFO: nothing pending)
+                    needed = _lower(needed, str(oldest))
+            yield name, needed
+
+    def _checkpoint(self, bound: str, old: str | None, most: int | None) -> _Carried:
+        """The checkpoint carried through the last record that may go. A record may go
+        when it comes before ``bound`` and it is either before ``old`` (by age) or among the
+        first ``most`` of the log (by count)."""
+        mark = self.checkpoints.mark()
+        image = self.checkpoints.load()
+        if mark is not None and (
+            image is None or id_order(image.last_id or "0-0") < id_order(mark.through)
+        ):
+            raise HistoryCompacted(mark, "the checkpoint that holds its result is missing")
+        carried = _Carried(image or Image(), None if image is None else image.last_id)
+        count = 0
+        for log_id, fields in self._rows():
+            by_age = old is not None and id_order(log_id) < id_order(old)
+            by_count = most is not None and count < most
+            if not (by_age or by_count):
+                break
+            if id_order(log_id) >= id_order(bound):
+                carried.stopped = _HELD
+                break
+            last = carried.image.last_id
+            if last is None or id_order(log_id) > id_order(last):
+                try:
+                    record = LogRecord.from_stream(log_id, fields)
+                except UnreadableRecord as exc:  # replay could not pass it: neither may we
+                    carried.stopped = f"{exc}; nothing from it on is compacted"
+                    break
+                apply(carried.image, record)
+                carried.last_ts = record.ts
+            carried.through, count = log_id, count + 1
+        return carried
+
+    def _rows(self) -> Iterator[Row]:
+        start = "-"
+        while True:
+            chunk = stream_rows(self.redis.xrange(self.keys.log, start, "+", count=_BATCH))
+            yield from chunk
+            if len(chunk) < _BATCH:
+                return
+            start = f"({chunk[-1][0]}"
+
+
+def _lower(a: str, b: str) -> str:
+    return a if id_order(a) <= id_order(b) else b
+
+
+def _server_ms(client: Redis) -> int:
+    seconds, micros = client.time()
+    return int(seconds) * 1000 + int(micros) // 1000

@@ -1,0 +1,93 @@
+"""The RQ worker of ``deliberate worker``, whose scheduler process dies with it.
+
+The rules need RQ's scheduler: a run's retries wait ``backoff_sec`` (``Retry(interval=…)``),
+which RQ implements by parking the job in its ``ScheduledJobRegistry``; only a scheduler
+moves it back onto the queue. RQ forks the scheduler as a child process holding a lock per
+queue (``rq:scheduler-lock:<queue>``), refreshed every second. When the worker is killed
+with ``kill -9`` the child lives on, orphaned, and keeps refreshing that lock, so no new
+worker becomes the scheduler of those queues while it lives.
+
+Kept as RQ has it (a forked child: RQ restarts it when it dies, and stops it with the worker
+on a warm shutdown), with one change: the child watches its parent. It waits on the pipe
+multiprocessing keeps to the parent (it reads end-of-file the moment the parent dies, however
+it died) and checks ``os.getppid()`` every half second (should a later fork of the worker
+hold a copy of the pipe's other end). When the parent is gone it stops as on SIGTERM: it frees its
+locks and registers its death within one scheduler interval, so a new worker takes the
+scheduler role at once rather than after the lock's ttl. Should it not stop within
+``GRACE_SEC`` (Redis unreachable), it exits anyway and its lock lapses by itself. Chosen
+over a scheduler thread in the worker, which dies with it but cannot free its lock (so the
+next worker waits out its ttl), and over ``prctl(PR_SET_PDEATHSIG)``, which is Linux-only
+and fires when the forking *thread* ends, not the process."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+from multiprocessing.connection import wait
+
+from rq import SimpleWorker
+from rq.defaults import DEFAULT_LOGGING_DATE_FORMAT, DEFAULT_LOGGING_FORMAT
+from rq.scheduler import RQScheduler
+
+__all__ = ["ParentBoundScheduler", "RuleWorker"]
+
+PARENT_POLL_SEC = 0.5
+GRACE_SEC = 10.0
+
+
+class ParentBoundScheduler(RQScheduler):
+    """RQ's scheduler, which stops (freeing its locks) when the worker that forked it dies."""
+
+    def work(self) -> None:
+        parent = multiprocessing.parent_process()
+        if parent is not None and parent.pid is not None:  # forked by the worker, as RQ does
+            watch = threading.Thread(
+                target=self._watch, args=(parent.pid, parent.sentinel), daemon=True
+            )
+            watch.start()
+        super().work()  # type: ignore[no-untyped-call]
+
+    def _watch(self, parent_pid: int, sentinel: int) -> None:
+        # the sentinel reads end-of-file once the parent is gone (multiprocessing closes the
+        # parent's end only after this process ended); getppid() changes as it is reparented
+        while os.getppid() == parent_pid and not wait([sentinel], timeout=PARENT_POLL_SEC):
+            continue
+        self.log.warning("Scheduler: the worker %d is gone; stopping", parent_pid)
+        self.request_stop()  # type: ignore[no-untyped-call]
+        threading.Event().wait(GRACE_SEC)
+        os._exit(1)  # still here: stopping hangs (Redis unreachable); the lock lapses by itself
+
+
+class RuleWorker(SimpleWorker):
+    """RQ's ``SimpleWorker`` (jobs run in this process, where the rules' ``WorkerContext``
+    is installed) whose scheduler is a ``ParentBoundScheduler``."""
+
+    def _start_scheduler(
+        self,
+        burst: bool = False,
+        logging_level: str | None = "INFO",
+        date_format: str = DEFAULT_LOGGING_DATE_FORMAT,
+        log_format: str = DEFAULT_LOGGING_FORMAT,
+    ) -> None:
+        # RQ's own, with the scheduler's class changed
+        self.scheduler = ParentBoundScheduler(
+            self.queues,
+            connection=self.connection,
+            logging_level=logging_level if logging_level is not None else self.log.level,
+            date_format=date_format,
+            log_format=log_format,
+            serializer=self.serializer,
+        )
+        self.scheduler.acquire_locks()  # type: ignore[no-untyped-call]
+        if not self.scheduler.acquired_locks:
+            return
+        if burst:
+            try:
+                self.scheduler.register_birth()
+                self.scheduler.enqueue_scheduled_jobs()  # type: ignore[no-untyped-call]
+            finally:
+                self.scheduler.release_locks()  # type: ignore[no-untyped-call]
+                self.scheduler.register_death()
+        else:
+            self.scheduler.start()  # type: ignore[no-untyped-call]

