@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ConfigError", "ConfigIssue", "DeliberateError", "StoreError"]
+__all__ = ["ConfigError", "ConfigIssue", "DeliberateError", "StoreError", "Unreadable"]
 
 
 class DeliberateError(Exception):
@@ -13,6 +13,16 @@ class DeliberateError(Exception):
 
 class StoreError(DeliberateError):
     """The state store answered something it should never answer (a broken invariant)."""
+
+
+class Unreadable(StoreError):
+    """Something stored that no reader can parse (written by an older version, or planted),
+    named (``name``: a key, a log id), so that a reader that must go on can skip it and say
+    so; ``why`` is the parser's first complaint."""
+
+    def __init__(self, what: str, name: str, why: str) -> None:
+        super().__init__(f"{what} {name} cannot be read: {why}")
+        self.why = why
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from bot.app import App, build_app
 from bot.embedded_redis import EmbeddedServer
 from bot.redis_connection import connect, connection_url
 from core.state.keys import WORKSPACE_DIRECTORY, WorkspaceKeys
+from tests.faults.embedded import Home
 from tests.openai_server import OpenAIServer
 
 LOCAL_REDIS = "redis://127.0.0.1:6379/15"  # a logical db of its own: cleanup scans only it
@@ -85,3 +86,15 @@ def openai_server() -> Iterator[OpenAIServer]:
     server = OpenAIServer().start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def embedded_home(tmp_path: Path) -> Iterator[Home]:
+    """A fresh data directory for the embedded Redis; whatever server serves it is stopped
+    at teardown."""
+    home = Home(tmp_path / "home")
+    yield home
+    try:
+        home.server.stop(force=True)
+    finally:
+        home.stop_everything()

@@ -14,11 +14,9 @@ from redis.exceptions import RedisError
 
 from bot.json_logging import configure as configure_logging
 from bot.redis_connection import error_sentence, server_name
-from core.errors import ConfigError, StoreError
+from core.errors import ConfigError, StoreError, Unreadable
 from core.state.checkpoints import HistoryCompacted
-from core.state.codec import UnreadableEntry
 from core.state.limits import NotReplicated
-from core.state.mutation_log import UnreadableRecord
 
 __all__ = ["COMMANDS", "main", "parser"]
 
@@ -140,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(f"deliberate: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except (NotReplicated, HistoryCompacted, UnreadableEntry, UnreadableRecord) as exc:
+    except (NotReplicated, HistoryCompacted, Unreadable) as exc:
         print(f"deliberate: {exc}", file=sys.stderr)  # each says what happened, in full
         return EXIT_REJECTED
     except StoreError as exc:

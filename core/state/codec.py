@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from pydantic import JsonValue, ValidationError
 
-from core.errors import StoreError
+from core.errors import Unreadable
 from core.state.actor import Actor
 from core.state.entry import Entry
 from core.state.mutation import Mutation
@@ -22,14 +22,12 @@ __all__ = ["UnreadableEntry", "entry_from_fields", "entry_meta", "readable_entry
 log = logging.getLogger("deliberate.store")
 
 
-class UnreadableEntry(StoreError):
-    """A state entry no reader can parse (written by an older version, or planted): named
-    by its key, so a reader that must go on can skip it and say so."""
+class UnreadableEntry(Unreadable):
+    """A state entry no reader can parse, named by its key."""
 
     def __init__(self, key: str, why: str) -> None:
-        super().__init__(f"entry {key} cannot be read: {why}")
+        super().__init__("entry", key, why)
         self.key = key
-        self.why = why
 
 
 def text(raw: bytes | str | None) -> str | None:

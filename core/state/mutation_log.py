@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue, ValidationError
 
-from core.errors import StoreError
+from core.errors import Unreadable
 from core.state.checkpoints import Checkpoints, CompactionMark
 from core.state.keys import WorkspaceKeys
 from core.state.mutation import Mutation
@@ -24,14 +24,12 @@ __all__ = ["KeyHistory", "LogRecord", "MutationLog", "UnreadableRecord"]
 log = logging.getLogger("deliberate.store")
 
 
-class UnreadableRecord(StoreError):
-    """A log record no reader can parse (written by an older version, or planted): named
-    by its id, so a reader that must go on can skip it and say so."""
+class UnreadableRecord(Unreadable):
+    """A log record no reader can parse, named by its id."""
 
     def __init__(self, log_id: str, why: str) -> None:
-        super().__init__(f"log record {log_id} cannot be read: {why}")
+        super().__init__("log record", log_id, why)
         self.log_id = log_id
-        self.why = why
 
 
 @dataclass(frozen=True)

@@ -9,34 +9,21 @@ import re
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from bot.embedded_redis import EmbeddedServer, alive
+from tests.polling import wait_for
 
 __all__ = [
     "COMMITTED",
     "Home",
     "cli",
     "serving",
-    "wait_for",
 ]
 
 # "committed: k = 3  (v3, user:p1, ...)", or for a retry whose value is no longer on record
 # "committed: k (v3) (already committed: ...)"
 COMMITTED = re.compile(r"^committed: (\S+) (?:= \S+\s+)?\(v(\d+)[,)]", re.MULTILINE)
-
-
-def wait_for(predicate: Callable[[], Any], what: str, timeout: float = 30.0) -> Any:
-    """Poll ``predicate`` until it holds (a deadline, not a sleep standing in for one)."""
-    deadline = time.monotonic() + timeout
-    while not (value := predicate()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
-    return value
 
 
 def cli(*argv: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:

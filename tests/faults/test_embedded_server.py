@@ -18,7 +18,8 @@ import pytest
 
 from bot.embedded_redis import alive
 from bot.redis_connection import embedded_client
-from tests.faults.embedded import COMMITTED, Home, cli, serving, wait_for
+from tests.faults.embedded import COMMITTED, Home, cli, serving
+from tests.polling import wait_for
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 

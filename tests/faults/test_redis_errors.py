@@ -19,7 +19,8 @@ from redis import Redis
 from redis.exceptions import OutOfMemoryError, RedisError
 
 from bot.redis_connection import RedisTooOld, error_sentence
-from tests.faults.embedded import cli, wait_for
+from tests.faults.embedded import cli
+from tests.polling import wait_for
 from tests.servers.redis_process import RedisProcess, free_port
 
 WRITE = ("state", "set", "decision.db", "postgres", "--actor", "user:a")

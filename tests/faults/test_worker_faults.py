@@ -9,10 +9,8 @@ import signal
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from redis import Redis
@@ -22,19 +20,11 @@ from core.state.actor import Actor
 from core.state.commit_result import Committed
 from core.state.mutation import Mutation, Op
 from rules.keys import CONSUMER_GROUP, RuleKeys
+from tests.polling import wait_for
 from tests.rules.rig import config_text
 from tests.servers.http import HttpServer, Request, Response
 
 FAST = "  retries: 2\n  backoff_sec: [1]\n  timeout_sec: 20\n  lease_sec: 2\n"
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float = 30.0, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    while not (value := predicate()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting{': ' + what if what else ''}")
-        time.sleep(0.05)
-    return value
 
 
 class Receiver(HttpServer):

@@ -5,25 +5,16 @@ the consumer group loses its dead consumers and keeps any with pending records."
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from redis import Redis
 
 from rules.keys import CONSUMER_GROUP, KEEP_SEC, RuleKeys
+from tests.polling import wait_for
 from tests.rules.rig import Rig, make_rig
 from tests.servers.webhook import WebhookServer
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float = 10.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (value := predicate()):
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting")
-        time.sleep(0.01)
-    return value
 
 
 @pytest.fixture

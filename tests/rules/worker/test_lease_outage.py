@@ -5,10 +5,8 @@ the lease is lost, and the run starts no further step."""
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from redis import Redis
@@ -16,19 +14,11 @@ from redis import Redis
 from rules.keys import RuleKeys
 from rules.worker.job import run_rule
 from rules.worker.ledger import Lease, LeaseLost
+from tests.polling import wait_for
 from tests.rules.rig import make_rig
 from tests.rules.worker.tcp_proxy import RedisProxy
 from tests.servers.http import Request, Response
 from tests.servers.webhook import WebhookServer
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float = 20.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (value := predicate()):
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting")
-        time.sleep(0.01)
-    return value
 
 
 @pytest.fixture

@@ -8,8 +8,7 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from core.state.actor import Actor
 from core.state.commit_result import Committed
 from core.state.mutation import Mutation, Op
 from rules.keys import CONSUMER_GROUP, RuleKeys
+from tests.polling import wait_for
 from tests.rules.rig import config_text
 from tests.servers.obs import ObsServer
 from tests.servers.webhook import WebhookServer
@@ -81,17 +81,6 @@ class Worker:
             self.kill()
             return ""
         return err.decode(errors="replace")
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float = 20.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting")
-        time.sleep(0.05)
 
 
 def group_ready(client: Redis, workspace: str) -> bool:
