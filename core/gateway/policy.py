@@ -22,6 +22,7 @@ from core.state.commit_result import RejectReason
 from core.state.entry import Entry
 from core.state.limits import NO_LIMITS, CommitLimits, RateLimit
 from core.state.mutation import MAX_TTL_SEC, Mutation, Op
+from core.state.value_json import MAX_BYTES
 
 __all__ = [
     "GuestPolicy",
@@ -125,7 +126,7 @@ class ProposalsPolicy(BaseModel):
 class PolicyConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    max_value_bytes: int = Field(default=16_384, ge=16)
+    max_value_bytes: int = Field(default=16_384, ge=16, le=MAX_BYTES)
     guests: GuestPolicy = GuestPolicy()
     proposals: ProposalsPolicy = ProposalsPolicy()
     keys: list[KeyRule] = []

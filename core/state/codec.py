@@ -15,7 +15,7 @@ from core.errors import Unreadable
 from core.state.actor import Actor
 from core.state.entry import Entry
 from core.state.mutation import Mutation
-from core.state.value_json import MAX_DEPTH, loads, nesting
+from core.state.value_json import MAX_BYTES, MAX_DEPTH, loads, nesting
 
 __all__ = ["UnreadableEntry", "entry_from_fields", "entry_meta", "readable_entry", "text"]
 
@@ -94,6 +94,8 @@ def readable_entry(
 
 def _stored_json(name: str, raw: str) -> JsonValue:
     """Stored JSON text as a value, within the limits a write is held to."""
+    if len(raw) > MAX_BYTES // 4 and len(raw.encode()) > MAX_BYTES:
+        raise ValueError(f"{name} takes {len(raw.encode())} bytes, more than {MAX_BYTES}")
     value: JsonValue = loads(raw)
     # a value nests no deeper than it has brackets: count them (fast) before walking it
     if raw.count("[") + raw.count("{") > MAX_DEPTH and nesting(value) > MAX_DEPTH:

@@ -30,7 +30,7 @@ from core.state.limits import (
 from core.state.mutation import Mutation, Op
 from core.state.scripts import commit_script, read_script
 from core.state.streams import stream_rows
-from core.state.value_json import dumps
+from core.state.value_json import MAX_BYTES, dumps
 
 if TYPE_CHECKING:
     from redis import Redis
@@ -235,7 +235,7 @@ class StateStore:
             rate.max if rate else 0,
             rate.window_ms if rate else 0,
             mutation.id,
-            limits.max_bytes,
+            min(limits.max_bytes or MAX_BYTES, MAX_BYTES),
             limits.max_items,
             self.prev_max_bytes,
         ]

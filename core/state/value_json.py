@@ -9,11 +9,14 @@ import json
 import math
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "dumps", "loads", "nesting"]
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "dumps", "loads", "nesting"]
 
 # how deep a stored value may nest (a list in a dict is 2): every reader (pydantic's JSON
 # parser among them, which stops at 200) must be able to read what a writer wrote
 MAX_DEPTH = 64
+# the most bytes a stored value may take as JSON, whatever the policy says (its
+# max_value_bytes may only lower it): every commit is held to it, every reader refuses more
+MAX_BYTES = 4 * 1024 * 1024
 
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)

@@ -17,14 +17,17 @@ from redis import Redis
 
 from bot.answers import answer
 from bot.app import App, build_app
+from core.config.core_config import load_config
+from core.errors import ConfigError
 from core.llm.replies import ToolCall
 from core.llm.tools import AgentTools
 from core.state.codec import UnreadableEntry
-from core.state.commit_result import Committed
+from core.state.commit_result import Committed, Rejected, RejectReason
 from core.state.mutation_log import MutationLog, UnreadableRecord
 from core.state.replay import Replayer
+from core.state.store import StateStore
 from core.state.streams import stream_rows
-from core.state.value_json import MAX_DEPTH, nesting
+from core.state.value_json import MAX_BYTES, MAX_DEPTH, nesting
 from tests.bot.cli.process import run
 from tests.bot.cli.test_rules_cli import rules_config
 from tests.factories import actor, mutation
@@ -234,3 +237,37 @@ def test_an_entry_at_the_limit_reads_everywhere(
     assert code == 0 and err == "" and json.loads(out)["value"] == deepest
     code, out, _ = run(capsys, workspace, "replay", "--verify")
     assert code == 0 and "OK" in out
+
+
+def test_a_value_at_the_size_limit_is_kept_and_one_past_it_refused_whatever_the_policy(
+    redis_client: Redis, workspace: str
+) -> None:
+    """The store holds every commit to MAX_BYTES (a policy may only lower it), and readers
+    refuse a stored value past it rather than load it."""
+    store = StateStore(redis_client, workspace)
+    at_limit = "x" * (MAX_BYTES - 2)  # with its quotes, exactly MAX_BYTES
+    done = store.commit(mutation("set", "artifact.big", at_limit))
+    assert isinstance(done, Committed)
+    entry = store.get("artifact.big")
+    assert entry is not None and entry.value == at_limit
+    past = store.commit(mutation("set", "artifact.bigger", at_limit + "y"))
+    assert isinstance(past, Rejected) and past.reason is RejectReason.SCHEMA
+    assert f"more than the {MAX_BYTES} allowed" in past.message
+    grown = store.commit(mutation("append", "artifact.list", "z"))
+    assert isinstance(grown, Committed)
+    assert store.version("artifact.bigger") == 0
+    # planted past the limit: skipped by listers, named by readers
+    redis_client.hset(store.keys.entry("artifact.big"), "value", f'"{at_limit}yy"')
+    skipped: list[UnreadableEntry] = []
+    assert [e.key for e in store.entries("artifact.", skipped)] == ["artifact.list"]
+    assert [s.key for s in skipped] == ["artifact.big"]
+    assert f"more than {MAX_BYTES}" in skipped[0].why
+    with pytest.raises(UnreadableEntry, match=r"artifact\.big"):
+        store.get("artifact.big")
+
+
+def test_a_policy_may_not_raise_the_size_limit(tmp_path: Path) -> None:
+    config = tmp_path / "deliberate.yaml"
+    config.write_text(f"policy:\n  max_value_bytes: {MAX_BYTES + 1}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r":2: policy.max_value_bytes: "):
+        load_config(config)
