@@ -75,7 +75,9 @@ def schedule(service: RuleService, app: App) -> None:
     in the workspace's consumer thread; one that fails is logged and tried at its next turn.
 
     Compaction (``store.retention``) runs here: it never trims what the consumer has not
-    handled, and the consumer is the one that handles it."""
+    handled, and the consumer is the one that handles it. So does the daily sweep that gives
+    an expiry to proposals an older release stored without one."""
+    service.every(86_400, "proposals", app.gateway.proposals.sweep)
     retention = app.config.store.retention
     if not retention.retention.trims:
         return

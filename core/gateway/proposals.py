@@ -81,6 +81,27 @@ class ProposalBox:
             return proposal.expires_at
         return proposal.created_at + self.expire_after_ms
 
+    def sweep(self) -> int:
+        """Give their expiry to proposals stored before proposals had one (a release that
+        kept them for ever), as ``_write`` would have; how many. A SCAN of the keyspace:
+        the worker runs it once a day."""
+        now, swept = _server_ms(self.redis.time()), 0
+        pattern = self.keys.every_key.removesuffix("*") + ":proposal:*"
+        for name in self.redis.scan_iter(match=pattern, count=500):
+            if int(self.redis.pttl(name)) != -1:
+                continue
+            raw = self.redis.get(name)
+            try:
+                proposal = Proposal.model_validate_json(str(raw))
+            except ValueError:  # unreadable: kept the week a resolved one is
+                kept_until = now + KEPT_MS
+            else:
+                pending = proposal.status is ProposalStatus.PENDING
+                deadline = self.deadline(proposal)
+                kept_until = _kept_until(deadline, now) if pending else now + KEPT_MS
+            swept += int(self.redis.pexpireat(name, kept_until))
+        return swept
+
     def get(self, proposal_id: str) -> Proposal | None:
         raw = self.redis.get(self.keys.proposal(proposal_id))
         return Proposal.model_validate_json(str(raw)) if raw else None

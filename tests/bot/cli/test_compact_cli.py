@@ -10,6 +10,7 @@ from redis import Redis
 
 from bot.answers import answer
 from bot.app import App
+from core.state.keys import WorkspaceKeys
 from rules.keys import CONSUMER_GROUP, RuleKeys
 from tests.bot.cli.process import run
 from tests.conftest import write_config
@@ -128,8 +129,12 @@ def test_the_worker_compacts_on_its_schedule_behind_its_own_cursor(
         assert code == 0
     log = RuleKeys(workspace).log
     assert redis_client.xlen(log) == 10
+    # and a proposal an older release stored without an expiry gets one
+    kept_for_ever = WorkspaceKeys(workspace).proposal("old-one")
+    redis_client.set(kept_for_ever, "{}")
     code, _, err = run(capsys, workspace, "--config", config, "worker", "--burst")
     assert code == 0
+    assert redis_client.pttl(kept_for_ever) > 0
     assert redis_client.xlen(log) == 4
     assert "compacted 6 records" in err
     code, out, _ = run(capsys, workspace, "--config", config, "replay", "--verify")

@@ -313,6 +313,26 @@ def test_a_proposal_from_before_deadlines_expires_a_day_after_it_was_made(guarde
     assert isinstance(guarded.gateway.apply_proposal(fresh.id, MO), Committed)
 
 
+def test_the_sweep_gives_an_expiry_to_proposals_an_older_release_kept_for_ever(
+    guarded: App,
+) -> None:
+    waiting, done, timed = (propose(guarded, f"guarded.s{i}") for i in range(3))
+    guarded.gateway.discard_proposal(done.id, MO)
+    made = server_ms(guarded) - 1000
+    for proposal in (waiting, done):  # as an older release stored them: no expiry at all
+        data = json.loads(stored(guarded, proposal.id).model_dump_json(by_alias=True))
+        data.pop("expiresAt")
+        data["createdAt"] = made
+        guarded.redis.set(guarded.store.keys.proposal(proposal.id), json.dumps(data))
+    left = kept_for(guarded, timed.id)
+    assert guarded.gateway.proposals.sweep() == 2
+    assert guarded.gateway.proposals.sweep() == 0  # nothing left without one
+    # pending: kept a week past its deadline (made + a day); resolved: a week from now
+    assert DAY_MS + KEPT_MS - 62_000 < kept_for(guarded, waiting.id) <= DAY_MS + KEPT_MS
+    assert KEPT_MS - 60_000 < kept_for(guarded, done.id) <= KEPT_MS
+    assert left - 60_000 < kept_for(guarded, timed.id) <= left  # untouched
+
+
 # --- what the clicker sees ----------------------------------------------------------------
 
 
