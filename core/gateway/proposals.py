@@ -34,6 +34,7 @@ from core.state.actor import Actor
 from core.state.commit_result import Committed
 from core.state.keys import WorkspaceKeys
 from core.state.mutation import Mutation
+from core.state.scripts import server_ms
 
 if TYPE_CHECKING:
     from redis import Redis
@@ -61,7 +62,7 @@ class ProposalBox:
     def add(self, mutation: Mutation) -> Proposal:
         """The proposal of ``mutation``: its id is the mutation's, so a retried delivery finds
         the proposal it made the first time (in whatever state it now is) and adds nothing."""
-        now = _server_ms(self.redis.time())
+        now = server_ms(self.redis, self.keys.versions)
         deadline = now + self.expire_after_ms
         proposal = Proposal(id=mutation.id, mutation=mutation, created_at=now, expires_at=deadline)
         created = self.redis.set(
@@ -85,7 +86,7 @@ class ProposalBox:
         """Give their expiry to proposals stored before proposals had one (a release that
         kept them for ever), as ``_write`` would have; how many. A SCAN of the keyspace:
         the worker runs it once a day."""
-        now, swept = _server_ms(self.redis.time()), 0
+        now, swept = server_ms(self.redis, self.keys.versions), 0
         pattern = self.keys.every_key.removesuffix("*") + ":proposal:*"
         for name in self.redis.scan_iter(match=pattern, count=500):
             if int(self.redis.pttl(name)) != -1:
@@ -185,7 +186,8 @@ class ProposalBox:
         at work (server time)."""
         if proposal.status is not ProposalStatus.APPLIED or proposal.resolved_at is None:
             return False
-        return _server_ms(self.redis.time()) - proposal.resolved_at <= CLAIM_LEASE_MS
+        now = server_ms(self.redis, self.keys.versions)
+        return now - proposal.resolved_at <= CLAIM_LEASE_MS
 
     def _due(self, proposal: Proposal, now: int) -> bool:
         return now >= self.deadline(proposal)
@@ -209,7 +211,7 @@ class ProposalBox:
                     current = Proposal.model_validate_json(str(raw)) if raw else None
                     if current is None:
                         return None
-                    now = _server_ms(pipe.time())
+                    now = server_ms(pipe, key)
                     moved = change(current, now)
                     if moved is None:
                         return None
@@ -242,8 +244,3 @@ def _kept_until(deadline: int, now: int) -> int:
     """When a pending proposal's key goes: ``KEPT_MS`` past its deadline (never in the
     past: a key written with an expiry gone by would be deleted at once)."""
     return max(deadline, now) + KEPT_MS
-
-
-def _server_ms(time_reply: tuple[int, int]) -> int:
-    seconds, micros = time_reply
-    return int(seconds) * 1000 + int(micros) // 1000

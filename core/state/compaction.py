@@ -24,7 +24,7 @@ from redis.exceptions import ResponseError
 from core.state.checkpoints import Checkpoints, HistoryCompacted, Image, Saved
 from core.state.mutation_log import LogRecord, UnreadableRecord
 from core.state.replay import apply
-from core.state.scripts import sweep_index_script, trim_log_script
+from core.state.scripts import server_ms, sweep_index_script, trim_log_script
 from core.state.store import StateStore
 from core.state.streams import Row, after_id, id_order, stream_rows
 
@@ -122,7 +122,11 @@ class Compactor:
         bound, held_back = self._bound()
         keep, keep_ms = self.retention.keep_records, self.retention.keep_ms
         most = None if keep is None else max(0, int(self.redis.xlen(self.keys.log)) - keep)
-        old = None if keep_ms is None else f"{max(0, _server_ms(self.redis) - keep_ms)}-0"
+        old = (
+            None
+            if keep_ms is None
+            else f"{max(0, server_ms(self.redis, self.keys.log) - keep_ms)}-0"
+        )
         carried = self._checkpoint(bound, old, most)
         stopped = held_back if carried.stopped == _HELD else carried.stopped
         if carried.through is None:
@@ -221,8 +225,3 @@ class Compactor:
 
 def _lower(a: str, b: str) -> str:
     return a if id_order(a) <= id_order(b) else b
-
-
-def _server_ms(client: Redis) -> int:
-    seconds, micros = client.time()
-    return int(seconds) * 1000 + int(micros) // 1000

@@ -12,15 +12,18 @@ from redis.exceptions import NoScriptError
 
 if TYPE_CHECKING:
     from redis import Redis
+    from redis.client import Pipeline
 
 __all__ = [
     "COMMIT_LUA",
     "READ_LUA",
     "SWEEP_INDEX_LUA",
+    "TIME_LUA",
     "TRIM_LOG_LUA",
     "LuaScript",
     "commit_script",
     "read_script",
+    "server_ms",
     "sweep_index_script",
     "trim_log_script",
 ]
@@ -34,6 +37,10 @@ COMMIT_LUA = _source("commit.lua")
 READ_LUA = _source("read.lua")
 SWEEP_INDEX_LUA = _source("sweep_index.lua")
 TRIM_LOG_LUA = _source("trim_log.lua")
+# the server's clock, asked of the shard that holds KEYS[1]: a key-less TIME cannot be routed
+# on Redis Cluster, nor sent inside a pipeline or a transaction there (send it as
+# execute_command("EVAL", TIME_LUA, 1, key): a cluster pipeline has no eval())
+TIME_LUA = "return redis.call('TIME')"
 
 
 class LuaScript:
@@ -70,3 +77,10 @@ def sweep_index_script(client: Redis) -> LuaScript:
 
 def trim_log_script(client: Redis) -> LuaScript:
     return LuaScript(client, TRIM_LOG_LUA)
+
+
+def server_ms(client: Redis | Pipeline, key: str) -> int:
+    """The clock (milliseconds) of the server that holds ``key``. On a pipeline in
+    immediate mode (after WATCH) it runs on that pipeline's connection."""
+    seconds, micros = client.execute_command("EVAL", TIME_LUA, 1, key)  # type: ignore[no-untyped-call]
+    return int(seconds) * 1000 + int(micros) // 1000

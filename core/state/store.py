@@ -28,7 +28,7 @@ from core.state.limits import (
     NotReplicated,
 )
 from core.state.mutation import Mutation, Op
-from core.state.scripts import commit_script, read_script
+from core.state.scripts import TIME_LUA, commit_script, read_script
 from core.state.streams import stream_rows
 from core.state.value_json import MAX_BYTES, dumps
 
@@ -174,7 +174,8 @@ class StateStore:
             for name in names:
                 pipe.hgetall(keys.entry(name))
             pipe.xrevrange(keys.log, count=1)
-            pipe.time()
+            # the clock of the workspace's own shard (see TIME_LUA)
+            pipe.execute_command("EVAL", TIME_LUA, 1, keys.versions)  # type: ignore[no-untyped-call]
             raw, *hashes, last, now = pipe.execute()
             versions = {str(k): int(v) for k, v in raw.items()}
             if sorted(versions) != names:
@@ -199,7 +200,7 @@ class StateStore:
         for name in names:
             pipe.hgetall(self.keys.entry(name))
         pipe.hmget(self.keys.versions, names)
-        pipe.time()
+        pipe.execute_command("EVAL", TIME_LUA, 1, self.keys.versions)  # type: ignore[no-untyped-call]
         *hashes, versions, now = pipe.execute()
         now_ms = _server_ms(now)
         out: dict[str, Entry] = {}
