@@ -27,7 +27,7 @@ class ClickLines:
     def add(self, platform: str, message: str, line: str) -> list[str]:
         """Every line of ``message`` so far, ``line`` last."""
         key = self.key(platform, message)
-        pipe = self.redis.pipeline()
+        pipe = self.redis.pipeline(transaction=True)  # (a cluster client defaults to False)
         pipe.rpush(key, line)
         pipe.expire(key, self.ttl_sec)
         pipe.lrange(key, 0, -1)

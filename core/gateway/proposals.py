@@ -203,7 +203,7 @@ class ProposalBox:
         key = self.keys.proposal(proposal_id)
         committed = None if unless is None else self.keys.idempotency(unless)
         watched = [key] if committed is None else [key, committed]
-        with self.redis.pipeline() as pipe:
+        with self.redis.pipeline(transaction=True) as pipe:  # (a cluster client defaults to False)
             while True:
                 try:
                     pipe.watch(*watched)  # type: ignore[no-untyped-call]
