@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING
 from redis.exceptions import ResponseError
 
 from core.state.checkpoints import Checkpoints, HistoryCompacted, Image, Saved
-from core.state.mutation_log import LogRecord, UnreadableRecord
+from core.state.mutation_log import LogRecord, MutationLog, UnreadableRecord
 from core.state.replay import apply
 from core.state.scripts import server_ms, sweep_index_script, trim_log_script
 from core.state.store import StateStore
-from core.state.streams import Row, after_id, id_order, stream_rows
+from core.state.streams import after_id, id_order, stream_rows
 
 if TYPE_CHECKING:
     from redis import Redis
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 __all__ = ["Compaction", "Compactor", "Retention"]
 
 _LOCK_MS = 10 * 60 * 1000
-_BATCH = 1000
 _HELD = "held back"  # retention would trim further, but a record must stay
 
 
@@ -193,7 +192,7 @@ class Compactor:
             raise HistoryCompacted(mark, "the checkpoint that holds its result is missing")
         carried = _Carried(image or Image(), None if image is None else image.last_id)
         count = 0
-        for log_id, fields in self._rows():
+        for log_id, fields in MutationLog(self.redis, self.keys).rows():
             by_age = old is not None and id_order(log_id) < id_order(old)
             by_count = most is not None and count < most
             if not (by_age or by_count):
@@ -212,15 +211,6 @@ class Compactor:
                 carried.last_ts = record.ts
             carried.through, count = log_id, count + 1
         return carried
-
-    def _rows(self) -> Iterator[Row]:
-        start = "-"
-        while True:
-            chunk = stream_rows(self.redis.xrange(self.keys.log, start, "+", count=_BATCH))
-            yield from chunk
-            if len(chunk) < _BATCH:
-                return
-            start = f"({chunk[-1][0]}"
 
 
 def _lower(a: str, b: str) -> str:

@@ -14,7 +14,7 @@ from core.errors import Unreadable
 from core.state.checkpoints import Checkpoints, CompactionMark
 from core.state.keys import WorkspaceKeys
 from core.state.mutation import Mutation
-from core.state.streams import stream_rows
+from core.state.streams import Row, stream_rows
 
 if TYPE_CHECKING:
     from redis import Redis
@@ -133,11 +133,16 @@ class MutationLog:
 
     def records(self, after: str | None = None, batch: int = 1000) -> Iterator[LogRecord]:
         """Every record after ``after`` (exclusive), oldest first, read in batches."""
+        for log_id, fields in self.rows(after, batch):
+            yield LogRecord.from_stream(log_id, fields)
+
+    def rows(self, after: str | None = None, batch: int = 1000) -> Iterator[Row]:
+        """``records`` as the stream holds them, unparsed (for a reader that must settle an
+        unreadable one itself)."""
         start = f"({after}" if after else "-"
         while True:
             chunk = stream_rows(self.redis.xrange(self.keys.log, start, "+", count=batch))
-            for log_id, fields in chunk:
-                yield LogRecord.from_stream(log_id, fields)
+            yield from chunk
             if len(chunk) < batch:
                 return
             start = f"({chunk[-1][0]}"

@@ -5,6 +5,7 @@ forgotten it (a restart, SCRIPT FLUSH, a failover)."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,7 @@ __all__ = [
     "read_script",
     "server_ms",
     "sweep_index_script",
+    "time_ms",
     "trim_log_script",
 ]
 
@@ -82,5 +84,11 @@ def trim_log_script(client: Redis) -> LuaScript:
 def server_ms(client: Redis | Pipeline, key: str) -> int:
     """The clock (milliseconds) of the server that holds ``key``. On a pipeline in
     immediate mode (after WATCH) it runs on that pipeline's connection."""
-    seconds, micros = client.execute_command("EVAL", TIME_LUA, 1, key)  # type: ignore[no-untyped-call]
+    reply = client.execute_command("EVAL", TIME_LUA, 1, key)  # type: ignore[no-untyped-call]
+    return time_ms(reply)
+
+
+def time_ms(reply: Sequence[Any]) -> int:
+    """A TIME reply (seconds, microseconds) in milliseconds."""
+    seconds, micros = reply
     return int(seconds) * 1000 + int(micros) // 1000

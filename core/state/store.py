@@ -6,7 +6,6 @@ through the MutationGateway, which applies policy first.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +27,7 @@ from core.state.limits import (
     NotReplicated,
 )
 from core.state.mutation import Mutation, Op
-from core.state.scripts import TIME_LUA, commit_script, read_script
+from core.state.scripts import TIME_LUA, commit_script, read_script, time_ms
 from core.state.streams import stream_rows
 from core.state.value_json import MAX_BYTES, dumps
 
@@ -51,11 +50,6 @@ class Snapshot:
     last_log_id: str | None
     at_ms: int
     skipped: tuple[UnreadableEntry, ...] = ()
-
-
-def _server_ms(time_reply: Sequence[Any]) -> int:
-    seconds, micros = time_reply
-    return int(seconds) * 1000 + int(micros) // 1000
 
 
 def _live(entry: Entry | None, now_ms: int) -> Entry | None:
@@ -180,7 +174,7 @@ class StateStore:
             versions = {str(k): int(v) for k, v in raw.items()}
             if sorted(versions) != names:
                 continue
-            now_ms = _server_ms(now)
+            now_ms = time_ms(now)
             entries: dict[str, Entry] = {}
             skipped: list[UnreadableEntry] = []
             for name, fields in zip(names, hashes, strict=True):
@@ -202,7 +196,7 @@ class StateStore:
         pipe.hmget(self.keys.versions, names)
         pipe.execute_command("EVAL", TIME_LUA, 1, self.keys.versions)  # type: ignore[no-untyped-call]
         *hashes, versions, now = pipe.execute()
-        now_ms = _server_ms(now)
+        now_ms = time_ms(now)
         out: dict[str, Entry] = {}
         for name, fields, version in zip(names, hashes, versions, strict=True):
             entry = _live(readable_entry(name, int(version or 0), fields, skipped), now_ms)
