@@ -19,9 +19,8 @@ import statistics
 import uuid
 from collections import defaultdict
 
-from redis import Redis
-
 from bot.redis_connection import connect
+from core.redis_client import RedisClient
 from core.state.compaction import Compactor, Retention
 from core.state.mutation import Mutation
 from core.state.store import StateStore
@@ -39,7 +38,7 @@ def commits(n: int) -> list[dict[str, object]]:
     return out
 
 
-def run(client: Redis, n: int, retention: Retention | None, every: int) -> dict[str, int]:
+def run(client: RedisClient, n: int, retention: Retention | None, every: int) -> dict[str, int]:
     workspace = f"bench-growth-{uuid.uuid4().hex[:8]}"
     store = StateStore(client, workspace)
     actor = {"kind": "user", "id": "bench"}
@@ -57,7 +56,7 @@ def run(client: Redis, n: int, retention: Retention | None, every: int) -> dict[
             client.delete(*names[start : start + 1000])
 
 
-def usage(client: Redis, store: StateStore) -> dict[str, int]:
+def usage(client: RedisClient, store: StateStore) -> dict[str, int]:
     parts: dict[str, int] = defaultdict(int)
     idem = store.keys.idempotency("")
     for name in client.scan_iter(match=store.keys.every_key, count=1000):

@@ -40,7 +40,7 @@ from core.runtime.sessions import SessionStore
 from core.state.keys import WorkspaceKeys
 
 if TYPE_CHECKING:
-    from redis import Redis
+    from core.redis_client import RedisClient
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCAL_REDIS = "redis://127.0.0.1:6379/15"
@@ -204,7 +204,7 @@ def click(runtime: Any, session_id: str, view: View, n: int) -> None:
         raise SystemExit(f"turn {n}: the click did not commit: {outcomes}")
 
 
-def redis_client() -> Redis:
+def redis_client() -> RedisClient:
     url = os.environ.get("REDIS_URL")
     if url:
         return connect(url)
@@ -220,7 +220,7 @@ def with_budget(app: App, budget: int) -> App:
     return app
 
 
-def conversation(client: Redis, budget: int | None, keep: bool) -> Run:
+def conversation(client: RedisClient, budget: int | None, keep: bool) -> Run:
     workspace = f"bench-{uuid.uuid4().hex[:8]}"
     server = start_server()
     try:

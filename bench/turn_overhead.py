@@ -59,7 +59,7 @@ from core.runtime.runner import Event, OutcomeEvent, Runtime
 from core.state.keys import WorkspaceKeys
 
 if TYPE_CHECKING:
-    from redis import Redis
+    from core.redis_client import RedisClient
 
 TARGET_MS = 5.0
 PARTS = ("classify", "update", "evaluate", "render", "responder")
@@ -186,7 +186,7 @@ def click(loop: Loop, session: Session, click_id: str) -> tuple[Session, int]:
     return session, time.perf_counter_ns() - start
 
 
-def pings(client: Redis, count: int, into: list[float]) -> None:
+def pings(client: RedisClient, count: int, into: list[float]) -> None:
     for _ in range(count):
         start = time.perf_counter_ns()
         client.ping()
@@ -223,7 +223,7 @@ class Full:
     trips: RoundTrips = field(default_factory=RoundTrips)
 
 
-def full_runtime(client: Redis, reps: int, ping_us: list[float], keep: bool) -> Full:
+def full_runtime(client: RedisClient, reps: int, ping_us: list[float], keep: bool) -> Full:
     """The same conversation through ``Runtime.send`` with real Redis, the offline responder."""
     workspace = f"bench-{uuid.uuid4().hex[:8]}"
     full = Full()

@@ -8,8 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from redis import Redis
-
 from bot.redis_connection import connect
 from core.config.core_config import load_config
 from core.deliberation.turn import Answering
@@ -18,6 +16,7 @@ from core.gateway.mutation_gateway import MutationGateway
 from core.gateway.policy import Policy
 from core.llm.offline_responder import OfflineResponder
 from core.perception import Classifier, EmbeddedClassifier
+from core.redis_client import RedisClient
 from core.runtime.beat_history import BeatHistory
 from core.runtime.runner import Runtime
 from core.runtime.sessions import SessionStore
@@ -41,7 +40,7 @@ __all__ = ["App", "build_app"]
 @dataclass
 class App:
     config: RulesConfig
-    redis: Redis
+    redis: RedisClient
     store: StateStore
     policy: Policy
     gateway: MutationGateway
@@ -134,7 +133,7 @@ def build_app(
     workspace: str = "local",
     config_path: Path | None = None,
     redis_url: str | None = None,
-    client: Redis | None = None,
+    client: RedisClient | None = None,
 ) -> App:
     """Load the config first (a bad file should fail before any server starts)."""
     config = load_app_config(config_path)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from core.state.keys import WorkspaceKeys
 
 if TYPE_CHECKING:
-    from redis import Redis
+    from core.redis_client import RedisClient
 
 __all__ = ["DEFAULT_DELIVERY_TTL_SEC", "Deliveries"]
 
@@ -17,7 +17,9 @@ DEFAULT_DELIVERY_TTL_SEC = 86400  # Slack retries for minutes; a day is well pas
 
 
 class Deliveries:
-    def __init__(self, client: Redis, workspace: str, ttl_sec: int = DEFAULT_DELIVERY_TTL_SEC):
+    def __init__(
+        self, client: RedisClient, workspace: str, ttl_sec: int = DEFAULT_DELIVERY_TTL_SEC
+    ):
         self.redis = client
         self.keys = WorkspaceKeys(workspace)
         self.ttl_sec = ttl_sec

@@ -1,4 +1,5 @@
-"""Where canonical state lives: the Redis at ``REDIS_URL``, or the embedded server of
+"""Where canonical state lives: the Redis at ``REDIS_URL`` (one server, or a Redis Cluster
+given as ``redis+cluster://host:port[,host:port…]``), or the embedded server of
 ``DELIBERATE_HOME`` (one detached redis-server per data directory, see
 ``bot.embedded_redis``); and what to tell a person when Redis fails."""
 
@@ -8,15 +9,18 @@ import os
 import socket
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from redis import ConnectionPool, Redis, UnixDomainSocketConnection
 from redis.backoff import ExponentialWithJitterBackoff
+from redis.cluster import ClusterNode, RedisCluster
+from redis.connection import parse_url
 from redis.exceptions import (
     AskError,
     ClusterDownError,
     OutOfMemoryError,
     ReadOnlyError,
+    RedisClusterException,
     RedisError,
     TryAgainError,
 )
@@ -25,8 +29,10 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
 from bot.embedded_redis import DEFAULT_HOME, EmbeddedServer, EmbeddedServerError, home_dir
+from core.redis_client import RedisClient
 
 __all__ = [
+    "CLUSTER_SCHEMES",
     "DEFAULT_HOME",
     "EmbeddedConnection",
     "RedisTooOld",
@@ -39,20 +45,56 @@ __all__ = [
 ]
 
 _REDIS_MIN = (6, 2)
+CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 
 
 class RedisTooOld(RedisError):
     """The server answers, but is older than the commit script needs."""
 
 
-def connect(redis_url: str | None = None) -> Redis:
-    """A client with ``decode_responses`` on; checks the server is at least Redis 6.2."""
+def connect(redis_url: str | None = None) -> RedisClient:
+    """A client with ``decode_responses`` on (a cluster client for a ``redis+cluster://``
+    URL); checks the server, or every primary of the cluster, is at least Redis 6.2."""
     url = redis_url or os.environ.get("REDIS_URL")
-    client: Redis = (
-        Redis.from_url(url, decode_responses=True) if url else embedded_client(home_dir())
-    )
+    client: RedisClient
+    if not url:
+        client = embedded_client(home_dir())
+    elif urlsplit(url).scheme in CLUSTER_SCHEMES:
+        client = cluster_client(url)
+    else:
+        client = Redis.from_url(url, decode_responses=True)
     _check_version(client)
     return client
+
+
+def cluster_client(url: str) -> RedisCluster:
+    """A Redis Cluster client from ``redis+cluster://[user:password@]host:port[,host:port…]``
+    (``rediss+cluster://`` for TLS; query options as in a ``redis://`` URL): any node that
+    answers tells it the others, and it follows the slots when a replica is promoted."""
+    parts = urlsplit(url)
+    credentials, _, hosts = parts.netloc.rpartition("@")
+    nodes = [_node(url, each) for each in hosts.split(",") if each.strip()]
+    if not nodes:
+        raise ValueError(f"{server_name(url)}: a cluster URL names at least one host:port")
+    # one node's URL, for the options redis-py reads from a URL (credentials, TLS, timeouts)
+    first = f"{CLUSTER_SCHEMES[parts.scheme]}://{credentials}{'@' if credentials else ''}"
+    options = parse_url(  # type: ignore[no-untyped-call]
+        urlunsplit(urlsplit(first + "placeholder")._replace(query=parts.query))
+    )
+    for each in ("host", "port", "path"):
+        options.pop(each, None)
+    if int(options.pop("db", 0) or 0) != 0 or parts.path.strip("/") not in ("", "0"):
+        raise ValueError(f"{server_name(url)}: a Redis Cluster has one database, 0")
+    if options.pop("connection_class", None) is not None:  # rediss: TLS on every node
+        options["ssl"] = True
+    return RedisCluster(startup_nodes=nodes, decode_responses=True, **options)
+
+
+def _node(url: str, text: str) -> ClusterNode:
+    host, _, port = text.strip().rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"{server_name(url)}: {text.strip()!r} is not host:port")
+    return ClusterNode(host.strip("[]"), int(port))  # type: ignore[no-untyped-call]
 
 
 class EmbeddedConnection(UnixDomainSocketConnection):
@@ -91,17 +133,29 @@ def embedded_client(home: Path) -> Redis:
     return Redis(connection_pool=pool)
 
 
-def connection_url(client: Redis) -> str:
-    """A URL another process can connect with (for the embedded server: its unix socket)."""
-    kwargs: dict[str, Any] = client.connection_pool.connection_kwargs
+def connection_url(client: RedisClient) -> str:
+    """A URL another process can connect with (for the embedded server: its unix socket;
+    for a cluster: a ``redis+cluster://`` URL naming every primary it knows)."""
+    if isinstance(client, RedisCluster):
+        # redis-py leaves the cluster client's helpers unannotated, hence the ignores
+        kwargs: dict[str, Any] = client.get_connection_kwargs()  # type: ignore[no-untyped-call]
+        primaries = client.get_primaries()  # type: ignore[no-untyped-call]
+        hosts = ",".join(f"{n.host}:{n.port}" for n in primaries)
+        scheme = "rediss+cluster" if kwargs.get("ssl") else "redis+cluster"
+        return f"{scheme}://{_auth(kwargs)}{hosts}"
+    kwargs = client.connection_pool.connection_kwargs
     db = kwargs.get("db", 0)
     if kwargs.get("path"):
         return f"unix://{kwargs['path']}?db={db}"
-    auth = ""
-    if kwargs.get("password"):
-        auth = f"{kwargs.get('username') or ''}:{kwargs['password']}@"
     scheme = "rediss" if kwargs.get("ssl") else "redis"
-    return f"{scheme}://{auth}{kwargs.get('host', 'localhost')}:{kwargs.get('port', 6379)}/{db}"
+    host = f"{kwargs.get('host', 'localhost')}:{kwargs.get('port', 6379)}"
+    return f"{scheme}://{_auth(kwargs)}{host}/{db}"
+
+
+def _auth(kwargs: dict[str, Any]) -> str:
+    if not kwargs.get("password"):
+        return ""
+    return f"{quote(kwargs.get('username') or '', safe='')}:{quote(kwargs['password'], safe='')}@"
 
 
 def server_name(redis_url: str | None = None) -> str:
@@ -116,7 +170,7 @@ def server_name(redis_url: str | None = None) -> str:
     return urlunsplit(parts._replace(query=""))
 
 
-def error_sentence(exc: RedisError) -> str:
+def error_sentence(exc: RedisError | RedisClusterException) -> str:
     """One sentence for a person: what went wrong with Redis, and what would help."""
     said = str(exc).strip() or type(exc).__name__
     if isinstance(exc, EmbeddedServerError | RedisTooOld):
@@ -132,15 +186,24 @@ def error_sentence(exc: RedisError) -> str:
     if isinstance(exc, AskError):  # MOVED too: a MovedError is an AskError
         return (
             "this Redis is a cluster node that does not hold the workspace's keys (slot "
-            f"{exc.slot_id} is on {exc.host}:{exc.port}): point REDIS_URL at that node"
+            f"{exc.slot_id} is on {exc.host}:{exc.port}): give the cluster as "
+            f"REDIS_URL=redis+cluster://{exc.host}:{exc.port}"
         )
-    if isinstance(exc, ClusterDownError | TryAgainError):
+    if isinstance(exc, ClusterDownError | TryAgainError | RedisClusterException):
         return f"the Redis cluster cannot serve this data now ({said})"
     return f"Redis refused: {said}"
 
 
-def _check_version(client: Redis) -> None:
-    version = str(client.info("server").get("redis_version", "0"))
-    parts = tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
-    if parts < _REDIS_MIN:
-        raise RedisTooOld(f"Redis {version} is too old: Deliberate needs Redis 6.2 or later")
+def _check_version(client: RedisClient) -> None:
+    if isinstance(client, RedisCluster):  # every primary: a workspace may live on any
+        primaries = client.get_primaries()  # type: ignore[no-untyped-call]
+        versions = [
+            str(client.info("server", target_nodes=node).get("redis_version", "0"))
+            for node in primaries
+        ]
+    else:
+        versions = [str(client.info("server").get("redis_version", "0"))]
+    for version in versions:
+        parts = tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
+        if parts < _REDIS_MIN:
+            raise RedisTooOld(f"Redis {version} is too old: Deliberate needs Redis 6.2 or later")

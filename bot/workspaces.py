@@ -12,9 +12,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from redis import Redis
-
 from core.config.tenants import Tenancy, Tenant
+from core.redis_client import RedisClient
 from core.state.codec import text
 from core.state.keys import WORKSPACE_DIRECTORY
 
@@ -77,7 +76,7 @@ class WorkspaceSeen:
 class WorkspaceDirectory:
     """Every workspace a platform event reached, in one Redis hash (a field per workspace)."""
 
-    def __init__(self, redis: Redis) -> None:
+    def __init__(self, redis: RedisClient) -> None:
         self.redis = redis
         self._written: Recent[float] = Recent(KEPT * 4)
 

@@ -12,7 +12,7 @@ from core.state.value_json import dumps
 from rules.keys import RuleKeys
 
 if TYPE_CHECKING:
-    from redis import Redis
+    from core.redis_client import RedisClient
 
 __all__ = ["RuleHistory"]
 
@@ -20,7 +20,7 @@ _log = logging.getLogger("deliberate.rules")
 
 
 class RuleHistory:
-    def __init__(self, client: Redis, keys: RuleKeys, keep: int = 10_000) -> None:
+    def __init__(self, client: RedisClient, keys: RuleKeys, keep: int = 10_000) -> None:
         self.redis = client
         self.keys = keys
         self.keep = keep

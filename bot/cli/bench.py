@@ -11,15 +11,15 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, replace
+from functools import partial
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
 from typing import Any
 
-from redis import Redis
-
 from bot.app import App, build_app
 from bot.cli.render import json_line
 from bot.redis_connection import connect, connection_url
+from core.redis_client import RedisClient, resend
 from core.state.actor import Actor
 from core.state.commit_result import Committed, Rejected, RejectReason
 from core.state.keys import WorkspaceKeys
@@ -115,8 +115,8 @@ def _increment(app: App, actor: Actor, key: str, seen: Seen) -> tuple[int, int, 
     writer returned for the key (None: read it fresh): the gateway answers with the state it
     compared against, so a writer need not read again."""
     conflicts = 0
-    if seen is None:
-        version, entry = app.store.read(key)
+    if seen is None:  # read again after a failover as a commit is sent again (see StateStore)
+        version, entry = resend(lambda: app.store.read(key), app.redis, _patience(app))
         current: Any = entry.value if entry else 0
         seen = (version, current)
     version, value = seen
@@ -149,14 +149,19 @@ def _gateway_chunk(app: App, actor: Actor, job: Job, ops: range, last: dict[str,
     return Chunk(began, time.perf_counter(), latencies, conflicts)
 
 
-def _raw_chunk(client: Redis, job: Job, ops: range) -> Chunk:
+def _patience(app: App) -> float:
+    return app.store.durability.retry_sec
+
+
+def _raw_chunk(client: RedisClient, job: Job, ops: range, patience: float) -> Chunk:
+    """Raw ``SET`` round trips; one cut off by a failover is sent again, as a commit is."""
     keys = WorkspaceKeys(job.workspace)
     latencies = []
     began = time.perf_counter()
     for i in ops:
         name = keys.bench(key_for(job, i))
         start = time.perf_counter_ns()
-        client.set(name, i)
+        resend(partial(client.set, name, i), client, patience)
         latencies.append(time.perf_counter_ns() - start)
     return Chunk(began, time.perf_counter(), latencies, 0)
 
@@ -182,7 +187,7 @@ def _alternate(job: Job, barrier: Barrier) -> list[tuple[str, int, Chunk]]:
         barrier.wait()
         chunks.append(("gateway", number, _gateway_chunk(app, actor, job, ops, last)))
         barrier.wait()
-        chunks.append(("raw", number, _raw_chunk(raw_client, job, ops)))
+        chunks.append(("raw", number, _raw_chunk(raw_client, job, ops, _patience(app))))
     return chunks
 
 

@@ -10,13 +10,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import ValidationError
-from redis.exceptions import RedisError
+from redis.exceptions import RedisClusterException, RedisError
 
 from bot.json_logging import configure as configure_logging
 from bot.redis_connection import error_sentence, server_name
 from core.errors import ConfigError, StoreError, Unreadable
 from core.state.checkpoints import HistoryCompacted
-from core.state.limits import NotReplicated
+from core.state.limits import CommitUnconfirmed, NotReplicated
 
 __all__ = ["COMMANDS", "main", "parser"]
 
@@ -126,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"deliberate: configuration error:\n{exc}", file=sys.stderr)
         return EXIT_USAGE
-    except RedisError as exc:  # one line naming the server, never a traceback
+    except (RedisError, RedisClusterException) as exc:  # one line naming the server
         print(f"deliberate: {error_sentence(exc)} ({server_name(args.redis_url)})", file=sys.stderr)
         return EXIT_USAGE
     except ValidationError as exc:
@@ -138,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(f"deliberate: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except (NotReplicated, HistoryCompacted, Unreadable) as exc:
+    except (NotReplicated, CommitUnconfirmed, HistoryCompacted, Unreadable) as exc:
         print(f"deliberate: {exc}", file=sys.stderr)  # each says what happened, in full
         return EXIT_REJECTED
     except StoreError as exc:

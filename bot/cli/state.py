@@ -83,6 +83,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             help="commit only if the key is at version N (0: not yet set)",
         )
         writer.add_argument("--reason", default="", help="why, kept in the log")
+        writer.add_argument(
+            "--id",
+            metavar="ID",
+            help="the mutation id (default: a new one); a change sent again with the same id "
+            "is applied once, e.g. after Redis did not confirm it",
+        )
         writer.add_argument("--json", action="store_true", help="print the outcome as JSON")
 
 
@@ -126,6 +132,7 @@ def _list(app: App, args: argparse.Namespace) -> int:
 def _write(app: App, args: argparse.Namespace) -> int:
     value = {Op.SET: getattr(args, "value", None), Op.INCR: getattr(args, "by", None)}
     mutation = Mutation(
+        **({"id": args.id} if args.id else {}),
         op=args.op,
         key=args.key,
         value=value.get(args.op),

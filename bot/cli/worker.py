@@ -16,6 +16,7 @@ import sys
 import threading
 
 from redis import Redis
+from redis.cluster import RedisCluster
 from rq import Queue
 
 from bot.app import App
@@ -50,8 +51,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def queue_for(app: App) -> Queue:
-    """The workspace's queue on ``DELIBERATE_QUEUE_URL``, else on the state's Redis."""
-    url = os.environ.get("DELIBERATE_QUEUE_URL") or connection_url(app.redis)
+    """The workspace's queue on ``DELIBERATE_QUEUE_URL``, else on the state's Redis (which
+    must then be one server: RQ does not run on a Redis Cluster)."""
+    url = os.environ.get("DELIBERATE_QUEUE_URL")
+    if not url and isinstance(app.redis, RedisCluster):
+        raise ValueError(
+            "the state is on a Redis Cluster (REDIS_URL), and RQ's queues need one Redis "
+            "server: set DELIBERATE_QUEUE_URL to one (redis://host:port/db)"
+        )
+    url = url or connection_url(app.redis)
     name = f"{app.config.automation.queue}.{app.store.workspace}"
     # RQ stores pickled jobs: it needs raw bytes, not decoded text
     return Queue(name, connection=Redis.from_url(url))

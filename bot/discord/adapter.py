@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import weakref
 from typing import Any
 
 import discord
@@ -50,11 +49,6 @@ class DiscordAdapter:
     def __init__(self, workspaces: Workspaces, listening: Listening) -> None:
         self.workspaces = workspaces
         self.listening = listening
-        # one lock per clicked message: a channel's interactions all reach the one gateway
-        # connection (shard) that serves its server, so they meet in this process
-        self._closing: weakref.WeakValueDictionary[int, asyncio.Lock] = (
-            weakref.WeakValueDictionary()
-        )
 
     # --- messages ------------------------------------------------------------------------
 
@@ -163,23 +157,41 @@ class DiscordAdapter:
         message = interaction.message
         if message is None:
             return False
-        ephemeral = message.flags.ephemeral
-        lock = self._closing.setdefault(message.id, asyncio.Lock())
-        async with lock:
-            try:
-                lines = [line]
-                if not ephemeral:
-                    ref = f"{interaction.channel_id}:{message.id}"
-                    lines = await asyncio.to_thread(self._lines(tenant).add, PLATFORM, ref, line)
-                await interaction.edit_original_response(
-                    content=closed_content(message.content, lines),
-                    view=disabled_buttons(message),
-                    allowed_mentions=NO_PINGS,
-                )
-            except (discord.HTTPException, RedisError) as error:
-                log.warning("cannot edit the clicked message %s: %s", message.id, error)
+        if message.flags.ephemeral:  # one person's message: nobody else's click to keep
+            await self._edit(interaction, message, [line])
+            return False
+        ref = f"{interaction.channel_id}:{message.id}"
+        clicks = self._lines(tenant)
+        # a Redis lock per message: the bot's replicas (or a deploy's overlap) may handle
+        # two clicks on one message at once, in two processes
+        lock = clicks.lock(PLATFORM, ref)
+        try:
+            if not await asyncio.to_thread(lock.acquire):
+                log.warning("cannot edit the clicked message %s: its lock stayed taken", message.id)
                 return False
-        return not ephemeral
+            try:
+                lines = await asyncio.to_thread(clicks.add, PLATFORM, ref, line)
+                return await self._edit(interaction, message, lines)
+            finally:
+                with contextlib.suppress(RedisError):  # lapsed meanwhile: it freed itself
+                    await asyncio.to_thread(lock.release)
+        except RedisError as error:
+            log.warning("cannot edit the clicked message %s: %s", message.id, error)
+            return False
+
+    async def _edit(
+        self, interaction: Interaction, message: discord.Message, lines: list[str]
+    ) -> bool:
+        try:
+            await interaction.edit_original_response(
+                content=closed_content(message.content, lines),
+                view=disabled_buttons(message),
+                allowed_mentions=NO_PINGS,
+            )
+        except discord.HTTPException as error:
+            log.warning("cannot edit the clicked message %s: %s", message.id, error)
+            return False
+        return True
 
     async def _deny(self, interaction: Interaction, why: str) -> None:
         await self._followup(interaction, why + UNCHANGED)

@@ -20,16 +20,15 @@ from .blocks import closed_blocks
 from .threads import PLATFORM
 
 if TYPE_CHECKING:
-    from redis import Redis
+    from core.redis_client import RedisClient
 
 __all__ = ["ClosedMessages"]
 
 log = logging.getLogger("deliberate.slack")
-LOCK_SEC = 30  # longer than one chat.update with its rate-limit retries
 
 
 class ClosedMessages:
-    def __init__(self, client: Redis, workspace: str, slack: WebClient, ttl_sec: int) -> None:
+    def __init__(self, client: RedisClient, workspace: str, slack: WebClient, ttl_sec: int) -> None:
         self.redis = client
         self.lines = ClickLines(client, workspace, ttl_sec)
         self.slack = slack
@@ -38,9 +37,8 @@ class ClosedMessages:
         """Update a public message; True once it shows ``line``."""
         ts = str(message.get("ts"))
         message_ref = f"{channel}:{ts}"
-        lock = f"{self.lines.key(PLATFORM, message_ref)}:lock"
         try:
-            with self.redis.lock(lock, timeout=LOCK_SEC, blocking_timeout=LOCK_SEC):
+            with self.lines.lock(PLATFORM, message_ref):
                 lines = self.lines.add(PLATFORM, message_ref, line)
                 self.slack.chat_update(
                     channel=channel,

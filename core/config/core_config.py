@@ -32,7 +32,7 @@ from core.state.limits import DEFAULT_IDEMPOTENCY_TTL_SEC, DEFAULT_PREV_MAX_BYTE
 from core.state.store import StateStore
 
 if TYPE_CHECKING:
-    from redis import Redis
+    from core.redis_client import RedisClient
 
 __all__ = [
     "CoreConfig",
@@ -84,15 +84,20 @@ class StoreConfig(BaseModel):
     log_prev_max_bytes: int = Field(default=DEFAULT_PREV_MAX_BYTES, ge=0)
     retention: RetentionConfig = RetentionConfig()
     replicas: ReplicasConfig = ReplicasConfig()
+    # how long a commit cut off by Redis (a failover, a restart) is sent again, with the same
+    # mutation id, before the person is told it is unconfirmed
+    commit_retry_sec: float = Field(default=30, ge=0, le=600)
 
-    def open(self, client: Redis, workspace: str) -> StateStore:
+    def open(self, client: RedisClient, workspace: str) -> StateStore:
         """The workspace's store, held to these settings."""
         return StateStore(
             client,
             workspace,
             idempotency_ttl_sec=self.idempotency_ttl_sec,
             prev_max_bytes=self.log_prev_max_bytes,
-            durability=Durability(self.replicas.wait_for, self.replicas.timeout_ms),
+            durability=Durability(
+                self.replicas.wait_for, self.replicas.timeout_ms, self.commit_retry_sec
+            ),
         )
 
 

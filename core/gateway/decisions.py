@@ -17,7 +17,7 @@ from core.state.streams import stream_ms, stream_rows
 from core.state.value_json import dumps
 
 if TYPE_CHECKING:
-    from redis import Redis
+    from core.redis_client import RedisClient
 
 __all__ = ["DecisionLog"]
 
@@ -47,7 +47,7 @@ def decision_fields(outcome: Outcome) -> dict[str, Any]:
 
 
 class DecisionLog:
-    def __init__(self, client: Redis, keys: WorkspaceKeys, keep: int = 10_000) -> None:
+    def __init__(self, client: RedisClient, keys: WorkspaceKeys, keep: int = 10_000) -> None:
         self.redis = client
         self.keys = keys
         self.keep = keep

@@ -37,8 +37,7 @@ from core.state.mutation import Mutation
 from core.state.scripts import server_ms
 
 if TYPE_CHECKING:
-    from redis import Redis
-    from redis.client import Pipeline
+    from core.redis_client import RedisClient, RedisPipeline
 
 __all__ = ["CLAIM_LEASE_MS", "KEPT_MS", "ProposalBox"]
 
@@ -54,7 +53,7 @@ class ProposalBox:
     ``proposals.expire_after_sec``; any value here, so that a test can make one that is due
     at once)."""
 
-    def __init__(self, client: Redis, keys: WorkspaceKeys, *, expire_after_ms: int) -> None:
+    def __init__(self, client: RedisClient, keys: WorkspaceKeys, *, expire_after_ms: int) -> None:
         self.redis = client
         self.keys = keys
         self.expire_after_ms = expire_after_ms
@@ -206,7 +205,7 @@ class ProposalBox:
         with self.redis.pipeline(transaction=True) as pipe:  # (a cluster client defaults to False)
             while True:
                 try:
-                    pipe.watch(*watched)  # type: ignore[no-untyped-call]
+                    pipe.watch(*watched)
                     raw = pipe.get(key)
                     current = Proposal.model_validate_json(str(raw)) if raw else None
                     if current is None:
@@ -224,7 +223,7 @@ class ProposalBox:
                 except WatchError:
                     continue
 
-    def _write(self, pipe: Pipeline, proposal: Proposal, now: int) -> None:
+    def _write(self, pipe: RedisPipeline, proposal: Proposal, now: int) -> None:
         """Written whole (SET drops the key's expiry): so always with the one it must keep,
         ``KEPT_MS`` past its deadline while pending, past now once resolved."""
         data = proposal.model_dump_json(by_alias=True)

@@ -11,7 +11,7 @@ from core.state.keys import WorkspaceKeys
 from core.state.streams import stream_ms, stream_rows
 
 if TYPE_CHECKING:
-    from redis import Redis
+    from core.redis_client import RedisClient
 
 __all__ = ["BeatHistory"]
 
@@ -19,7 +19,7 @@ KEEP = 10_000
 
 
 class BeatHistory:
-    def __init__(self, client: Redis, workspace: str) -> None:
+    def __init__(self, client: RedisClient, workspace: str) -> None:
         self.redis = client
         self.keys = WorkspaceKeys(workspace)
 

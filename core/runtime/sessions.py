@@ -14,7 +14,7 @@ from core.state.keys import WorkspaceKeys, validate_session_id
 from core.state.scripts import LuaScript
 
 if TYPE_CHECKING:
-    from redis import Redis
+    from core.redis_client import RedisClient
 
 __all__ = ["DEFAULT_SESSION_TTL_SEC", "SessionStore"]
 
@@ -24,7 +24,7 @@ SAVE_LUA = files("core.runtime").joinpath("session_cas.lua").read_text(encoding=
 
 class SessionStore:
     def __init__(
-        self, client: Redis, workspace: str, ttl_sec: int = DEFAULT_SESSION_TTL_SEC
+        self, client: RedisClient, workspace: str, ttl_sec: int = DEFAULT_SESSION_TTL_SEC
     ) -> None:
         self.redis = client
         self.keys = WorkspaceKeys(workspace)

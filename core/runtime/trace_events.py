@@ -12,7 +12,7 @@ from core.state.streams import stream_ms, stream_rows
 from core.state.value_json import dumps
 
 if TYPE_CHECKING:
-    from redis import Redis
+    from core.redis_client import RedisClient
 
 __all__ = ["TraceEvents"]
 
@@ -20,7 +20,7 @@ KEEP = 50_000
 
 
 class TraceEvents:
-    def __init__(self, client: Redis, workspace: str) -> None:
+    def __init__(self, client: RedisClient, workspace: str) -> None:
         self.redis = client
         self.keys = WorkspaceKeys(workspace)
 

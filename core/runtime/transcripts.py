@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from core.state.keys import WorkspaceKeys
 
 if TYPE_CHECKING:
-    from redis import Redis
+    from core.redis_client import RedisClient
 
 __all__ = ["Transcripts"]
 
@@ -16,7 +16,7 @@ MAX_LINES = 5000
 
 
 class Transcripts:
-    def __init__(self, client: Redis, workspace: str, ttl_sec: int) -> None:
+    def __init__(self, client: RedisClient, workspace: str, ttl_sec: int) -> None:
         self.redis = client
         self.keys = WorkspaceKeys(workspace)
         self.ttl_sec = ttl_sec

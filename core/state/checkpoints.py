@@ -22,7 +22,7 @@ from core.state.keys import WorkspaceKeys
 from core.state.streams import id_order, stream_ms
 
 if TYPE_CHECKING:
-    from redis import Redis
+    from core.redis_client import RedisClient
 
 __all__ = ["Checkpoints", "CompactionMark", "HistoryCompacted", "Image", "Saved"]
 
@@ -93,7 +93,7 @@ class Saved(StrEnum):
 
 
 class Checkpoints:
-    def __init__(self, client: Redis, keys: WorkspaceKeys) -> None:
+    def __init__(self, client: RedisClient, keys: WorkspaceKeys) -> None:
         self.redis = client
         self.keys = keys
 
@@ -108,7 +108,7 @@ class Checkpoints:
         with self.redis.pipeline(transaction=True) as pipe:
             while True:
                 try:
-                    pipe.watch(self.keys.checkpoint_at, self.keys.compacted)  # type: ignore[no-untyped-call]
+                    pipe.watch(self.keys.checkpoint_at, self.keys.compacted)
                     through = pipe.hget(self.keys.compacted, "through")
                     if through is not None and (
                         base is None or id_order(str(through)) > id_order(base)

@@ -29,7 +29,7 @@ from core.state.store import StateStore
 from core.state.streams import after_id, id_order, stream_rows
 
 if TYPE_CHECKING:
-    from redis import Redis
+    from core.redis_client import RedisClient
 
 __all__ = ["Compaction", "Compactor", "Retention"]
 
@@ -87,7 +87,7 @@ class _Carried:
 class Compactor:
     def __init__(self, store: StateStore, retention: Retention) -> None:
         self.store = store
-        self.redis: Redis = store.redis
+        self.redis: RedisClient = store.redis
         self.keys = store.keys
         self.retention = retention
         self.checkpoints = Checkpoints(store.redis, store.keys)

@@ -17,6 +17,7 @@ __all__ = [
     "LOCAL_DURABILITY",
     "NO_LIMITS",
     "CommitLimits",
+    "CommitUnconfirmed",
     "Durability",
     "NotReplicated",
     "RateLimit",
@@ -51,10 +52,13 @@ NO_LIMITS = CommitLimits()
 @dataclass(frozen=True)
 class Durability:
     """How many replicas must hold a commit before it is acknowledged (Redis ``WAIT``), and
-    how long to wait for them. 0 replicas: the primary's word is enough."""
+    how long to wait for them. 0 replicas: the primary's word is enough. ``retry_sec``: how
+    long an interrupted commit (a server's death, a failover) is sent again, with the same
+    mutation id, before the caller is told."""
 
     replicas: int = 0
     timeout_ms: int = 1000
+    retry_sec: float = 30.0
 
 
 LOCAL_DURABILITY = Durability()
@@ -74,3 +78,18 @@ class NotReplicated(StoreError):
         self.done = done
         self.confirmed = confirmed
         self.wanted = wanted
+
+
+class CommitUnconfirmed(StoreError):
+    """Redis did not answer a commit, sent again with the same mutation id, within the retry
+    budget: it was applied once or not at all, never twice."""
+
+    def __init__(self, key: str, mutation_id: str, retry_sec: float, cause: Exception) -> None:
+        said = str(cause).strip() or type(cause).__name__
+        super().__init__(
+            f"{key}: Redis did not confirm the change within {retry_sec:g} s ({said}); it "
+            f"is applied once or not at all: send it again (mutation id {mutation_id}) or "
+            "look at the key once Redis answers"
+        )
+        self.key = key
+        self.mutation_id = mutation_id

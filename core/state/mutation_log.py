@@ -17,7 +17,7 @@ from core.state.mutation import Mutation
 from core.state.streams import Row, stream_rows
 
 if TYPE_CHECKING:
-    from redis import Redis
+    from core.redis_client import RedisClient
 
 __all__ = ["KeyHistory", "LogRecord", "MutationLog", "UnreadableRecord"]
 
@@ -104,7 +104,7 @@ class MutationLog:
     ``UnreadableRecord``; ``latest``, ``of_key`` and ``get`` (questions people ask) skip it,
     log it, and list it in ``skipped`` until the next question."""
 
-    def __init__(self, client: Redis, keys: WorkspaceKeys) -> None:
+    def __init__(self, client: RedisClient, keys: WorkspaceKeys) -> None:
         self.redis = client
         self.keys = keys
         self.skipped: list[UnreadableRecord] = []

@@ -13,6 +13,7 @@ from pydantic import JsonValue
 from redis.exceptions import NoScriptError
 
 from core.errors import StoreError
+from core.redis_client import INTERRUPTED, resend, shard_of
 from core.state.codec import UnreadableEntry, entry_from_fields, entry_meta, readable_entry
 from core.state.commit_result import Committed, FirstCommit, Rejected, RejectReason, first_result
 from core.state.entry import Entry
@@ -23,6 +24,7 @@ from core.state.limits import (
     LOCAL_DURABILITY,
     NO_LIMITS,
     CommitLimits,
+    CommitUnconfirmed,
     Durability,
     NotReplicated,
 )
@@ -32,7 +34,7 @@ from core.state.streams import stream_rows
 from core.state.value_json import MAX_BYTES, dumps
 
 if TYPE_CHECKING:
-    from redis import Redis
+    from core.redis_client import RedisClient
 
 __all__ = ["Snapshot", "StateStore", "ttl_ms"]
 
@@ -61,7 +63,7 @@ def _live(entry: Entry | None, now_ms: int) -> Entry | None:
 class StateStore:
     def __init__(
         self,
-        client: Redis,
+        client: RedisClient,
         workspace: str,
         *,
         idempotency_ttl_sec: int = DEFAULT_IDEMPOTENCY_TTL_SEC,
@@ -169,7 +171,7 @@ class StateStore:
                 pipe.hgetall(keys.entry(name))
             pipe.xrevrange(keys.log, count=1)
             # the clock of the workspace's own shard (see TIME_LUA)
-            pipe.execute_command("EVAL", TIME_LUA, 1, keys.versions)  # type: ignore[no-untyped-call]
+            pipe.execute_command("EVAL", TIME_LUA, 1, keys.versions)
             raw, *hashes, last, now = pipe.execute()
             versions = {str(k): int(v) for k, v in raw.items()}
             if sorted(versions) != names:
@@ -194,7 +196,7 @@ class StateStore:
         for name in names:
             pipe.hgetall(self.keys.entry(name))
         pipe.hmget(self.keys.versions, names)
-        pipe.execute_command("EVAL", TIME_LUA, 1, self.keys.versions)  # type: ignore[no-untyped-call]
+        pipe.execute_command("EVAL", TIME_LUA, 1, self.keys.versions)
         *hashes, versions, now = pipe.execute()
         now_ms = time_ms(now)
         out: dict[str, Entry] = {}
@@ -234,26 +236,44 @@ class StateStore:
             limits.max_items,
             self.prev_max_bytes,
         ]
-        if not self.durability.replicas:
-            return self._outcome(mutation, meta, self._commit(keys=names, args=args))
-        reply, confirmed = self._commit_and_wait(names, args)
+        reply, confirmed = self._send(mutation, names, args)
         outcome = self._outcome(mutation, meta, reply)
         wanted = self.durability.replicas
-        if isinstance(outcome, Committed) and confirmed < wanted:
+        if wanted and isinstance(outcome, Committed) and confirmed < wanted:
             raise NotReplicated(outcome, confirmed, wanted, self.durability.timeout_ms)
         return outcome
 
+    def _send(self, mutation: Mutation, keys: list[str], args: list[Any]) -> tuple[Any, int]:
+        """The commit script's reply, and how many replicas confirmed it when any are asked
+        for. Cut off (the server died, its replica is being promoted, the slot moved), it is
+        sent again with the same mutation id until ``durability.retry_sec`` runs out: the
+        idempotency record, written by the same script, makes a second run answer with the
+        first one's result instead of applying it twice."""
+
+        def send() -> tuple[Any, int]:
+            if not self.durability.replicas:
+                return self._commit(keys=keys, args=args), 0
+            return self._commit_and_wait(keys, args)
+
+        budget = self.durability.retry_sec
+        try:
+            return resend(send, self.redis, budget)
+        except INTERRUPTED as error:
+            raise CommitUnconfirmed(mutation.key, mutation.id, budget, error) from error
+
     def _commit_and_wait(self, keys: list[str], args: list[Any]) -> tuple[Any, int]:
         """The commit script, then ``WAIT`` on the same connection (WAIT counts the replicas
-        that have this connection's writes: sent on another, it would prove nothing). A
-        duplicate writes nothing, so its WAIT proves only that the replicas are there."""
+        that have this connection's writes: sent on another, it would prove nothing): on a
+        cluster, a connection to the primary of the workspace's slot. A duplicate writes
+        nothing, so its WAIT proves only that the replicas are there."""
+        shard = shard_of(self.redis, keys[1])
         for _ in range(2):
-            pipe = self.redis.pipeline(transaction=False)
+            pipe = shard.pipeline(transaction=False)
             pipe.evalsha(self._commit.sha, len(keys), *keys, *args)
             pipe.wait(self.durability.replicas, self.durability.timeout_ms)
             reply, confirmed = pipe.execute(raise_on_error=False)
             if isinstance(reply, NoScriptError):  # not run: load it and send both again
-                self.redis.script_load(self._commit.source)
+                shard.script_load(self._commit.source)
                 continue
             for part in (reply, confirmed):
                 if isinstance(part, Exception):

@@ -23,7 +23,7 @@ from rules.dsl import Mode, Rule
 from rules.keys import JOB_FUNCTION, KEEP_SEC, RuleKeys
 
 if TYPE_CHECKING:
-    from redis import Redis
+    from core.redis_client import RedisClient
 
 __all__ = ["Admission", "RunStarter", "job_id_for"]
 
@@ -47,7 +47,7 @@ class Admission:
 class RunStarter:
     def __init__(
         self,
-        state: Redis,
+        state: RedisClient,
         queue: Queue,
         keys: RuleKeys,
         settings: AutomationConfig,

@@ -8,6 +8,7 @@ deleted (``prune``). One with pending records is kept: XAUTOCLAIM takes those fi
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import ResponseError
@@ -17,7 +18,7 @@ from core.state.streams import stream_rows
 from rules.keys import CONSUMER_GROUP, RuleKeys
 
 if TYPE_CHECKING:
-    from redis import Redis
+    from core.redis_client import RedisClient
 
 __all__ = ["DEAD_AFTER_MS", "LogConsumer", "ensure_group"]
 
@@ -45,10 +46,15 @@ return deleted
 """
 
 
-def ensure_group(client: Redis, keys: RuleKeys) -> bool:
+def ensure_group(client: RedisClient, keys: RuleKeys) -> bool:
     """Create the group at the log's end unless it exists; True when created. Deliberate
     does this when it first opens a workspace: a new workspace's rules see every mutation,
-    while rules added to a workspace with history do not run on that history."""
+    while rules added to a workspace with history do not run on that history. Asked first,
+    so that opening a workspace writes nothing once it has its group (every command opens
+    one: a read must not wait on a server that holds its writes, as during a failover)."""
+    with contextlib.suppress(ResponseError):  # no log yet
+        if any(g["name"] == CONSUMER_GROUP for g in client.xinfo_groups(keys.log)):
+            return False
     try:
         client.xgroup_create(keys.log, CONSUMER_GROUP, id="$", mkstream=True)
     except ResponseError as exc:
@@ -59,7 +65,7 @@ def ensure_group(client: Redis, keys: RuleKeys) -> bool:
 
 
 class LogConsumer:
-    def __init__(self, client: Redis, keys: RuleKeys, name: str, claim_idle_ms: int) -> None:
+    def __init__(self, client: RedisClient, keys: RuleKeys, name: str, claim_idle_ms: int) -> None:
         self.redis = client
         self.keys = keys
         self.name = name

@@ -22,8 +22,9 @@ from rules.keys import RuleKeys
 from rules.variables import StateView, same, variables
 
 if TYPE_CHECKING:
-    from redis import Redis
     from rq import Queue
+
+    from core.redis_client import RedisClient
 
 __all__ = ["Engine"]
 
@@ -32,7 +33,7 @@ class Engine:
     def __init__(self, store: StateStore, book: RuleBook, queue: Queue) -> None:
         self.store = store
         self.book = book
-        redis: Redis = store.redis
+        redis: RedisClient = store.redis
         self.keys = RuleKeys(store.workspace)
         self.log = MutationLog(redis, store.keys)
         self.evaluations = RuleHistory(redis, self.keys, book.automation.evaluations_kept)

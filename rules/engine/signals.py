@@ -13,7 +13,7 @@ from rules.dsl import Signal
 from rules.keys import RuleKeys
 
 if TYPE_CHECKING:
-    from redis import Redis
+    from core.redis_client import RedisClient
 
 __all__ = ["SignalCounter", "confidence_of"]
 
@@ -30,7 +30,7 @@ def confidence_of(signal: Signal, value: JsonValue, meta: dict[str, JsonValue]) 
 
 
 class SignalCounter:
-    def __init__(self, client: Redis, keys: RuleKeys) -> None:
+    def __init__(self, client: RedisClient, keys: RuleKeys) -> None:
         self.redis = client
         self.keys = keys
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from rules.keys import RuleKeys
 
 if TYPE_CHECKING:
-    from redis import Redis
+    from core.redis_client import RedisClient
 
 __all__ = ["DueTimer", "Timers"]
 
@@ -44,7 +44,7 @@ def _member(rule_id: str, key: str) -> str:
 
 
 class Timers:
-    def __init__(self, client: Redis, keys: RuleKeys) -> None:
+    def __init__(self, client: RedisClient, keys: RuleKeys) -> None:
         self.redis = client
         self.keys = keys
         self._sweep = client.register_script(SWEEP_SCRIPT)

@@ -16,7 +16,7 @@ from rules.history import RuleHistory
 from rules.keys import RuleKeys
 
 if TYPE_CHECKING:
-    from redis import Redis
+    from core.redis_client import RedisClient
 
 __all__ = ["RunBusy", "WorkerContext", "context_for", "install"]
 
@@ -25,7 +25,7 @@ _contexts: dict[str, WorkerContext] = {}
 
 @dataclass
 class WorkerContext:
-    redis: Redis
+    redis: RedisClient
     gateway: MutationGateway
     book: RuleBook
     registry: ActionRegistry

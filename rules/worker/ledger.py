@@ -18,17 +18,17 @@ import uuid
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from redis import ConnectionPool, Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import LockNotOwnedError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.lock import Lock
 
+from core.redis_client import disconnect, timed_copy
 from core.state.value_json import dumps
 from rules.keys import KEEP_SEC, RuleKeys
 
 if TYPE_CHECKING:
-    from redis import Redis
+    from core.redis_client import RedisClient
 
 __all__ = ["Claim", "Lease", "LeaseLost", "StepLedger"]
 
@@ -116,8 +116,8 @@ class Lease:
     times out in a quarter of the ttl: a network that drops packets silently must not leave
     the renewal (or the release) waiting for ever."""
 
-    def __init__(self, client: Redis, key: str, owner: str, ttl_sec: float) -> None:
-        self.client = _timed(client, max(0.2, ttl_sec / 4))
+    def __init__(self, client: RedisClient, key: str, owner: str, ttl_sec: float) -> None:
+        self.client = timed_copy(client, max(0.2, ttl_sec / 4))
         # thread_local=False: the renewing thread uses the token the job's thread acquired
         self.lock = Lock(self.client, key, timeout=ttl_sec, blocking=False, thread_local=False)
         self.key = key
@@ -199,11 +199,11 @@ class Lease:
         except (LockNotOwnedError, *_OUTAGE):
             pass  # lapsed, perhaps taken: not ours to free; or unreachable: it lapses by itself
         finally:
-            self.client.connection_pool.disconnect()
+            disconnect(self.client)
 
 
 class StepLedger:
-    def __init__(self, client: Redis, keys: RuleKeys, job_id: str, lease: Lease) -> None:
+    def __init__(self, client: RedisClient, keys: RuleKeys, job_id: str, lease: Lease) -> None:
         self.redis = client
         self.key = keys.steps(job_id)
         self.lease = lease
@@ -267,13 +267,6 @@ class StepLedger:
                 f"{self.key} step {step + 1}: this worker lost the run's lease during the "
                 "step; its result is left to the worker that took the run over"
             )
-
-
-def _timed(client: Redis, timeout: float) -> Redis:
-    """A client to the same server as ``client`` whose reads and connects time out."""
-    pool = client.connection_pool
-    kwargs = dict(pool.connection_kwargs, socket_timeout=timeout, socket_connect_timeout=timeout)
-    return Redis(connection_pool=ConnectionPool(connection_class=pool.connection_class, **kwargs))
 
 
 def _text(value: bytes | str) -> str:

@@ -16,7 +16,7 @@ from rules.history import RuleHistory
 from rules.keys import JOB_FUNCTION, RuleKeys
 
 if TYPE_CHECKING:
-    from redis import Redis
+    from core.redis_client import RedisClient
 
 __all__ = ["requeue_abandoned"]
 
@@ -24,7 +24,7 @@ _log = logging.getLogger("deliberate.rules")
 
 
 def requeue_abandoned(
-    queue: Queue, state: Redis, keys: RuleKeys, lease_sec: int, evaluations: RuleHistory
+    queue: Queue, state: RedisClient, keys: RuleKeys, lease_sec: int, evaluations: RuleHistory
 ) -> list[str]:
     """Job ids put back on the queue. ``state``: the Redis holding the leases (the state's,
     which may differ from the queue's). A job with no retries left fails, and says so."""

@@ -34,8 +34,8 @@ class CountingRedis(Redis):
 
 
 @pytest.fixture
-def counting(redis_client: Redis) -> CountingRedis:
-    return CountingRedis(connection_pool=redis_client.connection_pool)
+def counting(server_redis: Redis) -> CountingRedis:
+    return CountingRedis(connection_pool=server_redis.connection_pool)
 
 
 @pytest.fixture

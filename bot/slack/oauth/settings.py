@@ -38,7 +38,7 @@ from .installations import RedisInstallationStore
 from .states import DEFAULT_EXPIRATION_SEC, MAX_OUTSTANDING, RedisOAuthStateStore
 
 if TYPE_CHECKING:
-    from redis import Redis
+    from core.redis_client import RedisClient
 
 __all__ = ["DEFAULT_SCOPES", "INSTALL_PATH", "REDIRECT_PATH", "OAuthConfig", "oauth_settings"]
 
@@ -106,7 +106,7 @@ class OAuthConfig:
 
     def settings(
         self,
-        redis: Redis,
+        redis: RedisClient,
         *,
         client: WebClient | None = None,
         max_install_states: int = MAX_OUTSTANDING,
@@ -156,7 +156,7 @@ class OAuthConfig:
 
 
 def oauth_settings(
-    env: Mapping[str, str], redis: Redis, *, client: WebClient | None = None
+    env: Mapping[str, str], redis: RedisClient, *, client: WebClient | None = None
 ) -> OAuthSettings | None:
     """Bolt's OAuth settings from ``env``, or None when SLACK_CLIENT_ID is unset."""
     config = OAuthConfig.from_env(env)

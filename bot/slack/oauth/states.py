@@ -25,7 +25,7 @@ from slack_sdk.oauth.state_utils import OAuthStateUtils
 from .keys import OAuthKeys
 
 if TYPE_CHECKING:
-    from redis import Redis
+    from core.redis_client import RedisClient
 
 __all__ = [
     "DEFAULT_EXPIRATION_SEC",
@@ -75,7 +75,7 @@ class TooManyInstallStates(Exception):
 class RedisOAuthStateStore(OAuthStateStore):
     def __init__(
         self,
-        redis: Redis,
+        redis: RedisClient,
         client_id: str,
         *,
         expiration_seconds: int = DEFAULT_EXPIRATION_SEC,

@@ -71,13 +71,13 @@ def assert_consistent(app: App, pid: str, key: str) -> None:
 
 
 def test_a_refused_apply_held_after_its_claim_never_undoes_a_commit(
-    guarded: Path, redis_client: Redis, workspace: str
+    guarded: Path, server_redis: Redis, workspace: str
 ) -> None:
     """Alice (a member) claims the proposal and is refused (protected); she is held just as
     she records her refusal, before she hands the proposal back. Meanwhile Mo, a
     moderator, applies it."""
-    app = build_app(workspace, guarded, client=redis_client)
-    held = HeldRedis("XADD", connection_pool=redis_client.connection_pool)
+    app = build_app(workspace, guarded, client=server_redis)
+    held = HeldRedis("XADD", connection_pool=server_redis.connection_pool)
     alices = build_app(workspace, guarded, client=held)
     pid = propose_protected(app, "guarded.one")
     results: dict[str, Outcome] = {}
@@ -102,11 +102,11 @@ def test_a_refused_apply_held_after_its_claim_never_undoes_a_commit(
 
 
 def test_refused_and_allowed_applies_racing_leave_status_and_state_agreeing(
-    guarded: Path, redis_client: Redis, workspace: str
+    guarded: Path, server_redis: Redis, workspace: str
 ) -> None:
     """Two members (refused: the key is protected) and a moderator apply at once, in
     threads, round after round."""
-    app = build_app(workspace, guarded, client=redis_client)
+    app = build_app(workspace, guarded, client=server_redis)
     for round_ in range(40):
         key = f"guarded.k{round_}"
         pid = propose_protected(app, key)
@@ -136,9 +136,9 @@ def test_refused_and_allowed_applies_racing_leave_status_and_state_agreeing(
 
 
 def test_a_claim_whose_applier_stopped_midway_is_taken_over_after_the_lease(
-    guarded: Path, redis_client: Redis, workspace: str
+    guarded: Path, server_redis: Redis, workspace: str
 ) -> None:
-    app = build_app(workspace, guarded, client=redis_client)
+    app = build_app(workspace, guarded, client=server_redis)
     pid = propose_protected(app, "guarded.stuck")
     box = app.gateway.proposals
     claimed = box.transition(pid, ProposalStatus.PENDING, ProposalStatus.APPLIED, actor("user:al"))
@@ -147,7 +147,7 @@ def test_a_claim_whose_applier_stopped_midway_is_taken_over_after_the_lease(
     assert isinstance(busy, Rejected) and busy.reason is RejectReason.CONFLICT
     assert "user:al is applying this proposal right now" in busy.message
     long_ago = claimed.model_copy(update={"resolved_at": claimed.resolved_at - CLAIM_LEASE_MS - 1})  # type: ignore[operator]
-    redis_client.set(app.store.keys.proposal(pid), long_ago.model_dump_json(by_alias=True))
+    server_redis.set(app.store.keys.proposal(pid), long_ago.model_dump_json(by_alias=True))
     applied = app.gateway.apply_proposal(pid, actor("moderator:mo"))
     assert isinstance(applied, Committed) and not applied.duplicate
     final = box.get(pid)
@@ -169,8 +169,8 @@ store:
 
 
 @pytest.fixture
-def forgetful(tmp_path: Path, redis_client: Redis, workspace: str) -> App:
-    return build_app(workspace, write_config(tmp_path, SHORT_MEMORY), client=redis_client)
+def forgetful(tmp_path: Path, server_redis: Redis, workspace: str) -> App:
+    return build_app(workspace, write_config(tmp_path, SHORT_MEMORY), client=server_redis)
 
 
 def forget_idempotency(app: App, pid: str) -> None:
@@ -252,13 +252,13 @@ class StoppingRedis(Redis):
 
 
 def test_an_applier_that_stopped_right_after_its_commit_is_not_committed_over(
-    forgetful: App, redis_client: Redis, guarded: Path, workspace: str
+    forgetful: App, server_redis: Redis, guarded: Path, workspace: str
 ) -> None:
     """Al's process commits, then stops before anything else (its decision record, the
     proposal's): the next click finds the commit on record and writes it into the proposal,
     which then outlives the record."""
     app = forgetful
-    stopping = StoppingRedis(connection_pool=redis_client.connection_pool)
+    stopping = StoppingRedis(connection_pool=server_redis.connection_pool)
     als = build_app(workspace, guarded, client=stopping)
     pid = propose_protected(app, "guarded.stop")
     stopping.armed = True
@@ -309,13 +309,13 @@ def test_a_proposal_applied_before_claims_were_timed_counts_as_applied(forgetful
 
 
 def test_a_commit_after_its_claim_was_taken_over_and_handed_back_still_counts(
-    forgetful: App, redis_client: Redis, guarded: Path, workspace: str
+    forgetful: App, server_redis: Redis, guarded: Path, workspace: str
 ) -> None:
     """Mo's process claims, then stalls just before its commit, past the lease: Al takes the
     claim over, is refused and hands the proposal back to pending. Then Mo's commit lands:
     the proposal is applied, with Mo's commit in it."""
     app = forgetful
-    held = HeldRedis("EVALSHA", connection_pool=redis_client.connection_pool)
+    held = HeldRedis("EVALSHA", connection_pool=server_redis.connection_pool)
     mos = build_app(workspace, guarded, client=held)
     pid = propose_protected(app, "guarded.late")
     results: dict[str, Outcome] = {}

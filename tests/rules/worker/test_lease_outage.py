@@ -16,19 +16,19 @@ from rules.worker.job import run_rule
 from rules.worker.ledger import Lease, LeaseLost
 from tests.polling import wait_for
 from tests.rules.rig import make_rig
-from tests.rules.worker.tcp_proxy import RedisProxy
 from tests.servers.http import Request, Response
+from tests.servers.tcp_proxy import RedisProxy
 from tests.servers.webhook import WebhookServer
 
 
 @pytest.fixture
-def proxy(redis_client: Redis) -> Iterator[RedisProxy]:
-    with RedisProxy(redis_client) as proxy:
+def proxy(server_redis: Redis) -> Iterator[RedisProxy]:
+    with RedisProxy(server_redis) as proxy:
         yield proxy
 
 
 def test_a_renewal_cut_off_for_less_than_the_ttl_is_retried_and_the_lease_kept(
-    redis_client: Redis, workspace: str, proxy: RedisProxy
+    server_redis: Redis, workspace: str, proxy: RedisProxy
 ) -> None:
     key = RuleKeys(workspace).lease("job-outage")
     lease = Lease(proxy.client(), key, "worker", 3)
@@ -38,20 +38,20 @@ def test_a_renewal_cut_off_for_less_than_the_ttl_is_retried_and_the_lease_kept(
         wait_for(lambda: lease.renewals > renewed)  # renewed just now: a whole ttl ahead
         proxy.cut()
         wait_for(lambda: lease.failures >= 2)  # the renewal failed, and its retry too
-        assert lease.held and redis_client.exists(key)
+        assert lease.held and server_redis.exists(key)
         proxy.restore()
         wait_for(lambda: lease.renewals > renewed + 1)
         assert lease.held and not lease.lost
-        assert lease.token is not None and redis_client.get(key) == lease.token.decode()
+        assert lease.token is not None and server_redis.get(key) == lease.token.decode()
         renewed = lease.renewals
         wait_for(lambda: lease.renewals > renewed)  # and it goes on renewing
     finally:
         lease.release()
-    assert not redis_client.exists(key)
+    assert not server_redis.exists(key)
 
 
 def test_a_lease_not_renewed_within_its_ttl_is_lost_for_good(
-    redis_client: Redis, workspace: str, proxy: RedisProxy
+    server_redis: Redis, workspace: str, proxy: RedisProxy
 ) -> None:
     key = RuleKeys(workspace).lease("job-long-outage")
     lease = Lease(proxy.client(), key, "worker", 2)
@@ -61,8 +61,8 @@ def test_a_lease_not_renewed_within_its_ttl_is_lost_for_good(
         wait_for(lambda: lease.lost)
         assert not lease.held
         # given up no later than Redis lets it lapse: by then it has at most moments left
-        assert redis_client.pttl(key) < 1000
-        wait_for(lambda: not redis_client.exists(key))
+        assert server_redis.pttl(key) < 1000
+        wait_for(lambda: not server_redis.exists(key))
         proxy.restore()
         assert not lease.held  # the link is back; the lease stays lost
     finally:
@@ -70,7 +70,7 @@ def test_a_lease_not_renewed_within_its_ttl_is_lost_for_good(
 
 
 def test_a_network_that_drops_packets_silently_loses_the_lease_without_hanging(
-    redis_client: Redis, workspace: str, proxy: RedisProxy
+    server_redis: Redis, workspace: str, proxy: RedisProxy
 ) -> None:
     """No error, no reset: the bytes just stop. The client has no socket timeout (as a
     worker's has none); the lease's own client times out, so the renewal is retried, the
@@ -109,7 +109,7 @@ TWO_POSTS = """
 
 
 def test_a_run_whose_lease_lapsed_during_an_outage_starts_no_further_step(
-    tmp_path: Path, redis_client: Redis, workspace: str, proxy: RedisProxy
+    tmp_path: Path, server_redis: Redis, workspace: str, proxy: RedisProxy
 ) -> None:
     arrived, go = threading.Event(), threading.Event()
 
@@ -153,7 +153,7 @@ def test_a_run_whose_lease_lapsed_during_an_outage_starts_no_further_step(
         assert arrived.wait(20), "the run never reached the first step"
         proxy.cut()  # during the first step's call, longer than the lease's ttl
         keys = RuleKeys(workspace)
-        wait_for(lambda: not redis_client.exists(keys.lease(job_id)))
+        wait_for(lambda: not server_redis.exists(keys.lease(job_id)))
         proxy.restore()
         go.set()
         runner.join(30)
@@ -162,7 +162,7 @@ def test_a_run_whose_lease_lapsed_during_an_outage_starts_no_further_step(
     assert [r.path for r in hook.requests] == ["/first"]  # the second step never started
     # a worker that lost its lease writes nothing: the step stays started, so whoever takes
     # the run over reconciles it rather than running it blind
-    steps = redis_client.hgetall(keys.steps(job_id))
+    steps = server_redis.hgetall(keys.steps(job_id))
     assert steps == {"0": '{"state":"started"}'}
     (done,) = rig.evaluations("action.done")
     assert done["data"]["step"] == 0 and "lost the run's lease" in done["data"]["why"]

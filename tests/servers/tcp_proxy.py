@@ -7,6 +7,8 @@ Redis outage as a client sees it, without touching the server other tests share.
         proxy.restore()           # connections go through again
         proxy.freeze()            # bytes held, nothing closed: a network dropping packets
         proxy.thaw()
+        proxy.hold_replies()      # requests reach the server, its replies are held
+        proxy.release_replies()
 
 It listens on 127.0.0.1 with a free port; the upstream is the test Redis's TCP address or
 its unix socket (the embedded server)."""
@@ -33,8 +35,11 @@ class RedisProxy:
         self._open.set()
         self._flowing = threading.Event()
         self._flowing.set()
+        self._replying = threading.Event()
+        self._replying.set()
         self._lock = threading.Lock()
         self._sockets: set[socket.socket] = set()
+        self.refused = 0  # connections closed at once while cut
         self._thread = threading.Thread(target=self._accept, name="proxy", daemon=True)
 
     @property
@@ -72,12 +77,19 @@ class RedisProxy:
     def thaw(self) -> None:
         self._flowing.set()
 
+    def hold_replies(self) -> None:
+        self._replying.clear()
+
+    def release_replies(self) -> None:
+        self._replying.set()
+
     def __enter__(self) -> Self:
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.thaw()
+        self.release_replies()
         self.cut()
         _close(self._listener)
         self._thread.join(timeout=5)
@@ -98,6 +110,7 @@ class RedisProxy:
             except OSError:
                 return  # closed
             if not self._open.is_set():
+                self.refused += 1
                 _close(client)
                 continue
             try:
@@ -107,15 +120,19 @@ class RedisProxy:
                 continue
             with self._lock:
                 self._sockets.update((client, upstream))
-            for src, dst in ((client, upstream), (upstream, client)):
-                pump = threading.Thread(target=_pump, args=(src, dst, self._flowing), daemon=True)
+            for src, dst, gates in (
+                (client, upstream, (self._flowing,)),
+                (upstream, client, (self._flowing, self._replying)),
+            ):
+                pump = threading.Thread(target=_pump, args=(src, dst, gates), daemon=True)
                 pump.start()
 
 
-def _pump(src: socket.socket, dst: socket.socket, flowing: threading.Event) -> None:
+def _pump(src: socket.socket, dst: socket.socket, gates: tuple[threading.Event, ...]) -> None:
     try:
         while data := src.recv(65536):
-            flowing.wait()
+            for gate in gates:
+                gate.wait()
             dst.sendall(data)
     except OSError:
         pass
