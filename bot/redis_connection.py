@@ -76,11 +76,11 @@ def cluster_client(url: str) -> RedisCluster:
     nodes = [_node(url, each) for each in hosts.split(",") if each.strip()]
     if not nodes:
         raise ValueError(f"{server_name(url)}: a cluster URL names at least one host:port")
-    # one node's URL, for the options redis-py reads from a URL (credentials, TLS, timeouts)
-    first = f"{CLUSTER_SCHEMES[parts.scheme]}://{credentials}{'@' if credentials else ''}"
-    options = parse_url(  # type: ignore[no-untyped-call]
-        urlunsplit(urlsplit(first + "placeholder")._replace(query=parts.query))
-    )
+    # the options redis-py reads from a node's URL (credentials, TLS, timeouts), read from
+    # a URL of a node standing for all of them
+    any_node = f"{credentials}@node" if credentials else "node"
+    one = urlunsplit((CLUSTER_SCHEMES[parts.scheme], any_node, "", parts.query, ""))
+    options = parse_url(one)  # type: ignore[no-untyped-call]
     for each in ("host", "port", "path"):
         options.pop(each, None)
     if int(options.pop("db", 0) or 0) != 0 or parts.path.strip("/") not in ("", "0"):

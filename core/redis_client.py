@@ -79,8 +79,8 @@ def follow_slots(client: RedisClient) -> None:
 
 def resend(call: Callable[[], T], client: RedisClient, budget_sec: float) -> T:
     """``call()``, made again while it is ``INTERRUPTED`` (waits from 50 ms, doubling to a
-    second, the slot map read again before each) for up to ``budget_sec``; past it, the
-    last interruption is raised. Only for calls that may safely run twice."""
+    quarter of a second, the slot map read again before each) for up to ``budget_sec``;
+    past it, the last interruption is raised. Only for calls that may safely run twice."""
     deadline = time.monotonic() + budget_sec
     pause = 0.05
     while True:
@@ -91,7 +91,7 @@ def resend(call: Callable[[], T], client: RedisClient, budget_sec: float) -> T:
             if left <= 0:
                 raise
             time.sleep(min(pause, left))  # a promotion takes a few seconds
-            pause = min(pause * 2, 1.0)
+            pause = min(pause * 2, 0.25)  # a few tries a second: quick to see a promotion
             follow_slots(client)
 
 

@@ -12,6 +12,7 @@ from bot.app import App
 from bot.cli.args import actor, session_id
 from bot.console import HELP, Console
 from core.state.actor import Actor
+from core.state.limits import CommitUnconfirmed
 
 __all__ = ["register"]
 
@@ -70,6 +71,9 @@ def _console(app: App, args: argparse.Namespace) -> int:
             break
         if not interactive and line == "":
             break
-        if not console.handle(line):
-            break
+        try:
+            if not console.handle(line):
+                break
+        except CommitUnconfirmed as exc:  # the session goes on: say it, as the bots do
+            print(f"deliberate: {exc}", file=sys.stderr)
     return 0

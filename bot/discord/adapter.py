@@ -21,13 +21,22 @@ from bot.answers import answer
 from bot.click_lines import ClickLines
 from bot.click_outcome import ClickOutcome
 from bot.deliveries import Deliveries
-from bot.notices import GUESTS_MAY_NOT_READ, NO_DMS, NOT_SHOWN, TROUBLE, UNCHANGED, not_served
+from bot.notices import (
+    GUESTS_MAY_NOT_READ,
+    NO_DMS,
+    NOT_SHOWN,
+    TROUBLE,
+    UNCHANGED,
+    UNCONFIRMED,
+    not_served,
+)
 from bot.workspaces import Workspaces
 from core.config.tenants import Tenant
 from core.deliberation.messages import ActionClicked, UserSaid
 from core.deliberation.view import View
 from core.runtime.runner import Event
 from core.state.actor import ActorKind
+from core.state.limits import CommitUnconfirmed
 
 from .buttons import ButtonRef, DeliberateButton
 from .channels import PLATFORM, Listening, session_id, turn_text
@@ -100,6 +109,9 @@ class DiscordAdapter:
             return
         try:
             await self._clicked(interaction, ref, label)
+        except CommitUnconfirmed as exc:
+            log.warning("discord click %s: %s", interaction.id, exc)
+            await self._followup(interaction, UNCONFIRMED)
         except Exception:  # after the defer: the clicker hears of it, never a timeout
             log.exception("discord click %s failed", interaction.id)
             await self._followup(interaction, TROUBLE)

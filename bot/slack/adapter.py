@@ -25,13 +25,21 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from bot.answers import answer
 from bot.click_outcome import ClickOutcome
 from bot.deliveries import Deliveries
-from bot.notices import GUESTS_MAY_NOT_READ, NOT_SHOWN, TROUBLE, UNCHANGED, not_served
+from bot.notices import (
+    GUESTS_MAY_NOT_READ,
+    NOT_SHOWN,
+    TROUBLE,
+    UNCHANGED,
+    UNCONFIRMED,
+    not_served,
+)
 from bot.workspaces import Recent, Workspaces
 from core.config.tenants import Tenant
 from core.deliberation.messages import ID_PATTERN, ActionClicked, UserSaid
 from core.deliberation.view import View
 from core.runtime.runner import Event, Runtime
 from core.state.actor import Actor, ActorKind
+from core.state.limits import CommitUnconfirmed
 
 from .blocks import escape, fallback_text, mention, view_blocks
 from .buttons import ButtonRef, parse_button
@@ -161,6 +169,9 @@ class SlackAdapter:
         channel = str((body.get("channel") or {}).get("id") or container.get("channel_id") or "")
         try:
             self._click(body, origin, user, channel)
+        except CommitUnconfirmed as exc:
+            log.warning("slack click by %s in %s: %s", user, channel, exc)
+            _tell(origin.client, channel, container.get("thread_ts"), user, UNCONFIRMED)
         except Exception:
             log.exception("slack click by %s in %s failed", user, channel)
             _tell(origin.client, channel, container.get("thread_ts"), user, TROUBLE)

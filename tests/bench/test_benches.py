@@ -30,6 +30,11 @@ BENCH = Path(__file__).resolve().parent.parent.parent / "bench"
         ("startup.py", ["--runs", "2"], "state get / import redis, pydantic"),
         ("durability.py", ["--rounds", "2", "--ops", "5"], "commit p50, always / everysec"),
         (
+            "cluster.py",
+            ["--writers", "1", "--ops", "50", "--rounds", "1"],
+            "the bench finished all 50 increments",
+        ),
+        (
             "growth.py",
             ["--commits", "300", "--keep", "50", "--every", "100"],
             "memory with retention / without",

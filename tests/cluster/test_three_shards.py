@@ -26,15 +26,8 @@ from tests.rules.rig import config_text
 from tests.servers.redis_cluster import LocalCluster
 from tests.servers.webhook import WebhookServer
 
-SHARDS = 3
+SHARDS = 3  # the primaries of the conftest's cluster
 IDEA = "what if we held a raffle for subs"
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
-    cluster = LocalCluster(tmp_path_factory.mktemp("three-shards"), masters=SHARDS)
-    yield cluster
-    cluster.stop()
 
 
 @pytest.fixture(scope="module")

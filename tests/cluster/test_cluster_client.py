@@ -1,0 +1,76 @@
+"""The cluster client a ``redis+cluster://`` URL builds: it carries the URL's options to every
+node, hands other processes a URL that reaches the same cluster, finds a workspace's keys on
+whichever shard holds them, and makes a copy with timeouts of its own (the rules' leases)."""
+
+from __future__ import annotations
+
+import uuid
+
+from redis.cluster import RedisCluster
+
+from bot.redis_connection import connect, connection_url
+from core.redis_client import disconnect, timed_copy
+from core.state.keys import WorkspaceKeys
+from core.state.store import StateStore
+from tests.conftest import delete_workspace
+from tests.factories import mutation
+from tests.servers.redis_cluster import LocalCluster
+
+
+def test_the_urls_options_reach_every_node_and_its_url_reaches_the_same_cluster(
+    cluster: LocalCluster,
+) -> None:
+    client = connect(f"{cluster.url}?socket_timeout=4.5&socket_connect_timeout=2")
+    try:
+        assert isinstance(client, RedisCluster)
+        for node in client.get_primaries():
+            kwargs = node.redis_connection.connection_pool.connection_kwargs
+            assert kwargs["socket_timeout"] == 4.5 and kwargs["socket_connect_timeout"] == 2
+        url = connection_url(client)
+        primaries = {n.address for n in cluster.nodes if n.role() == "master"}
+        assert url.startswith("redis+cluster://") and set(url[16:].split(",")) == primaries
+        again = connect(url)
+        assert isinstance(again, RedisCluster) and again.ping()
+        again.close()
+    finally:
+        client.close()
+
+
+def test_a_workspaces_keys_are_found_on_its_shard_and_deleted_there(
+    cluster: LocalCluster,
+) -> None:
+    client = connect(cluster.url)
+    names = [f"scan-{uuid.uuid4().hex[:8]}-{n}" for n in range(6)]
+    try:
+        for name in names:
+            StateStore(client, name).commit(mutation("set", "decision.db", name))
+        shards = {cluster.primary_of(WorkspaceKeys(n).versions).port for n in names}
+        assert len(shards) > 1  # six workspaces do not all land on one of three primaries
+        for name in names:
+            found = list(client.scan_iter(match=WorkspaceKeys(name).every_key, count=1000))
+            assert WorkspaceKeys(name).log in found and all(name in k for k in found)
+            delete_workspace(client, name)
+            assert list(client.scan_iter(match=WorkspaceKeys(name).every_key)) == []
+    finally:
+        for name in names:
+            delete_workspace(client, name)
+        client.close()
+
+
+def test_a_timed_copy_reaches_the_same_cluster_with_its_own_timeouts(
+    cluster: LocalCluster,
+) -> None:
+    client = connect(cluster.url)
+    copy = timed_copy(client, 0.25)
+    key = "{ws:timed}:probe"
+    try:
+        assert isinstance(copy, RedisCluster) and copy is not client
+        client.set(key, "seen")
+        assert copy.get(key) == "seen"
+        for node in copy.get_primaries():
+            kwargs = node.redis_connection.connection_pool.connection_kwargs
+            assert kwargs["socket_timeout"] == 0.25 == kwargs["socket_connect_timeout"]
+    finally:
+        client.delete(key)
+        disconnect(copy)
+        client.close()
