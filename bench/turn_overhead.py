@@ -40,6 +40,7 @@ import core.deliberation.beat_evaluator
 import core.deliberation.update.present
 from bot.app import build_app
 from bot.console import event_json, render_view
+from bot.redis_connection import connection_url, server_name
 from core.config.core_config import load_config
 from core.deliberation.commands import Classify, Commit, Generate, Show
 from core.deliberation.messages import (
@@ -337,8 +338,7 @@ def main() -> None:
     full = timed("runtime", lambda: full_runtime(client, args.runtime_reps, ping_us, args.keep))
 
     ping = statistics.median(ping_us)
-    where = client.connection_pool.connection_kwargs
-    server = where.get("path") or f"{where.get('host')}:{where.get('port')}"
+    server = server_name(connection_url(client))  # one server or a cluster, no password
     turns = len(CONVERSATION)
     print(
         f"{turns}-turn conversation x {args.reps} runs through the pure loop (no model, no "

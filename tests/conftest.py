@@ -26,6 +26,7 @@ from core.state.keys import WORKSPACE_DIRECTORY, WorkspaceKeys
 from tests.faults.embedded import Home
 from tests.openai_server import OpenAIServer
 from tests.servers.redis_cluster import LocalCluster
+from tests.servers.redis_process import RedisProcess
 
 LOCAL_REDIS = "redis://127.0.0.1:6379/15"  # a logical db of its own: cleanup scans only it
 
@@ -89,6 +90,15 @@ def server_redis(redis_client: RedisClient, single_redis_url: str) -> Iterator[R
     client = Redis.from_url(single_redis_url, decode_responses=True)
     yield client
     client.close()
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[RedisProcess]:
+    """A redis-server of the test's own, for what the shared one must not be put through
+    (CLIENT PAUSE stops a whole server; MONITOR there sees one test's commands alone)."""
+    server = RedisProcess(tmp_path / "own-redis")
+    yield server
+    server.stop()
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -173,7 +173,7 @@ class DiscordAdapter:
             await self._edit(interaction, message, [line])
             return False
         ref = f"{interaction.channel_id}:{message.id}"
-        clicks = self._lines(tenant)
+        clicks = await asyncio.to_thread(self._lines, tenant)  # may touch Redis: off the loop
         # a Redis lock per message: the bot's replicas (or a deploy's overlap) may handle
         # two clicks on one message at once, in two processes
         lock = clicks.lock(PLATFORM, ref)

@@ -2,7 +2,11 @@
 ``update``, saves the session with a version check (and on a race runs ``update`` again on
 what the other writer saved, so no turn is lost), then runs the commands and feeds their
 results back as messages until none is left. What adapters get back are events: views to
-render and the outcomes of commits."""
+render and the outcomes of commits.
+
+A click is handled again from the start when Redis cuts it off (a failover, a restart), for
+as long as a commit may be resent (``store.commit_retry_sec``): the session knows a click by
+its id, so a second run finishes what the first began and commits nothing twice."""
 
 from __future__ import annotations
 
@@ -33,6 +37,7 @@ from core.deliberation.view import View
 from core.errors import DeliberateError, StoreError
 from core.gateway.mutation_gateway import MutationGateway, UnknownProposal
 from core.perception import Classifier
+from core.redis_client import resend
 from core.runtime.beat_history import BeatHistory
 from core.runtime.outcome_notes import discard_note, note_for
 from core.runtime.sessions import SessionStore
@@ -80,6 +85,13 @@ class Runtime:
         people said and clicked; what commands came to only the runtime reports."""
         if not isinstance(msg, UserSaid | ActionClicked):
             raise TypeError(f"adapters send UserSaid or ActionClicked, not {type(msg).__name__}")
+        if isinstance(msg, ActionClicked):
+            store = self.gateway.store
+            budget = store.durability.retry_sec
+            return resend(lambda: self._handle(session_id, msg), store.redis, budget)
+        return self._handle(session_id, msg)
+
+    def _handle(self, session_id: str, msg: UserSaid | ActionClicked) -> list[Event]:
         events: list[Event] = []
         queue: deque[Msg] = deque([msg])
         while queue:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ from redis import Redis
 from bot.redis_connection import connect
 from core.state.keys import WorkspaceKeys
 from tests.conftest import delete_workspace, write_config
+from tests.faults.embedded import cli
 from tests.rules.rig import config_text
 from tests.servers.redis_cluster import LocalCluster
 from tests.servers.webhook import WebhookServer
@@ -91,20 +91,6 @@ def rules_config(tmp_path: Path, hook: WebhookServer, workspace: str) -> str:
     return str(write_config(tmp_path, config_text(rules)))
 
 
-def deliberate(
-    env: dict[str, str], *argv: str, stdin: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bot.cli.main", *argv],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
-
-
 def ok(done: subprocess.CompletedProcess[str]) -> str:
     assert done.returncode == 0, (done.returncode, done.stdout, done.stderr)
     assert "Traceback" not in done.stderr, done.stderr
@@ -135,7 +121,7 @@ def test_set_conflict_console_worker_log_and_replay_on_each_shard(
     common = ("--workspace", name, "--config", rules_config(tmp_path, hook, name))
 
     def run(*argv: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        return deliberate(env, *common, *argv, stdin=stdin)
+        return cli(*common, *argv, env=env, stdin=stdin)
 
     ok(run("worker", "--burst"))  # the rule consumer's group, at the log's end
 
@@ -184,7 +170,7 @@ def test_set_conflict_console_worker_log_and_replay_on_each_shard(
 def test_a_worker_on_a_cluster_without_a_queue_server_says_so_in_one_line(
     cluster: LocalCluster, workspaces: list[str]
 ) -> None:
-    done = deliberate(cluster_env(cluster), "--workspace", workspaces[0], "worker", "--burst")
+    done = cli("--workspace", workspaces[0], "worker", "--burst", env=cluster_env(cluster))
     assert done.returncode != 0, (done.stdout, done.stderr)
     assert "Traceback" not in done.stderr
     [line] = done.stderr.strip().splitlines()

@@ -26,9 +26,12 @@ __all__ = [
 COMMITTED = re.compile(r"^committed: (\S+) (?:= \S+\s+)?\(v(\d+)[,)]", re.MULTILINE)
 
 
-def cli(*argv: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def cli(
+    *argv: str, env: dict[str, str], timeout: float = 120, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "bot.cli.main", *argv],
+        input=stdin,
         capture_output=True,
         text=True,
         env=env,

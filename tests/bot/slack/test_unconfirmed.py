@@ -1,0 +1,162 @@
+"""A click whose commit Redis does not confirm within ``store.commit_retry_sec`` (its writes
+paused for longer, as during a failover that takes its time) is told to the clicker as
+``UNCONFIRMED`` ("applied once or not at all"), never as ``TROUBLE``, whose "nothing was
+changed" could be false; and clicked again once Redis writes, the change is in the log once.
+
+Redis really does not answer: a redis-server of the test's own (CLIENT PAUSE stops a whole
+server) in ``CLIENT PAUSE … WRITE``, reads still answered, the commit script left waiting, the
+bot's client timing out after 0.2 s and sending it again, with the same mutation id, until its
+0.5 s run out. The pause starts as the commit goes out, not before the click: a click writes
+before it commits (its trace row, then the session), and paused beforehand, the first of those
+times out and the click fails before any commit, which TROUBLE then rightly calls "nothing was
+changed" (the first test shows it). ``tests/bot/discord/test_unconfirmed.py`` does the same on
+Discord with the helpers here."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from redis import Redis
+
+from bot.app import App, build_app
+from bot.notices import TROUBLE, UNCONFIRMED
+from bot.slack.blocks import escape
+from core.state.scripts import commit_script
+from tests.bot.slack.conftest import config_with_roles
+from tests.bot.slack.rig import SlackBot
+from tests.bot.slack.test_http_mode import started
+from tests.servers.redis_process import RedisProcess
+from tests.servers.slack_api import SlackServer
+
+WORKSPACE = "unconfirmed"
+SOCKET_TIMEOUT_SEC, RETRY_SEC = 0.2, 0.5
+PAUSE_MS = 60_000  # far past the budget; the test ends it (CLIENT UNPAUSE)
+
+
+class PausedAtCommit(Redis):
+    """A real client of ``server`` that, once armed, has the server pause its writes (CLIENT
+    PAUSE WRITE, what Redis does during a failover) just before it sends the commit script:
+    whatever the click wrote before went through; its commit waits on the server,
+    unanswered."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.commit_sha = commit_script(self).sha
+        self.server: RedisProcess | None = None
+        self.paused = threading.Event()  # set once the server was paused
+
+    def arm(self, server: RedisProcess) -> None:
+        self.server = server
+
+    def execute_command(self, *args: Any, **options: Any) -> Any:
+        server = self.server
+        if server is not None and str(args[0]).upper() == "EVALSHA" and args[1] == self.commit_sha:
+            self.server = None  # once
+            pause_writes(server)
+            self.paused.set()
+        return super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+
+
+def retrying_briefly(config: Path, seconds: float = RETRY_SEC) -> Path:
+    """``config`` with a commit sent again for ``seconds`` rather than 30 s."""
+    text = config.read_text(encoding="utf-8")
+    shipped = "commit_retry_sec: 30 "
+    assert text.count(shipped) == 1, "the shipped config's commit_retry_sec moved"
+    config.write_text(text.replace(shipped, f"commit_retry_sec: {seconds} "), encoding="utf-8")
+    return config
+
+
+def paused_app(
+    server: RedisProcess, config: Path, retry_sec: float = RETRY_SEC
+) -> tuple[App, PausedAtCommit]:
+    """The team's app on ``server``, through a client built from a URL as the bot builds its
+    own (``?socket_timeout=0.2``, no retries of redis-py's), which can be armed."""
+    url = f"{server.url}?socket_timeout={SOCKET_TIMEOUT_SEC}"
+    client = PausedAtCommit.from_url(url, decode_responses=True)  # as the bot's connect(url)
+    assert isinstance(client, PausedAtCommit)
+    app = build_app(WORKSPACE, retrying_briefly(config, retry_sec), client=client)
+    assert app.store.durability.retry_sec == retry_sec
+    return app, client
+
+
+def pause_writes(server: RedisProcess) -> None:
+    """What a failover does to the old primary: reads answered, writes (scripts too) held."""
+    server.client.execute_command("CLIENT", "PAUSE", PAUSE_MS, "WRITE")  # type: ignore[no-untyped-call]
+
+
+def unpause(server: RedisProcess) -> None:
+    server.client.execute_command("CLIENT", "UNPAUSE")  # type: ignore[no-untyped-call]
+
+
+@pytest.fixture
+def paused_bot(
+    own_redis: RedisProcess, slack_api: SlackServer, tmp_path: Path
+) -> Iterator[tuple[SlackBot, PausedAtCommit]]:
+    app, client = paused_app(own_redis, config_with_roles(tmp_path, WORKSPACE))
+    bot = SlackBot(app, slack_api).start()
+    yield bot, client
+    unpause(own_redis)  # (a failed test's pause must not hold the listeners' last writes)
+    bot.stop()
+
+
+def test_writes_paused_before_the_click_fail_it_before_its_commit(
+    paused_bot: tuple[SlackBot, PausedAtCommit], own_redis: RedisProcess
+) -> None:
+    """Why the pause waits for the commit: from before the click, the click's first write
+    (its trace row) times out, and keeps timing out while the click is handled again for
+    the budget; nothing is committed, and TROUBLE is the truth."""
+    bot, _ = paused_bot
+    _, reply = started(bot)
+    pause_writes(own_redis)
+    bot.click(reply, "ConfirmCurrent")
+    [notice] = bot.ephemerals()
+    assert notice["text"] == escape(TROUBLE)
+    unpause(own_redis)
+    assert len(bot.app.log) == 0
+
+
+def test_a_click_cut_off_before_its_commit_is_handled_again_and_commits_once(
+    own_redis: RedisProcess, slack_api: SlackServer, tmp_path: Path
+) -> None:
+    """Writes paused for less than the budget (a failover quicker than it) before the click:
+    its first writes time out, the runtime handles the same click again (a click is known by
+    its id), and it commits once; the clicker sees the closed message, no notice at all."""
+    app, _ = paused_app(own_redis, config_with_roles(tmp_path, WORKSPACE), retry_sec=20)
+    bot = SlackBot(app, slack_api).start()
+    try:
+        _, reply = started(bot)
+        own_redis.client.execute_command("CLIENT", "PAUSE", 600, "WRITE")  # Redis ends it
+        bot.click(reply, "ConfirmCurrent")
+        bot.listeners.idle()
+        [record] = bot.app.log.latest(5)
+        assert record.mutation.key.startswith("decision.")
+        assert bot.slack.ephemerals == []  # neither TROUBLE nor UNCONFIRMED
+        assert bot.slack.updates  # the message closed with its line
+    finally:
+        unpause(own_redis)
+        bot.stop()
+
+
+def test_a_click_redis_does_not_confirm_is_told_so_and_lands_once_when_sent_again(
+    paused_bot: tuple[SlackBot, PausedAtCommit], own_redis: RedisProcess
+) -> None:
+    bot, client = paused_bot
+    _, reply = started(bot)
+    client.arm(own_redis)
+    bot.click(reply, "ConfirmCurrent")
+    [notice] = bot.ephemerals()
+    assert client.paused.is_set()  # the commit, and nothing before it, met the pause
+    assert notice["user"] == "U0ALICE" and notice["text"] == escape(UNCONFIRMED)
+    bot.listeners.idle()
+    assert len(bot.slack.ephemerals) == 1  # UNCONFIRMED alone: no TROUBLE as well
+    assert bot.slack.updates == []  # nor a closing line for what may not have happened
+    unpause(own_redis)
+    assert len(bot.app.log) <= 1
+    bot.click(reply, "ConfirmCurrent", user="U0BOB")  # once Redis writes: the same mutation
+    bot.listeners.idle()
+    [record] = bot.app.log.latest(5)
+    assert record.mutation.key.startswith("decision.")
