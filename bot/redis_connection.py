@@ -5,11 +5,12 @@ given as ``redis+cluster://host:port[,host:port…]``), or the embedded server o
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from redis import ConnectionPool, Redis, UnixDomainSocketConnection
 from redis.backoff import ExponentialWithJitterBackoff
@@ -71,29 +72,33 @@ def cluster_client(url: str) -> RedisCluster:
     """A Redis Cluster client from ``redis+cluster://[user:password@]host:port[,host:port…]``
     (``rediss+cluster://`` for TLS; query options as in a ``redis://`` URL): any node that
     answers tells it the others, and it follows the slots when a replica is promoted."""
-    parts = urlsplit(url)
-    credentials, _, hosts = parts.netloc.rpartition("@")
+    scheme, _, rest = url.partition("://")
+    # the credentials end at the last "@" (a password may hold "/", "?" or "#" unquoted)
+    credentials, at, hosts = rest.rpartition("@")
+    hosts, _, query = hosts.partition("?")
+    hosts, _, database = hosts.partition("/")
     nodes = [_node(url, each) for each in hosts.split(",") if each.strip()]
     if not nodes:
         raise ValueError(f"{server_name(url)}: a cluster URL names at least one host:port")
-    # the options redis-py reads from a node's URL (credentials, TLS, timeouts), read from
-    # a URL of a node standing for all of them
-    any_node = f"{credentials}@node" if credentials else "node"
-    one = urlunsplit((CLUSTER_SCHEMES[parts.scheme], any_node, "", parts.query, ""))
-    options = parse_url(one)  # type: ignore[no-untyped-call]
-    for each in ("host", "port", "path"):
-        options.pop(each, None)
-    if int(options.pop("db", 0) or 0) != 0 or parts.path.strip("/") not in ("", "0"):
+    if database.strip("/") not in ("", "0"):
         raise ValueError(f"{server_name(url)}: a Redis Cluster has one database, 0")
+    # the options redis-py reads from a URL (TLS, timeouts), read from a node's URL
+    options = parse_url(f"{CLUSTER_SCHEMES[scheme]}://node/0?{query}")  # type: ignore[no-untyped-call]
+    for each in ("host", "port", "path", "db", "decode_responses"):
+        options.pop(each, None)
     if options.pop("connection_class", None) is not None:  # rediss: TLS on every node
         options["ssl"] = True
+    if at:
+        username, _, password = credentials.partition(":")
+        options.update(username=unquote(username) or None, password=unquote(password) or None)
     return RedisCluster(startup_nodes=nodes, decode_responses=True, **options)
 
 
 def _node(url: str, text: str) -> ClusterNode:
     host, _, port = text.strip().rpartition(":")
     if not host or not port.isdigit():
-        raise ValueError(f"{server_name(url)}: {text.strip()!r} is not host:port")
+        # not echoed: a password with an unquoted "@" would show here
+        raise ValueError(f"{server_name(url)}: every node must be given as host:port")
     return ClusterNode(host.strip("[]"), int(port))  # type: ignore[no-untyped-call]
 
 
@@ -159,15 +164,17 @@ def _auth(kwargs: dict[str, Any]) -> str:
 
 
 def server_name(redis_url: str | None = None) -> str:
-    """The server a command uses, as an error names it (without its password)."""
+    """The server a command uses, as an error names it: its password shown as ``***``
+    (everything up to the last "@", however the password is spelled), its query left out."""
     url = redis_url or os.environ.get("REDIS_URL")
     if not url:
         return EmbeddedServer(home_dir()).describe()
-    parts = urlsplit(url)
-    if parts.password:
-        host = parts.netloc.rpartition("@")[2]
-        parts = parts._replace(netloc=f"{parts.username or ''}:***@{host}")
-    return urlunsplit(parts._replace(query=""))
+    scheme, sep, rest = url.partition("://")
+    credentials, at, where = rest.rpartition("@")
+    if at and ":" in credentials:
+        credentials = f"{credentials.partition(':')[0]}:***"
+    where = where.partition("?")[0]
+    return f"{scheme}{sep}{credentials}{at}{where}"
 
 
 def error_sentence(exc: RedisError | RedisClusterException) -> str:
@@ -195,12 +202,16 @@ def error_sentence(exc: RedisError | RedisClusterException) -> str:
 
 
 def _check_version(client: RedisClient) -> None:
-    if isinstance(client, RedisCluster):  # every primary: a workspace may live on any
-        primaries = client.get_primaries()  # type: ignore[no-untyped-call]
-        versions = [
-            str(client.info("server", target_nodes=node).get("redis_version", "0"))
-            for node in primaries
-        ]
+    if isinstance(client, RedisCluster):
+        # every primary that answers (a workspace may live on any; one failing over is
+        # checked once it is back, by the next command)
+        versions = []
+        for node in client.get_primaries():  # type: ignore[no-untyped-call]
+            with contextlib.suppress(RedisConnectionError, RedisTimeoutError):
+                info = client.info("server", target_nodes=node)
+                versions.append(str(info.get("redis_version", "0")))
+        if not versions:
+            raise RedisClusterException("no primary of the cluster answers")
     else:
         versions = [str(client.info("server").get("redis_version", "0"))]
     for version in versions:

@@ -18,12 +18,15 @@ from redis.client import Pipeline
 from redis.cluster import ClusterNode, ClusterPipeline, RedisCluster
 from redis.exceptions import (
     AskError,
+    AuthenticationError,
+    AuthorizationError,
     ClusterDownError,
     ConnectionError,
     RedisClusterException,
     SlotNotCoveredError,
     TimeoutError,
     TryAgainError,
+    WatchError,
 )
 
 __all__ = [
@@ -32,9 +35,11 @@ __all__ = [
     "RedisPipeline",
     "disconnect",
     "follow_slots",
+    "interrupted",
     "resend",
     "shard_of",
     "timed_copy",
+    "watch_broken",
 ]
 
 T = TypeVar("T")
@@ -52,6 +57,22 @@ INTERRUPTED: tuple[type[Exception], ...] = (
     AskError,  # MOVED too
     SlotNotCoveredError,  # the slot map has a hole (its primary failed, none promoted yet)
 )
+
+
+def interrupted(error: BaseException) -> bool:
+    """Whether ``error`` cut a command off (worth sending again), rather than refused it: a
+    wrong password or a missing permission is a ``ConnectionError`` too, but never heals."""
+    refused = isinstance(error, AuthenticationError | AuthorizationError)
+    return isinstance(error, INTERRUPTED) and not refused
+
+
+def watch_broken(error: WatchError) -> ConnectionError | None:
+    """redis-py reports a connection lost during a WATCH as a ``WatchError`` ("A
+    TimeoutError occurred while watching one or more keys"): retried as a conflict, a WATCH
+    loop would spin for as long as Redis is away. The connection error it stands for, or
+    None for a true conflict (a watched key changed)."""
+    said = str(error)
+    return ConnectionError(said) if "occurred while watching" in said else None
 
 
 def shard_of(client: RedisClient, key: str) -> Redis:
@@ -78,7 +99,7 @@ def follow_slots(client: RedisClient) -> None:
 
 
 def resend(call: Callable[[], T], client: RedisClient, budget_sec: float) -> T:
-    """``call()``, made again while it is ``INTERRUPTED`` (waits from 50 ms, doubling to a
+    """``call()``, made again while it is ``interrupted`` (waits from 50 ms, doubling to a
     quarter of a second, the slot map read again before each) for up to ``budget_sec``;
     past it, the last interruption is raised. Only for calls that may safely run twice."""
     deadline = time.monotonic() + budget_sec
@@ -86,9 +107,9 @@ def resend(call: Callable[[], T], client: RedisClient, budget_sec: float) -> T:
     while True:
         try:
             return call()
-        except INTERRUPTED:
+        except INTERRUPTED as error:
             left = deadline - time.monotonic()
-            if left <= 0:
+            if left <= 0 or not interrupted(error):
                 raise
             time.sleep(min(pause, left))  # a promotion takes a few seconds
             pause = min(pause * 2, 0.25)  # a few tries a second: quick to see a promotion

@@ -12,7 +12,7 @@ from bot.app import App
 from bot.cli.args import actor, session_id
 from bot.console import HELP, Console
 from core.state.actor import Actor
-from core.state.limits import CommitUnconfirmed
+from core.state.limits import Unacknowledged
 
 __all__ = ["register"]
 
@@ -74,6 +74,6 @@ def _console(app: App, args: argparse.Namespace) -> int:
         try:
             if not console.handle(line):
                 break
-        except CommitUnconfirmed as exc:  # the session goes on: say it, as the bots do
+        except Unacknowledged as exc:  # the session goes on: say it, as the bots do
             print(f"deliberate: {exc}", file=sys.stderr)
     return 0

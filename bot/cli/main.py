@@ -16,7 +16,7 @@ from bot.json_logging import configure as configure_logging
 from bot.redis_connection import error_sentence, server_name
 from core.errors import ConfigError, StoreError, Unreadable
 from core.state.checkpoints import HistoryCompacted
-from core.state.limits import CommitUnconfirmed, NotReplicated
+from core.state.limits import Unacknowledged
 
 __all__ = ["COMMANDS", "main", "parser"]
 
@@ -138,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(f"deliberate: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except (NotReplicated, CommitUnconfirmed, HistoryCompacted, Unreadable) as exc:
+    except (Unacknowledged, HistoryCompacted, Unreadable) as exc:
         print(f"deliberate: {exc}", file=sys.stderr)  # each says what happened, in full
         return EXIT_REJECTED
     except StoreError as exc:

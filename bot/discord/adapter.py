@@ -12,13 +12,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import weakref
 from typing import Any
 
 import discord
 from redis.exceptions import RedisError
+from redis.lock import Lock
 
 from bot.answers import answer
-from bot.click_lines import ClickLines
+from bot.click_lines import LOCK_SEC, ClickLines
 from bot.click_outcome import ClickOutcome
 from bot.deliveries import Deliveries
 from bot.notices import (
@@ -36,7 +38,7 @@ from core.deliberation.messages import ActionClicked, UserSaid
 from core.deliberation.view import View
 from core.runtime.runner import Event
 from core.state.actor import ActorKind
-from core.state.limits import CommitUnconfirmed
+from core.state.limits import Unacknowledged
 
 from .buttons import ButtonRef, DeliberateButton
 from .channels import PLATFORM, Listening, session_id, turn_text
@@ -58,6 +60,9 @@ class DiscordAdapter:
     def __init__(self, workspaces: Workspaces, listening: Listening) -> None:
         self.workspaces = workspaces
         self.listening = listening
+        self._closing: weakref.WeakValueDictionary[int, asyncio.Lock] = (
+            weakref.WeakValueDictionary()
+        )
 
     # --- messages ------------------------------------------------------------------------
 
@@ -82,6 +87,10 @@ class DiscordAdapter:
             await _typing(message.channel)
             runtime = await asyncio.to_thread(self.workspaces.runtime, tenant)
             events = await asyncio.to_thread(runtime.send, session_id(message.channel.id), said)
+        except Unacknowledged as exc:  # the turn committed, or not: not handled again
+            log.warning("discord message %s: %s", delivery, exc)
+            await self._send(message.channel, UNCONFIRMED, reply_to=message)
+            return
         except Exception:
             log.exception("discord message %s failed", delivery)
             if deliveries is not None:
@@ -109,7 +118,7 @@ class DiscordAdapter:
             return
         try:
             await self._clicked(interaction, ref, label)
-        except CommitUnconfirmed as exc:
+        except Unacknowledged as exc:
             log.warning("discord click %s: %s", interaction.id, exc)
             await self._followup(interaction, UNCONFIRMED)
         except Exception:  # after the defer: the clicker hears of it, never a timeout
@@ -174,22 +183,24 @@ class DiscordAdapter:
             return False
         ref = f"{interaction.channel_id}:{message.id}"
         clicks = await asyncio.to_thread(self._lines, tenant)  # may touch Redis: off the loop
-        # a Redis lock per message: the bot's replicas (or a deploy's overlap) may handle
-        # two clicks on one message at once, in two processes
-        lock = clicks.lock(PLATFORM, ref)
-        try:
-            if not await asyncio.to_thread(lock.acquire):
-                log.warning("cannot edit the clicked message %s: its lock stayed taken", message.id)
-                return False
+        # this process's clicks on the message take turns here, without a thread each;
+        # then a Redis lock per message, for the bot's other replicas (or a deploy's overlap)
+        local = self._closing.setdefault(message.id, asyncio.Lock())
+        async with local:
+            lock = clicks.lock(PLATFORM, ref)
             try:
-                lines = await asyncio.to_thread(clicks.add, PLATFORM, ref, line)
-                return await self._edit(interaction, message, lines)
-            finally:
-                with contextlib.suppress(RedisError):  # lapsed meanwhile: it freed itself
-                    await asyncio.to_thread(lock.release)
-        except RedisError as error:
-            log.warning("cannot edit the clicked message %s: %s", message.id, error)
-            return False
+                if not await _acquire(lock):
+                    log.warning("cannot edit the clicked message %s: its lock stayed taken", ref)
+                    return False
+                try:
+                    lines = await asyncio.to_thread(clicks.add, PLATFORM, ref, line)
+                    return await self._edit(interaction, message, lines)
+                finally:
+                    with contextlib.suppress(RedisError):  # lapsed meanwhile: freed itself
+                        await asyncio.to_thread(lock.release)
+            except RedisError as error:
+                log.warning("cannot edit the clicked message %s: %s", ref, error)
+                return False
 
     async def _edit(
         self, interaction: Interaction, message: discord.Message, lines: list[str]
@@ -312,3 +323,16 @@ def _mention(actor: str) -> str:
     """``moderator:80351110224678912`` as a Discord mention; any other actor as text."""
     ident = actor.partition(":")[2]
     return f"<@{ident}>" if ident.isdigit() else discord.utils.escape_markdown(actor)
+
+
+async def _acquire(lock: Lock) -> bool:
+    """``lock``, waited for up to ``LOCK_SEC`` without holding a thread while it waits (a
+    blocking acquire in a worker thread would take one per waiting click, and a busy message
+    could take them all)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + LOCK_SEC
+    while not await asyncio.to_thread(lock.acquire, blocking=False):
+        if loop.time() >= deadline:
+            return False
+        await asyncio.sleep(0.05)  # another replica's edit: a Discord round trip or two
+    return True

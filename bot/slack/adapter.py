@@ -39,7 +39,7 @@ from core.deliberation.messages import ID_PATTERN, ActionClicked, UserSaid
 from core.deliberation.view import View
 from core.runtime.runner import Event, Runtime
 from core.state.actor import Actor, ActorKind
-from core.state.limits import CommitUnconfirmed
+from core.state.limits import Unacknowledged
 
 from .blocks import escape, fallback_text, mention, view_blocks
 from .buttons import ButtonRef, parse_button
@@ -152,6 +152,10 @@ class SlackAdapter:
                 return
             msg = UserSaid(text=said.text, actor=self._actor(team, origin, said.user))
             events = team.runtime.send(said.session_id, msg)
+        except Unacknowledged as exc:  # the turn committed, or not: not handled again
+            log.warning("slack message %s: %s", delivery, exc)
+            _tell(origin.client, said.channel, said.thread_ts, said.user, UNCONFIRMED)
+            return
         except Exception:
             log.exception("slack message %s failed", delivery)
             _release(team, delivery)
@@ -169,7 +173,7 @@ class SlackAdapter:
         channel = str((body.get("channel") or {}).get("id") or container.get("channel_id") or "")
         try:
             self._click(body, origin, user, channel)
-        except CommitUnconfirmed as exc:
+        except Unacknowledged as exc:
             log.warning("slack click by %s in %s: %s", user, channel, exc)
             _tell(origin.client, channel, container.get("thread_ts"), user, UNCONFIRMED)
         except Exception:

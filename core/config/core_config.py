@@ -14,7 +14,16 @@ from importlib.resources import as_file, files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, PrivateAttr, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from core.config.env_refs import EnvRef, resolve_env_refs
 from core.config.roles import PLATFORMS, RoleBinding, name_entries
@@ -87,6 +96,19 @@ class StoreConfig(BaseModel):
     # how long a commit cut off by Redis (a failover, a restart) is sent again, with the same
     # mutation id, before the person is told it is unconfirmed
     commit_retry_sec: float = Field(default=30, ge=0, le=600)
+
+    @field_validator("commit_retry_sec")
+    @classmethod
+    def _within_the_idempotency_window(cls, value: float, info: ValidationInfo) -> float:
+        # a resend is safe only while the first attempt's idempotency record lasts; a click
+        # may spend the budget twice (its commit, then what it writes after)
+        window = info.data.get("idempotency_ttl_sec", DEFAULT_IDEMPOTENCY_TTL_SEC)
+        if value * 2 >= window:
+            raise ValueError(
+                f"must stay under half of store.idempotency_ttl_sec ({window} s): a change "
+                "sent again after its mutation id is forgotten would be applied twice"
+            )
+        return value
 
     def open(self, client: RedisClient, workspace: str) -> StateStore:
         """The workspace's store, held to these settings."""

@@ -8,6 +8,7 @@ entry on conflict).
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import replace
 
 from core.errors import DeliberateError
@@ -15,8 +16,10 @@ from core.gateway.decisions import DecisionLog
 from core.gateway.outcome import Outcome, Pending, Proposal, ProposalStatus, expired_message
 from core.gateway.policy import GuestPolicy, Policy, VerdictKind
 from core.gateway.proposals import ProposalBox
+from core.redis_client import INTERRUPTED
 from core.state.actor import Actor, ActorKind
 from core.state.commit_result import Committed, Rejected, RejectReason
+from core.state.limits import Unacknowledged
 from core.state.mutation import Mutation
 from core.state.store import StateStore
 
@@ -108,7 +111,15 @@ class MutationGateway:
                 return self._not_taken_over(proposal.id, actor, mutation, expected_version)
             if taken.status is ProposalStatus.EXPIRED:
                 return self._expired(taken, mutation)
-        outcome = self.propose(mutation)
+        try:
+            outcome = self.propose(mutation)
+        except Unacknowledged:
+            # applied once or not at all: handed back at once, so that the next click sends
+            # the same mutation id again (which finds the first result if it landed) rather
+            # than wait for the claim to lapse; with Redis still away, it lapses by itself
+            with contextlib.suppress(*INTERRUPTED):
+                self.proposals.release(proposal.id, actor, mutation.id)
+            raise
         if isinstance(outcome, Committed):
             self.proposals.record_commit(proposal.id, outcome)
         else:

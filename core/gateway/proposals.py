@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from redis.exceptions import WatchError
 
 from core.gateway.outcome import AppliedCommit, Proposal, ProposalStatus
+from core.redis_client import watch_broken
 from core.state.actor import Actor
 from core.state.commit_result import Committed
 from core.state.keys import WorkspaceKeys
@@ -220,8 +221,9 @@ class ProposalBox:
                     self._write(pipe, moved, now)
                     pipe.execute()
                     return moved
-                except WatchError:
-                    continue
+                except WatchError as error:
+                    if (cut := watch_broken(error)) is not None:
+                        raise cut from error  # Redis went away, not a conflict
 
     def _write(self, pipe: RedisPipeline, proposal: Proposal, now: int) -> None:
         """Written whole (SET drops the key's expiry): so always with the one it must keep,

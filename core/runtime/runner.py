@@ -4,13 +4,18 @@ what the other writer saved, so no turn is lost), then runs the commands and fee
 results back as messages until none is left. What adapters get back are events: views to
 render and the outcomes of commits.
 
-A click is handled again from the start when Redis cuts it off (a failover, a restart), for
-as long as a commit may be resent (``store.commit_retry_sec``): the session knows a click by
-its id, so a second run finishes what the first began and commits nothing twice."""
+Each Redis call the runtime makes (the trace, the session, transcripts, beat history; a
+commit in the store itself) is made again when Redis cuts it off (a failover, a restart), for
+as long as a commit may be resent (``store.commit_retry_sec``). When that runs out after a
+commit was sent, the caller hears ``CommitUnconfirmed`` (applied once or not at all), never a
+bare connection error that would pass for "nothing was changed"."""
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
+from functools import partial
+from typing import TypeVar
 
 from core.deliberation.commands import (
     Classify,
@@ -37,12 +42,13 @@ from core.deliberation.view import View
 from core.errors import DeliberateError, StoreError
 from core.gateway.mutation_gateway import MutationGateway, UnknownProposal
 from core.perception import Classifier
-from core.redis_client import resend
+from core.redis_client import INTERRUPTED, interrupted, resend
 from core.runtime.beat_history import BeatHistory
 from core.runtime.outcome_notes import discard_note, note_for
 from core.runtime.sessions import SessionStore
 from core.runtime.trace_events import TraceEvents
 from core.runtime.transcripts import Transcripts
+from core.state.limits import CommitUnconfirmed, Unacknowledged
 
 __all__ = ["Event", "OutcomeEvent", "Runtime"]
 
@@ -57,6 +63,7 @@ class OutcomeEvent(OutcomeNote):
 
 
 Event = View | OutcomeEvent
+T = TypeVar("T")
 
 
 class Runtime:
@@ -85,34 +92,52 @@ class Runtime:
         people said and clicked; what commands came to only the runtime reports."""
         if not isinstance(msg, UserSaid | ActionClicked):
             raise TypeError(f"adapters send UserSaid or ActionClicked, not {type(msg).__name__}")
-        if isinstance(msg, ActionClicked):
-            store = self.gateway.store
-            budget = store.durability.retry_sec
-            return resend(lambda: self._handle(session_id, msg), store.redis, budget)
-        return self._handle(session_id, msg)
-
-    def _handle(self, session_id: str, msg: UserSaid | ActionClicked) -> list[Event]:
         events: list[Event] = []
+        sent: list[tuple[str, str]] = []  # (what, mutation id) of each commit sent so far
         queue: deque[Msg] = deque([msg])
-        while queue:
-            for cmd in self._update(session_id, queue.popleft()):
-                follow = self._run(session_id, cmd, events)
-                if follow is not None:
-                    queue.append(follow)
+        try:
+            while queue:
+                for cmd in self._update(session_id, queue.popleft()):
+                    follow = self._run(session_id, cmd, events, sent)
+                    if follow is not None:
+                        queue.append(follow)
+        except INTERRUPTED as error:
+            if not sent or not interrupted(error):
+                raise
+            what, mutation_id = sent[-1]
+            raise CommitUnconfirmed(what, mutation_id, self._budget, error) from error
         return events
 
+    @property
+    def _budget(self) -> float:
+        return self.gateway.store.durability.retry_sec
+
+    def _patiently(self, call: Callable[[], T]) -> T:
+        return resend(call, self.gateway.store.redis, self._budget)
+
     def _update(self, session_id: str, msg: Msg, attempts: int = 50) -> list[Cmd]:
-        self.trace.append(msg.correlation_id, session_id, msg.kind, msg.model_dump(mode="json"))
+        data = msg.model_dump(mode="json")
+        # a trace row whose answer was lost is written again: the trace may show it twice
+        self._patiently(partial(self.trace.append, msg.correlation_id, session_id, msg.kind, data))
         for _ in range(attempts):
-            session = self.sessions.load(session_id)
+            session = self._patiently(partial(self.sessions.load, session_id))
             changed, cmds = self.loop.update(session, msg)
-            if changed == session or self.sessions.save(changed) is not None:
+            # a save whose answer was lost fails its second run (the version moved): the
+            # session is read again, with this message's change in it, and updated again (a
+            # click is known by its id; a chat turn may be remembered twice)
+            if (
+                changed == session
+                or self._patiently(partial(self.sessions.save, changed)) is not None
+            ):
                 return cmds
         raise StoreError(f"session {session_id} kept changing during {attempts} attempts")
 
-    def _run(self, session_id: str, cmd: Cmd, events: list[Event]) -> Msg | None:
+    def _run(
+        self, session_id: str, cmd: Cmd, events: list[Event], sent: list[tuple[str, str]]
+    ) -> Msg | None:
         if isinstance(cmd, Record):
-            self.transcripts.append(session_id, cmd.speaker, cmd.text, cmd.correlation_id)
+            record = (session_id, cmd.speaker, cmd.text, cmd.correlation_id)
+            self._patiently(partial(self.transcripts.append, *record))
         elif isinstance(cmd, Classify):
             return self._classify(cmd)
         elif isinstance(cmd, Generate):
@@ -126,13 +151,17 @@ class Runtime:
                 tool_calls=answer.tool_calls,
             )
         elif isinstance(cmd, Commit):
+            sent.append((cmd.mutation.key, cmd.mutation.id))
             return self._done(
                 session_id, cmd.click, note_for(self.gateway.propose(cmd.mutation)), events
             )
         elif isinstance(cmd, ResolveProposal):
+            # an agent's proposal has its mutation's id
+            sent.append((f"proposal {cmd.click.target_id}", cmd.click.target_id))
             return self._done(session_id, cmd.click, self._resolve(cmd), events)
         elif isinstance(cmd, LogEvaluation):
-            self.beat_history.append(session_id, cmd.correlation_id, cmd.result)
+            evaluated = (session_id, cmd.correlation_id, cmd.result)
+            self._patiently(partial(self.beat_history.append, *evaluated))
         elif isinstance(cmd, Show):
             events.append(cmd.view)
         return None
@@ -155,6 +184,8 @@ class Runtime:
             proposal = self.gateway.discard_proposal(click.target_id, click.actor)
         except UnknownProposal as exc:
             return OutcomeNote(outcome="rejected", message=str(exc), reason="not_found")
+        except Unacknowledged:  # applied once or not at all: not a refusal
+            raise
         except DeliberateError as exc:
             return OutcomeNote(outcome="rejected", message=str(exc), reason="forbidden")
         return discard_note(proposal, click.actor)

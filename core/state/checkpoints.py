@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from redis.exceptions import WatchError
 
 from core.errors import StoreError
+from core.redis_client import watch_broken
 from core.state.entry import Entry
 from core.state.keys import WorkspaceKeys
 from core.state.streams import id_order, stream_ms
@@ -124,8 +125,9 @@ class Checkpoints:
                     pipe.set(self.keys.checkpoint_at, image.last_id)
                     pipe.execute()
                     return Saved.SAVED
-                except WatchError:
-                    continue
+                except WatchError as error:
+                    if (cut := watch_broken(error)) is not None:
+                        raise cut from error  # Redis went away, not a conflict
 
     def mark(self) -> CompactionMark | None:
         """How far the log was compacted, or None when it never was."""

@@ -21,6 +21,7 @@ __all__ = [
     "Durability",
     "NotReplicated",
     "RateLimit",
+    "Unacknowledged",
 ]
 
 
@@ -64,7 +65,12 @@ class Durability:
 LOCAL_DURABILITY = Durability()
 
 
-class NotReplicated(StoreError):
+class Unacknowledged(StoreError):
+    """A commit nobody may count on: applied once or not at all, never twice. What people
+    are told is the same whichever of the two it is."""
+
+
+class NotReplicated(Unacknowledged):
     """The commit is on the primary, but fewer replicas than asked confirmed it in time: it
     is not acknowledged. Retrying the same mutation id commits nothing twice and waits
     again."""
@@ -80,16 +86,17 @@ class NotReplicated(StoreError):
         self.wanted = wanted
 
 
-class CommitUnconfirmed(StoreError):
+class CommitUnconfirmed(Unacknowledged):
     """Redis did not answer a commit, sent again with the same mutation id, within the retry
-    budget: it was applied once or not at all, never twice."""
+    budget: it was applied once or not at all, never twice. ``subject``: the key, or what
+    was being done (``proposal P``)."""
 
-    def __init__(self, key: str, mutation_id: str, retry_sec: float, cause: Exception) -> None:
+    def __init__(self, subject: str, mutation_id: str, retry_sec: float, cause: Exception) -> None:
         said = str(cause).strip() or type(cause).__name__
         super().__init__(
-            f"{key}: Redis did not confirm the change within {retry_sec:g} s ({said}); it "
+            f"{subject}: Redis did not confirm the change within {retry_sec:g} s ({said}); it "
             f"is applied once or not at all: send it again (mutation id {mutation_id}) or "
             "look at the key once Redis answers"
         )
-        self.key = key
+        self.subject = subject
         self.mutation_id = mutation_id

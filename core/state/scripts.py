@@ -60,8 +60,9 @@ class LuaScript:
         try:
             return self.client.evalsha(self.sha, len(keys), *keys, *args)
         except NoScriptError:
-            self.client.script_load(self.source)
-            return self.client.evalsha(self.sha, len(keys), *keys, *args)
+            # EVAL runs it and leaves it cached, on the one server that holds the keys (a
+            # SCRIPT LOAD would go to every primary of a cluster, one of them perhaps down)
+            return self.client.eval(self.source, len(keys), *keys, *args)
 
 
 def commit_script(client: RedisClient) -> LuaScript:

@@ -6,14 +6,14 @@ through the MutationGateway, which applies policy first.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 from redis.exceptions import NoScriptError
 
 from core.errors import StoreError
-from core.redis_client import INTERRUPTED, resend, shard_of
+from core.redis_client import INTERRUPTED, interrupted, resend, shard_of
 from core.state.codec import UnreadableEntry, entry_from_fields, entry_meta, readable_entry
 from core.state.commit_result import Committed, FirstCommit, Rejected, RejectReason, first_result
 from core.state.entry import Entry
@@ -236,30 +236,40 @@ class StateStore:
             limits.max_items,
             self.prev_max_bytes,
         ]
-        reply, confirmed = self._send(mutation, names, args)
+        reply, confirmed, resent = self._send(mutation, names, args)
         outcome = self._outcome(mutation, meta, reply)
+        if resent and isinstance(outcome, Committed) and outcome.duplicate:
+            # the first attempt landed and its answer was lost: this commit, not a repeat
+            outcome = replace(outcome, duplicate=False)
         wanted = self.durability.replicas
         if wanted and isinstance(outcome, Committed) and confirmed < wanted:
             raise NotReplicated(outcome, confirmed, wanted, self.durability.timeout_ms)
         return outcome
 
-    def _send(self, mutation: Mutation, keys: list[str], args: list[Any]) -> tuple[Any, int]:
-        """The commit script's reply, and how many replicas confirmed it when any are asked
-        for. Cut off (the server died, its replica is being promoted, the slot moved), it is
-        sent again with the same mutation id until ``durability.retry_sec`` runs out: the
-        idempotency record, written by the same script, makes a second run answer with the
-        first one's result instead of applying it twice."""
+    def _send(self, mutation: Mutation, keys: list[str], args: list[Any]) -> tuple[Any, int, bool]:
+        """The commit script's reply, how many replicas confirmed it when any are asked for,
+        and whether it was sent more than once. Cut off (the server died, its replica is
+        being promoted, the slot moved), it is sent again with the same mutation id until
+        ``durability.retry_sec`` runs out: the idempotency record, written by the same
+        script, makes a second run answer with the first one's result instead of applying
+        it twice."""
+        attempts = 0
 
         def send() -> tuple[Any, int]:
+            nonlocal attempts
+            attempts += 1
             if not self.durability.replicas:
                 return self._commit(keys=keys, args=args), 0
             return self._commit_and_wait(keys, args)
 
         budget = self.durability.retry_sec
         try:
-            return resend(send, self.redis, budget)
+            reply, confirmed = resend(send, self.redis, budget)
         except INTERRUPTED as error:
+            if not interrupted(error):
+                raise
             raise CommitUnconfirmed(mutation.key, mutation.id, budget, error) from error
+        return reply, confirmed, attempts > 1
 
     def _commit_and_wait(self, keys: list[str], args: list[Any]) -> tuple[Any, int]:
         """The commit script, then ``WAIT`` on the same connection (WAIT counts the replicas

@@ -18,12 +18,10 @@ import uuid
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import LockNotOwnedError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.lock import Lock
 
-from core.redis_client import disconnect, timed_copy
+from core.redis_client import INTERRUPTED, disconnect, timed_copy
 from core.state.value_json import dumps
 from rules.keys import KEEP_SEC, RuleKeys
 
@@ -35,7 +33,8 @@ __all__ = ["Claim", "Lease", "LeaseLost", "StepLedger"]
 _log = logging.getLogger("deliberate.rules")
 RETRY_FIRST_SEC = 0.05  # the first wait before a failed renewal is tried again; it doubles
 RETRY_MAX_SEC = 1.0
-_OUTAGE = (RedisConnectionError, RedisTimeoutError)  # Redis unreachable, for now
+# Redis unreachable for now, or failing over (a cluster's slot without its primary yet)
+_OUTAGE = INTERRUPTED
 
 # KEYS[1] = the run's steps hash, KEYS[2] = the run's lease
 # ARGV[1] = the step, ARGV[2] = the claimer's lease token, ARGV[3] = the ``started`` record,
@@ -196,8 +195,10 @@ class Lease:
             self._thread.join(timeout=self.ttl_sec)
         try:
             self.lock.release()
-        except (LockNotOwnedError, *_OUTAGE):
-            pass  # lapsed, perhaps taken: not ours to free; or unreachable: it lapses by itself
+        except LockNotOwnedError:
+            pass  # lapsed, perhaps taken: not ours to free
+        except _OUTAGE:
+            pass  # unreachable: it lapses by itself
         finally:
             disconnect(self.client)
 

@@ -34,7 +34,7 @@ CONFIG = """
 store:
   replicas:
     wait_for: 1
-    timeout_ms: 5000
+    timeout_ms: 10000
   commit_retry_sec: 60
 policy:
   keys:

@@ -132,7 +132,8 @@ def test_moved_from_a_cluster_node_that_does_not_hold_the_slot(
     ("url", "said"),
     [
         ("redis+cluster://", "a cluster URL names at least one host:port"),
-        ("redis+cluster://127.0.0.1", "'127.0.0.1' is not host:port"),
+        ("redis+cluster://127.0.0.1", "every node must be given as host:port"),
+        ("redis+cluster://:pa@ss@127.0.0.1", "every node must be given as host:port"),
         ("redis+cluster://127.0.0.1:7000/3", "a Redis Cluster has one database, 0"),
     ],
 )
@@ -147,6 +148,18 @@ def test_a_cluster_with_no_node_answering_is_one_line() -> None:
     url = f"redis+cluster://127.0.0.1:{free_port()},127.0.0.1:{free_port()}"
     line = one_line(deliberate(url, *WRITE), url)
     assert "the Redis cluster cannot serve this data now" in line
+
+
+def test_a_password_is_never_shown_however_it_is_spelled() -> None:
+    """Unquoted "/", "?" and "@" in a password (base64 passwords hold "/"): still masked,
+    and the URL's options (decode_responses among them) do not break the client."""
+    hosts = f"127.0.0.1:{free_port()}"
+    url = f"redis+cluster://ops:s3/cr?t@x@{hosts}?decode_responses=false&socket_timeout=2"
+    done = deliberate(url, *WRITE)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert line.endswith(f"(redis+cluster://ops:***@{hosts})"), line
+    assert "s3" not in line and "cr?t" not in line
 
 
 def test_clusterdown_from_a_cluster_node_without_slots(

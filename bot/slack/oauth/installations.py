@@ -27,9 +27,12 @@ from collections.abc import Callable
 from logging import Logger
 from typing import TYPE_CHECKING, Any
 
+from redis.exceptions import WatchError
 from slack_sdk.oauth.installation_store.installation_store import InstallationStore
 from slack_sdk.oauth.installation_store.models.bot import Bot
 from slack_sdk.oauth.installation_store.models.installation import Installation
+
+from core.redis_client import watch_broken
 
 from .keys import OAuthKeys
 from .records import (
@@ -123,7 +126,16 @@ class RedisInstallationStore(InstallationStore):
                 index: dict[Any, Any] = latest_index(changed)
                 pipe.hset(latest, mapping=index)
 
-        self.redis.transaction(rewrite, history)
+        with self.redis.pipeline(transaction=True) as pipe:
+            while True:
+                try:
+                    pipe.watch(history)
+                    rewrite(pipe)
+                    pipe.execute()
+                    return
+                except WatchError as error:  # another write came between: again
+                    if (cut := watch_broken(error)) is not None:
+                        raise cut from error  # Redis went away, not a conflict
 
     # --- reads -------------------------------------------------------------------------
 

@@ -19,16 +19,20 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import openai
 import pytest
 from redis import Redis
 
 from bot.app import App, build_app
 from bot.notices import TROUBLE, UNCONFIRMED
 from bot.slack.blocks import escape
+from core.llm.chat import ChatModel
 from core.state.scripts import commit_script
 from tests.bot.slack.conftest import config_with_roles
-from tests.bot.slack.rig import SlackBot
+from tests.bot.slack.rig import SlackBot, mention
 from tests.bot.slack.test_http_mode import started
+from tests.model_script import proposing
+from tests.openai_server import OpenAIServer
 from tests.servers.redis_process import RedisProcess
 from tests.servers.slack_api import SlackServer
 
@@ -45,20 +49,32 @@ class PausedAtCommit(Redis):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.commit_sha = commit_script(self).sha
+        script = commit_script(self)
+        self.commit = {("EVALSHA", script.sha), ("EVAL", script.source)}  # cached, or not
         self.server: RedisProcess | None = None
         self.paused = threading.Event()  # set once the server was paused
 
-    def arm(self, server: RedisProcess) -> None:
+    def arm(self, server: RedisProcess, *, after: bool = False) -> None:
+        """Pause at the next commit; ``after``: once its answer is in (the commit landed,
+        whatever the click writes next waits)."""
         self.server = server
+        self.after = after
 
     def execute_command(self, *args: Any, **options: Any) -> Any:
         server = self.server
-        if server is not None and str(args[0]).upper() == "EVALSHA" and args[1] == self.commit_sha:
+        if server is None or (str(args[0]).upper(), args[1]) not in self.commit:
+            return super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+        if not self.after:
             self.server = None  # once
             pause_writes(server)
             self.paused.set()
-        return super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+            return super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+        # a NOSCRIPT answer raises here, and the script is sent whole, still armed
+        reply = super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+        self.server = None  # once
+        pause_writes(server)
+        self.paused.set()
+        return reply
 
 
 def retrying_briefly(config: Path, seconds: float = RETRY_SEC) -> Path:
@@ -160,3 +176,48 @@ def test_a_click_redis_does_not_confirm_is_told_so_and_lands_once_when_sent_agai
     bot.listeners.idle()
     [record] = bot.app.log.latest(5)
     assert record.mutation.key.startswith("decision.")
+
+
+def test_a_click_cut_off_right_after_its_commit_is_told_unconfirmed_never_unchanged(
+    paused_bot: tuple[SlackBot, PausedAtCommit], own_redis: RedisProcess
+) -> None:
+    """The commit lands; the click's next write (its session, the click done) waits past the
+    budget: the clicker hears UNCONFIRMED, never TROUBLE's "nothing was changed", which would
+    be false, and the log holds the commit once."""
+    bot, client = paused_bot
+    _, reply = started(bot)
+    client.arm(own_redis, after=True)
+    bot.click(reply, "ConfirmCurrent")
+    [notice] = bot.ephemerals()
+    assert client.paused.is_set() and notice["text"] == escape(UNCONFIRMED)
+    unpause(own_redis)
+    [record] = bot.app.log.latest(5)
+    assert record.mutation.key.startswith("decision.")
+
+
+def test_a_proposal_apply_redis_does_not_confirm_is_not_called_a_refusal(
+    own_redis: RedisProcess, slack_api: SlackServer, openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    """An agent's proposal applied by a moderator while Redis holds the commit: UNCONFIRMED,
+    not "Not done" as if policy had refused it. The claim could not be handed back while
+    Redis held its writes, so a second click at once is told someone is applying it (the
+    claim lapses by itself, and then the same mutation id is sent again): never twice."""
+    app, client = paused_app(own_redis, config_with_roles(tmp_path, WORKSPACE))
+    openai_server.answer_with = proposing("stream.state", "off")
+    model = openai.OpenAI(api_key="k", base_url=openai_server.base_url, max_retries=0)
+    bot = SlackBot(app, slack_api, ChatModel(model, "m", timeout_sec=5)).start()
+    try:
+        bot.event(mention("end the stream"))
+        [reply] = bot.replies()
+        client.arm(own_redis)
+        bot.click(reply, "ApplyProposal", user="U0MIA")  # a moderator by user group
+        [notice] = bot.ephemerals()
+        assert client.paused.is_set() and notice["text"] == escape(UNCONFIRMED)
+        unpause(own_redis)
+        bot.click(reply, "ApplyProposal", user="U0MIA")
+        [_, again] = bot.ephemerals(2)
+        assert "is applying this proposal right now" in again["text"]
+        assert len(app.log) <= 1
+    finally:
+        unpause(own_redis)
+        bot.stop()

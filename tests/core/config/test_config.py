@@ -218,6 +218,17 @@ def test_store_retention_and_replicas_are_checked_where_they_are_written(tmp_pat
     ]
 
 
+def test_a_retry_budget_past_the_idempotency_window_is_refused_where_it_is_written(
+    tmp_path: Path,
+) -> None:
+    text = "store:\n  idempotency_ttl_sec: 60\n  commit_retry_sec: 45\n"
+    [issue] = issues_of(tmp_path, text)
+    assert ":3: store.commit_retry_sec:" in issue and "idempotency_ttl_sec (60 s)" in issue
+    path = tmp_path / "within.yaml"
+    path.write_text("store:\n  idempotency_ttl_sec: 60\n  commit_retry_sec: 20\n")
+    assert load_config(path).store.open(Redis(), "local").durability.retry_sec == 20
+
+
 def test_store_settings_reach_the_store(tmp_path: Path) -> None:
     text = (
         "store:\n  retention:\n    keep_days: null\n    keep_records: 500\n"

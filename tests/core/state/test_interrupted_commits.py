@@ -70,7 +70,8 @@ def test_a_commit_whose_reply_was_lost_is_sent_again_and_applied_once(
     thread.join(timeout=30)
     [done] = landed
     assert isinstance(done, Committed), done
-    assert done.duplicate and done.version == 1  # the first run's result, not a second run
+    # the first run's result, told as what it is: this commit (not a repeat of another)
+    assert not done.duplicate and done.version == 1
     assert server_redis.xlen(store.keys.log) == 2
     assert server_redis.hget(store.keys.entry("counter.n"), "value") == "5"
 
