@@ -1,6 +1,7 @@
-"""``deliberate classify [TEXT] [--topic T] [--jsonl]``: the TurnInterpretation of a turn,
-from the model when ``OPENAI_API_KEY`` is set (falling back to the embedded classifier on any
-failure), else from the embedded classifier alone. Never touches state."""
+"""``deliberate classify [TEXT] [--topic T] [--jsonl] [--eval FILE]``: the TurnInterpretation
+of a turn, from the model when ``OPENAI_API_KEY`` is set (falling back to the embedded
+classifier on any failure), else from the embedded classifier alone; or, with ``--eval``, how
+well it reads a labelled file. Never touches state."""
 
 from __future__ import annotations
 
@@ -8,11 +9,14 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.cli.render import json_line
 from core.config.core_config import CoreConfig
+from core.deliberation.interpretation import ActType
 from core.perception import EmbeddedClassifier
+from core.perception.evaluation import evaluate, table
 
 if TYPE_CHECKING:
     from core.perception.llm import LLMClassifier
@@ -29,20 +33,28 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "With OPENAI_API_KEY set the model classifies (OPENAI_BASE_URL, DELIBERATE_MODEL), and "
         "any failure falls back to the embedded classifier. "
         'With --jsonl, read {"text": ..., "topic": ...} objects from stdin, one per line, and '
-        "print one result per line; a bad line is reported on stderr and skipped.",
+        "print one result per line; a bad line is reported on stderr and skipped. "
+        'With --eval FILE.jsonl ({"text", "act_type", "topic"?} per line), classify every '
+        "line and print accuracy, precision and recall per act, the confusion matrix and the "
+        "false-commit rate, of the acts as routed (below min_confidence: a question).",
     )
     classify.add_argument("text", nargs="?", help="the turn to classify")
     classify.add_argument("--topic", help="what the session is deliberating")
     classify.add_argument("--jsonl", action="store_true", help="read JSON lines from stdin")
+    classify.add_argument(
+        "--eval", type=Path, metavar="FILE", help="measure on a labelled JSON-lines file"
+    )
     classify.set_defaults(handler=_classify, offline=True)
 
 
 def _classify(config: CoreConfig, args: argparse.Namespace) -> int:
-    if args.jsonl == (args.text is not None):
-        print("deliberate classify: give TEXT or --jsonl (not both)", file=sys.stderr)
+    if [args.jsonl, args.text is not None, args.eval is not None].count(True) != 1:
+        print("deliberate classify: give one of TEXT, --jsonl or --eval FILE", file=sys.stderr)
         return 2
     classifier = _classifier()
     threshold = config.perception.min_confidence
+    if args.eval is not None:
+        return _evaluate(classifier, threshold, args.eval)
     if args.text is not None:
         print(json_line(_result(classifier, threshold, args.text, args.topic)))
         return 0
@@ -63,6 +75,54 @@ def _classify(config: CoreConfig, args: argparse.Namespace) -> int:
             continue
         print(json_line(_result(classifier, threshold, text, topic)), flush=True)
     return 2 if bad else 0
+
+
+def _evaluate(classifier: LLMClassifier | EmbeddedClassifier, threshold: float, path: Path) -> int:
+    """Every labelled line classified and routed; a line that cannot be read is named (file
+    and line) and left out, and the exit code says some were."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"deliberate classify: {path}: {exc}", file=sys.stderr)
+        return 2
+    truth: list[ActType] = []
+    predicted: list[ActType] = []
+    bad = 0
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+            if not isinstance(item, dict):
+                raise TypeError("not a JSON object")
+            text, topic, label = item["text"], item.get("topic"), ActType(item["act_type"])
+            if not isinstance(text, str) or not (topic is None or isinstance(topic, str)):
+                raise TypeError("text and topic must be strings")
+        except (ValueError, KeyError, TypeError) as exc:
+            bad += 1
+            print(f"deliberate classify: {path}:{number}: {_labelled(exc)}", file=sys.stderr)
+            continue
+        turn, _ = classifier.interpret(text, topic)
+        truth.append(label)
+        predicted.append(turn.routed(threshold))
+    if not truth:
+        print(f"deliberate classify: {path}: no labelled line to measure on", file=sys.stderr)
+        return 2
+    name = "the model" if not isinstance(classifier, EmbeddedClassifier) else "embedded"
+    print(f"{path}: {name} classifier, routed with min_confidence {threshold}")
+    print("\n".join(table(evaluate(truth, predicted))))
+    if bad:
+        print(f"deliberate classify: {bad} line(s) of {path} left out", file=sys.stderr)
+    return 2 if bad else 0
+
+
+def _labelled(exc: Exception) -> str:
+    if isinstance(exc, KeyError):
+        return f"no {exc} field"
+    if isinstance(exc, ValueError) and not isinstance(exc, json.JSONDecodeError):
+        acts = ", ".join(a.value for a in ActType)
+        return f"act_type must be one of {acts}"
+    return _problem(exc)
 
 
 def _classifier() -> LLMClassifier | EmbeddedClassifier:
