@@ -1,5 +1,6 @@
-"""Train the embedded turn classifier from core/perception/training.jsonl and write
-core/perception/weights.json. Deterministic: the same corpus always gives the same file.
+"""Train the embedded turn classifier from core/perception/training.jsonl and
+human_training.jsonl (bench/mrda.py) and write core/perception/weights.json. Deterministic:
+the same corpus always gives the same file.
 
     python bench/train_classifier.py            # retrain and write the weights
     python bench/train_classifier.py --folds 5  # also report cross-validated accuracy
@@ -16,7 +17,7 @@ from collections import Counter
 from typing import Any
 
 from core.perception.features import features
-from core.perception.model import CLASSES, TRAINING, WEIGHTS, fit, load_rows
+from core.perception.model import CLASSES, WEIGHTS, fit, training_rows
 
 
 def cross_validate(rows: list[dict[str, Any]], folds: int, **options: Any) -> float:
@@ -47,7 +48,7 @@ def main() -> None:
         for k, v in (("epochs", args.epochs), ("l2", args.l2), ("rate", args.rate))
         if v is not None
     }
-    rows = load_rows(TRAINING)
+    rows = training_rows()
     balance = Counter(row["act_type"] for row in rows)
     print(f"{len(rows)} training utterances: " + ", ".join(f"{c} {balance[c]}" for c in CLASSES))
     if args.folds:

@@ -1,7 +1,9 @@
-"""The embedded classifier's model: built from ``training.jsonl``, saved as ``weights.json``.
+"""The embedded classifier's model: built from ``training.jsonl`` (turns written for
+training) and ``human_training.jsonl`` (real people's, from the ICSI MRDA meetings, CC BY 4.0:
+see ``bench/mrda.py``), saved as ``weights.json``.
 
-Both files ship as package data next to this module. ``bench/train_classifier.py`` rebuilds
-the weights; the evaluation corpus in ``tests/data/`` is never read here.
+All three ship as package data next to this module. ``bench/train_classifier.py`` rebuilds
+the weights; the evaluation corpora in ``tests/data/`` are never read here.
 """
 
 from __future__ import annotations
@@ -16,18 +18,43 @@ from core.deliberation.interpretation import ActType
 from core.perception.features import features
 from core.perception.linear import Example, LinearModel, train
 
-__all__ = ["CLASSES", "TRAINING", "WEIGHTS", "fit", "load_rows", "weights"]
+__all__ = [
+    "CLASSES",
+    "HUMAN_TRAINING",
+    "TRAINING",
+    "WEIGHTS",
+    "fit",
+    "load_rows",
+    "training_rows",
+    "weights",
+]
+
+# the turns written for training count this many times against the human ones (500 of each
+# act MRDA carries): enough to keep chat's phrasing (and refine, which MRDA lacks) while
+# learning people's; chosen on the calibration split and the dev half of
+# tests/data/utterances.jsonl, never on a test split
+OURS_WEIGHT = 3
 
 _HERE = Path(str(files("core.perception")))
 TRAINING = _HERE / "training.jsonl"
+HUMAN_TRAINING = _HERE / "human_training.jsonl"
 WEIGHTS = _HERE / "weights.json"
 CLASSES = [act.value for act in ActType]
 
 
-def load_rows(path: Path = TRAINING) -> list[dict[str, Any]]:
-    """Rows of ``{"text", "act_type", "topic"?}``, one JSON object a line."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
+def load_rows(*paths: Path) -> list[dict[str, Any]]:
+    """Rows of ``{"text", "act_type", "topic"?, "source"?}``, one JSON object a line, of
+    ``paths`` (default: every training file)."""
+    rows = []
+    for path in paths or (TRAINING, HUMAN_TRAINING):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        rows += [json.loads(line) for line in lines if line.strip()]
+    return rows
+
+
+def training_rows() -> list[dict[str, Any]]:
+    """What the shipped weights are trained on: ours, weighted, and the human turns."""
+    return load_rows(TRAINING) * OURS_WEIGHT + load_rows(HUMAN_TRAINING)
 
 
 def fit(rows: list[dict[str, Any]], **options: Any) -> LinearModel:

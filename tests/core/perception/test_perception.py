@@ -11,7 +11,7 @@ import pytest
 
 from core.deliberation.interpretation import ActType, Target, TurnInterpretation
 from core.perception import EmbeddedClassifier
-from core.perception.model import WEIGHTS, fit, load_rows
+from core.perception.model import HUMAN_TRAINING, WEIGHTS, fit, load_rows, training_rows
 
 CORPUS = Path(__file__).resolve().parents[2] / "data" / "utterances.jsonl"
 classifier = EmbeddedClassifier()
@@ -110,6 +110,32 @@ def test_the_training_corpus_shares_no_turn_with_the_evaluation_corpus() -> None
     assert not shared, f"{len(shared)} evaluation turns are in the training corpus"
 
 
+HUMAN = {
+    name: Path(__file__).resolve().parents[2] / "data" / f"human_{name}.jsonl"
+    for name in ("calibration", "test")
+}
+
+
+def test_no_real_human_evaluation_turn_is_in_training_or_in_the_other_split() -> None:
+    """The held-out split of real people's turns, and the calibration split that tunes, hold
+    no text either training file holds, none of each other's, and none twice."""
+    trained = {_same_text(r["text"]) for r in load_rows()}
+    splits = {name: [_same_text(r["text"]) for r in _rows(path)] for name, path in HUMAN.items()}
+    for name, texts in splits.items():
+        assert len(texts) >= 500, name
+        assert len(set(texts)) == len(texts), f"a text twice in the {name} split"
+        assert not set(texts) & trained, f"{name} turns in training"
+    assert not set(splits["calibration"]) & set(splits["test"])
+    human = load_rows(HUMAN_TRAINING)
+    assert all(r["source"].startswith("mrda:") for r in human) and len(human) >= 2000
+    meetings = {name: {r["source"] for r in _rows(path)} for name, path in HUMAN.items()} | {
+        "train": {r["source"] for r in human}
+    }
+    assert (
+        not meetings["train"] & meetings["test"] and not meetings["train"] & meetings["calibration"]
+    ), "a meeting in two splits"
+
+
 def test_training_is_deterministic() -> None:
     subset = load_rows()[::7]
     assert fit(subset, epochs=3).dumps() == fit(subset, epochs=3).dumps()
@@ -119,7 +145,7 @@ def test_the_shipped_weights_are_a_retrain_of_the_training_corpus() -> None:
     """Catches a training corpus, feature or cue edited without retraining. Compared within
     rounding, not byte for byte: another platform's math library may differ in a last digit."""
     shipped = json.loads(WEIGHTS.read_text(encoding="utf-8"))
-    again = fit(load_rows()).to_json()
+    again = fit(training_rows()).to_json()
     assert again["classes"] == shipped["classes"]
     assert again["bias"] == pytest.approx(shipped["bias"], abs=1e-3)
     zero = [0.0] * len(shipped["classes"])
