@@ -53,7 +53,9 @@ TANGENT = {"j", "fe", "fa", "ft", "fw", "by", "tc"}
 MAPPING = (
     "question: general tag qy, qw, qr, qrr, qo (qh, rhetorical, left out); "
     "commit: aa, aap, cc; brainstorm: a plain statement (s), cs, df, e; "
-    "tangent: j, fe, fa, ft, fw, by, tc; left out: backchannels and floor mechanisms (b, bk, "
+    "tangent: j, fe, fa, ft, fw, by, tc; a one-word question or tangent ('ok?', 'right?', "
+    "a topic-changing 'ok', an 'oh': intonation and timing decide them) left out; left out: "
+    "backchannels and floor mechanisms (b, bk, "
     "bh, ba, bd, fh, fg, h), talk about the task itself (t, t1, t3: in MRDA mostly the "
     "meeting's own content), and everything else (rejections, answers, commands, ...)"
 )
@@ -107,6 +109,10 @@ def read(directory: Path) -> dict[str, dict[str, list[dict[str, str]]]]:
                     continue
                 act, text = act_of(row[5].strip()), text_of(row[4])
                 if act is None or not text:
+                    continue
+                if act in ("question", "tangent") and " " not in text:
+                    # "ok?", "right?", a topic-changing "ok", an "oh": said so by intonation
+                    # and timing alone, which a text does not carry
                     continue
                 out[split_of(meeting)][act].append(
                     {"text": text, "act_type": act, "source": f"mrda:{meeting}"}

@@ -17,15 +17,18 @@ Training is deterministic, and a test checks that ``weights.json`` matches a ret
 
 from __future__ import annotations
 
+import re
+
 from core.deliberation.interpretation import ActType, Target, TurnInterpretation
 from core.perception.cues import ARTIFACT, NEW_TOPIC
 from core.perception.features import features, normalise
 from core.perception.linear import softmax
 from core.perception.model import weights
 
-__all__ = ["EmbeddedClassifier"]
+__all__ = ["EmbeddedClassifier", "unfamiliar"]
 
 _ACTS = list(ActType)
+_LATIN_WORD = re.compile(r"[a-z]+")
 
 
 class EmbeddedClassifier:
@@ -43,14 +46,35 @@ class EmbeddedClassifier:
         return self.classify(text, topic), self.name
 
     def classify(self, text: str, topic: str | None = None) -> TurnInterpretation:
-        logits = weights().logits(features(text, topic))
+        said = normalise(text)
+        found = features(text, topic)
+        if unfamiliar(said, found):  # unsure on purpose: handled as a question
+            return TurnInterpretation(
+                act_type=ActType.QUESTION, target=Target.CURRENT_CANDIDATE, confidence=0.0
+            )
+        logits = weights().logits(found)
         probs = softmax(logits)
         # ties go to the act listed first, so the answer never depends on float noise order
         best = max(range(len(_ACTS)), key=lambda k: (probs[k], -k))
         act = _ACTS[best]
         return TurnInterpretation(
-            act_type=act, target=_target(act, normalise(text)), confidence=round(probs[best], 4)
+            act_type=act, target=_target(act, said), confidence=round(probs[best], 4)
         )
+
+
+def unfamiliar(said: str, found: list[str]) -> bool:
+    """A turn the model cannot read: mostly in a script other than the Latin alphabet
+    (Chinese, Cyrillic, Arabic, ...), or whose words are mostly unknown to it (another
+    language in Latin letters, a keyboard mash) with no cue to go by. Such a turn is read as
+    unsure, never as a guess: "我们用postgres吧" must not surface "Use this"."""
+    # a Latin word against each letter of another script (a Chinese character is a word)
+    foreign = sum(1 for ch in said if ch.isalpha() and not "a" <= ch <= "z")
+    if foreign > len(_LATIN_WORD.findall(said)):
+        return True
+    words = [name for name in found if name.startswith("w:")]
+    known = sum(1 for name in words if name in weights().weights)
+    cued = any(name.startswith("cue:") for name in found)
+    return bool(words) and known * 2 < len(words) and not cued
 
 
 def _target(act: ActType, said: str) -> Target:

@@ -11,6 +11,8 @@ import pytest
 
 from core.deliberation.interpretation import ActType, Target, TurnInterpretation
 from core.perception import EmbeddedClassifier
+from core.perception.embedded import unfamiliar
+from core.perception.features import features
 from core.perception.model import HUMAN_TRAINING, WEIGHTS, fit, load_rows, training_rows
 
 CORPUS = Path(__file__).resolve().parents[2] / "data" / "utterances.jsonl"
@@ -152,3 +154,33 @@ def test_the_shipped_weights_are_a_retrain_of_the_training_corpus() -> None:
     for name in again["weights"].keys() | shipped["weights"].keys():
         ours, theirs = again["weights"].get(name, zero), shipped["weights"].get(name, zero)
         assert ours == pytest.approx(theirs, abs=1e-3), name
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我们用postgres吧",  # Chinese around one English word: "let's use postgres"
+        "这个方案可以",
+        "давайте выберем постгрес",
+        "لنستخدم بوستجرس",
+        "ポスグレにしよう",
+        "포스트그레스로 하자",
+        "asdf qwer zxcv",  # Latin letters, words the model never learned
+    ],
+)
+def test_a_turn_the_model_cannot_read_is_unsure_on_purpose(text: str) -> None:
+    turn = EmbeddedClassifier().classify(text)
+    assert turn.act_type is ActType.QUESTION and turn.confidence == 0.0
+    assert turn.routed(0.01) is ActType.QUESTION  # never a commit, whatever the gate
+
+
+@pytest.mark.parametrize("text", ["ok", "sounds good, ship it", "let's use cockroachdb with raft"])
+def test_acceptance_is_read_as_such_names_unknown_to_it_or_not(text: str) -> None:
+    turn = EmbeddedClassifier().classify(text)
+    assert turn.act_type is ActType.COMMIT and turn.confidence > 0.5
+
+
+def test_an_english_question_about_a_name_it_never_saw_is_not_unsure() -> None:
+    said = "should we move the metrics to timescaledb?"
+    assert not unfamiliar(said, features(said))
+    assert EmbeddedClassifier().classify(said).confidence > 0
