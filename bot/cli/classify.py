@@ -63,12 +63,7 @@ def _classify(config: CoreConfig, args: argparse.Namespace) -> int:
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
-            if not isinstance(item, dict):
-                raise TypeError("not a JSON object")
-            text, topic = item["text"], item.get("topic")
-            if not isinstance(text, str) or not (topic is None or isinstance(topic, str)):
-                raise TypeError("text and topic must be strings")
+            _, text, topic = _turn(line)
         except (ValueError, KeyError, TypeError) as exc:
             bad += 1
             print(f"deliberate classify: stdin line {number}: {_problem(exc)}", file=sys.stderr)
@@ -92,12 +87,8 @@ def _evaluate(classifier: LLMClassifier | EmbeddedClassifier, threshold: float, 
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
-            if not isinstance(item, dict):
-                raise TypeError("not a JSON object")
-            text, topic, label = item["text"], item.get("topic"), ActType(item["act_type"])
-            if not isinstance(text, str) or not (topic is None or isinstance(topic, str)):
-                raise TypeError("text and topic must be strings")
+            item, text, topic = _turn(line)
+            label = ActType(item["act_type"])
         except (ValueError, KeyError, TypeError) as exc:
             bad += 1
             print(f"deliberate classify: {path}:{number}: {_labelled(exc)}", file=sys.stderr)
@@ -114,6 +105,18 @@ def _evaluate(classifier: LLMClassifier | EmbeddedClassifier, threshold: float, 
     if bad:
         print(f"deliberate classify: {bad} line(s) of {path} left out", file=sys.stderr)
     return 2 if bad else 0
+
+
+def _turn(line: str) -> tuple[dict[str, Any], str, str | None]:
+    """A line's JSON object, its text and its topic (ValueError, KeyError or TypeError when
+    it is not one, or they are not strings)."""
+    item = json.loads(line)
+    if not isinstance(item, dict):
+        raise TypeError("not a JSON object")
+    text, topic = item["text"], item.get("topic")
+    if not isinstance(text, str) or not (topic is None or isinstance(topic, str)):
+        raise TypeError("text and topic must be strings")
+    return item, text, topic
 
 
 def _labelled(exc: Exception) -> str:
