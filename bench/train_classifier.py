@@ -21,18 +21,23 @@ from core.perception.model import CLASSES, WEIGHTS, fit, training_rows
 
 
 def cross_validate(rows: list[dict[str, Any]], folds: int, **options: Any) -> float:
-    """Accuracy over ``folds`` folds of whole threads (rows grouped by topic), so no fold is
-    tested on a conversation it was trained on."""
-    topics = sorted({row.get("topic") or "" for row in rows})
-    fold_of = {topic: n % folds for n, topic in enumerate(topics)}
+    """Accuracy over ``folds`` folds of whole conversations (rows grouped by topic, or by the
+    meeting a real person's turn comes from), so no fold is tested on a conversation it was
+    trained on."""
+    groups = sorted({_group(row) for row in rows})
+    fold_of = {group: n % folds for n, group in enumerate(groups)}
     right = 0
     for fold in range(folds):
-        held = [row for row in rows if fold_of[row.get("topic") or ""] == fold]
-        model = fit([row for row in rows if fold_of[row.get("topic") or ""] != fold], **options)
+        held = [row for row in rows if fold_of[_group(row)] == fold]
+        model = fit([row for row in rows if fold_of[_group(row)] != fold], **options)
         for row in held:
             scores = model.logits(features(row["text"], row.get("topic")))
             right += CLASSES[scores.index(max(scores))] == row["act_type"]
     return right / len(rows)
+
+
+def _group(row: dict[str, Any]) -> str:
+    return str(row.get("source") or row.get("topic") or "")
 
 
 def main() -> None:
