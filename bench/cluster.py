@@ -15,10 +15,8 @@ an undisturbed cluster round and the commits it made.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -26,6 +24,8 @@ import time
 import uuid
 from pathlib import Path
 from typing import Any
+
+import durability
 
 from bot.redis_connection import connect
 from core.state.keys import WorkspaceKeys
@@ -38,14 +38,7 @@ from tests.servers.redis_process import RedisProcess  # noqa: E402
 
 
 def bench(url: str, workspace: str, writers: int, ops: int) -> dict[str, Any]:
-    argv = [sys.executable, "-m", "bot.cli.main", "--workspace", workspace, "bench", "commits"]
-    argv += ["--json", "--writers", str(writers), "--ops", str(ops), "--keys", str(writers)]
-    env = {**os.environ, "REDIS_URL": url}
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"bench commits failed on {url}: {done.stderr.strip()}")
-    report: dict[str, Any] = json.loads(done.stdout)
-    return report
+    return durability.bench({**os.environ, "REDIS_URL": url}, writers, ops, workspace)
 
 
 def failover_round(

@@ -26,10 +26,19 @@ from bot.embedded_redis import EmbeddedServer
 MODES = ("always", "everysec")
 
 
-def bench(env: dict[str, str], writers: int, ops: int) -> dict[str, Any]:
-    argv = [sys.executable, "-m", "bot.cli.main", "bench", "commits", "--json"]
+def bench(
+    env: dict[str, str], writers: int, ops: int, workspace: str | None = None
+) -> dict[str, Any]:
+    """``deliberate bench commits --json`` (one key per writer) run with ``env``: its report.
+    Also what ``bench/cluster.py`` runs."""
+    argv = [sys.executable, "-m", "bot.cli.main"]
+    argv += ["--workspace", workspace] if workspace else []
+    argv += ["bench", "commits", "--json"]
     argv += ["--writers", str(writers), "--ops", str(ops), "--keys", str(writers)]
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        where = env.get("REDIS_URL") or "the embedded server"
+        raise SystemExit(f"bench commits failed on {where}: {done.stderr.strip()}")
     report: dict[str, Any] = json.loads(done.stdout)
     return report
 
