@@ -89,6 +89,7 @@ def schedule(service: RuleService, app: App, report: Callable[[str], None] = _lo
     an expiry to proposals an older release stored without one. What compaction did goes to
     ``report`` (the log of a worker that serves; a person's terminal for ``--burst``)."""
     service.every(86_400, "proposals", app.gateway.proposals.sweep)
+    service.every(60, "expire proposals past their deadline", app.gateway.expire_due)
     retention = app.config.store.retention
     if not retention.retention.trims:
         return

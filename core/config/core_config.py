@@ -184,6 +184,7 @@ class CoreConfig(BaseModel):
             ),
             min_confidence=self.perception.min_confidence,
             context_budget=d.context_budget_chars,
+            undo=self.policy.undo.window_sec > 0,
         )
 
     def extra_issues(self, located: Located) -> list[ConfigIssue]:

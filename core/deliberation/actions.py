@@ -1,6 +1,6 @@
 """Typed actions: the complete set of ways a person changes state from a view.
 
-Seven are built in; more come from the config's ``actions:`` section (``SwitchScene`` →
+Nine are built in; more come from the config's ``actions:`` section (``SwitchScene`` →
 ``set scene.name``). Each maps deterministically to at most one model command and, for the
 committing ones, one gateway mutation. Labels are contextual (the beats choose them); types
 are fixed. Nothing here does I/O: the loop turns an :class:`Effect` into commands.
@@ -42,10 +42,14 @@ class ActionType(StrEnum):
     ADD_CURRENT_TO_ARTIFACT = "AddCurrentToArtifact"
     DERIVE_ENTITY_FROM_CURRENT = "DeriveEntityFromCurrent"
     APPLY_PROPOSAL = "ApplyProposal"
-    DISCARD_PROPOSAL = "DiscardProposal"
+    EDIT_PROPOSAL = "EditProposal"  # apply with a value of the clicker's own (``note``)
+    DISCARD_PROPOSAL = "DiscardProposal"  # with a reason, if the clicker gives one (``note``)
+    REVERT_MUTATION = "RevertMutation"  # "Undo" under what a click committed
 
 
-PROPOSAL_ACTIONS = frozenset({ActionType.APPLY_PROPOSAL, ActionType.DISCARD_PROPOSAL})
+PROPOSAL_ACTIONS = frozenset(
+    {ActionType.APPLY_PROPOSAL, ActionType.EDIT_PROPOSAL, ActionType.DISCARD_PROPOSAL}
+)
 
 
 def is_builtin(name: str) -> bool:
@@ -142,7 +146,7 @@ def builtin_effect(
     if action is ActionType.DERIVE_ENTITY_FROM_CURRENT:
         key = f"{keys.entity_prefix}.{entity_id}"
         return Effect(op=Op.SET, key=key, value={"title": text[:300], "topic": topic}, owned=True)
-    raise ValueError(f"{action} acts on a proposal, not on the candidate")
+    raise ValueError(f"{action} acts on a proposal or a commit, not on the candidate")
 
 
 _SLUG_DROP = frozenset(

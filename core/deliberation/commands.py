@@ -9,6 +9,7 @@ from core.deliberation.beat_evaluator import EvaluationResult
 from core.deliberation.messages import ActionClicked
 from core.deliberation.turn import Turn
 from core.deliberation.view import View
+from core.state.actor import Actor
 from core.state.mutation import Mutation
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "LogEvaluation",
     "Record",
     "ResolveProposal",
+    "RevertCommit",
     "Show",
 ]
 
@@ -37,6 +39,7 @@ class Classify:
     text: str
     topic: str | None
     correlation_id: str
+    actor: Actor | None = None
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,7 @@ class Generate:
     turn: Turn
     correlation_id: str
     attempt: int = 0  # asked again because the candidate moved on while it was answered
+    asker: Actor | None = None  # whose turn or click it answers (never shown to the model)
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,17 @@ class Commit:
 
 @dataclass(frozen=True)
 class ResolveProposal:
+    """Apply (with the click's ``note`` as an edited value, for EditProposal) or discard
+    (with the click's ``note`` as the reason) the proposal the click names."""
+
     apply: bool
+    click: ActionClicked
+
+
+@dataclass(frozen=True)
+class RevertCommit:
+    """Undo the mutation the click names (its id and the version it made)."""
+
     click: ActionClicked
 
 
@@ -71,4 +85,4 @@ class Show:
     view: View
 
 
-Cmd = Record | Classify | Generate | Commit | ResolveProposal | LogEvaluation | Show
+Cmd = Record | Classify | Generate | Commit | ResolveProposal | RevertCommit | LogEvaluation | Show

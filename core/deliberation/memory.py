@@ -73,6 +73,7 @@ class ProposalRef(BaseModel):
     id: str = Field(min_length=1, max_length=128)
     summary: str = Field(max_length=300)
     protected: bool = False
+    value: str = Field(default="", max_length=3000)  # as an edit box shows it
 
 
 class ClickStatus(StrEnum):
@@ -109,6 +110,8 @@ class InteractionState(BaseModel):
     # the version of each decision this session committed: it may change its own decision,
     # never silently overwrite one another thread made
     decided: dict[str, int] = Field(default_factory=dict, max_length=MAX_CLICKS)
+    # mutation ids this session's clicks committed: an "Undo" may revert these, no other
+    undoable: list[str] = Field(default_factory=list, max_length=MAX_CLICKS)
 
 
 class ContextState(BaseModel):

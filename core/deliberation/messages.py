@@ -47,6 +47,7 @@ class UserSaid(_Msg):
 class Classified(_Msg):
     kind: Literal["classified"] = "classified"
     text: str
+    actor: Actor | None = None  # who said it: the person a proposal it leads to is for
     interpretation: TurnInterpretation
     routed: ActType
     classifier: str
@@ -60,6 +61,7 @@ class AssistantReplied(_Msg):
     said: str = ""  # the turn's words, which a refinement adds to the candidate's
     based_on: Candidate | None = None  # the candidate the answer was made from
     attempt: int = 0
+    asker: Actor | None = None  # whose turn or click it answers
     proposals: list[ProposalRef] = []
     tool_calls: list[str] = []
 
@@ -73,6 +75,9 @@ class ActionClicked(_Msg):
     expected_version: int = Field(ge=0)
     click_id: str = Field(pattern=ID_PATTERN)  # the platform's id of this click: idempotency
     actor: Actor
+    # what the clicker typed into the form the button asked for: an edited value
+    # (EditProposal), a reason (DiscardProposal)
+    note: str | None = Field(default=None, max_length=4000)
 
 
 class TopicSet(_Msg):
@@ -104,6 +109,9 @@ class OutcomeNote(BaseModel):
     reason: str | None = None
     duplicate: bool = False
     by: str | None = None  # who committed it (on a duplicate, whoever came first)
+    mutation_id: str | None = None  # what was committed (an "Undo" reverts it)
+    waiting: ProposalRef | None = None  # the proposal a write became (it needs approval)
+    proposal: str | None = None  # the proposal discarded, as its summary says it
 
 
 class ActionDone(_Msg):

@@ -12,6 +12,7 @@ from pydantic import JsonValue
 __all__ = [
     "GONE",
     "MOVED_ON",
+    "NOTHING_TO_UNDO",
     "NO_LONGER_PENDING",
     "STALE",
     "already_done",
@@ -33,6 +34,7 @@ __all__ = [
 STALE = "This suggestion changed; here is the current one."
 GONE = "This suggestion is no longer on the table."
 NO_LONGER_PENDING = "This proposal is no longer pending."
+NOTHING_TO_UNDO = "There is nothing to undo here: Undo reverts what a click here committed."
 MOVED_ON = "The suggestion changed while I was working on it; say it again if it still applies."
 
 

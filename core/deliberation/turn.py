@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from core.deliberation.actions import Task
 from core.deliberation.memory import Candidate, ContextState, ModelDelta, ProposalRef
+from core.state.actor import Actor
 
 __all__ = [
     "DEFAULT_CONTEXT_BUDGET",
@@ -70,4 +71,4 @@ class Answer:
 
 
 class Answering(Protocol):
-    def answer(self, turn: Turn, correlation_id: str) -> Answer: ...
+    def answer(self, turn: Turn, correlation_id: str, asker: Actor | None = None) -> Answer: ...

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -35,6 +36,10 @@ class Button(BaseModel):
     target_id: str
     target_version: int
     confirm: bool = False  # ask before acting (protected keys, destructive actions)
+    # what the platform asks the clicker for before it sends the click (a modal): a new
+    # value, prefilled with ``prefill`` (EditProposal), or a reason (DiscardProposal)
+    asks: Literal["value", "reason"] | None = None
+    prefill: str = ""
 
 
 class View(BaseModel):
@@ -82,12 +87,15 @@ def _bind(
         proposal = state.pending_proposals[0]
         apply = surfaced.type == "ApplyProposal"
         label = f"{surfaced.label}: {proposal.summary}" if apply else surfaced.label
+        edit = surfaced.type == "EditProposal"
         return Button(
             **common,
             label=_fit(label),
             target_id=proposal.id,
             target_version=0,
             confirm=apply and proposal.protected,
+            asks="value" if edit else "reason" if surfaced.type == "DiscardProposal" else None,
+            prefill=proposal.value if edit else "",
         )
     if state.candidate is None:
         return None

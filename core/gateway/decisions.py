@@ -10,7 +10,8 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
-from core.gateway.outcome import Outcome, Pending
+from core.gateway.outcome import Outcome, Pending, Proposal, approvals_message
+from core.state.actor import Actor
 from core.state.commit_result import Committed, Rejected
 from core.state.keys import WorkspaceKeys
 from core.state.streams import stream_ms, stream_rows
@@ -42,7 +43,9 @@ def decision_fields(outcome: Outcome) -> dict[str, Any]:
     elif isinstance(outcome, Rejected):
         fields.update(reason=outcome.reason.value, message=outcome.message)
     else:
-        fields.update(reason="agent proposal awaits a person", proposal_id=outcome.proposal.id)
+        p = outcome.proposal
+        waits = approvals_message(p) if p.approvals else "awaits a person with the right role"
+        fields.update(reason=waits, proposal_id=p.id, deadline=p.expires_at)
     return fields
 
 
@@ -71,6 +74,26 @@ class DecisionLog:
             self.redis.xadd(
                 self.keys.decisions, {"decision": dumps(fields)}, maxlen=self.keep, approximate=True
             )
+
+    def discarded(self, proposal: Proposal, actor: Actor) -> None:
+        """A person discarded ``proposal`` (with its reason, if they gave one)."""
+        m = proposal.mutation
+        fields: dict[str, Any] = {
+            "event": "gateway.decision",
+            "outcome": "discarded",
+            "key": m.key,
+            "op": m.op.value,
+            "actor": str(actor),
+            "mutation_id": m.id,
+            "correlation_id": m.correlation_id,
+            "proposed_by": str(m.actor),
+            "reason": proposal.reason or "no reason given",
+            "proposal_id": proposal.id,
+        }
+        _log.info("discarded %s %s: %s", fields["op"], fields["key"], fields["reason"])
+        self.redis.xadd(
+            self.keys.decisions, {"decision": dumps(fields)}, maxlen=self.keep, approximate=True
+        )
 
     def recent(self, count: int = 100) -> list[dict[str, Any]]:
         rows = stream_rows(self.redis.xrevrange(self.keys.decisions, count=count))

@@ -11,11 +11,21 @@ from __future__ import annotations
 import contextlib
 from dataclasses import replace
 
+from pydantic import JsonValue
+
 from core.errors import DeliberateError
 from core.gateway.decisions import DecisionLog
-from core.gateway.outcome import Outcome, Pending, Proposal, ProposalStatus, expired_message
+from core.gateway.outcome import (
+    Outcome,
+    Pending,
+    Proposal,
+    ProposalStatus,
+    expired_message,
+    requester,
+    stale_message,
+)
 from core.gateway.policy import GuestPolicy, Policy, VerdictKind
-from core.gateway.proposals import ProposalBox
+from core.gateway.proposals import Approved, Edit, ProposalBox
 from core.redis_client import INTERRUPTED
 from core.state.actor import Actor, ActorKind
 from core.state.commit_result import Committed, Rejected, RejectReason
@@ -23,7 +33,9 @@ from core.state.limits import Unacknowledged
 from core.state.mutation import Mutation
 from core.state.store import StateStore
 
-__all__ = ["MutationGateway", "UnknownProposal"]
+__all__ = ["MAX_REASON", "MutationGateway", "UnknownProposal"]
+
+MAX_REASON = 300  # characters of a discard's reason that are kept
 
 
 class UnknownProposal(DeliberateError):
@@ -33,14 +45,15 @@ class UnknownProposal(DeliberateError):
 
 
 class MutationGateway:
-    """``proposal_expiry_ms``: how long a proposal may wait to be applied, when not the
-    policy's ``proposals.expire_after_sec`` (a test's proposals may be due at once)."""
+    """``proposal_expiry_ms``: how long a proposal may wait to be applied, when not its key's
+    policy's (a test's proposals may be due at once)."""
 
     def __init__(
         self, store: StateStore, policy: Policy, *, proposal_expiry_ms: int | None = None
     ) -> None:
         self.store = store
         self.policy = policy
+        self._expiry_ms = proposal_expiry_ms
         if proposal_expiry_ms is None:
             proposal_expiry_ms = policy.config.proposals.expire_after_sec * 1000
         self.proposals = ProposalBox(store.redis, store.keys, expire_after_ms=proposal_expiry_ms)
@@ -48,12 +61,14 @@ class MutationGateway:
 
     def propose(self, mutation: Mutation) -> Outcome:
         verdict = self.policy.check(mutation)
+        m = verdict.mutation
         outcome: Outcome
         if verdict.kind is VerdictKind.REJECT:
             assert verdict.reason is not None
             outcome = Rejected(verdict.mutation, verdict.reason, verdict.message)
         elif verdict.kind is VerdictKind.PROPOSE:
-            proposal = self.proposals.add(verdict.mutation)  # (the first, on a retried id)
+            # (the first, on a retried id)
+            proposal = self.proposals.add(self._proposal_of(verdict.mutation), self._wait(m))
             if proposal.status is ProposalStatus.EXPIRED:
                 return self._expired(proposal, verdict.mutation)
             outcome = Pending(verdict.mutation, proposal)
@@ -61,6 +76,28 @@ class MutationGateway:
             outcome = self._hide_secret(self.store.commit(verdict.mutation, verdict.limits))
         self.decisions.record(outcome)
         return outcome
+
+    def _proposal_of(self, mutation: Mutation) -> Proposal:
+        """The proposal ``mutation`` becomes: approved as its key's policy says, made against
+        the key's version now (unless it names one), asked for by the person whose write
+        waits, or whose turn led the model to propose it."""
+        approval = self.policy.approval(mutation.key)
+        base = mutation.expected_version
+        return Proposal(
+            id=mutation.id,
+            mutation=mutation,
+            requested_by=mutation.actor if mutation.actor.is_person else requester(mutation),
+            base_version=self.store.version(mutation.key) if base is None else base,
+            quorum=approval.quorum,
+            four_eyes=approval.four_eyes,
+        )
+
+    def _wait(self, mutation: Mutation) -> int:
+        """How long a proposal for ``mutation``'s key may wait: the key's policy's (or the
+        gateway's own, when it was given one)."""
+        if self._expiry_ms is not None:
+            return self._expiry_ms
+        return self.policy.expire_after_ms(mutation.key)
 
     def _hide_secret(self, outcome: Committed | Rejected) -> Committed | Rejected:
         """An agent never gets a secret value back, not even as the latest entry of a conflict."""
@@ -77,31 +114,43 @@ class MutationGateway:
         actor: Actor,
         *,
         expected_version: int | None = None,
+        edit: Edit | None = None,
     ) -> Outcome:
-        """A person applies an agent's proposal: the person is the actor (their roles are
-        checked), the agent is ``proposedBy``. A proposal commits at most once: whoever claims
-        it commits, and writes the result into it; a later click is answered from there (its
-        mutation id, derived from the proposal, would also find the first result while the
-        idempotency record lasts). Past its deadline it is refused as expired, and nothing
-        is written but that."""
+        """A person approves a proposal (with ``edit``: a value of their own instead): the
+        person is the actor (their roles are checked, and the value against the key's
+        schema), whoever asked for it is ``proposedBy``. It commits at its quorum's last
+        distinct approver, who claims it: a proposal commits at most once, and a later click
+        is answered from what it committed. Until then it is ``Pending``, with the approvals
+        so far. Past its deadline it is refused as expired; with the key moved past the
+        version it was made against, as stale; to the person who asked for it, when it
+        needs four eyes."""
         proposal = self._proposal(proposal_id)
-        mutation = _applying(proposal, actor, "apply", expected_version)
+        mutation = _applying(proposal, actor, expected_version, edit)
         refusal = _refuse_apply(proposal, mutation, actor, self.policy.config.guests)
-        if refusal is not None:
-            self.decisions.record(refusal)
-            return refusal
-        if proposal.status is ProposalStatus.EXPIRED:
+        if refusal is None and proposal.status is ProposalStatus.EXPIRED:
             return self._expired(proposal, mutation)
-        claimed = self.proposals.transition(
-            proposal.id, ProposalStatus.PENDING, ProposalStatus.APPLIED, actor
-        )
-        if claimed is not None and claimed.status is ProposalStatus.EXPIRED:
-            return self._expired(claimed, mutation)
-        if claimed is None:  # only the one who claims it commits
+        if refusal is None and proposal.status is ProposalStatus.PENDING:
+            verdict = self.policy.check(mutation)  # each approver's roles; an edit's schema
+            if verdict.kind is VerdictKind.REJECT:
+                assert verdict.reason is not None
+                refusal = Rejected(verdict.mutation, verdict.reason, verdict.message)
+        if refusal is not None:
+            self.decisions.record(refusal, proposal_id=proposal.id)
+            return refusal
+        approved = self.proposals.approve(proposal.id, actor, edit)
+        if approved is not None and approved.proposal.status is ProposalStatus.PENDING:
+            return self._waiting(mutation, approved)
+        if approved is not None and approved.proposal.status is ProposalStatus.EXPIRED:
+            return self._expired(approved.proposal, mutation)
+        if approved is not None and approved.counted:  # claimed: this approver commits
+            mutation = _applying(approved.proposal, actor, expected_version)
+        else:  # only the one who claims it commits
             current = self._proposal(proposal.id)
             if current.status is not ProposalStatus.APPLIED:
                 # discarded meanwhile (refused next time round) or handed back: again
-                return self.apply_proposal(proposal.id, actor, expected_version=expected_version)
+                return self.apply_proposal(
+                    proposal.id, actor, expected_version=expected_version, edit=edit
+                )
             first = self._first_result(current, mutation)
             if first is not None:
                 return self._again(mutation, first)
@@ -111,6 +160,10 @@ class MutationGateway:
                 return self._not_taken_over(proposal.id, actor, mutation, expected_version)
             if taken.status is ProposalStatus.EXPIRED:
                 return self._expired(taken, mutation)
+            mutation = _applying(taken, actor, expected_version)
+        return self._commit_claimed(proposal.id, actor, mutation)
+
+    def _commit_claimed(self, proposal_id: str, actor: Actor, mutation: Mutation) -> Outcome:
         try:
             outcome = self.propose(mutation)
         except Unacknowledged:
@@ -118,20 +171,41 @@ class MutationGateway:
             # the same mutation id again (which finds the first result if it landed) rather
             # than wait for the claim to lapse; with Redis still away, it lapses by itself
             with contextlib.suppress(*INTERRUPTED):
-                self.proposals.release(proposal.id, actor, mutation.id)
+                self.proposals.release(proposal_id, actor, mutation.id)
             raise
         if isinstance(outcome, Committed):
-            self.proposals.record_commit(proposal.id, outcome)
+            self.proposals.record_commit(proposal_id, outcome)
+        elif isinstance(outcome, Rejected) and _moved_on(outcome, mutation):
+            # made against a version the key has left: it never will apply
+            if self.proposals.stale(proposal_id, actor) is not None:
+                outcome = replace(outcome, message=stale_message(mutation, outcome.version))
+                self.decisions.record(outcome, proposal_id=proposal_id)
         else:
-            # not applied after all (not allowed, stale): it waits again for someone who can
-            self.proposals.release(proposal.id, actor, mutation.id)
+            # not applied after all (not allowed, rate-limited): it waits again
+            self.proposals.release(proposal_id, actor, mutation.id)
         return outcome
 
-    def _expired(self, proposal: Proposal, mutation: Mutation) -> Rejected:
-        """A click on a proposal past its deadline: refused, and recorded with the deadline."""
+    def _waiting(self, mutation: Mutation, approved: Approved) -> Pending:
+        """An approval that was not the last one the proposal needs."""
+        proposal = approved.proposal
+        waiting = Pending(mutation, proposal)
+        self.decisions.record(
+            waiting,
+            proposal_id=proposal.id,
+            approvals=[str(a.by) for a in proposal.approvals],
+            quorum=proposal.quorum,
+            counted=approved.counted,
+        )
+        return waiting
+
+    def _expired(self, proposal: Proposal, mutation: Mutation, *, clicked: bool = True) -> Rejected:
+        """A proposal past its deadline (a click on it, refused, or the sweep): recorded with
+        the deadline."""
         deadline = self.proposals.deadline(proposal)
         expired = Rejected(mutation, RejectReason.EXPIRED, expired_message(deadline))
-        self.decisions.record(expired, proposal_id=proposal.id, expired_at=deadline)
+        self.decisions.record(
+            expired, proposal_id=proposal.id, expired_at=deadline, clicked=clicked
+        )
         return expired
 
     def _first_result(self, proposal: Proposal, mutation: Mutation) -> Committed | None:
@@ -188,21 +262,37 @@ class MutationGateway:
         self.decisions.record(busy)
         return busy
 
-    def discard_proposal(self, proposal_id: str, actor: Actor) -> Proposal:
-        """The proposal after the discard; if someone applied it first, it as they left it;
+    def discard_proposal(
+        self, proposal_id: str, actor: Actor, reason: str | None = None
+    ) -> Proposal:
+        """The proposal after the discard, which keeps ``reason`` (the discarder's words, for
+        the log and the model's next call); if someone applied it first, it as they left it;
         past its deadline, expired (which the click's decision record says)."""
         self._proposal(proposal_id)  # an unknown proposal is a clear error
         if not actor.is_person:
             raise DeliberateError(f"{actor} cannot discard a proposal; a person must")
         if actor.kind is ActorKind.GUEST and not self.policy.config.guests.apply:
             raise DeliberateError(f"{actor} is a guest here: guests may not discard proposals")
-        moved = self.proposals.transition(
-            proposal_id, ProposalStatus.PENDING, ProposalStatus.DISCARDED, actor
-        )
+        reason = " ".join((reason or "").split())[:MAX_REASON] or None
+        moved = self.proposals.discard(proposal_id, actor, reason)
         proposal = moved if moved is not None else self._proposal(proposal_id)
         if proposal.status is ProposalStatus.EXPIRED:
-            self._expired(proposal, _applying(proposal, actor, "discard"))
+            self._expired(proposal, _applying(proposal, actor, verb="discard"))
+        elif moved is not None:
+            self.decisions.discarded(proposal, actor)
         return proposal
+
+    def expire_due(self) -> int:
+        """Expire the pending proposals past their deadline, each recorded with it (the
+        worker runs this every minute; a click on one is refused as expired anyway); how
+        many."""
+        expired = 0
+        for proposal_id in self.proposals.due():
+            proposal = self.proposals.expire(proposal_id)
+            if proposal is not None:
+                self._expired(proposal, proposal.mutation, clicked=False)
+                expired += 1
+        return expired
 
     def _proposal(self, proposal_id: str) -> Proposal:
         proposal = self.proposals.get(proposal_id)
@@ -212,19 +302,45 @@ class MutationGateway:
 
 
 def _applying(
-    proposal: Proposal, actor: Actor, verb: str, expected_version: int | None = None
+    proposal: Proposal,
+    actor: Actor,
+    expected_version: int | None = None,
+    edit: Edit | None = None,
+    verb: str = "apply",
 ) -> Mutation:
-    """The proposed mutation as ``actor`` would commit it by clicking ``verb``."""
+    """The proposed mutation as ``actor`` would commit it by clicking ``verb``: with its
+    value as edited (``edit``, else the proposal's), version-checked against the version it
+    was made against, and its approvers, editor and proposed value in its ``meta``."""
     proposed = proposal.mutation
+    meta = dict(proposed.meta)
+    meta["proposal"] = proposal.id
+    if proposal.requested_by is not None:
+        meta["requestedBy"] = str(proposal.requested_by)
+    approvers: list[JsonValue] = [str(a.by) for a in proposal.approvals]
+    if approvers:
+        meta["approvedBy"] = approvers
+    value = proposal.current_value if edit is None else edit.value
+    editor = actor if edit is not None else (proposal.edited.by if proposal.edited else None)
+    if editor is not None:
+        meta.update(editedBy=str(editor), proposedValue=proposed.value)
+    if expected_version is None:
+        expected_version = proposed.expected_version
+    if expected_version is None:
+        expected_version = proposal.base_version
     return proposed.with_changes(
         id=f"{verb}-{proposal.id}",
         actor=actor,
+        value=value,
         proposed_by=proposed.actor,
         causation_id=proposed.id,
-        expected_version=(
-            proposed.expected_version if expected_version is None else expected_version
-        ),
+        expected_version=expected_version,
+        meta=meta,
     )
+
+
+def _moved_on(outcome: Rejected, mutation: Mutation) -> bool:
+    """A commit refused because the key is no longer at the version it expected."""
+    return outcome.reason is RejectReason.CONFLICT and mutation.expected_version is not None
 
 
 def _refuse_apply(
@@ -244,5 +360,14 @@ def _refuse_apply(
             mutation,
             RejectReason.NOT_FOUND,
             f"this proposal was discarded{f' by {by}' if by else ''}",
+        )
+    if proposal.status is ProposalStatus.STALE:
+        return Rejected(mutation, RejectReason.CONFLICT, stale_message(mutation, None))
+    requester = proposal.requested_by
+    if proposal.four_eyes and requester is not None and requester.identity == actor.identity:
+        return Rejected(
+            mutation,
+            RejectReason.FORBIDDEN,
+            f"{actor} asked for this change: someone else must approve it",
         )
     return None

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from pydantic.alias_generators import to_camel
 
 from core.state.actor import Actor
@@ -20,11 +20,15 @@ from core.state.mutation import Mutation, new_id
 
 __all__ = [
     "AppliedCommit",
+    "Approval",
     "Outcome",
     "Pending",
     "Proposal",
     "ProposalStatus",
+    "approvals_message",
     "expired_message",
+    "requester",
+    "stale_message",
 ]
 
 
@@ -33,6 +37,16 @@ class ProposalStatus(StrEnum):
     APPLIED = "applied"
     DISCARDED = "discarded"
     EXPIRED = "expired"  # nobody applied it before its deadline: it never will be
+    STALE = "stale"  # the key moved past the version it was made against: it never will be
+
+
+class Approval(BaseModel):
+    """One person's approval (or edit) of a proposal, at a time of the Redis server's clock."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
+
+    by: Actor
+    at: int
 
 
 class AppliedCommit(BaseModel):
@@ -90,15 +104,59 @@ class Proposal(BaseModel):
     # version that did not time claims (count it as applied)
     resolved_at: int | None = None
     committed: AppliedCommit | None = None  # set once, right after the commit: applied for good
+    # who asked for the change: the person whose turn led the model to propose it, or whose
+    # own write waits for approval (None: nobody, e.g. a rule's)
+    requested_by: Actor | None = None
+    base_version: int | None = None  # the key's version when it was made: stale past it
+    quorum: int = Field(default=1, ge=1)  # distinct approvers it needs
+    four_eyes: bool = False  # ``requested_by`` may not approve it
+    approvals: list[Approval] = []  # so far, oldest first (the last one commits it)
+    edited: Approval | None = None  # who changed the value, and when
+    value: JsonValue = None  # the value as edited (``edited``), else unused
+    reason: str | None = None  # why it was discarded, as its discarder said
 
     @property
     def proposed_by(self) -> Actor:
         return self.mutation.actor
 
+    @property
+    def current_value(self) -> JsonValue:
+        """The value applying it would write: as edited, else as proposed."""
+        return self.value if self.edited is not None else self.mutation.value
+
+    def approved_by(self, actor: Actor) -> bool:
+        return any(a.by.identity == actor.identity for a in self.approvals)
+
     def summary(self) -> str:
         m = self.mutation
-        value = "" if m.value is None else f" = {m.value}"
-        return f"{m.op.value} {m.key}{value}"
+        value = self.current_value
+        shown = "" if value is None else f" = {value}"
+        return f"{m.op.value} {m.key}{shown}"
+
+
+def requester(mutation: Mutation) -> Actor | None:
+    """The person an agent's mutation was made for: the turn's speaker, as the model's tools
+    wrote into its ``meta`` (``requestedBy``); None when it names nobody readable."""
+    named = mutation.meta.get("requestedBy")
+    if not isinstance(named, dict):
+        return None
+    try:
+        return Actor.model_validate(named)
+    except ValueError:
+        return None
+
+
+def stale_message(mutation: Mutation, now_version: int | None) -> str:
+    """What a click on a proposal made against a version its key has left is told."""
+    made = mutation.expected_version
+    versions = "" if made is None else f" (made against v{made}"
+    if versions and now_version is not None:
+        versions += f", v{now_version} now"
+    versions += ")" if versions else ""
+    return (
+        f"this proposal went stale: {mutation.key} changed since it was made{versions}; "
+        "nothing was changed"
+    )
 
 
 def expired_message(deadline_ms: int) -> str:
@@ -115,11 +173,19 @@ class Pending:
     name: ClassVar[str] = "pending"
 
     def to_dict(self) -> dict[str, Any]:
-        return outcome_fields(self.name, self.mutation) | {
-            "proposalId": self.proposal.id,
-            "message": f"proposed by {self.mutation.actor}; "
-            "a person with the right role applies it",
-        }
+        p = self.proposal
+        message = f"proposed by {self.mutation.actor}; a person with the right role applies it"
+        if p.approvals:
+            message = approvals_message(p)
+        return outcome_fields(self.name, self.mutation) | {"proposalId": p.id, "message": message}
+
+
+def approvals_message(proposal: Proposal) -> str:
+    """Where a proposal that needs several approvers stands."""
+    names = ", ".join(str(a.by) for a in proposal.approvals)
+    missing = proposal.quorum - len(proposal.approvals)
+    more = f"{missing} more approval{'s' if missing != 1 else ''}"
+    return f"approved by {names} ({len(proposal.approvals)} of {proposal.quorum}); awaits {more}"
 
 
 Outcome = Committed | Rejected | Pending

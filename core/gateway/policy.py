@@ -25,11 +25,13 @@ from core.state.mutation import MAX_TTL_SEC, Mutation, Op
 from core.state.value_json import MAX_BYTES
 
 __all__ = [
+    "ApprovalRule",
     "GuestPolicy",
     "KeyRule",
     "Policy",
     "PolicyConfig",
     "ProposalsPolicy",
+    "UndoPolicy",
     "Verdict",
     "VerdictKind",
 ]
@@ -66,9 +68,26 @@ class TtlRule(BaseModel):
         return self
 
 
+class ApprovalRule(BaseModel):
+    """How a proposal for a key is approved. ``quorum``: distinct people who must approve it
+    (it commits at the last, once); ``four_eyes``: the person who asked for the change (the
+    turn that led the model to propose it, or the person whose write waits) may not approve
+    it; ``people``: a person's own write (an app action's button) also waits for approval,
+    as an agent's does; ``expire_after_sec``: how long it may wait (else the policy's
+    ``proposals.expire_after_sec``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    quorum: int = Field(default=1, ge=1, le=10)
+    four_eyes: bool = False
+    people: bool = False
+    expire_after_sec: int | None = Field(default=None, ge=60, le=30 * 86_400)
+
+
 class KeyRule(ValueSchema):
     """``writers``: roles (actor kinds count as roles) that may write; ``protected``: only
-    moderator or admin, whatever ``writers`` says; ``agent``: what an agent may do."""
+    moderator or admin, whatever ``writers`` says; ``agent``: what an agent may do;
+    ``approval``: how its proposals are approved (one person, by default)."""
 
     pattern: str
     description: str = ""
@@ -78,6 +97,7 @@ class KeyRule(ValueSchema):
     secret: bool = False
     rate_limit: RateLimitRule | None = None
     ttl: TtlRule | None = None
+    approval: ApprovalRule = ApprovalRule()
 
     @model_validator(mode="after")
     def _pattern_is_glob(self) -> Self:
@@ -123,12 +143,22 @@ class ProposalsPolicy(BaseModel):
     expire_after_sec: int = Field(default=86_400, ge=60, le=30 * 86_400)
 
 
+class UndoPolicy(BaseModel):
+    """``window_sec``: how long an "Undo" button is offered under what a click committed (0:
+    never; ``deliberate revert`` reverts at any time)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    window_sec: int = Field(default=600, ge=0, le=7 * 86_400)
+
+
 class PolicyConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     max_value_bytes: int = Field(default=16_384, ge=16, le=MAX_BYTES)
     guests: GuestPolicy = GuestPolicy()
     proposals: ProposalsPolicy = ProposalsPolicy()
+    undo: UndoPolicy = UndoPolicy()
     keys: list[KeyRule] = []
 
 
@@ -160,6 +190,16 @@ class Policy:
                 self._rules.clear()
             self._rules[key] = next((r for r in self.config.keys if r.matches(key)), None)
         return self._rules[key]
+
+    def approval(self, key: str) -> ApprovalRule:
+        """How proposals for ``key`` are approved (one person, when no rule matches)."""
+        rule = self.rule_for(key)
+        return ApprovalRule() if rule is None else rule.approval
+
+    def expire_after_ms(self, key: str) -> int:
+        """How long a proposal for ``key`` may wait to be applied."""
+        own = self.approval(key).expire_after_sec
+        return (self.config.proposals.expire_after_sec if own is None else own) * 1000
 
     def is_secret(self, key: str) -> bool:
         rule = self.rule_for(key)
@@ -262,4 +302,6 @@ def _authorize(rule: KeyRule, mutation: Mutation, guests: GuestPolicy) -> Verdic
             f"{actor} may not write {mutation.key} (writers: {', '.join(rule.writers)})",
             rule,
         )
+    if rule.approval.people and mutation.proposed_by is None and actor.is_person:
+        return Verdict(VerdictKind.PROPOSE, mutation, rule)  # allowed to ask, not to decide
     return Verdict(VerdictKind.COMMIT, mutation, rule)

@@ -1,5 +1,10 @@
-"""Agent proposals waiting for a person: stored in Redis so that a button rendered now can be
-applied after a restart, and resolved once (applied or discarded).
+"""Proposals waiting for people (an agent's, or a person's write whose key needs approval):
+stored in Redis so that a button rendered now can be applied after a restart, and resolved
+once (applied, discarded, expired or gone stale).
+
+A proposal may need several distinct approvers (its ``quorum``): each approval is counted
+once per person, atomically, and the last one claims it. An edit (a new value) counts as its
+editor's approval and sets the others aside: they approved another value.
 
 Applying is claiming: the person who moves a proposal from pending to applied is the only one
 who commits its mutation, and right after the commit writes what it committed into the
@@ -25,22 +30,23 @@ can be shown as expired until then), a resolved one's ``KEPT_MS`` after it was r
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
+from pydantic import JsonValue
 from redis.exceptions import WatchError
 
-from core.gateway.outcome import AppliedCommit, Proposal, ProposalStatus
+from core.gateway.outcome import AppliedCommit, Approval, Proposal, ProposalStatus
 from core.redis_client import watch_broken
 from core.state.actor import Actor
 from core.state.commit_result import Committed
 from core.state.keys import WorkspaceKeys
-from core.state.mutation import Mutation
 from core.state.scripts import server_ms
 
 if TYPE_CHECKING:
     from core.redis_client import RedisClient, RedisPipeline
 
-__all__ = ["CLAIM_LEASE_MS", "KEPT_MS", "ProposalBox"]
+__all__ = ["CLAIM_LEASE_MS", "KEPT_MS", "Approved", "Edit", "ProposalBox"]
 
 KEPT_MS = 7 * 86_400_000  # how long a proposal is kept past its deadline or its resolution
 CLAIM_LEASE_MS = 30_000
@@ -49,31 +55,156 @@ CLAIM_LEASE_MS = 30_000
 Change = Callable[[Proposal, int], Proposal | None]
 
 
+@dataclass(frozen=True)
+class Edit:
+    """A new value for a proposal, given by the person who approves it."""
+
+    value: JsonValue
+
+
+@dataclass(frozen=True)
+class Approved:
+    """The proposal after an approval; ``counted``: False when its approver had approved it
+    already (nothing changed)."""
+
+    proposal: Proposal
+    counted: bool
+
+
 class ProposalBox:
-    """``expire_after_ms``: how long a proposal may wait to be applied (the policy's
-    ``proposals.expire_after_sec``; any value here, so that a test can make one that is due
-    at once)."""
+    """``expire_after_ms``: how long a proposal may wait to be applied when it was made
+    without a deadline of its own (the policy's ``proposals.expire_after_sec``; any value
+    here, so that a test can make one that is due at once)."""
 
     def __init__(self, client: RedisClient, keys: WorkspaceKeys, *, expire_after_ms: int) -> None:
         self.redis = client
         self.keys = keys
         self.expire_after_ms = expire_after_ms
 
-    def add(self, mutation: Mutation) -> Proposal:
-        """The proposal of ``mutation``: its id is the mutation's, so a retried delivery finds
-        the proposal it made the first time (in whatever state it now is) and adds nothing."""
+    def add(self, proposal: Proposal, expire_after_ms: int | None = None) -> Proposal:
+        """Keep ``proposal`` (its id is its mutation's), due ``expire_after_ms`` from now (the
+        box's own when None): a retried delivery finds the proposal it made the first time
+        (in whatever state it now is) and adds nothing."""
         now = server_ms(self.redis, self.keys.versions)
-        deadline = now + self.expire_after_ms
-        proposal = Proposal(id=mutation.id, mutation=mutation, created_at=now, expires_at=deadline)
-        created = self.redis.set(
-            self.keys.proposal(proposal.id),
-            proposal.model_dump_json(by_alias=True),
-            nx=True,
-            pxat=_kept_until(deadline, now),
-        )
+        wait = self.expire_after_ms if expire_after_ms is None else expire_after_ms
+        deadline = now + wait
+        proposal = proposal.model_copy(update={"created_at": now, "expires_at": deadline})
+        with self.redis.pipeline(transaction=True) as pipe:
+            pipe.set(
+                self.keys.proposal(proposal.id),
+                proposal.model_dump_json(by_alias=True),
+                nx=True,
+                pxat=_kept_until(deadline, now),
+            )
+            pipe.zadd(self.keys.proposals, {proposal.id: deadline}, nx=True)
+            created, _ = pipe.execute()
         if not created:
             return self.get(proposal.id) or proposal
         return proposal
+
+    def listed(self, *, resolved: bool = False, limit: int = 200) -> list[Proposal]:
+        """The pending proposals, soonest deadline first (with ``resolved``: then those
+        applied, discarded, expired or gone stale, while they are kept); an id whose proposal
+        is gone is dropped from the index."""
+        ids = [str(i) for i in self.redis.zrange(self.keys.proposals, 0, -1)]
+        found: list[Proposal] = []
+        gone: list[str] = []
+        for start in range(0, len(ids), 100):
+            chunk = ids[start : start + 100]
+            raws = self.redis.mget([self.keys.proposal(i) for i in chunk])
+            for proposal_id, raw in zip(chunk, raws, strict=True):
+                if raw is None:
+                    gone.append(proposal_id)
+                    continue
+                proposal = Proposal.model_validate_json(str(raw))
+                if resolved or proposal.status is ProposalStatus.PENDING:
+                    found.append(proposal)
+        if gone:
+            self.redis.zrem(self.keys.proposals, *gone)
+        found.sort(key=lambda p: (p.status is not ProposalStatus.PENDING, self.deadline(p)))
+        return found[:limit]
+
+    def due(self) -> list[str]:
+        """Ids of pending proposals whose deadline has passed (``expire`` checks again). The
+        index scores a pending proposal by its deadline and a resolved one by minus the time
+        its key goes: those gone are dropped here."""
+        now = server_ms(self.redis, self.keys.versions)
+        self.redis.zremrangebyscore(self.keys.proposals, -now, -1)
+        return [str(i) for i in self.redis.zrangebyscore(self.keys.proposals, 0, now)]
+
+    def approve(self, proposal_id: str, by: Actor, edit: Edit | None = None) -> Approved | None:
+        """Count ``by``'s approval of a pending proposal (with ``edit``: the new value, which
+        only ``by`` has approved so far), atomically: at its quorum it is claimed for ``by``
+        (applied: ``by`` commits it). None when it is not pending; expired past its
+        deadline; unchanged (``counted`` False) when ``by`` approved it already."""
+        counted = True
+
+        def count(p: Proposal, now: int) -> Proposal | None:
+            nonlocal counted
+            if p.status is not ProposalStatus.PENDING:
+                return None
+            if self._due(p, now):
+                return self._expired(p, now)
+            approval = Approval(by=by, at=now)
+            if edit is not None:
+                update: dict[str, Any] = {
+                    "approvals": [approval],
+                    "edited": approval,
+                    "value": edit.value,
+                }
+            elif p.approved_by(by):
+                counted = False
+                return None
+            else:
+                update = {"approvals": [*p.approvals, approval]}
+            counted_in = p.model_copy(update=update)
+            if len(counted_in.approvals) >= p.quorum:
+                return _resolved(counted_in, ProposalStatus.APPLIED, by, now)
+            return counted_in
+
+        moved = self._move(proposal_id, count)
+        if moved is None and not counted:
+            current = self.get(proposal_id)
+            return None if current is None else Approved(current, counted=False)
+        return None if moved is None else Approved(moved, counted=True)
+
+    def expire(self, proposal_id: str) -> Proposal | None:
+        """Expire a pending proposal past its deadline (the worker's sweep): None when it is
+        not pending or not due yet."""
+
+        def lapse(p: Proposal, now: int) -> Proposal | None:
+            if p.status is not ProposalStatus.PENDING or not self._due(p, now):
+                return None
+            return self._expired(p, now)
+
+        return self._move(proposal_id, lapse)
+
+    def stale(self, proposal_id: str, claimer: Actor) -> Proposal | None:
+        """``claimer`` could not commit because the key moved past the version the proposal
+        was made against: it never will be applied (None: it committed after all)."""
+
+        def give_up(p: Proposal, now: int) -> Proposal | None:
+            if p.committed is not None or p.status is not ProposalStatus.APPLIED:
+                return None
+            if p.resolved_by != claimer:
+                return None
+            return _resolved(p, ProposalStatus.STALE, claimer, now)
+
+        return self._move(proposal_id, give_up)
+
+    def discard(self, proposal_id: str, by: Actor, reason: str | None) -> Proposal | None:
+        """Discard a pending proposal, keeping ``reason``; None when it is not pending (an
+        expired one is returned so)."""
+
+        def drop(p: Proposal, now: int) -> Proposal | None:
+            if p.status is not ProposalStatus.PENDING:
+                return None
+            if self._due(p, now):
+                return self._expired(p, now)
+            discarded = _resolved(p, ProposalStatus.DISCARDED, by, now)
+            return discarded.model_copy(update={"reason": reason})
+
+        return self._move(proposal_id, drop)
 
     def deadline(self, proposal: Proposal) -> int:
         """Until when ``proposal`` may be applied (server time): as it records, or, made
@@ -107,23 +238,6 @@ class ProposalBox:
         raw = self.redis.get(self.keys.proposal(proposal_id))
         return Proposal.model_validate_json(str(raw)) if raw else None
 
-    def transition(
-        self, proposal_id: str, expect: ProposalStatus, to: ProposalStatus, by: Actor | None
-    ) -> Proposal | None:
-        """Move a proposal from ``expect`` to ``to`` atomically, or None when it is no longer
-        in ``expect`` (someone applied or discarded it first). A pending proposal past its
-        deadline becomes expired instead (and is returned so). A resolved proposal is kept a
-        while so that a repeated click finds out what happened."""
-
-        def move(p: Proposal, now: int) -> Proposal | None:
-            if p.status is not expect:
-                return None
-            if expect is ProposalStatus.PENDING and self._due(p, now):
-                return self._expired(p, now)
-            return _resolved(p, to, by, now)
-
-        return self._move(proposal_id, move)
-
     def record_commit(self, proposal_id: str, done: Committed) -> Proposal | None:
         """Write into the proposal what its mutation committed (``done``), and that it is
         applied: called right after the commit, by whoever committed it or found it on
@@ -152,7 +266,11 @@ class ProposalBox:
                 return None
             if self._due(p, now):
                 return self._expired(p, now)
-            return _resolved(p, ProposalStatus.PENDING, None, now)
+            # the claimer's approval goes with the claim (they may try again)
+            kept = [a for a in p.approvals if a.by.identity != claimer.identity]
+            return _resolved(p, ProposalStatus.PENDING, None, now).model_copy(
+                update={"approvals": kept}
+            )
 
         return self._move(proposal_id, hand_back, unless=mutation_id)
 
@@ -170,7 +288,11 @@ class ProposalBox:
                 return None
             if self._due(p, now):
                 return self._expired(p, now)
-            return _resolved(p, ProposalStatus.APPLIED, by, now)
+            approvals = (
+                p.approvals if p.approved_by(by) else [*p.approvals, Approval(by=by, at=now)]
+            )
+            claimed = _resolved(p, ProposalStatus.APPLIED, by, now)
+            return claimed.model_copy(update={"approvals": approvals})
 
         def abandoned(p: Proposal, now: int) -> bool:
             if p.committed is not None or p.status is not ProposalStatus.APPLIED:
@@ -231,9 +353,12 @@ class ProposalBox:
         data = proposal.model_dump_json(by_alias=True)
         if proposal.status is ProposalStatus.PENDING:
             kept_until = _kept_until(self.deadline(proposal), now)
+            score = self.deadline(proposal)
         else:
             kept_until = now + KEPT_MS
+            score = -kept_until  # out of the sweep's range; pruned once its key is gone
         pipe.set(self.keys.proposal(proposal.id), data, pxat=kept_until)
+        pipe.zadd(self.keys.proposals, {proposal.id: score})
 
 
 def _resolved(p: Proposal, to: ProposalStatus, by: Actor | None, now: int) -> Proposal:

@@ -15,6 +15,7 @@ from core.llm.frame import PromptFrame
 from core.llm.prompts import frame_for
 from core.llm.replies import first_error, parse_reply
 from core.llm.tools import AgentTools, ToolResult
+from core.state.actor import Actor
 
 __all__ = ["ModelResponder"]
 
@@ -36,7 +37,11 @@ class ModelResponder:
     def respond(self, turn: Turn) -> ExecutorOutput:
         return self.answer(turn).output
 
-    def answer(self, turn: Turn, correlation_id: str | None = None) -> Answer:
+    def answer(
+        self, turn: Turn, correlation_id: str | None = None, asker: Actor | None = None
+    ) -> Answer:
+        """``asker``: the person whose turn (or click) this answers; a proposal the model's
+        tools make is theirs (four eyes), and never tells the model who they are."""
         frame, results = frame_for(turn), list[ToolResult]()
         for round_ in range(MAX_TOOL_ROUNDS + 1):
             offer = self.tools is not None and round_ < MAX_TOOL_ROUNDS
@@ -53,7 +58,7 @@ class ModelResponder:
             if reply.tool_calls and offer and self.tools is not None:
                 audit.finish("ok", f"{len(reply.tool_calls)} tool call(s)")
                 for call in reply.tool_calls[:MAX_CALLS_PER_ROUND]:
-                    results.append(self.tools.call(call, correlation_id or "-"))
+                    results.append(self.tools.call(call, correlation_id or "-", asker))
                 frame = _with_results(frame, results)
                 continue
             try:

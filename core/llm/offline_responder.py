@@ -9,6 +9,7 @@ from core.deliberation.actions import Task
 from core.deliberation.memory import ModelDelta
 from core.deliberation.topics import asks_for_ideas, without_asking
 from core.deliberation.turn import Answer, ExecutorOutput, Turn
+from core.state.actor import Actor
 
 __all__ = ["OfflineResponder"]
 
@@ -18,7 +19,7 @@ class OfflineResponder:
 
     name = "offline"
 
-    def answer(self, turn: Turn, correlation_id: str) -> Answer:
+    def answer(self, turn: Turn, correlation_id: str, asker: Actor | None = None) -> Answer:
         return Answer(self.respond(turn), self.name)
 
     def respond(self, turn: Turn) -> ExecutorOutput:

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from core.deliberation.memory import ProposalRef
+from core.gateway.edits import MAX_EDIT_CHARS, value_text
 from core.gateway.mutation_gateway import MutationGateway
 from core.gateway.outcome import Outcome, Pending
 from core.llm.replies import ToolCall, first_error
@@ -105,7 +106,8 @@ class AgentTools:
     def definitions(self) -> list[dict[str, Any]]:
         return DEFINITIONS
 
-    def call(self, call: ToolCall, correlation_id: str) -> ToolResult:
+    def call(self, call: ToolCall, correlation_id: str, asker: Actor | None = None) -> ToolResult:
+        """``asker``: the person the call is made for (a proposal is theirs: four eyes)."""
         try:
             args = value_json.loads(call.arguments or "{}")
         except json.JSONDecodeError as exc:
@@ -120,13 +122,12 @@ class AgentTools:
             if call.name == "getStatePrefix":
                 return self._get_prefix(_GetStatePrefix.model_validate(args))
             if call.name == "proposeMutation":
-                return self._propose(
-                    call.name, _ProposeMutation.model_validate(args), correlation_id
-                )
+                args = _ProposeMutation.model_validate(args)
+                return self._propose(call.name, args, correlation_id, None, asker)
             if call.name == "compareAndSet":
                 cas = _CompareAndSet.model_validate(args)
                 write = _ProposeMutation(op="set", key=cas.key, value=cas.value)
-                return self._propose(call.name, write, correlation_id, cas.expected_version)
+                return self._propose(call.name, write, correlation_id, cas.expected_version, asker)
         except ValidationError as exc:
             return ToolResult(call.name, False, f"bad arguments: {first_error(exc)}")
         return ToolResult(call.name, False, f"no tool named {call.name[:60]!r}")
@@ -159,7 +160,11 @@ class AgentTools:
         args: _ProposeMutation,
         correlation_id: str,
         expected_version: int | None = None,
+        asker: Actor | None = None,
     ) -> ToolResult:
+        meta: dict[str, JsonValue] = {}
+        if asker is not None:
+            meta["requestedBy"] = asker.model_dump(mode="json")
         try:
             mutation = Mutation(
                 op=Op(args.op),
@@ -170,6 +175,7 @@ class AgentTools:
                 ttl_sec=args.ttl_sec,
                 expected_version=expected_version,
                 correlation_id=correlation_id,
+                meta=meta,
             )
         except (ValidationError, ValueError) as exc:
             message = first_error(exc) if isinstance(exc, ValidationError) else str(exc)
@@ -184,5 +190,12 @@ class AgentTools:
                 id=outcome.proposal.id,
                 summary=outcome.proposal.summary()[:300],
                 protected=rule is not None and rule.protected,
+                value=_editable(outcome.proposal.current_value),
             )
         return ToolResult(name, outcome.name != "rejected", summary, proposal, outcome)
+
+
+def _editable(value: JsonValue) -> str:
+    """The proposed value as an edit box shows it (empty when too long to edit there)."""
+    text = value_text(value)
+    return text if len(text) <= MAX_EDIT_CHARS else ""

@@ -4,15 +4,25 @@ rejected or discarded, in the words of ``core.deliberation.sentences``."""
 from __future__ import annotations
 
 from core.deliberation import sentences as say
+from core.deliberation.memory import ProposalRef
 from core.deliberation.messages import OutcomeNote
-from core.gateway.outcome import Outcome, Pending, Proposal, ProposalStatus, expired_message
+from core.gateway.edits import MAX_EDIT_CHARS, value_text
+from core.gateway.outcome import (
+    Outcome,
+    Pending,
+    Proposal,
+    ProposalStatus,
+    approvals_message,
+    expired_message,
+)
 from core.state.actor import Actor
 from core.state.commit_result import Committed, Rejected, RejectReason
 
 __all__ = ["discard_note", "note_for"]
 
 
-def note_for(outcome: Outcome) -> OutcomeNote:
+def note_for(outcome: Outcome, protected: bool = False) -> OutcomeNote:
+    """``protected``: the key is (a proposal's Apply asks to confirm)."""
     m = outcome.mutation
     if isinstance(outcome, Committed):
         return OutcomeNote(
@@ -23,13 +33,21 @@ def note_for(outcome: Outcome) -> OutcomeNote:
             version=outcome.version,
             duplicate=outcome.duplicate,
             by=str(m.actor),
+            mutation_id=m.id,
         )
     if isinstance(outcome, Pending):
-        return OutcomeNote(
-            outcome="pending",
-            message=say.proposed(outcome.proposal.summary()),
-            key=m.key,
+        p = outcome.proposal
+        message = say.proposed(p.summary())
+        if p.approvals:
+            message = f"{p.summary()}: {approvals_message(p)}"
+        text = value_text(p.current_value)
+        waiting = ProposalRef(
+            id=p.id,
+            summary=p.summary()[:300],
+            protected=protected,
+            value=text if len(text) <= MAX_EDIT_CHARS else "",
         )
+        return OutcomeNote(outcome="pending", message=message, key=m.key, waiting=waiting)
     assert isinstance(outcome, Rejected)
     message = outcome.message
     latest = outcome.latest
@@ -57,8 +75,12 @@ def discard_note(proposal: Proposal, actor: Actor) -> OutcomeNote:
         by = str(proposal.resolved_by) if proposal.resolved_by else None
         message = say.already_resolved(proposal.status, by)
         return OutcomeNote(outcome="rejected", message=message, reason="resolved")
+    message = say.discarded(proposal.summary())
+    if proposal.reason:
+        message += f" ({proposal.reason})"
     return OutcomeNote(
         outcome="discarded",
-        message=say.discarded(proposal.summary()),
+        message=message,
         by=str(actor),
+        proposal=proposal.summary()[:200],
     )

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TypeVar
 
+from core.deliberation.actions import ActionType
 from core.deliberation.commands import (
     Classify,
     Cmd,
@@ -25,6 +26,7 @@ from core.deliberation.commands import (
     LogEvaluation,
     Record,
     ResolveProposal,
+    RevertCommit,
     Show,
 )
 from core.deliberation.messages import (
@@ -42,7 +44,11 @@ from core.deliberation.turn import Answering
 from core.deliberation.update.loop import Loop
 from core.deliberation.view import View
 from core.errors import DeliberateError, StoreError
+from core.gateway.edits import edited_value
 from core.gateway.mutation_gateway import MutationGateway, UnknownProposal
+from core.gateway.outcome import Outcome
+from core.gateway.proposals import Edit
+from core.gateway.reverts import Revert, revert, revert_id
 from core.perception import Classifier
 from core.redis_client import INTERRUPTED, interrupted, resend
 from core.runtime.beat_history import BeatHistory
@@ -65,6 +71,7 @@ class OutcomeEvent(OutcomeNote):
 
 
 Event = View | OutcomeEvent
+UNDO_SCAN = 10_000  # the newest log records an "Undo" click looks in for what it undoes
 FromPeople = UserSaid | ActionClicked | TopicSet | ShowRequested  # what adapters send
 T = TypeVar("T")
 
@@ -145,13 +152,14 @@ class Runtime:
         elif isinstance(cmd, Classify):
             return self._classify(cmd)
         elif isinstance(cmd, Generate):
-            answer = self.responder.answer(cmd.turn, cmd.correlation_id)
+            answer = self.responder.answer(cmd.turn, cmd.correlation_id, cmd.asker)
             return AssistantReplied(
                 correlation_id=cmd.correlation_id,
                 task=cmd.turn.task,
                 said=cmd.turn.user_input,
                 based_on=cmd.turn.candidate,
                 attempt=cmd.attempt,
+                asker=cmd.asker,
                 output=answer.output,
                 responder=answer.source,
                 proposals=answer.proposals,
@@ -159,13 +167,15 @@ class Runtime:
             )
         elif isinstance(cmd, Commit):
             sent.append((cmd.mutation.key, cmd.mutation.id))
-            return self._done(
-                session_id, cmd.click, note_for(self.gateway.propose(cmd.mutation)), events
-            )
+            outcome = self.gateway.propose(cmd.mutation)
+            return self._done(session_id, cmd.click, self._note(outcome), events)
         elif isinstance(cmd, ResolveProposal):
             # an agent's proposal has its mutation's id
             sent.append((f"proposal {cmd.click.target_id}", cmd.click.target_id))
             return self._done(session_id, cmd.click, self._resolve(cmd), events)
+        elif isinstance(cmd, RevertCommit):
+            sent.append((f"revert of {cmd.click.target_id}", revert_id(cmd.click.target_id)))
+            return self._done(session_id, cmd.click, self._revert(cmd.click), events)
         elif isinstance(cmd, LogEvaluation):
             evaluated = (session_id, cmd.correlation_id, cmd.result)
             self._patiently(partial(self.beat_history.append, *evaluated))
@@ -181,14 +191,37 @@ class Runtime:
             interpretation=turn,
             routed=turn.routed(self.loop.settings.min_confidence),
             classifier=source,
+            actor=cmd.actor,
         )
+
+    def _note(self, outcome: Outcome) -> OutcomeNote:
+        rule = self.gateway.policy.rule_for(outcome.mutation.key)
+        return note_for(outcome, protected=rule is not None and rule.protected)
+
+    def _revert(self, click: ActionClicked) -> OutcomeNote:
+        """An "Undo" click: within the time the policy offers it for, and only the
+        mutation it was shown under (the version it made)."""
+        window = self.gateway.policy.config.undo.window_sec * 1000
+        request = Revert(
+            click.target_id,
+            click.actor,
+            version=click.expected_version,
+            offered_for_ms=window,
+            correlation_id=click.correlation_id,
+            scan=UNDO_SCAN,
+        )
+        return self._note(revert(self.gateway, request))
 
     def _resolve(self, cmd: ResolveProposal) -> OutcomeNote:
         click = cmd.click
         try:
             if cmd.apply:
-                return note_for(self.gateway.apply_proposal(click.target_id, click.actor))
-            proposal = self.gateway.discard_proposal(click.target_id, click.actor)
+                edit = self._edit(click)
+                if isinstance(edit, OutcomeNote):
+                    return edit
+                applied = self.gateway.apply_proposal(click.target_id, click.actor, edit=edit)
+                return self._note(applied)
+            proposal = self.gateway.discard_proposal(click.target_id, click.actor, click.note)
         except UnknownProposal as exc:
             return OutcomeNote(outcome="rejected", message=str(exc), reason="not_found")
         except Unacknowledged:  # applied once or not at all: not a refusal
@@ -196,6 +229,18 @@ class Runtime:
         except DeliberateError as exc:
             return OutcomeNote(outcome="rejected", message=str(exc), reason="forbidden")
         return discard_note(proposal, click.actor)
+
+    def _edit(self, click: ActionClicked) -> Edit | OutcomeNote | None:
+        """The value an EditProposal click gives (None: not an edit), or why it is none."""
+        if click.action != ActionType.EDIT_PROPOSAL:
+            return None
+        proposal = self.gateway.proposals.get(click.target_id)
+        if proposal is None:
+            raise UnknownProposal(click.target_id)
+        try:
+            return edited_value(proposal.current_value, click.note or "")
+        except ValueError as exc:
+            return OutcomeNote(outcome="rejected", message=str(exc), reason="schema")
 
     def _done(
         self, session_id: str, click: ActionClicked, note: OutcomeNote, events: list[Event]

@@ -147,6 +147,12 @@ class WorkspaceKeys:
         """Scratch keys of `deliberate bench` (its raw SET baseline), outside canonical state."""
         return f"{self.tag}:bench:{name}"
 
+    @property
+    def proposals(self) -> str:
+        """Sorted set of proposal ids: a pending one scored by its deadline (epoch ms), a
+        resolved one by minus the time its key goes (``ProposalBox.due`` drops it then)."""
+        return f"{self.tag}:proposals"
+
     def proposal(self, proposal_id: str) -> str:
         """String holding one agent proposal (JSON)."""
         return f"{self.tag}:proposal:{proposal_id}"

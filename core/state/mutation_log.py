@@ -193,6 +193,26 @@ class MutationLog:
             end = f"({chunk[-1][0]}"
         return KeyHistory(found[::-1], scanned, complete=False)
 
+    def find(self, mutation_id: str, scan: int | None = None, batch: int = 500) -> LogRecord | None:
+        """The record of the mutation with this id, looked for among the newest ``scan``
+        records (``None``: all of them), newest first; None when not found there."""
+        self.skipped = []
+        end, scanned, quoted = "+", 0, f'"id":"{mutation_id}"'
+        while scan is None or scanned < scan:
+            count = batch if scan is None else min(batch, scan - scanned)
+            chunk = stream_rows(self.redis.xrevrange(self.keys.log, end, "-", count=count))
+            scanned += len(chunk)
+            for log_id, fields in chunk:
+                if quoted not in fields.get("mutation", ""):  # ids have no characters to escape
+                    continue
+                found = self._readable([(log_id, fields)])
+                if found and found[0].mutation.id == mutation_id:
+                    return found[0]
+            if len(chunk) < count:
+                return None
+            end = f"({chunk[-1][0]}"
+        return None
+
 
 def _first_line(exc: BaseException) -> str:
     if isinstance(exc, ValidationError):

@@ -13,6 +13,7 @@ gateway's idempotency. Permission is the gateway's: policy checks the clicker's 
 from __future__ import annotations
 
 import hashlib
+import re
 
 from core.deliberation import sentences as say
 from core.deliberation.actions import (
@@ -22,24 +23,27 @@ from core.deliberation.actions import (
     builtin_effect,
     is_builtin,
 )
-from core.deliberation.commands import Cmd, Commit, Generate, ResolveProposal
+from core.deliberation.beats import ActionStyle
+from core.deliberation.commands import Cmd, Commit, Generate, ResolveProposal, RevertCommit
 from core.deliberation.memory import (
     MAX_CLICKS,
+    MAX_ITEMS,
     Candidate,
     ClickRecord,
     ClickStatus,
     ContextStateDelta,
     InteractionState,
+    ProposalRef,
     ThreadStatus,
     merge,
 )
-from core.deliberation.messages import ActionClicked, ActionDone
+from core.deliberation.messages import ID_PATTERN, ActionClicked, ActionDone, OutcomeNote
 from core.deliberation.placeholders import placeholder_in
 from core.deliberation.session import Session
 from core.deliberation.topics import topic_part
 from core.deliberation.update.present import notice, show, to_asker, turn_for
 from core.deliberation.update.settings import LoopSettings
-from core.deliberation.view import ViewKind
+from core.deliberation.view import Button, ViewKind
 from core.state.mutation import Mutation
 
 __all__ = ["action_mutation_id", "on_clicked", "on_done"]
@@ -56,6 +60,11 @@ def on_clicked(
         return _again(settings, model, msg, earlier)
     if msg.action in PROPOSAL_ACTIONS:
         return _on_proposal(model, msg)
+    if msg.action == ActionType.REVERT_MUTATION:
+        if msg.target_id not in state.undoable:  # only what a click here committed
+            return model, [_notice(model, msg, say.NOTHING_TO_UNDO)]
+        changed = _record(state, msg, ClickStatus.PENDING)
+        return model.with_interaction(changed), [RevertCommit(msg)]
     if not _on_current(state, msg):
         return _stale(settings, model, msg)
     done = _done_before(state, msg)
@@ -78,7 +87,9 @@ def _again(
     command again, which commits at most once, as long as the candidate is still the version
     it was made for. Finished: say so, change nothing."""
     if earlier.status is ClickStatus.PENDING and msg.action in PROPOSAL_ACTIONS:
-        return model, [ResolveProposal(msg.action == ActionType.APPLY_PROPOSAL, msg)]
+        return model, [ResolveProposal(msg.action != ActionType.DISCARD_PROPOSAL, msg)]
+    if earlier.status is ClickStatus.PENDING and msg.action == ActionType.REVERT_MUTATION:
+        return model, [RevertCommit(msg)]
     if earlier.status is ClickStatus.PENDING:
         if not _on_current(model.interaction, msg):
             return _stale(settings, model, msg)
@@ -93,7 +104,7 @@ def _on_proposal(model: Session, msg: ActionClicked) -> tuple[Session, list[Cmd]
     if all(p.id != msg.target_id for p in state.pending_proposals):
         return model, [_notice(model, msg, say.NO_LONGER_PENDING)]
     changed = _record(state, msg, ClickStatus.PENDING)
-    apply = msg.action == ActionType.APPLY_PROPOSAL
+    apply = msg.action != ActionType.DISCARD_PROPOSAL
     return model.with_interaction(changed), [ResolveProposal(apply, msg)]
 
 
@@ -157,7 +168,7 @@ def _generate(
     changed = _record(state, msg, ClickStatus.DONE).model_copy(update={"candidate": candidate})
     model = model.with_interaction(changed).model_copy(update={"working": working})
     turn = turn_for(settings, "", effect.generate, candidate, model)
-    return model, [Generate(turn, msg.correlation_id)]
+    return model, [Generate(turn, msg.correlation_id, asker=msg.actor)]
 
 
 def _commit(
@@ -201,27 +212,67 @@ def action_mutation_id(session_id: str, msg: ActionClicked) -> str:
 def on_done(settings: LoopSettings, model: Session, msg: ActionDone) -> tuple[Session, list[Cmd]]:
     note, click = msg.result, msg.click
     ok = note.outcome != "rejected"
-    state = _record(model.interaction, click, ClickStatus.DONE if ok else ClickStatus.FAILED)
+    # an approval that awaits more keeps the proposal's buttons for the next approver
+    counted = click.action in PROPOSAL_ACTIONS and note.outcome == "pending"
+    status = ClickStatus.DONE if ok and not counted else ClickStatus.FAILED
+    state = _record(model.interaction, click, status)
+    if note.waiting is not None and not counted:  # a write that waits for approval
+        waiting = _add_waiting(state.pending_proposals, note.waiting)
+        state = state.model_copy(update={"pending_proposals": waiting})
     resolved = note.outcome in ("committed", "discarded") or note.reason in (
         "not_found",
         "resolved",
         "expired",
+        "conflict",  # stale: the key moved past the version it was made against
     )
     if click.action in PROPOSAL_ACTIONS and resolved:
         kept = [p for p in state.pending_proposals if p.id != click.target_id]
         state = state.model_copy(update={"pending_proposals": kept})
     if not ok:
         return model.with_interaction(state), [_notice(model, click, say.not_done(note.message))]
+    if note.outcome == "discarded" and click.note and note.proposal:
+        # the next model call knows what was turned down, and why
+        why = " ".join(click.note.split())
+        rejected = ContextStateDelta(add_rejected_ideas=[f"{note.proposal} (rejected: {why})"])
+        model = model.model_copy(update={"working": merge(model.working, rejected)})
     if note.outcome == "committed" and note.key is not None and note.version is not None:
         decided = {**state.decided, note.key: note.version}
         state = state.model_copy(update={"decided": dict(list(decided.items())[-MAX_CLICKS:])})
+    if note.outcome == "committed" and note.mutation_id and not note.duplicate:
+        undoable = [*state.undoable, note.mutation_id][-MAX_CLICKS:]
+        state = state.model_copy(update={"undoable": undoable})
     if click.action == ActionType.CONFIRM_CURRENT and note.outcome == "committed":
         state = state.model_copy(update={"thread_status": ThreadStatus.DECIDED})
         if isinstance(note.value, str) and note.value.strip():
             pinned = ContextStateDelta(pin_decisions=[note.value[:300]])
             model = model.model_copy(update={"working": merge(model.working, pinned)})
     text = say.by_whom(note.message, note.by or str(click.actor))
-    return show(settings, model, state, click.correlation_id, ViewKind.OUTCOME, text)
+    undo = _undo(settings, note) if note.outcome == "committed" and not note.duplicate else []
+    return show(settings, model, state, click.correlation_id, ViewKind.OUTCOME, text, undo)
+
+
+def _add_waiting(pending: list[ProposalRef], waiting: ProposalRef) -> list[ProposalRef]:
+    if any(p.id == waiting.id for p in pending):
+        return pending
+    return [*pending, waiting][-MAX_ITEMS:]
+
+
+def _undo(settings: LoopSettings, note: OutcomeNote) -> list[Button]:
+    """The "Undo" button under what a click committed (the gateway says for how long)."""
+    if not settings.undo or note.mutation_id is None or note.version is None:
+        return []
+    if not re.match(ID_PATTERN, note.mutation_id):  # a click could not name it
+        return []
+    return [
+        Button(
+            action=ActionType.REVERT_MUTATION,
+            label="Undo",
+            style=ActionStyle.DEFAULT,
+            beat="undo",
+            target_id=note.mutation_id,
+            target_version=note.version,
+        )
+    ]
 
 
 def _record(state: InteractionState, msg: ActionClicked, status: ClickStatus) -> InteractionState:

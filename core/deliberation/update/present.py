@@ -35,11 +35,13 @@ def show(
     correlation_id: str,
     kind: ViewKind,
     text: str,
+    extra: list[Button] | None = None,
 ) -> tuple[Session, list[Cmd]]:
-    """Evaluate the beats on ``state``, keep the mode they set, and show the view."""
+    """Evaluate the beats on ``state``, keep the mode they set, and show the view (with the
+    ``extra`` buttons after the beats' own: an "Undo")."""
     result = evaluate(state, settings.beats)
     state = state.model_copy(update={"mode": result.mode})
-    buttons = buttons_for(result, state, settings.actions)
+    buttons = buttons_for(result, state, settings.actions) + (extra or [])
     view = View(
         session_id=model.id,
         correlation_id=correlation_id,

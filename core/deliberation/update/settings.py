@@ -21,3 +21,4 @@ class LoopSettings:
     keys: KeyTemplates = field(default_factory=KeyTemplates)
     min_confidence: float = 0.45  # as core/config/default.yaml: calibrated
     context_budget: int = DEFAULT_CONTEXT_BUDGET
+    undo: bool = True  # an "Undo" button under what a click committed (policy.undo)

@@ -44,7 +44,7 @@ def on_said(settings: LoopSettings, model: Session, msg: UserSaid) -> tuple[Sess
     changed = state.model_copy(update={"turn_count": state.turn_count + 1, "topic": topic})
     cmds: list[Cmd] = [
         Record(str(msg.actor), msg.text, msg.correlation_id),
-        Classify(msg.text, state.topic, msg.correlation_id),
+        Classify(msg.text, state.topic, msg.correlation_id, msg.actor),
     ]
     return model.with_interaction(changed), cmds
 
@@ -58,7 +58,8 @@ def on_classified(
     mode = MODE_FOR.get(act, Mode.EXPLORING if state.mode is Mode.IDLE else state.mode)
     changed = state.model_copy(update={"last_interpretation": seen, "mode": mode})
     turn = turn_for(settings, msg.text, Task(act.value), changed.candidate, model)
-    return model.with_interaction(changed), [Generate(turn, msg.correlation_id)]
+    generate = Generate(turn, msg.correlation_id, asker=msg.actor)
+    return model.with_interaction(changed), [generate]
 
 
 def on_replied(
@@ -70,7 +71,8 @@ def on_replied(
         # someone changed the candidate while this answer was made from it (two refinements
         # at once): make it again from the candidate as it is now, so neither is lost
         turn = turn_for(settings, msg.said, msg.task, state.candidate, model)
-        return model, [Generate(turn, msg.correlation_id, attempt=msg.attempt + 1)]
+        again = Generate(turn, msg.correlation_id, attempt=msg.attempt + 1, asker=msg.asker)
+        return model, [again]
     if moved:
         text = say.MOVED_ON + (f'\n"{state.candidate.text}"' if state.candidate else "")
         return show(settings, model, state, msg.correlation_id, ViewKind.REPLY, text)

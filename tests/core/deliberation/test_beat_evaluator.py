@@ -87,6 +87,7 @@ def test_a_pending_proposal_comes_first() -> None:
     assert result.fired == ["ProposalPending"]
     assert [a.type for a in result.actions] == [
         ActionType.APPLY_PROPOSAL,
+        ActionType.EDIT_PROPOSAL,
         ActionType.DISCARD_PROPOSAL,
     ]
 

@@ -136,7 +136,7 @@ def test_decisions_that_commit_nothing_are_kept_for_tracing(app: App) -> None:
     kept = app.gateway.decisions.recent()
     assert [(d["outcome"], d["reason"]) for d in kept] == [
         ("rejected", "not_allowed"),
-        ("pending", "agent proposal awaits a person"),
+        ("pending", "awaits a person with the right role"),
     ]
     assert kept[0]["correlation_id"] == "c-9"
 

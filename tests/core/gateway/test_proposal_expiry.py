@@ -252,7 +252,7 @@ def test_a_refused_claim_handed_back_after_the_deadline_expires(guarded: App) ->
     back to pending, where nobody could apply it any more."""
     pid = propose(guarded, "guarded.one").id
     box = guarded.gateway.proposals
-    assert box.transition(pid, ProposalStatus.PENDING, ProposalStatus.APPLIED, AL) is not None
+    assert box.approve(pid, AL) is not None
     deadline_passed(guarded, pid)
     back = box.release(pid, AL, f"apply-{pid}")
     assert back is not None and back.status is ProposalStatus.EXPIRED
@@ -265,8 +265,10 @@ def test_an_abandoned_claim_is_not_taken_over_after_the_deadline(guarded: App) -
     Mo's click does not commit it: it expires."""
     pid = propose(guarded, "guarded.one").id
     box = guarded.gateway.proposals
-    claimed = box.transition(pid, ProposalStatus.PENDING, ProposalStatus.APPLIED, AL)
-    assert claimed is not None and claimed.resolved_at is not None
+    approved = box.approve(pid, AL)
+    assert approved is not None
+    claimed = approved.proposal
+    assert claimed.status is ProposalStatus.APPLIED and claimed.resolved_at is not None
     now = server_ms(guarded)
     aged = claimed.model_copy(
         update={"resolved_at": now - CLAIM_LEASE_MS - 1, "expires_at": now - 1}
@@ -281,7 +283,7 @@ def test_a_commit_made_in_time_still_counts_after_the_deadline(guarded: App) -> 
     expired while he stalled), the commit is what happened."""
     pid = propose(guarded, "guarded.one").id
     box = guarded.gateway.proposals
-    assert box.transition(pid, ProposalStatus.PENDING, ProposalStatus.APPLIED, MO) is not None
+    assert box.approve(pid, MO) is not None
     deadline_passed(guarded, pid)
     assert box.release(pid, MO, "never-committed") is not None  # (expired meanwhile)
     done = guarded.gateway.propose(

@@ -46,6 +46,8 @@ policy:
   keys:
     - pattern: "guarded.*"
       protected: true
+    - pattern: "limited.*"
+      rate_limit: {max: 1, per_sec: 3600}
 """
 
 
@@ -60,26 +62,35 @@ def propose_protected(app: App, key: str) -> str:
     return pending.proposal.id
 
 
-def assert_consistent(app: App, pid: str, key: str) -> None:
-    """Applied exactly when committed; pending otherwise."""
+def propose_after(app: App, key: str, who: str) -> str:
+    """A proposal for a rate-limited key ``who`` has just written: their roles let them
+    apply it, and the commit script refuses them (their one write an hour is used up), after
+    their claim."""
+    assert isinstance(app.gateway.propose(mutation("set", key, "on", who)), Committed)
+    return propose_protected(app, key)
+
+
+def assert_consistent(app: App, pid: str, key: str, before: int = 0) -> None:
+    """Applied exactly when committed; pending otherwise (``before``: records of the key
+    the proposal was made after)."""
     proposal = app.gateway.proposals.get(pid)
     assert proposal is not None
-    committed = app.store.get(key) is not None
+    committed = app.store.version(key) > before
     expected = ProposalStatus.APPLIED if committed else ProposalStatus.PENDING
     assert proposal.status is expected, (proposal.status, committed)
-    assert len(app.log.latest(10, key=key)) == (1 if committed else 0)
+    assert len(app.log.latest(10, key=key)) == before + (1 if committed else 0)
 
 
 def test_a_refused_apply_held_after_its_claim_never_undoes_a_commit(
     guarded: Path, server_redis: Redis, workspace: str
 ) -> None:
-    """Alice (a member) claims the proposal and is refused (protected); she is held just as
-    she records her refusal, before she hands the proposal back. Meanwhile Mo, a
-    moderator, applies it."""
+    """Alice claims the proposal and is refused (rate-limited, by the commit script); she is
+    held just as she records her refusal, before she hands the proposal back. Meanwhile Mo
+    applies it."""
     app = build_app(workspace, guarded, client=server_redis)
     held = HeldRedis("XADD", connection_pool=server_redis.connection_pool)
     alices = build_app(workspace, guarded, client=held)
-    pid = propose_protected(app, "guarded.one")
+    pid = propose_after(app, "limited.one", "user:al")
     results: dict[str, Outcome] = {}
     held.armed = True
     alice = threading.Thread(
@@ -91,13 +102,13 @@ def test_a_refused_apply_held_after_its_claim_never_undoes_a_commit(
     held.release.set()
     alice.join(10)
     refused = results["alice"]
-    assert isinstance(refused, Rejected) and refused.reason is RejectReason.PROTECTED
+    assert isinstance(refused, Rejected) and refused.reason is RejectReason.RATE_LIMITED
     # told to try again: Alice held the proposal when Mo clicked, and handed it back since
     assert isinstance(mo, Rejected) and mo.reason is RejectReason.CONFLICT
     assert "user:al is applying this proposal right now" in mo.message
-    assert_consistent(app, pid, "guarded.one")
+    assert_consistent(app, pid, "limited.one", before=1)
     assert isinstance(app.gateway.apply_proposal(pid, actor("moderator:mo")), Committed)
-    assert_consistent(app, pid, "guarded.one")
+    assert_consistent(app, pid, "limited.one", before=1)
     assert app.gateway.proposals.get(pid).status is ProposalStatus.APPLIED  # type: ignore[union-attr]
 
 
@@ -141,8 +152,10 @@ def test_a_claim_whose_applier_stopped_midway_is_taken_over_after_the_lease(
     app = build_app(workspace, guarded, client=server_redis)
     pid = propose_protected(app, "guarded.stuck")
     box = app.gateway.proposals
-    claimed = box.transition(pid, ProposalStatus.PENDING, ProposalStatus.APPLIED, actor("user:al"))
-    assert claimed is not None  # ... and Al's process stopped here, before its commit
+    approved = box.approve(pid, actor("user:al"))
+    assert approved is not None  # ... and Al's process stopped here, before its commit
+    claimed = approved.proposal
+    assert claimed.status is ProposalStatus.APPLIED
     busy = app.gateway.apply_proposal(pid, actor("moderator:mo"))
     assert isinstance(busy, Rejected) and busy.reason is RejectReason.CONFLICT
     assert "user:al is applying this proposal right now" in busy.message
@@ -186,11 +199,12 @@ def claimed_ago(app: App, pid: str, ms: int) -> None:
     app.redis.set(app.store.keys.proposal(pid), older.model_dump_json(by_alias=True))
 
 
-def assert_applied_once(app: App, pid: str, key: str, first: Committed) -> None:
+def assert_applied_once(app: App, pid: str, key: str, first: Committed, before: int = 0) -> None:
+    """``before``: records of the key the proposal was made after."""
     proposal = app.gateway.proposals.get(pid)
     assert proposal is not None and proposal.status is ProposalStatus.APPLIED
-    assert app.store.version(key) == first.version == 1
-    assert [r.log_id for r in app.log.latest(10, key=key)] == [first.log_id]
+    assert app.store.version(key) == first.version == before + 1
+    assert [r.log_id for r in app.log.latest(10, key=key)][before:] == [first.log_id]
 
 
 def test_an_applied_proposal_is_not_committed_again_once_its_record_expired(
@@ -281,7 +295,7 @@ def test_a_claim_older_than_the_idempotency_window_is_never_taken_over(forgetful
     app = forgetful
     pid = propose_protected(app, "guarded.old")
     box = app.gateway.proposals
-    assert box.transition(pid, ProposalStatus.PENDING, ProposalStatus.APPLIED, actor("user:al"))
+    assert box.approve(pid, actor("user:al")) is not None
     claimed_ago(app, pid, app.store.idempotency_ttl_ms + 1)
     late = app.gateway.apply_proposal(pid, actor("moderator:mo"))
     assert isinstance(late, Rejected) and late.reason is RejectReason.NOT_FOUND
@@ -312,12 +326,12 @@ def test_a_commit_after_its_claim_was_taken_over_and_handed_back_still_counts(
     forgetful: App, server_redis: Redis, guarded: Path, workspace: str
 ) -> None:
     """Mo's process claims, then stalls just before its commit, past the lease: Al takes the
-    claim over, is refused and hands the proposal back to pending. Then Mo's commit lands:
-    the proposal is applied, with Mo's commit in it."""
+    claim over, is refused (rate-limited, after his claim) and hands the proposal back to
+    pending. Then Mo's commit lands: the proposal is applied, with Mo's commit in it."""
     app = forgetful
     held = HeldRedis("EVALSHA", connection_pool=server_redis.connection_pool)
     mos = build_app(workspace, guarded, client=held)
-    pid = propose_protected(app, "guarded.late")
+    pid = propose_after(app, "limited.late", "user:al")
     results: dict[str, Outcome] = {}
     held.armed = True
     mo = threading.Thread(
@@ -327,14 +341,14 @@ def test_a_commit_after_its_claim_was_taken_over_and_handed_back_still_counts(
     assert held.held.wait(10)
     claimed_ago(app, pid, CLAIM_LEASE_MS + 1)
     refused = app.gateway.apply_proposal(pid, actor("user:al"))
-    assert isinstance(refused, Rejected) and refused.reason is RejectReason.PROTECTED
+    assert isinstance(refused, Rejected) and refused.reason is RejectReason.RATE_LIMITED
     assert app.gateway.proposals.get(pid).status is ProposalStatus.PENDING  # type: ignore[union-attr]
     held.release.set()
     mo.join(10)
     first = results["mo"]
     assert isinstance(first, Committed) and not first.duplicate
-    assert_applied_once(app, pid, "guarded.late", first)
+    assert_applied_once(app, pid, "limited.late", first, before=1)
     forget_idempotency(app, pid)
     again = app.gateway.apply_proposal(pid, actor("moderator:max"))
     assert isinstance(again, Committed) and again.duplicate and again.log_id == first.log_id
-    assert_applied_once(app, pid, "guarded.late", first)
+    assert_applied_once(app, pid, "limited.late", first, before=1)

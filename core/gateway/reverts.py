@@ -1,0 +1,142 @@
+"""Undo: a committed mutation is reverted by a new typed mutation, never by rewriting history.
+
+A ``Revert`` names the mutation to undo. Its log record says which version it made and the
+value the key held just before; the revert writes that value back (or deletes the key, if it
+was absent), expecting the key still at the version the mutation made, through the gateway
+like any change: the reverter's roles are checked, the log keeps both, rules see a set (or a
+delete). Refused when the key moved on in between, when the log no longer holds the record
+or the value before it (too large to keep), and, for an "Undo" button, past the time it was
+offered for. A revert has one mutation id per reverted mutation: asked again, it answers its
+first result and commits nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from core.gateway.outcome import Outcome
+from core.state.actor import Actor
+from core.state.commit_result import Rejected, RejectReason
+from core.state.mutation import Mutation, Op, new_id
+from core.state.mutation_log import LogRecord, MutationLog
+from core.state.scripts import server_ms
+
+if TYPE_CHECKING:
+    from core.gateway.mutation_gateway import MutationGateway
+
+__all__ = ["Revert", "revert", "revert_id"]
+
+
+@dataclass(frozen=True)
+class Revert:
+    """Undo the mutation ``mutation_id`` as ``actor``. ``version``: the version it made, as
+    the button that offered the undo knew it; ``offered_for_ms``: how long after its commit
+    the undo was offered (None: at any time, as ``deliberate revert`` asks)."""
+
+    mutation_id: str
+    actor: Actor
+    version: int | None = None
+    offered_for_ms: int | None = None
+    correlation_id: str | None = None
+    scan: int | None = None  # the newest log records to look in (None: all of them)
+
+
+def revert_id(mutation_id: str) -> str:
+    """The revert's own mutation id, the same for every attempt: it commits once."""
+    if len(mutation_id) <= 100:
+        return f"revert-{mutation_id}"
+    return "revert-" + hashlib.blake2s(mutation_id.encode(), digest_size=16).hexdigest()
+
+
+def revert(gateway: MutationGateway, request: Revert) -> Outcome:
+    """The revert's outcome (committed, pending where the key's writes need approval, or
+    refused with the reason); every refusal is in the decision log."""
+    record, refusal = _record(gateway, request)
+    if refusal is not None or record is None:
+        assert refusal is not None
+        gateway.decisions.record(refusal, reverts=request.mutation_id)
+        return refusal
+    mutation = _mutation(record, request)
+    problem = _problem(gateway, record, request, mutation)
+    if problem is not None:
+        gateway.decisions.record(problem, reverts=request.mutation_id)
+        return problem
+    outcome = gateway.propose(mutation)
+    if isinstance(outcome, Rejected) and outcome.reason is RejectReason.CONFLICT:
+        return Rejected(mutation, RejectReason.CONFLICT, _moved_on(record, outcome.version))
+    return outcome
+
+
+def _record(gateway: MutationGateway, request: Revert) -> tuple[LogRecord | None, Rejected | None]:
+    log = MutationLog(gateway.store.redis, gateway.store.keys)
+    record = log.find(request.mutation_id, scan=request.scan)
+    if record is not None and request.version in (None, record.version):
+        return record, None
+    placeholder = Mutation(
+        id=revert_id(request.mutation_id),
+        op=Op.DELETE,
+        key="revert",
+        actor=request.actor,
+        correlation_id=request.correlation_id or new_id(),
+    )
+    where = "" if request.scan is None else f" among its newest {request.scan} records"
+    message = f"no committed mutation {request.mutation_id} in the log{where}: nothing to revert"
+    return None, Rejected(placeholder, RejectReason.NOT_FOUND, message)
+
+
+def _mutation(record: LogRecord, request: Revert) -> Mutation:
+    reverted = record.mutation
+    before = record.prev_json
+    return Mutation(
+        id=revert_id(reverted.id),
+        op=Op.DELETE if before is None else Op.SET,
+        key=reverted.key,
+        value=None if before is None else record.prev,
+        actor=request.actor,
+        reason=f"revert of {reverted.id} (v{record.version})",
+        expected_version=record.version,
+        correlation_id=request.correlation_id or new_id(),
+        causation_id=reverted.id,
+        meta={"reverts": reverted.id, "revertsLogId": record.log_id},
+    )
+
+
+def _problem(
+    gateway: MutationGateway, record: LogRecord, request: Revert, mutation: Mutation
+) -> Rejected | None:
+    actor = request.actor
+    if not actor.is_person:
+        return Rejected(mutation, RejectReason.FORBIDDEN, f"{actor} cannot revert; a person must")
+    if not record.prev_kept:
+        return Rejected(
+            mutation,
+            RejectReason.NOT_FOUND,
+            f"the value {mutation.key} held before was too large for the log to keep "
+            f"({record.prev_bytes} bytes): it cannot be restored",
+        )
+    if request.offered_for_ms is not None:
+        until = record.ts + request.offered_for_ms
+        if server_ms(gateway.store.redis, gateway.store.keys.versions) > until:
+            at = datetime.fromtimestamp(until / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
+            return Rejected(
+                mutation,
+                RejectReason.EXPIRED,
+                f"Undo was offered until {at}; `deliberate revert {record.mutation.id}` "
+                "can still revert it",
+            )
+    now = gateway.store.version(mutation.key)
+    store = gateway.store
+    if now != record.version and not store.redis.exists(store.keys.idempotency(mutation.id)):
+        return Rejected(mutation, RejectReason.CONFLICT, _moved_on(record, now))
+    return None
+
+
+def _moved_on(record: LogRecord, now: int | None) -> str:
+    current = "" if now is None else f", v{now} now"
+    return (
+        f"{record.mutation.key} changed since that change (v{record.version} then{current}): "
+        "nothing was reverted"
+    )

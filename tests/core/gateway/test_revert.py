@@ -1,0 +1,129 @@
+"""Undo: a committed mutation reverted by a new mutation (never by rewriting the log),
+version-checked against the key as the reverted mutation left it; the rules engine sees the
+revert as the set (or delete) it is."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from redis import Redis
+
+from bot.app import App
+from core.gateway.reverts import Revert, revert, revert_id
+from core.state.commit_result import Committed, Rejected, RejectReason
+from core.state.mutation import Op
+from tests.factories import actor, mutation
+from tests.rules.rig import make_rig
+from tests.servers.webhook import WebhookServer
+
+AL, BO = actor("user:al"), actor("user:bo")
+
+
+def commit(app: App, key: str, value: object, who: str = "user:al") -> Committed:
+    done = app.gateway.propose(mutation("set", key, value, who))
+    assert isinstance(done, Committed), done
+    return done
+
+
+def test_a_revert_restores_the_value_before_as_a_new_log_record(app: App) -> None:
+    commit(app, "decision.db", "Postgres")
+    second = commit(app, "decision.db", "MySQL")
+    undone = revert(app.gateway, Revert(second.request.id, BO))
+    assert isinstance(undone, Committed) and undone.version == 3
+    entry = app.store.get("decision.db")
+    assert entry is not None and entry.value == "Postgres" and entry.updated_by == BO
+    records = app.log.latest(10, key="decision.db")
+    assert [r.mutation.value for r in records] == ["Postgres", "MySQL", "Postgres"]
+    last = records[-1].mutation
+    assert last.meta["reverts"] == second.request.id and last.causation_id == second.request.id
+    assert last.expected_version == 2 and last.id == revert_id(second.request.id)
+
+
+def test_reverting_a_first_write_deletes_the_key(app: App) -> None:
+    first = commit(app, "decision.new", "yes")
+    undone = revert(app.gateway, Revert(first.request.id, BO))
+    assert isinstance(undone, Committed) and undone.request.op is Op.DELETE
+    assert app.store.get("decision.new") is None and app.store.version("decision.new") == 2
+
+
+def test_a_revert_is_refused_when_the_key_moved_on_in_between(app: App) -> None:
+    first = commit(app, "decision.x", "a")
+    commit(app, "decision.x", "b", who="user:cy")
+    refused = revert(app.gateway, Revert(first.request.id, BO))
+    assert isinstance(refused, Rejected) and refused.reason is RejectReason.CONFLICT
+    assert refused.message == (
+        "decision.x changed since that change (v1 then, v2 now): nothing was reverted"
+    )
+    assert app.store.get("decision.x").value == "b"  # type: ignore[union-attr]
+    assert len(app.log.latest(10, key="decision.x")) == 2
+    assert app.gateway.decisions.recent()[-1]["reverts"] == first.request.id
+
+
+def test_a_revert_twice_commits_once(app: App) -> None:
+    commit(app, "decision.y", "a")
+    second = commit(app, "decision.y", "b")
+    once = revert(app.gateway, Revert(second.request.id, BO))
+    twice = revert(app.gateway, Revert(second.request.id, actor("user:cy")))
+    assert isinstance(once, Committed) and isinstance(twice, Committed)
+    assert twice.duplicate and twice.log_id == once.log_id
+    assert app.store.version("decision.y") == 3
+
+
+def test_who_may_revert_is_who_may_write_the_key(app: App) -> None:
+    done = app.gateway.propose(mutation("set", "stream.state", "live", "moderator:mo"))
+    assert isinstance(done, Committed)
+    agent = revert(app.gateway, Revert(done.request.id, actor("agent:llm")))
+    assert isinstance(agent, Rejected) and agent.reason is RejectReason.FORBIDDEN
+    # stream.state is protected in the shipped policy: a member may not revert it
+    member = revert(app.gateway, Revert(done.request.id, AL))
+    assert isinstance(member, Rejected) and member.reason is RejectReason.PROTECTED
+    assert app.store.get("stream.state").value == "live"  # type: ignore[union-attr]
+    moderator = revert(app.gateway, Revert(done.request.id, actor("moderator:max")))
+    assert isinstance(moderator, Committed) and app.store.get("stream.state") is None
+
+
+def test_unknown_forged_and_late_undos_change_nothing(app: App) -> None:
+    done = commit(app, "decision.z", "a")
+    unknown = revert(app.gateway, Revert("no-such-mutation", BO))
+    assert isinstance(unknown, Rejected) and unknown.reason is RejectReason.NOT_FOUND
+    assert "no committed mutation no-such-mutation" in unknown.message
+    forged = revert(app.gateway, Revert(done.request.id, BO, version=7))  # not the one it made
+    assert isinstance(forged, Rejected) and forged.reason is RejectReason.NOT_FOUND
+    late = revert(app.gateway, Revert(done.request.id, BO, offered_for_ms=0))
+    assert isinstance(late, Rejected) and late.reason is RejectReason.EXPIRED
+    assert f"deliberate revert {done.request.id}" in late.message
+    assert app.store.version("decision.z") == 1
+
+
+@pytest.fixture
+def hook() -> Iterator[WebhookServer]:
+    with WebhookServer() as server:
+        yield server
+
+
+def test_the_rules_engine_sees_a_revert_as_a_set(
+    tmp_path: Path, redis_client: Redis, workspace: str, hook: WebhookServer
+) -> None:
+    rule = f"""
+  - id: notify
+    when: {{key: "test.*", op: set}}
+    then:
+      - action: http.post
+        args:
+          url: "{hook.hook_url}"
+          json: {{key: "{{{{ mutation.key }}}}", value: "{{{{ mutation.value }}}}"}}
+"""
+    rig = make_rig(tmp_path, redis_client, workspace, rule)
+    rig.commit("set", "test.r", "one")
+    second = rig.commit("set", "test.r", "two")
+    rig.work()
+    undone = revert(rig.app.gateway, Revert(second.request.id, actor("moderator:mia")))
+    assert isinstance(undone, Committed)
+    rig.work()
+    assert [r.json for r in hook.requests] == [
+        {"key": "test.r", "value": "one"},
+        {"key": "test.r", "value": "two"},
+        {"key": "test.r", "value": "one"},
+    ]

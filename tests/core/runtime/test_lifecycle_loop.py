@@ -1,0 +1,249 @@
+"""The decision lifecycle through the loop and the runtime, with a model (the local
+OpenAI-protocol server) that proposes through its tool: the asker's proposal under four
+eyes, edit then apply, a rejection's reason in the next model call's ``context_state``, the
+"Undo" under a commit, and every new click idempotent."""
+
+from __future__ import annotations
+
+import dataclasses
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+from redis import Redis
+
+from bot.app import App, build_app
+from core.deliberation import sentences as say
+from core.deliberation.actions import ActionType
+from core.deliberation.beats import ActionStyle
+from core.deliberation.messages import ActionClicked, UserSaid
+from core.deliberation.view import Button, View, ViewKind
+from core.gateway.mutation_gateway import MutationGateway
+from core.llm.chat import ChatModel
+from core.runtime.runner import Event, OutcomeEvent, Runtime
+from core.state.actor import Actor
+from core.state.commit_result import Committed
+from tests.conftest import write_config
+from tests.factories import actor, mutation
+from tests.model_script import kind, label, output, proposing, user_payload
+from tests.openai_server import OpenAIServer, Reply
+
+SHIPPED = files("core.config").joinpath("default.yaml").read_text(encoding="utf-8")
+# the shipped config, its scene under four eyes (the first matching pattern decides)
+CONFIG = SHIPPED.replace(
+    "  keys:\n",
+    """  keys:
+    - pattern: "scene.name"
+      type: string
+      enum: [Starting, Live, BRB, Ending]
+      approval: {quorum: 1, four_eyes: true}
+""",
+    1,
+)
+AL, BO = actor("user:al"), actor("user:bo")
+
+
+@pytest.fixture
+def life(tmp_path: Path, server_redis: Redis, workspace: str) -> App:
+    return build_app(workspace, write_config(tmp_path, CONFIG), client=server_redis)
+
+
+def runtime(app: App, server: OpenAIServer) -> Runtime:
+    client = openai.OpenAI(api_key="k", base_url=server.base_url, max_retries=0)
+    return app.runtime(ChatModel(client, "test-model", timeout_sec=5))
+
+
+def views(events: list[Event]) -> list[View]:
+    return [e for e in events if isinstance(e, View)]
+
+
+def outcome(events: list[Event]) -> OutcomeEvent:
+    [found] = [e for e in events if isinstance(e, OutcomeEvent)]
+    return found
+
+
+def button(events: list[Event], action: str) -> Button:
+    return next(b for v in views(events) for b in v.buttons if b.action == action)
+
+
+def click(
+    rt: Runtime, b: Button, who: Actor, click_id: str, note: str | None = None
+) -> list[Event]:
+    msg = ActionClicked(
+        action=b.action,
+        target_id=b.target_id,
+        expected_version=b.target_version,
+        click_id=click_id,
+        actor=who,
+        note=note,
+    )
+    return rt.send("s1", msg)
+
+
+def test_the_askers_own_proposal_needs_another_person(
+    life: App, openai_server: OpenAIServer
+) -> None:
+    openai_server.answer_with = proposing("scene.name", "BRB")
+    rt = runtime(life, openai_server)
+    shown = rt.send("s1", UserSaid(text="let's go brb", actor=AL))
+    apply = button(shown, ActionType.APPLY_PROPOSAL)
+    proposal = life.gateway.proposals.get(apply.target_id)
+    assert proposal is not None and proposal.requested_by == AL
+    mine = outcome(click(rt, apply, AL, "k1"))
+    assert (mine.outcome, mine.reason) == ("rejected", "forbidden")
+    assert "someone else must approve it" in mine.message
+    theirs = outcome(click(rt, apply, BO, "k2"))
+    assert theirs.outcome == "committed" and life.store.get("scene.name").value == "BRB"  # type: ignore[union-attr]
+    # the asker never reaches the model: its frame names no person
+    assert all("user:al" not in str(r["messages"]) for r in openai_server.requests)
+
+
+def test_edit_then_apply_commits_the_edited_value_once(
+    life: App, openai_server: OpenAIServer
+) -> None:
+    openai_server.answer_with = proposing("scene.name", "BRB")
+    rt = runtime(life, openai_server)
+    edit = button(rt.send("s1", UserSaid(text="brb time", actor=AL)), ActionType.EDIT_PROPOSAL)
+    assert edit.asks == "value" and edit.prefill == "BRB"
+    bad = outcome(click(rt, edit, BO, "e0", note="Lunch"))  # not in the key's enum
+    assert bad.outcome == "rejected" and bad.reason == "schema"
+    assert life.store.version("scene.name") == 0
+    done = outcome(click(rt, edit, BO, "e1", note="Ending"))
+    assert done.outcome == "committed" and life.store.get("scene.name").value == "Ending"  # type: ignore[union-attr]
+    again = click(rt, edit, BO, "e1", note="Live")  # the same click delivered again
+    assert [e for e in again if isinstance(e, OutcomeEvent)] == []
+    assert life.store.version("scene.name") == 1
+    meta = life.log.latest(1, key="scene.name")[0].mutation.meta
+    assert (meta["proposedValue"], meta["editedBy"]) == ("BRB", "user:bo")
+
+
+def test_a_rejection_reason_reaches_the_next_model_frame(
+    life: App, openai_server: OpenAIServer
+) -> None:
+    openai_server.answer_with = proposing("scene.name", "BRB")
+    rt = runtime(life, openai_server)
+    discard = button(rt.send("s1", UserSaid(text="brb?", actor=AL)), ActionType.DISCARD_PROPOSAL)
+    assert discard.asks == "reason"
+    gone = outcome(click(rt, discard, BO, "d1", note="we are live until 9"))
+    assert gone.outcome == "discarded" and "(we are live until 9)" in gone.message
+    assert click(rt, discard, BO, "d1", note="other") != []  # a retry: told, nothing more
+    assert life.gateway.proposals.get(discard.target_id).reason == "we are live until 9"  # type: ignore[union-attr]
+    frames: list[dict[str, Any]] = []
+
+    def answer(request: dict[str, Any]) -> Reply:
+        if kind(request) == "classify":
+            return label("brainstorm")
+        frames.append(user_payload(request)["context_state"])
+        return output("ok")
+
+    openai_server.answer_with = answer
+    rt.send("s1", UserSaid(text="what next then?", actor=AL))
+    [frame] = frames
+    assert frame["rejected_ideas"] == ["set scene.name = BRB (rejected: we are live until 9)"]
+
+
+def test_undo_under_a_commit_restores_and_runs_once(life: App, openai_server: OpenAIServer) -> None:
+    def answer(request: dict[str, Any]) -> Reply:
+        if kind(request) == "classify":
+            return label("brainstorm")
+        return output("How about Postgres?", candidate="Postgres")
+
+    openai_server.answer_with = answer
+    rt = runtime(life, openai_server)
+    confirm = button(rt.send("s1", UserSaid(text="db?", actor=AL)), ActionType.CONFIRM_CURRENT)
+    committed = click(rt, confirm, AL, "c1")
+    assert outcome(committed).outcome == "committed"
+    undo = button(committed, ActionType.REVERT_MUTATION)
+    assert undo.label == "Undo" and undo.target_version == life.store.version("decision.db")
+    assert [v.kind for v in views(committed) if undo in v.buttons] == [ViewKind.OUTCOME]
+    undone = outcome(click(rt, undo, BO, "u1"))
+    # the decision was the key's first value: undone, the key is absent again
+    assert undone.outcome == "committed" and life.store.get("decision.db") is None
+    assert click(rt, undo, BO, "u1") and life.store.version("decision.db") == 2  # once
+    late = outcome(click(rt, undo, AL, "u2"))  # another click: its revert committed already
+    assert late.outcome == "committed" and late.duplicate
+    assert life.store.version("decision.db") == 2
+
+
+def test_an_expired_proposal_is_refused_through_the_loop(
+    life: App, openai_server: OpenAIServer
+) -> None:
+    due = dataclasses.replace(
+        life, gateway=MutationGateway(life.store, life.policy, proposal_expiry_ms=0)
+    )
+    openai_server.answer_with = proposing("scene.name", "BRB")
+    rt = runtime(due, openai_server)
+    edit = button(rt.send("s1", UserSaid(text="brb", actor=AL)), ActionType.EDIT_PROPOSAL)
+    refused = outcome(click(rt, edit, BO, "x1", note="Live"))
+    assert (refused.outcome, refused.reason) == ("rejected", "expired")
+    assert life.store.version("scene.name") == 0
+
+
+QUORUM = SHIPPED.replace(
+    "  keys:\n",
+    """  keys:
+    - pattern: "scene.name"
+      type: string
+      enum: [Starting, Live, BRB, Ending]
+      approval: {quorum: 2, four_eyes: true, people: true}
+""",
+    1,
+)
+
+
+def test_a_switch_that_needs_two_others_waits_for_both(
+    tmp_path: Path, server_redis: Redis, workspace: str, openai_server: OpenAIServer
+) -> None:
+    """Al clicks "Switch scene": his write waits; he may not approve it; Bo's approval is
+    one of two (the buttons stay for the next person); Cy's commits it, once."""
+    app = build_app(workspace, write_config(tmp_path, QUORUM), client=server_redis)
+
+    def answer(request: dict[str, Any]) -> Reply:
+        if kind(request) == "classify":
+            return label("brainstorm")
+        return output("Go to BRB?", candidate="BRB")
+
+    openai_server.answer_with = answer
+    rt = runtime(app, openai_server)
+    switch = button(rt.send("s1", UserSaid(text="switch to brb", actor=AL)), "SwitchScene")
+    asked = click(rt, switch, AL, "s1")
+    assert outcome(asked).outcome == "pending" and app.store.version("scene.name") == 0
+    apply = button(asked, ActionType.APPLY_PROPOSAL)
+    mine = outcome(click(rt, apply, AL, "a0"))
+    assert (mine.outcome, mine.reason) == ("rejected", "forbidden")
+    first = click(rt, apply, BO, "a1")
+    assert outcome(first).outcome == "pending"
+    assert "approved by user:bo (1 of 2); awaits 1 more approval" in outcome(first).message
+    assert button(first, ActionType.APPLY_PROPOSAL) == apply  # still offered
+    done = outcome(click(rt, apply, actor("user:cy"), "a2"))
+    assert done.outcome == "committed" and app.store.get("scene.name").value == "BRB"  # type: ignore[union-attr]
+    late = click(rt, apply, actor("user:di"), "a3")
+    assert [v.text for v in views(late)] == ["This proposal is no longer pending."]
+    assert app.store.version("scene.name") == 1
+    meta = app.log.latest(1, key="scene.name")[0].mutation.meta
+    assert meta["approvedBy"] == ["user:bo", "user:cy"] and meta["requestedBy"] == "user:al"
+
+
+def test_an_undo_names_only_what_a_click_here_committed(
+    life: App, openai_server: OpenAIServer
+) -> None:
+    """A forged "Undo" for a mutation made elsewhere (another session, the CLI) is refused
+    by the loop before the gateway is asked."""
+    elsewhere = life.gateway.propose(mutation("set", "decision.other", "x", "user:cy"))
+    assert isinstance(elsewhere, Committed)
+    openai_server.answer_with = proposing("scene.name", "BRB")
+    rt = runtime(life, openai_server)
+    rt.send("s1", UserSaid(text="brb?", actor=AL))
+    forged = Button(
+        action=ActionType.REVERT_MUTATION,
+        label="Undo",
+        style=ActionStyle.DEFAULT,
+        beat="undo",
+        target_id=elsewhere.request.id,
+        target_version=elsewhere.version,
+    )
+    events = click(rt, forged, BO, "f1")
+    assert [v.text for v in views(events)] == [say.NOTHING_TO_UNDO]
+    assert life.store.get("decision.other").value == "x"  # type: ignore[union-attr]
