@@ -178,6 +178,7 @@ class MutationGateway:
         elif isinstance(outcome, Rejected) and _moved_on(outcome, mutation):
             # made against a version the key has left: it never will apply
             if self.proposals.stale(proposal_id, actor) is not None:
+                # (with the latest entry: people are shown what is there instead)
                 outcome = replace(outcome, message=stale_message(mutation, outcome.version))
                 self.decisions.record(outcome, proposal_id=proposal_id)
         else:
