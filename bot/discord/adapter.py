@@ -5,22 +5,21 @@ that blocks (Redis, the model) runs in a worker thread, never on discord.py's ev
 A click is answered in three ways. What it committed replaces the clicked message's buttons
 (greyed out) and says what and by whom. What only the clicker needs to know (not allowed,
 stale, already done) is an ephemeral reply. A new reply (an action that asks the assistant
-again) goes into the channel, and so do the buttons that come next."""
+again) goes into the channel, and so do the buttons that come next. A button that asks for
+something first (a new value, a reason) opens a form, and its click goes, answered the same
+ways, when the form is submitted (see ``forms``)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-import weakref
 from typing import Any
 
 import discord
 from redis.exceptions import RedisError
-from redis.lock import Lock
 
 from bot.answers import answer
-from bot.click_lines import LOCK_SEC, ClickLines
 from bot.click_outcome import ClickOutcome
 from bot.deliveries import Deliveries
 from bot.notices import (
@@ -43,7 +42,9 @@ from core.state.limits import Unacknowledged
 
 from .buttons import ButtonRef, DeliberateButton
 from .channels import PLATFORM, Listening, session_id, turn_text
-from .render import NO_PINGS, closed_content, disabled_buttons, render
+from .closing import Closing
+from .forms import form_for, prefill_for, read_form
+from .render import NO_PINGS, render
 from .roles import actor_of
 
 __all__ = ["DiscordAdapter"]
@@ -51,6 +52,7 @@ __all__ = ["DiscordAdapter"]
 log = logging.getLogger("deliberate.discord")
 NOT_LISTENING = "Deliberate does not take part in this channel; nothing was changed."
 NOT_SERVED = not_served("server")
+ELSEWHERE = "This button belongs to another conversation"
 ANSWER_CHARS = 1900  # Discord's 2000, less the code block around it
 Interaction = discord.Interaction[Any]
 
@@ -62,9 +64,7 @@ class DiscordAdapter:
     def __init__(self, workspaces: Workspaces, listening: Listening) -> None:
         self.workspaces = workspaces
         self.listening = listening
-        self._closing: weakref.WeakValueDictionary[int, asyncio.Lock] = (
-            weakref.WeakValueDictionary()
-        )
+        self.closing = Closing(workspaces)
 
     # --- messages ------------------------------------------------------------------------
 
@@ -114,13 +114,28 @@ class DiscordAdapter:
     # --- clicks --------------------------------------------------------------------------
 
     async def on_click(self, interaction: Interaction, ref: ButtonRef | None, label: str) -> None:
+        if ref is not None and ref.asks is not None:  # its form first; the click goes with it
+            return await self._open_form(interaction, ref)
+        await self._act(interaction, ref, label)
+
+    async def on_form(self, interaction: Interaction) -> None:
+        """A form submitted: the click it was opened for, with what was typed."""
+        try:
+            submitted = read_form(dict(interaction.data or {}))
+        except ValueError as refusal:
+            return await self._refuse(interaction, str(refusal))
+        await self._act(interaction, submitted.ref, submitted.label, submitted.note)
+
+    async def _act(
+        self, interaction: Interaction, ref: ButtonRef | None, label: str, note: str | None = None
+    ) -> None:
         try:  # first, within Discord's 3 seconds: the answer comes as an edit or a follow-up
             await interaction.response.defer()
         except discord.HTTPException as error:
             log.warning("cannot acknowledge click %s: %s", interaction.id, error)
             return
         try:
-            await self._clicked(interaction, ref, label)
+            await self._clicked(interaction, ref, label, note)
         except Unacknowledged as exc:
             log.warning("discord click %s: %s", interaction.id, exc)
             await self._followup(interaction, UNCONFIRMED)
@@ -128,22 +143,25 @@ class DiscordAdapter:
             log.exception("discord click %s failed", interaction.id)
             await self._followup(interaction, TROUBLE)
 
-    async def _clicked(self, interaction: Interaction, ref: ButtonRef | None, label: str) -> None:
+    async def _clicked(
+        self, interaction: Interaction, ref: ButtonRef | None, label: str, note: str | None
+    ) -> None:
         tenant = self._tenant(interaction.guild_id, interaction.user.id)
         if tenant is None:
             return await self._deny(interaction, self._refusal(interaction))
         if ref is None:
             return await self._deny(interaction, "This button's data is not valid")
         if ref.channel_id != interaction.channel_id:
-            return await self._deny(interaction, "This button belongs to another conversation")
+            return await self._deny(interaction, ELSEWHERE)
         if ref.ask:
             return await self._ask(interaction, ref, label)
         clicked = ActionClicked(
             action=ref.action,
             target_id=ref.target_id,
             expected_version=ref.version,
-            click_id=f"{PLATFORM}-{interaction.id}",
+            click_id=f"{PLATFORM}-{interaction.id}",  # a form's: its submission's
             actor=actor_of(tenant, interaction.user, interaction.permissions),
+            note=note,
         )
         runtime = await asyncio.to_thread(self.workspaces.runtime, tenant)
         events = await asyncio.to_thread(runtime.send, ref.session, clicked)
@@ -159,7 +177,7 @@ class DiscordAdapter:
         outcome = ClickOutcome(events)
         clicker = f"user:{interaction.user.id}"
         line = outcome.closing_line(clicker, label, _mention, discord.utils.escape_markdown)
-        closed = line is not None and await self._close(interaction, tenant, line)
+        closed = line is not None and await self.closing.close(interaction, tenant, line)
         for view in outcome.follow_ups(closed):
             await self._show(view, interaction.channel, interaction=interaction)
 
@@ -174,50 +192,24 @@ class DiscordAdapter:
         text = f"**{discord.utils.escape_markdown(label)}** changes shared state. Sure?"
         await self._followup(interaction, text, buttons)
 
-    async def _close(self, interaction: Interaction, tenant: Tenant, line: str) -> bool:
-        """Edit the clicked message: its text, the line of every click on it so far, its
-        buttons greyed out. True when a public message now says ``line``; a clicked
-        ephemeral message (a question) is edited too, and the outcome still goes out."""
-        message = interaction.message
-        if message is None:
-            return False
-        if message.flags.ephemeral:  # one person's message: nobody else's click to keep
-            await self._edit(interaction, message, [line])
-            return False
-        ref = f"{interaction.channel_id}:{message.id}"
-        clicks = await asyncio.to_thread(self._lines, tenant)  # may touch Redis: off the loop
-        # this process's clicks on the message take turns here, without a thread each;
-        # then a Redis lock per message, for the bot's other replicas (or a deploy's overlap)
-        local = self._closing.setdefault(message.id, asyncio.Lock())
-        async with local:
-            lock = clicks.lock(PLATFORM, ref)
-            try:
-                if not await _acquire(lock):
-                    log.warning("cannot edit the clicked message %s: its lock stayed taken", ref)
-                    return False
-                try:
-                    lines = await asyncio.to_thread(clicks.add, PLATFORM, ref, line)
-                    return await self._edit(interaction, message, lines)
-                finally:
-                    with contextlib.suppress(RedisError):  # lapsed meanwhile: freed itself
-                        await asyncio.to_thread(lock.release)
-            except RedisError as error:
-                log.warning("cannot edit the clicked message %s: %s", ref, error)
-                return False
-
-    async def _edit(
-        self, interaction: Interaction, message: discord.Message, lines: list[str]
-    ) -> bool:
+    async def _open_form(self, interaction: Interaction, ref: ButtonRef) -> None:
+        """The form, as the click's answer (within Discord's 3 seconds); refused at once where
+        its click would be, before anyone types."""
+        tenant = self._tenant(interaction.guild_id, interaction.user.id)
+        if tenant is None:
+            return await self._refuse(interaction, self._refusal(interaction) + UNCHANGED)
+        if ref.channel_id != interaction.channel_id:
+            return await self._refuse(interaction, ELSEWHERE + UNCHANGED)
         try:
-            await interaction.edit_original_response(
-                content=closed_content(message.content, lines),
-                view=disabled_buttons(message),
-                allowed_mentions=NO_PINGS,
-            )
+            app = await asyncio.to_thread(self.workspaces.app, tenant)
+            prefill = await asyncio.to_thread(prefill_for, app, ref)
+        except Exception:  # the form opens all the same, empty
+            log.exception("discord click %s: cannot read what its form shows", interaction.id)
+            prefill = ""
+        try:
+            await interaction.response.send_modal(form_for(ref, prefill))
         except discord.HTTPException as error:
-            log.warning("cannot edit the clicked message %s: %s", message.id, error)
-            return False
-        return True
+            log.warning("cannot open the form of click %s: %s", interaction.id, error)
 
     async def _deny(self, interaction: Interaction, why: str) -> None:
         await self._followup(interaction, why + UNCHANGED)
@@ -225,7 +217,7 @@ class DiscordAdapter:
     # --- /deliberate ---------------------------------------------------------------------
 
     async def on_command(self, interaction: Interaction, text: str) -> None:
-        """``/deliberate state|log|why|help``: answered for the asker alone."""
+        """``/deliberate state|log|why|pending|help``: answered for the asker alone."""
         try:
             await interaction.response.defer(ephemeral=True, thinking=True)
         except discord.HTTPException as error:
@@ -281,10 +273,6 @@ class DiscordAdapter:
             return GUESTS_MAY_NOT_READ
         return answer(app, text, max_chars=ANSWER_CHARS)
 
-    def _lines(self, tenant: Tenant) -> ClickLines:
-        app = self.workspaces.app(tenant)
-        return ClickLines(app.redis, app.store.workspace, app.config.sessions.ttl_sec)
-
     # --- sending -------------------------------------------------------------------------
 
     async def _show(
@@ -317,6 +305,13 @@ class DiscordAdapter:
             await channel.send(content, allowed_mentions=NO_PINGS, **extra)
         except discord.HTTPException as error:
             log.error("cannot post to Discord channel %s: %s", getattr(channel, "id", "?"), error)
+
+    async def _refuse(self, interaction: Interaction, why: str) -> None:
+        """``why``, to the person alone, as the interaction's answer (nothing acknowledged it)."""
+        try:
+            await interaction.response.send_message(why, ephemeral=True, allowed_mentions=NO_PINGS)
+        except discord.HTTPException as error:
+            log.warning("cannot answer interaction %s: %s", interaction.id, error)
 
     async def _followup(
         self, interaction: Interaction, content: str, buttons: discord.ui.View | None = None
@@ -355,16 +350,3 @@ def _mention(actor: str) -> str:
     """``moderator:80351110224678912`` as a Discord mention; any other actor as text."""
     ident = actor.partition(":")[2]
     return f"<@{ident}>" if ident.isdigit() else discord.utils.escape_markdown(actor)
-
-
-async def _acquire(lock: Lock) -> bool:
-    """``lock``, waited for up to ``LOCK_SEC`` without holding a thread while it waits (a
-    blocking acquire in a worker thread would take one per waiting click, and a busy message
-    could take them all)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + LOCK_SEC
-    while not await asyncio.to_thread(lock.acquire, blocking=False):
-        if loop.time() >= deadline:
-            return False
-        await asyncio.sleep(0.05)  # another replica's edit: a Discord round trip or two
-    return True

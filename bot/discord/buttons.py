@@ -1,16 +1,18 @@
 """What a Discord button carries: its ``custom_id`` is ``dlb:ACTION:CHANNEL:TARGET:VERSION``
 (the action type, the session's channel or thread, the candidate or proposal id and the
-expected version), with ``:ask`` on a button that asks before acting. Nothing else: the click
-handler reloads state and checks the rest. The buttons are ``DynamicItem``s, so any message's
-buttons work after a restart: discord.py matches the template, whatever process sent them."""
+expected version), with ``:ask`` on a button that asks before acting, or ``:value`` /
+``:reason`` on one that asks for something first (a form, see ``forms``). Nothing else: the
+click handler reloads state and checks the rest. The buttons are ``DynamicItem``s, so any
+message's buttons work after a restart: discord.py matches the template, whatever process
+sent them. A form's ``custom_id`` is its button's, ``dlf:`` in place of ``dlb:``."""
 
 from __future__ import annotations
 
 import re
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import discord
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from core.deliberation.actions import ACTION_NAME
 from core.deliberation.messages import ID_PATTERN
@@ -18,15 +20,29 @@ from core.deliberation.view import Button
 
 from .channels import channel_of, session_id
 
-__all__ = ["MAX_CUSTOM_ID", "TEMPLATE", "ButtonRef", "Clicks", "DeliberateButton", "custom_id"]
+__all__ = [
+    "FORM_PREFIX",
+    "FORM_TEMPLATE",
+    "MAX_CUSTOM_ID",
+    "TEMPLATE",
+    "Asks",
+    "ButtonRef",
+    "Clicks",
+    "DeliberateButton",
+    "custom_id",
+]
 
-MAX_CUSTOM_ID = 100  # Discord's limit
-PREFIX = "dlb:"
+MAX_CUSTOM_ID = 100  # Discord's limit, on a button's custom_id and on a modal's
+PREFIX, FORM_PREFIX = "dlb:", "dlf:"
 # ids are printable without spaces (core.deliberation.messages.ID_PATTERN); here without ":" either
-TEMPLATE = re.compile(
-    r"dlb:(?P<action>[A-Za-z0-9]{1,40}):(?P<channel>[0-9]{1,20})"
-    r":(?P<target>[\x21-\x39\x3b-\x7e]{1,100}):(?P<version>[0-9]{1,10})(?P<ask>:ask)?"
+_FIELDS = (
+    r"(?P<action>[A-Za-z0-9]{1,40}):(?P<channel>[0-9]{1,20})"
+    r":(?P<target>[\x21-\x39\x3b-\x7e]{1,100}):(?P<version>[0-9]{1,10})"
 )
+TEMPLATE = re.compile(PREFIX + _FIELDS + r"(?P<ask>:ask|:value|:reason)?")
+FORM_TEMPLATE = re.compile(FORM_PREFIX + _FIELDS + r"(?P<ask>:value|:reason)")
+Asks = Literal["value", "reason"]
+_ASKS: dict[str, Asks] = {":value": "value", ":reason": "reason"}
 
 
 class ButtonRef(BaseModel):
@@ -39,22 +55,33 @@ class ButtonRef(BaseModel):
     target_id: str = Field(pattern=ID_PATTERN)
     version: int = Field(ge=0)
     ask: bool = False  # the first click of a button that asks before acting
+    asks: Asks | None = None  # what its form asks for: a button that opens one, a form
+
+    @model_validator(mode="after")
+    def _one_question(self) -> ButtonRef:
+        if self.ask and self.asks is not None:
+            raise ValueError("a button asks to confirm or opens a form, not both")
+        return self
 
     @classmethod
     def of(cls, match: re.Match[str]) -> ButtonRef:
         """ValueError when the fields, though shaped right, are not valid, or are not spelled
-        as ``custom_id`` spells them."""
+        as ``custom_id`` (or, for a form's match, ``form_id``) spells them."""
+        suffix = match["ask"] or ""
         try:
             ref = cls(
                 action=match["action"],
                 session=session_id(int(match["channel"])),
                 target_id=match["target"],
                 version=int(match["version"]),
-                ask=bool(match["ask"]),
+                ask=suffix == ":ask",
+                asks=_ASKS.get(suffix),
             )
-        except ValidationError:
+            # 007 for 7, 0 for a channel: one button, one spelling
+            spelled = ref.form_id() if match.re is FORM_TEMPLATE else ref.custom_id()
+        except (ValidationError, ValueError):
             raise ValueError("this button's data is not valid") from None
-        if ref.custom_id() != match[0]:  # 007 for 7, 0 for a channel: one button, one spelling
+        if spelled != match[0]:
             raise ValueError("this button's data is not valid")
         return ref
 
@@ -63,21 +90,32 @@ class ButtonRef(BaseModel):
         return channel_of(self.session)
 
     def custom_id(self) -> str:
-        ask = ":ask" if self.ask else ""
-        text = f"{PREFIX}{self.action}:{self.channel_id}:{self.target_id}:{self.version}{ask}"
-        if len(text) > MAX_CUSTOM_ID or TEMPLATE.fullmatch(text) is None:
+        return self._spelled(PREFIX, TEMPLATE)
+
+    def form_id(self) -> str:
+        """The custom_id of the form this button opens (ValueError: it opens none)."""
+        if self.asks is None:
+            raise ValueError(f"{self.action} asks for nothing: it opens no form")
+        return self._spelled(FORM_PREFIX, FORM_TEMPLATE)
+
+    def _spelled(self, prefix: str, template: re.Pattern[str]) -> str:
+        ask = ":ask" if self.ask else f":{self.asks}" if self.asks else ""
+        text = f"{prefix}{self.action}:{self.channel_id}:{self.target_id}:{self.version}{ask}"
+        if len(text) > MAX_CUSTOM_ID or template.fullmatch(text) is None:
             raise ValueError(f"{text!r} is not a custom_id Discord takes ({MAX_CUSTOM_ID} chars)")
         return text
 
 
 def custom_id(session: str, button: Button, *, ask: bool = False) -> str:
-    """ValueError when it cannot be one (too long, or an id holding ':')."""
+    """ValueError when it cannot be one (too long, or an id holding ':'). A button that asks
+    for something (``Button.asks``) opens its form rather than asking to confirm."""
     ref = ButtonRef(
         action=button.action,
         session=session,
         target_id=button.target_id,
         version=button.target_version,
-        ask=ask,
+        ask=ask and button.asks is None,
+        asks=button.asks,
     )
     return ref.custom_id()
 

@@ -1,6 +1,6 @@
 """The discord.py client: the intents the bot needs, our buttons registered as dynamic items
 (so buttons sent before a restart still work), ``/deliberate`` in its command tree, and the
-gateway's messages handed to the adapter."""
+gateway's messages and submitted forms handed to the adapter."""
 
 from __future__ import annotations
 
@@ -64,8 +64,12 @@ class DeliberateClient(discord.Client):
             await self.adapter.on_message(message, self.user)
 
     async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
-        """A click on something shaped like our button but not matching its template (an old
-        format, a forged id) would otherwise fail without a word."""
+        """A submitted form (every modal the bot shows is one; the adapter reads it from its
+        custom_id, whatever process opened it). And a click on something shaped like our
+        button but not matching its template (an old format, a forged id), which would
+        otherwise fail without a word."""
+        if interaction.type is discord.InteractionType.modal_submit:
+            return await self.adapter.on_form(interaction)
         data: dict[str, Any] = dict(interaction.data or {})
         custom_id = str(data.get("custom_id") or "")
         if interaction.type is not discord.InteractionType.component:

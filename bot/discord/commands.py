@@ -1,5 +1,6 @@
-"""``/deliberate state|log|why|help``: Slack's slash command as Discord app commands, one
-subcommand each so Discord shows their options; the answers are the same (``bot.answers``).
+"""``/deliberate state|log|why|pending|help``: Slack's slash command as Discord app commands,
+one subcommand each so Discord shows their options; the answers are the same
+(``bot.answers``).
 And two that act on this channel's session: ``show`` (what is on the table, with its
 buttons, for the asker alone) and ``topic NAME`` (name what the session decides)."""
 
@@ -38,6 +39,10 @@ def deliberate_commands(answer: Answer, session: OnSession) -> app_commands.Grou
     @app_commands.describe(key="the state key, e.g. decision.db-engine")
     async def why(interaction: discord.Interaction[Any], key: str) -> None:
         await answer(interaction, f"why {key}")
+
+    @group.command(name="pending", description="The proposals that wait for someone to apply")
+    async def pending(interaction: discord.Interaction[Any]) -> None:
+        await answer(interaction, "pending")
 
     @group.command(name="show", description="What is on the table here, with its buttons")
     async def show(interaction: discord.Interaction[Any]) -> None:

@@ -1,5 +1,6 @@
 """Gateway payloads of the shapes Discord documents (GUILD_CREATE, MESSAGE_CREATE,
-INTERACTION_CREATE for components and application commands), for our server and another:
+INTERACTION_CREATE for components, submitted modals and application commands), for our server
+and another:
 
 - GUILD: #deliberation (CHANNEL) with a thread (THREAD), and #general (OTHER); roles:
   Moderators (by name in the config), Stage crew (by id), Managers (manage_guild); people:
@@ -248,6 +249,33 @@ def component(message: dict[str, Any], custom_id: str, user_id: str) -> dict[str
     data["message"] = message
     data["data"] = {"custom_id": custom_id, "component_type": 2}
     return data
+
+
+def modal_submit(
+    message: dict[str, Any], custom_id: str, typed: dict[str, str], user_id: str
+) -> dict[str, Any]:
+    """A modal opened by a click on ``message`` submitted, with ``typed`` in its text inputs
+    (by their custom_id), each in its Label as Discord sends them back."""
+    data = interaction_base(user_id, message["channel_id"], 5)
+    data["message"] = message
+    labels = [
+        {
+            "type": 18,
+            "id": 2 * n + 1,
+            "component": {"type": 4, "id": 2 * n + 2, "custom_id": input_id, "value": value},
+        }
+        for n, (input_id, value) in enumerate(typed.items())
+    ]
+    data["data"] = {"custom_id": custom_id, "components": labels}
+    return data
+
+
+def text_inputs(modal: dict[str, Any]) -> list[dict[str, Any]]:
+    """A modal's text inputs (in Labels or action rows), as it was sent."""
+    found: list[dict[str, Any]] = []
+    for component in modal["components"]:
+        found += component["components"] if component["type"] == 1 else [component["component"]]
+    return found
 
 
 def command(

@@ -7,6 +7,8 @@ with each dispatch), so messages, clicks and commands take discord.py's whole pa
     bot.say("what if we used postgres")
     reply = discord_api.public()[-1]
     bot.click(reply, "ConfirmCurrent", user=SAM)
+    bot.click(reply, "EditProposal", user=SAM)  # answered with a modal (interactions.modals)
+    bot.submit(reply, "postgres 16", user=SAM)  # which is filled in and sent
 """
 
 from __future__ import annotations
@@ -101,7 +103,9 @@ class DiscordBot:
     def interaction(self, data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """An INTERACTION_CREATE, known to the REST API as Discord would know it."""
         message_id = (data.get("message") or {}).get("id")
-        self.api.interactions.started(data["id"], data["token"], data["channel_id"], message_id)
+        self.api.interactions.started(
+            data["id"], data["token"], data["channel_id"], message_id, data["type"]
+        )
         return ("INTERACTION_CREATE", data)
 
     def click(
@@ -117,6 +121,24 @@ class DiscordBot:
         current = self.api.message(message["id"])
         chosen = custom_id or payloads.custom_id_of(current, action)
         data = payloads.component(current, chosen, user)
+        self.dispatch(self.interaction(data))
+        return data
+
+    def submit(
+        self,
+        message: dict[str, Any],
+        typed: str,
+        *,
+        user: str = ALICE,
+        custom_id: str | None = None,
+    ) -> dict[str, Any]:
+        """The last modal shown (or one with ``custom_id``), opened from ``message``,
+        submitted by ``user`` with ``typed`` in its text input."""
+        modal = self.api.interactions.modals[-1]
+        [text_input] = payloads.text_inputs(modal)
+        chosen = custom_id or modal["custom_id"]
+        current = self.api.message(message["id"])
+        data = payloads.modal_submit(current, chosen, {text_input["custom_id"]: typed}, user)
         self.dispatch(self.interaction(data))
         return data
 

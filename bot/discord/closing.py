@@ -1,0 +1,99 @@
+"""Closing a clicked message: its text, then the line of every click on it so far (what was
+committed and by whom, who chose what), its buttons greyed out, so that they show what was on
+offer and cannot be used. The lines are kept in Redis (``ClickLines``) and the message edited
+under a lock per message: two clicks on one message, in this process or in another replica,
+each add their line and neither loses the other's."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import weakref
+from typing import Any
+
+import discord
+from redis.exceptions import RedisError
+from redis.lock import Lock
+
+from bot.click_lines import LOCK_SEC, ClickLines
+from bot.workspaces import Workspaces
+from core.config.tenants import Tenant
+
+from .channels import PLATFORM
+from .render import NO_PINGS, closed_content, disabled_buttons
+
+__all__ = ["Closing"]
+
+log = logging.getLogger("deliberate.discord")
+Interaction = discord.Interaction[Any]
+
+
+class Closing:
+    """Closes clicked messages for the adapter (a lock per message, in this process)."""
+
+    def __init__(self, workspaces: Workspaces) -> None:
+        self.workspaces = workspaces
+        self._locks: weakref.WeakValueDictionary[int, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    async def close(self, interaction: Interaction, tenant: Tenant, line: str) -> bool:
+        """Edit the clicked message: its text, the line of every click on it so far, its
+        buttons greyed out. True when a public message now says ``line``; a clicked
+        ephemeral message (a question) is edited too, and the outcome still goes out."""
+        message = interaction.message
+        if message is None:
+            return False
+        if message.flags.ephemeral:  # one person's message: nobody else's click to keep
+            await self._edit(interaction, message, [line])
+            return False
+        ref = f"{interaction.channel_id}:{message.id}"
+        clicks = await asyncio.to_thread(self._lines, tenant)  # may touch Redis: off the loop
+        # this process's clicks on the message take turns here, without a thread each;
+        # then a Redis lock per message, for the bot's other replicas (or a deploy's overlap)
+        local = self._locks.setdefault(message.id, asyncio.Lock())
+        async with local:
+            lock = clicks.lock(PLATFORM, ref)
+            try:
+                if not await _acquire(lock):
+                    log.warning("cannot edit the clicked message %s: its lock stayed taken", ref)
+                    return False
+                try:
+                    lines = await asyncio.to_thread(clicks.add, PLATFORM, ref, line)
+                    return await self._edit(interaction, message, lines)
+                finally:
+                    with contextlib.suppress(RedisError):  # lapsed meanwhile: freed itself
+                        await asyncio.to_thread(lock.release)
+            except RedisError as error:
+                log.warning("cannot edit the clicked message %s: %s", ref, error)
+                return False
+
+    async def _edit(
+        self, interaction: Interaction, message: discord.Message, lines: list[str]
+    ) -> bool:
+        try:
+            await interaction.edit_original_response(
+                content=closed_content(message.content, lines),
+                view=disabled_buttons(message),
+                allowed_mentions=NO_PINGS,
+            )
+        except discord.HTTPException as error:
+            log.warning("cannot edit the clicked message %s: %s", message.id, error)
+            return False
+        return True
+
+    def _lines(self, tenant: Tenant) -> ClickLines:
+        app = self.workspaces.app(tenant)
+        return ClickLines(app.redis, app.store.workspace, app.config.sessions.ttl_sec)
+
+
+async def _acquire(lock: Lock) -> bool:
+    """``lock``, waited for up to ``LOCK_SEC`` without holding a thread while it waits (a
+    blocking acquire in a worker thread would take one per waiting click, and a busy message
+    could take them all)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + LOCK_SEC
+    while not await asyncio.to_thread(lock.acquire, blocking=False):
+        if loop.time() >= deadline:
+            return False
+        await asyncio.sleep(0.05)  # another replica's edit: a Discord round trip or two
+    return True
