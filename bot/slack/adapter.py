@@ -5,7 +5,8 @@ A click is answered in three ways. What it committed replaces the buttons of the
 came from (``chat.update``, saying what and by whom; see ``closing.py``). What only the
 clicker needs to know (not allowed, stale, already done) reaches them alone
 (``chat.postEphemeral``). A new reply (an action that asks the assistant again) goes into the
-thread, and so do the buttons that come next.
+thread, and so do the buttons that come next. A button that asks for something first (a new
+value, a reason) opens a form, and its click goes when the form is submitted (``forms.py``).
 
 Each request goes to its tenant's workspace (``origin.py`` says which, from the installation
 it reached); a team the bot does not serve changes nothing, and a person from another
@@ -16,15 +17,15 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.answers import answer
 from bot.click_outcome import ClickOutcome
-from bot.deliveries import Deliveries
 from bot.notices import (
     GUESTS_MAY_NOT_READ,
     NOT_SHOWN,
@@ -35,63 +36,42 @@ from bot.notices import (
 )
 from bot.session_requests import request_of
 from bot.workspaces import Recent, Workspaces
-from core.config.tenants import Tenant
 from core.deliberation.messages import ID_PATTERN, ActionClicked, ShowRequested, UserSaid
 from core.deliberation.view import View
-from core.runtime.runner import Event, Runtime
+from core.runtime.runner import Event
 from core.state.actor import Actor, ActorKind
 from core.state.limits import Unacknowledged
 
 from .blocks import escape, fallback_text, mention, view_blocks
-from .buttons import ButtonRef, parse_button
-from .closing import ClosedMessages
+from .buttons import parse_button
+from .forms import (
+    NOT_OPENED,
+    Submission,
+    form_view,
+    new_form,
+    read_submission,
+)
 from .origin import OrgTeams, Origin
 from .roles import SlackPeople
+from .team import Click, Team, close, post, tell
 from .threads import PLATFORM, SESSION, Said, read_said, session_id, thread_of
-
-if TYPE_CHECKING:
-    from bot.app import App
 
 __all__ = ["SlackAdapter"]
 
 NO_CONVERSATION = "Nothing is being deliberated in this channel yet: mention the bot to start."
 log = logging.getLogger("deliberate.slack")
 NOT_SERVED = not_served("workspace")
+NO_FORM = "Slack did not open the form (a click answered too late, perhaps)" + UNCHANGED
 
 
 @dataclass(frozen=True)
-class Click:
-    """Where a click came from: the button's session, the clicker, and the message (a
-    public one has ``message``; an ephemeral one only a ``response_url``)."""
+class Form:
+    """A submitted form found to be one the bot opened, for the person who submitted it."""
 
-    ref: ButtonRef
-    user: str
-    label: str
-    message: dict[str, Any] | None
-    response_url: str | None
-
-
-@dataclass(frozen=True)
-class Team:
-    """One tenant's side of the adapter, for one request: its workspace's app and runtime,
-    and the Web API client with its token."""
-
-    tenant: Tenant
-    app: App
-    runtime: Runtime
-    client: WebClient
-    people: SlackPeople
-
-    @property
-    def deliveries(self) -> Deliveries:
-        return Deliveries(self.app.redis, self.app.store.workspace)
-
-    @property
-    def closed(self) -> ClosedMessages:
-        app = self.app
-        return ClosedMessages(
-            app.redis, app.store.workspace, self.client, app.config.sessions.ttl_sec
-        )
+    team: Team
+    click: Click
+    click_id: str
+    note: str | None
 
 
 class SlackAdapter:
@@ -157,14 +137,14 @@ class SlackAdapter:
             events = team.runtime.send(said.session_id, msg)
         except Unacknowledged as exc:  # the turn committed, or not: not handled again
             log.warning("slack message %s: %s", delivery, exc)
-            _tell(origin.client, said.channel, said.thread_ts, said.user, UNCONFIRMED)
+            tell(origin.client, said.channel, said.thread_ts, said.user, UNCONFIRMED)
             return
         except Exception:
             log.exception("slack message %s failed", delivery)
             _release(team, delivery)
-            _tell(origin.client, said.channel, said.thread_ts, said.user, TROUBLE)
+            tell(origin.client, said.channel, said.thread_ts, said.user, TROUBLE)
             return
-        _post(team, said.session_id, said.user, events)
+        post(team, said.session_id, said.user, events)
 
     # --- clicks --------------------------------------------------------------------------
 
@@ -174,52 +154,109 @@ class SlackAdapter:
         user = str((body.get("user") or {}).get("id") or "")
         container = body.get("container") or {}
         channel = str((body.get("channel") or {}).get("id") or container.get("channel_id") or "")
-        try:
-            self._click(body, origin, user, channel)
-        except Unacknowledged as exc:
-            log.warning("slack click by %s in %s: %s", user, channel, exc)
-            _tell(origin.client, channel, container.get("thread_ts"), user, UNCONFIRMED)
-        except Exception:
-            log.exception("slack click by %s in %s failed", user, channel)
-            _tell(origin.client, channel, container.get("thread_ts"), user, TROUBLE)
-
-    def _click(self, body: dict[str, Any], origin: Origin, user: str, channel: str) -> None:
-        container = body.get("container") or {}
         thread_ts = container.get("thread_ts")
+
+        def handle() -> None:
+            self._click(body, origin, user, channel, thread_ts)
+
+        _answering(origin.client, channel, thread_ts, user, handle)
+
+    def _click(
+        self, body: dict[str, Any], origin: Origin, user: str, channel: str, thread_ts: str | None
+    ) -> None:
+        container = body.get("container") or {}
         team = self._team(origin)
         if team is None:
-            return _tell(origin.client, channel, thread_ts, user, NOT_SERVED + UNCHANGED)
+            return tell(origin.client, channel, thread_ts, user, NOT_SERVED + UNCHANGED)
         action = (body.get("actions") or [{}])[0]
         try:
             ref = parse_button(str(action.get("action_id") or ""), action.get("value"))
         except ValueError as exc:
-            return _tell(origin.client, channel, thread_ts, user, f"{exc}{UNCHANGED}")
+            return tell(origin.client, channel, thread_ts, user, f"{exc}{UNCHANGED}")
         if thread_of(ref.session)[0] != channel or not user:
             text = "This button belongs to another conversation" + UNCHANGED
-            return _tell(origin.client, channel, thread_ts, user, text)
+            return tell(origin.client, channel, thread_ts, user, text)
         label = str((action.get("text") or {}).get("text") or ref.action)
         public = None if container.get("is_ephemeral") else body.get("message")
         click = Click(ref, user, label, public, body.get("response_url"))
+        if ref.asks is not None:  # the click goes once the form is submitted
+            return self._ask(team, click, str(body.get("trigger_id") or ""), thread_ts)
+        raw = str(body.get("trigger_id") or f"{user}-{action.get('action_ts')}")
+        self._send(team, origin, click, _click_id(raw), None)
+
+    def _send(
+        self, team: Team, origin: Origin, click: Click, click_id: str, note: str | None
+    ) -> None:
+        ref = click.ref
         clicked = ActionClicked(
             action=ref.action,
             target_id=ref.target_id,
             expected_version=ref.version,
-            click_id=_click_id(body, action, user),
-            actor=self._actor(team, origin, user),
+            click_id=click_id,
+            actor=self._actor(team, origin, click.user),
+            note=note,
         )
         events = team.runtime.send(ref.session, clicked)
         try:
             self._after_click(team, click, events)
         except Exception:  # handled, but not shown: say so, not "nothing was changed"
             log.exception("slack click on %s: showing its outcome failed", ref.session)
-            _tell(origin.client, channel, thread_ts, user, NOT_SHOWN)
+            channel, thread_ts = thread_of(ref.session)
+            tell(team.client, channel, thread_ts, click.user, NOT_SHOWN)
 
     def _after_click(self, team: Team, click: Click, events: list[Event]) -> None:
         outcome = ClickOutcome(events)
         line = outcome.closing_line(f"user:{click.user}", click.label, mention, escape)
-        shown = line is not None and _close(team, click, line)
+        shown = line is not None and close(team, click, line)
         for view in outcome.follow_ups(shown):
-            _post(team, click.ref.session, click.user, [view])
+            post(team, click.ref.session, click.user, [view])
+
+    # --- forms ---------------------------------------------------------------------------
+
+    def _ask(self, team: Team, click: Click, trigger_id: str, thread_ts: str | None) -> None:
+        """Open the form a button asks for: what the proposal would do, and the box (a new
+        value starts as the one it would write). Nothing is sent until it is submitted."""
+        ref = click.ref
+        assert ref.asks is not None
+        ts = str(click.message.get("ts")) if click.message is not None else None
+        form = new_form(ref, click.user, click.label, ts)
+        team.forms.put(form, click.message, click.response_url)
+        view = form_view(ref.asks, form, team.app.gateway.proposals.get(ref.target_id))
+        try:
+            team.client.views_open(trigger_id=trigger_id, view=view)
+        except (SlackApiError, SlackClientError, OSError) as error:
+            log.warning("slack: cannot open the form of %s: %s", ref.action, error)
+            tell(team.client, thread_of(ref.session)[0], thread_ts, click.user, NO_FORM)
+
+    def check_form(self, body: dict[str, Any], origin: Origin) -> Form | str:
+        """A ``view_submission`` (not yet acknowledged): the form's click, or why it is
+        refused (the modal says so; nothing was changed)."""
+        try:
+            sent: Submission = read_submission(body)
+            team = self._team(origin)
+            if team is None:
+                return NOT_SERVED + UNCHANGED
+            record = team.forms.get(sent.form.form)
+        except ValueError as exc:
+            return str(exc)
+        except Exception:
+            log.exception("slack form submission failed")
+            return TROUBLE
+        if record is None or record.metadata != sent.metadata:
+            log.warning("slack: a form submission by %s names no form opened for it", sent.user)
+            return NOT_OPENED
+        message, url = sent.message(record), record.response_url
+        click = Click(sent.ref, sent.user, sent.form.label, message, url)
+        return Form(team, click, _click_id(f"view-{sent.view_id}"), sent.note)
+
+    def on_form(self, form: Form, origin: Origin) -> None:
+        """A checked form (acknowledged: its modal is closed): its click, answered as any."""
+        channel, thread_ts = thread_of(form.click.ref.session)
+
+        def send() -> None:
+            self._send(form.team, origin, form.click, form.click_id, form.note)
+
+        _answering(origin.client, channel, thread_ts, form.click.user, send)
 
     # --- slash command -------------------------------------------------------------------
 
@@ -276,50 +313,23 @@ def _release(team: Team, delivery: str) -> None:
         log.exception("cannot release slack message %s", delivery)
 
 
-def _close(team: Team, click: Click, line: str) -> bool:
-    """True when the public message now says ``line``; a clicked ephemeral message is
-    replaced, and the outcome still goes to the thread."""
-    if click.message is not None:
-        return team.closed.close(thread_of(click.ref.session)[0], click.message, line)
-    if click.response_url:
-        team.closed.replace_ephemeral(click.response_url, line)
-    return False
-
-
-def _post(team: Team, session: str, user: str, events: list[Event]) -> None:
-    channel, thread_ts = thread_of(session)
-    for event in events:
-        if not isinstance(event, View):
-            continue  # a click's outcome: shown by closing the clicked message
-        text, blocks = fallback_text(event), view_blocks(event)
-        try:
-            if event.ephemeral:
-                team.client.chat_postEphemeral(
-                    channel=channel, user=user, thread_ts=thread_ts, text=text, blocks=blocks
-                )
-            else:
-                team.client.chat_postMessage(
-                    channel=channel, thread_ts=thread_ts, text=text, blocks=blocks
-                )
-        except (SlackApiError, SlackClientError, OSError) as error:
-            log.error("cannot post to Slack channel %s: %s", channel, error)
-
-
-def _tell(client: WebClient, channel: str, thread_ts: str | None, user: str, text: str) -> None:
-    if not (channel and user):
-        return
+def _answering(
+    client: WebClient, channel: str, thread_ts: str | None, user: str, handle: Callable[[], None]
+) -> None:
+    """Run a click's handling: whatever goes wrong, the clicker hears of it."""
     try:
-        client.chat_postEphemeral(
-            channel=channel, user=user, thread_ts=thread_ts, text=escape(text)
-        )
-    except (SlackApiError, SlackClientError, OSError) as error:
-        log.error("cannot tell %s in %s: %s", user, channel, error)
+        handle()
+    except Unacknowledged as exc:
+        log.warning("slack click by %s in %s: %s", user, channel, exc)
+        tell(client, channel, thread_ts, user, UNCONFIRMED)
+    except Exception:
+        log.exception("slack click by %s in %s failed", user, channel)
+        tell(client, channel, thread_ts, user, TROUBLE)
 
 
-def _click_id(body: dict[str, Any], action: dict[str, Any], user: str) -> str:
-    """Slack's id of this interaction: a redelivered payload has the same one, a second click
-    another."""
-    raw = str(body.get("trigger_id") or f"{user}-{action.get('action_ts')}")
+def _click_id(raw: str) -> str:
+    """Slack's id of this interaction (a click's trigger id, a form's view id): a redelivered
+    payload has the same one, a second click another."""
     click_id = f"{PLATFORM}-{raw}"
     if re.match(ID_PATTERN, click_id):
         return click_id

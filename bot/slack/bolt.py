@@ -1,6 +1,8 @@
 """The Bolt app: Slack's request verification, retries and acknowledgements are Bolt's; each
 listener hands its payload to the adapter. Clicks and commands are acknowledged at once, and
-Bolt runs the rest of a listener after answering Slack (``process_before_response`` off)."""
+Bolt runs the rest of a listener after answering Slack (``process_before_response`` off). A
+submitted form is checked first: a refusal is the acknowledgement (the modal shows it), and
+an accepted one's modal closes before its click is handled."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from slack_bolt.oauth.oauth_settings import OAuthSettings
 
 from .adapter import SlackAdapter
 from .buttons import ACTION_ID
+from .forms import FORM, refusal_view
 from .origin import origin_of_click, origin_of_command, origin_of_event
 from .settings import SlackSettings
 
@@ -60,6 +63,16 @@ def build_bolt_app(
     def _click(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
         ack()
         adapter.on_click(body, origin_of_click(body, context, client))
+
+    @bolt.view(FORM)
+    def _submitted(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
+        origin = origin_of_click(body, context, client)  # a submission names its user's team
+        form = adapter.check_form(body, origin)
+        if isinstance(form, str):  # for the submitter alone, in place of the form
+            ack(response_action="update", view=refusal_view(form))
+            return
+        ack()  # the modal closes
+        adapter.on_form(form, origin)
 
     @bolt.command(COMMAND)
     def _command(ack: Ack, respond: Respond, command: dict[str, Any], context: BoltContext) -> None:

@@ -1,13 +1,16 @@
 """What a Slack button carries: its ``action_id`` is our prefix plus the action type and its
-position, its ``value`` the session, the candidate (or proposal) id and the expected version.
-Nothing else: the click handler reloads state and checks the rest. Anything that does not
-parse is refused, and so is any spelling but the one made here (``007``, ``true`` or
-``"7"`` for a version, spaces, keys in another order): one button, one spelling."""
+position (and, for a button that asks for something first, what it asks: ``value`` or
+``reason``, see ``forms.py``), its ``value`` the session, the candidate (or proposal) id and
+the expected version. Nothing else: the click handler reloads state and checks the rest.
+Anything that does not parse is refused, and so is any spelling but the one made here
+(``007``, ``true`` or ``"7"`` for a version, spaces, keys in another order): one button, one
+spelling."""
 
 from __future__ import annotations
 
 import json
 import re
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -21,7 +24,8 @@ __all__ = ["ACTION_ID", "ButtonRef", "action_id", "button_value", "parse_button"
 
 PREFIX = "deliberate:"
 ACTION_ID = re.compile(r"^deliberate:")  # what the click listener matches
-_ACTION_ID = re.compile(r"deliberate:([A-Za-z0-9]{1,40}):(0|[1-9][0-9]{0,2})")  # fullmatch
+# fullmatch: the action, its position, what it asks for first (if anything)
+_ACTION_ID = re.compile(r"deliberate:([A-Za-z0-9]{1,40}):(0|[1-9][0-9]{0,2})(?::(value|reason))?")
 
 
 class ButtonRef(BaseModel):
@@ -34,14 +38,22 @@ class ButtonRef(BaseModel):
     target_id: str = Field(alias="t", pattern=ID_PATTERN)
     version: int = Field(alias="v", ge=0)
     position: int = Field(default=0, ge=0)  # in its message: from the action id
+    asks: Literal["value", "reason"] | None = None  # a form comes first: from the action id
 
     def value(self) -> str:
         return _value(self.session, self.target_id, self.version)
 
+    def action_id(self) -> str:
+        return _action_id(self.action, self.position, self.asks)
+
 
 def action_id(button: Button, position: int) -> str:
     """Slack wants action ids unique within a message: the position keeps them apart."""
-    return f"{PREFIX}{button.action}:{position}"
+    return _action_id(button.action, position, button.asks)
+
+
+def _action_id(action: str, position: int, asks: str | None) -> str:
+    return f"{PREFIX}{action}:{position}" + (f":{asks}" if asks else "")
 
 
 def button_value(session_id: str, button: Button) -> str:
@@ -64,7 +76,12 @@ def parse_button(action_id_text: str, value: str | None) -> ButtonRef:
         if not isinstance(data, dict):
             raise ValueError("not an object")
         ref = ButtonRef.model_validate(
-            {**data, "action": matched.group(1), "position": int(matched.group(2))}
+            {
+                **data,
+                "action": matched.group(1),
+                "position": int(matched.group(2)),
+                "asks": matched.group(3),
+            }
         )
         if not SESSION.match(ref.session):
             raise ValueError("not a Slack thread's session")

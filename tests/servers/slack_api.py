@@ -1,8 +1,11 @@
 """A local Slack Web API: ``apps.connections.open`` (Socket Mode), ``auth.test``,
-``chat.postMessage``, ``chat.postEphemeral``, ``chat.update``, ``usergroups.list`` and
-``oauth.v2.access``, with the token (Authorization header or ``token`` field), JSON or form
-bodies, Slack's ``{"ok": false, "error": ...}`` answers, and scriptable 429s with
-``Retry-After`` for slack_sdk's RateLimitErrorRetryHandler.
+``chat.postMessage``, ``chat.postEphemeral``, ``chat.update``, ``usergroups.list``,
+``views.open`` and ``oauth.v2.access``, with the token (Authorization header or ``token``
+field), JSON or form bodies, Slack's ``{"ok": false, "error": ...}`` answers, and scriptable
+429s with ``Retry-After`` for slack_sdk's RateLimitErrorRetryHandler.
+
+``views.open`` is ``slack_modals.Modals``'s: ``views`` lists each modal opened, with the
+trigger id that opened it.
 
     with SlackServer() as slack:
         env = slack.env()      # SLACK_BOT_TOKEN, SLACK_API_URL
@@ -27,17 +30,23 @@ pair.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import itertools
 import json
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from tests.servers.http import HttpServer, Request, Response
+from tests.servers.slack_modals import Modals
+from tests.servers.slack_records import (
+    DEFAULT_SCOPE,
+    ApiCall,
+    BotIdentity,
+    InstallCode,
+    basic_auth,
+    slack_error,
+)
 
 __all__ = [
     "CLIENT_ID",
@@ -52,54 +61,6 @@ __all__ = [
 
 POST_MESSAGE = "/api/chat.postMessage"
 CLIENT_ID, CLIENT_SECRET = "1111111111.2222222222", "c0ffee5ecret0f7he7e57app0000000"
-DEFAULT_SCOPE = "app_mentions:read,channels:history,chat:write,commands"
-
-
-@dataclass(frozen=True)
-class BotIdentity:
-    """Whom a bot token speaks for: a team (``team_id``), a team inside an Enterprise Grid
-    org (both ids), or a whole org (``org_install``, no team)."""
-
-    team_id: str | None = "T0TEST"
-    team_name: str | None = "Test"
-    enterprise_id: str | None = None
-    enterprise_name: str | None = None
-    user_id: str = "U0TESTBOT"  # the bot user
-    bot_id: str = "B0TESTBOT"
-    org_install: bool = False
-
-    @property
-    def url(self) -> str:
-        if self.org_install:
-            return f"https://{(self.enterprise_name or 'org').lower()}.enterprise.slack.com/"
-        return f"https://{(self.team_name or 'team').lower()}.slack.com/"
-
-
-@dataclass(frozen=True)
-class InstallCode:
-    """What exchanging one OAuth code installs. ``expires_in``: token rotation is on, the
-    bot token lives that long and a refresh token comes with it. ``redirect_uri``: what the
-    authorize step was given, which the exchange must repeat."""
-
-    bot: BotIdentity
-    installer: str = "U0INSTALLER"
-    scope: str = DEFAULT_SCOPE
-    expires_in: int | None = None
-    redirect_uri: str | None = None
-
-
-@dataclass(frozen=True)
-class ApiCall:
-    """A Web API call as answered: its method, its token (None for ``oauth.v2.access``,
-    whose client secret is left out of ``fields``) and its fields."""
-
-    method: str
-    token: str | None
-    fields: dict[str, Any] = field(default_factory=dict)
-
-
-def slack_error(error: str, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    return Response(status, {"ok": False, "error": error}, headers or {})
 
 
 class SlackServer(HttpServer):
@@ -129,6 +90,7 @@ class SlackServer(HttpServer):
         self.messages: list[dict[str, Any]] = []
         self.ephemerals: list[dict[str, Any]] = []
         self.updates: list[dict[str, Any]] = []
+        self.modals = Modals(app_id)
         self.calls: list[ApiCall] = []
         self.bots: dict[str, BotIdentity] = {token: BotIdentity(user_id=bot_user, bot_id=bot_id)}
         self._expires: dict[str, float] = {}
@@ -146,6 +108,7 @@ class SlackServer(HttpServer):
             "chat.update": self._update,
             "usergroups.list": self._usergroups_list,
             "team.info": self._team_info,
+            "views.open": self._views_open,
         }
         for name, method in methods.items():
             self.route("POST", f"/api/{name}", self._authed(name, method))
@@ -246,7 +209,7 @@ class SlackServer(HttpServer):
     def _oauth_v2_access(self, request: Request) -> Response:
         """An install (``code``) or a token rotation (``grant_type=refresh_token``)."""
         fields = request.json if isinstance(request.json, dict) else dict(request.form())
-        client = _basic_auth(request.header("Authorization"))
+        client = basic_auth(request.header("Authorization"))
         client_id, secret = client or (fields.get("client_id"), fields.get("client_secret"))
         shown = {k: v for k, v in fields.items() if k != "client_secret"}
         self.calls.append(ApiCall("oauth.v2.access", None, shown))
@@ -397,6 +360,14 @@ class SlackServer(HttpServer):
         self.updates.append({**fields, "blocks": _listed(fields.get("blocks"))})
         return _ok(channel=fields["channel"], ts=ts, text=fields.get("text"))
 
+    @property
+    def views(self) -> list[dict[str, Any]]:
+        """The modals opened: each ``{"trigger_id": ..., "view": ...}``, as Slack stores it."""
+        return self.modals.opened
+
+    def _views_open(self, fields: dict[str, Any], bot: BotIdentity) -> Response:
+        return Response(200, self.modals.open(fields, team_id=bot.team_id, bot_id=bot.bot_id))
+
     def _usergroups_list(self, fields: dict[str, Any], bot: BotIdentity) -> Response:
         with_users = str(fields.get("include_users")).lower() in ("1", "true")
         groups = [
@@ -413,18 +384,6 @@ class SlackServer(HttpServer):
 
 def _ok(**fields: Any) -> Response:
     return Response(200, {"ok": True, **fields})
-
-
-def _basic_auth(authorization: str | None) -> tuple[str, str] | None:
-    """``Authorization: Basic base64(client_id:client_secret)``, as slack_sdk sends it."""
-    if not authorization or not authorization.startswith("Basic "):
-        return None
-    try:
-        decoded = base64.b64decode(authorization.removeprefix("Basic "), validate=True).decode()
-    except (binascii.Error, UnicodeDecodeError):
-        return None
-    client_id, colon, secret = decoded.partition(":")
-    return (client_id, secret) if colon else None
 
 
 def _listed(value: Any) -> Any:

@@ -6,6 +6,8 @@ signs them, with payloads of the shapes Slack documents.
     bot.event(mention("what if we used postgres"))
     reply = bot.slack.wait_until(lambda: bot.slack.messages)[0]
     bot.click(reply, "ConfirmCurrent", user="U0ALICE")
+    bot.click(reply, "EditProposal", user="U0BOB")      # a button that asks: a modal opens
+    bot.submit(bot.opened()[-1], "Ending", user="U0BOB")  # its view_submission
 """
 
 from __future__ import annotations
@@ -155,6 +157,32 @@ class SlackBot:
             payload["container"] = payload["container"] | {"is_ephemeral": True}
         body = urlencode({"payload": json.dumps(payload)})
         return self.post(body, "application/x-www-form-urlencoded", **signing)
+
+    def submit(
+        self,
+        view: dict[str, Any],
+        typed: str | None,
+        *,
+        user: str = "U0ALICE",
+        team: str = TEAM,
+        metadata: str | None = None,
+    ) -> httpx.Response:
+        """A ``view_submission`` of a modal the bot opened (``view``, as ``views.open`` stored
+        it) with ``typed`` in its one input (None: left empty), by ``user`` of ``team``; with
+        ``metadata``, its ``private_metadata`` replaced. The response is the bot's
+        acknowledgement (empty: the modal closes)."""
+        payload = view_submission(view, typed, user, team)
+        if metadata is not None:
+            payload["view"]["private_metadata"] = metadata
+        body = urlencode({"payload": json.dumps(payload)})
+        return self.post(body, "application/x-www-form-urlencoded")
+
+    def opened(self, count: int = 1) -> list[dict[str, Any]]:
+        """The modals the bot opened (each as ``views.open`` stored it), once ``count`` are."""
+        views = self.slack.wait_until(
+            lambda: self.slack.views if len(self.slack.views) >= count else None
+        )
+        return [copy.deepcopy(opened["view"]) for opened in views]
 
     def command(self, text: str, *, user: str = "U0ALICE", team: str = TEAM) -> dict[str, Any]:
         """A ``/deliberate`` slash command, as the form body Slack posts: acknowledged at
@@ -312,4 +340,30 @@ def block_actions(
                 "action_ts": f"{time.time():.6f}",
             }
         ],
+    }
+
+
+def view_submission(
+    view: dict[str, Any], typed: str | None, user: str, team: str = TEAM
+) -> dict[str, Any]:
+    """A ``view_submission`` payload, in the shape Slack documents: the view as stored, its
+    ``state.values`` keyed by the input's ``block_id`` and ``action_id`` (a box left empty
+    has a null ``value``)."""
+    values: dict[str, Any] = {}
+    for block in view.get("blocks") or []:
+        if block.get("type") == "input":
+            element = block["element"]
+            box = {"type": element["type"], "value": typed}
+            values[block["block_id"]] = {element["action_id"]: box}
+    return {
+        "type": "view_submission",
+        "team": {"id": team, "domain": "test"},
+        "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": team},
+        "api_app_id": "A0TEST",
+        "token": "verification-token-unused",
+        "trigger_id": f"{next(_ts)}.1.{user.lower()}",
+        "view": view | {"state": {"values": values}},
+        "response_urls": [],
+        "is_enterprise_install": False,
+        "enterprise": None,
     }

@@ -1,0 +1,110 @@
+"""One tenant's side of the Slack adapter for one request (``Team``), where a click came from
+(``Click``), and what the adapter sends through them: views posted into a thread, a word for
+one person alone, a clicked message closed."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError, SlackClientError
+
+from bot.deliveries import Deliveries
+from core.config.tenants import Tenant
+from core.deliberation.view import View
+from core.runtime.runner import Event, Runtime
+
+from .blocks import escape, fallback_text, view_blocks
+from .buttons import ButtonRef
+from .closing import ClosedMessages
+from .forms import OpenForms
+from .roles import SlackPeople
+from .threads import thread_of
+
+if TYPE_CHECKING:
+    from bot.app import App
+
+__all__ = ["Click", "Team", "close", "post", "tell"]
+
+log = logging.getLogger("deliberate.slack")
+
+
+@dataclass(frozen=True)
+class Click:
+    """Where a click came from: the button's session, the clicker, and the message (a
+    public one has ``message``; an ephemeral one only a ``response_url``)."""
+
+    ref: ButtonRef
+    user: str
+    label: str
+    message: dict[str, Any] | None
+    response_url: str | None
+
+
+@dataclass(frozen=True)
+class Team:
+    """One tenant's side of the adapter, for one request: its workspace's app and runtime,
+    and the Web API client with its token."""
+
+    tenant: Tenant
+    app: App
+    runtime: Runtime
+    client: WebClient
+    people: SlackPeople
+
+    @property
+    def deliveries(self) -> Deliveries:
+        return Deliveries(self.app.redis, self.app.store.workspace)
+
+    @property
+    def closed(self) -> ClosedMessages:
+        app = self.app
+        return ClosedMessages(
+            app.redis, app.store.workspace, self.client, app.config.sessions.ttl_sec
+        )
+
+    @property
+    def forms(self) -> OpenForms:
+        return OpenForms(self.app.redis, self.app.store.workspace)
+
+
+def close(team: Team, click: Click, line: str) -> bool:
+    """True when the public message now says ``line``; a clicked ephemeral message is
+    replaced, and the outcome still goes to the thread."""
+    if click.message is not None:
+        return team.closed.close(thread_of(click.ref.session)[0], click.message, line)
+    if click.response_url:
+        team.closed.replace_ephemeral(click.response_url, line)
+    return False
+
+
+def post(team: Team, session: str, user: str, events: list[Event]) -> None:
+    channel, thread_ts = thread_of(session)
+    for event in events:
+        if not isinstance(event, View):
+            continue  # a click's outcome: shown by closing the clicked message
+        text, blocks = fallback_text(event), view_blocks(event)
+        try:
+            if event.ephemeral:
+                team.client.chat_postEphemeral(
+                    channel=channel, user=user, thread_ts=thread_ts, text=text, blocks=blocks
+                )
+            else:
+                team.client.chat_postMessage(
+                    channel=channel, thread_ts=thread_ts, text=text, blocks=blocks
+                )
+        except (SlackApiError, SlackClientError, OSError) as error:
+            log.error("cannot post to Slack channel %s: %s", channel, error)
+
+
+def tell(client: WebClient, channel: str, thread_ts: str | None, user: str, text: str) -> None:
+    if not (channel and user):
+        return
+    try:
+        client.chat_postEphemeral(
+            channel=channel, user=user, thread_ts=thread_ts, text=escape(text)
+        )
+    except (SlackApiError, SlackClientError, OSError) as error:
+        log.error("cannot tell %s in %s: %s", user, channel, error)
