@@ -46,7 +46,7 @@ from core.deliberation.view import View
 from core.errors import DeliberateError, StoreError
 from core.gateway.edits import edited_value
 from core.gateway.mutation_gateway import MutationGateway, UnknownProposal
-from core.gateway.outcome import Outcome
+from core.gateway.outcome import Outcome, ProposalStatus
 from core.gateway.proposals import Edit
 from core.gateway.reverts import Revert, revert, revert_id
 from core.perception import Classifier
@@ -237,6 +237,8 @@ class Runtime:
         proposal = self.gateway.proposals.get(click.target_id)
         if proposal is None:
             raise UnknownProposal(click.target_id)
+        if proposal.status is not ProposalStatus.PENDING:
+            return None  # nothing to edit: applying says what became of it
         try:
             return edited_value(proposal.current_value, click.note or "")
         except ValueError as exc:
