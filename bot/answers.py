@@ -1,6 +1,7 @@
-"""The chat adapters' ``/deliberate`` command: ``state [PREFIX]``, ``log [KEY]``, ``why KEY``
-and ``help``, answered as plain text for the asker alone. Values of ``secret`` keys are never
-shown in chat. Both Slack and Discord render what this returns; neither decides anything."""
+"""The chat adapters' ``/deliberate`` command: ``state [PREFIX]``, ``log [KEY]``, ``why KEY``,
+``pending`` and ``help``, answered as plain text for the asker alone. Values of ``secret``
+keys are never shown in chat. Both Slack and Discord render what this returns; neither
+decides anything."""
 
 from __future__ import annotations
 
@@ -10,11 +11,19 @@ from typing import TYPE_CHECKING
 
 from pydantic import JsonValue
 
-from bot.explain import SECRET, evaluation_line, last_change, origin, unsearched
+from bot.explain import (
+    SECRET,
+    evaluation_line,
+    last_change,
+    origin,
+    proposal_lines,
+    unsearched,
+)
 from core.deliberation.sentences import short
 from core.state.codec import UnreadableEntry
 from core.state.keys import validate_state_key
 from core.state.mutation_log import LogRecord, MutationLog
+from core.state.scripts import server_ms
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -26,6 +35,8 @@ HELP = """\
 /deliberate log [KEY]       the newest committed changes (of KEY)
 /deliberate why KEY         who set KEY and why: the mutation, its actor and reason, the rule
                             that derived it, and what rules did with its changes
+/deliberate pending         the proposals that wait for people: who proposed each, for
+                            whom, its deadline, its approvals so far and whom it awaits
 /deliberate show            what is on the table, with its buttons (Slack: in this channel's
                             newest conversation; in a thread, say "show" to the bot)
 /deliberate topic NAME      name what this conversation decides (Discord; in a Slack thread,
@@ -34,6 +45,7 @@ HELP = """\
 Answers are shown to you alone. State changes only through buttons and rules."""
 
 MAX_LINES = 30
+MAX_PROPOSALS = 8  # four lines each
 KEY_SCAN = 2000  # the most log records ``log KEY`` and ``why KEY`` read: any member may ask
 VALUE_CHARS = 120
 
@@ -122,6 +134,22 @@ def _why(app: App, key: str) -> str:
     return "\n".join(lines)
 
 
+def _pending(app: App, rest: str) -> str:
+    proposals = app.gateway.proposals.listed()
+    if not proposals:
+        return "No proposal waits for anyone."
+    now = server_ms(app.redis, app.store.keys.versions)
+    lines = [f"{len(proposals)} waiting, soonest deadline first:"]
+    for p in proposals[:MAX_PROPOSALS]:
+        deadline = app.gateway.proposals.deadline(p)
+        reveal = not app.policy.is_secret(p.mutation.key)
+        lines += proposal_lines(app.policy, p, now, deadline, reveal=reveal)
+    more = len(proposals) - MAX_PROPOSALS
+    if more > 0:
+        lines.append(f"… and {more} more (`deliberate proposals` lists them all)")
+    return "\n".join(lines)
+
+
 def _help(app: App, rest: str) -> str:
     return HELP
 
@@ -135,6 +163,7 @@ _COMMANDS: dict[str, Callable[[App, str], str]] = {
     "state": _state,
     "log": _log,
     "why": _why,
+    "pending": _pending,
     "help": _help,
     "topic": _in_conversation,
 }

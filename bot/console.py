@@ -1,10 +1,9 @@
 """The console adapter: the loop in a terminal. It turns lines into messages and events into
 text (or JSON lines); it decides nothing.
 
-A line is a turn, unless it is a command: ``/click N`` (or ``N`` alone) clicks button N,
-``/do ACTION`` clicks that action on what is on the table now, ``/show`` shows what is on the
-table and its buttons, ``/topic NAME`` names what the session decides, ``/as KIND:ID`` speaks
-as someone else, ``/state [PREFIX]`` shows canonical state, ``/help``, ``/quit``.
+A line is a turn, unless it is a command (``HELP`` lists them): ``N`` alone or ``/click N``
+clicks button N; a button that asks for something (where a platform opens a form) is clicked
+with it, Edit by ``/edit [N] VALUE``, Discard by ``/reject [N] [REASON]`` (or its number alone).
 
 A button keeps its number for as long as this console runs (``ButtonNumbers``): "Add to
 doc" stays 4 after a click made other buttons come and go, and a number whose button is no
@@ -21,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from core.deliberation.actions import ACTION_NAME, PROPOSAL_ACTIONS
+from core.deliberation.actions import ACTION_NAME, PROPOSAL_ACTIONS, ActionType
 from core.deliberation.beats import ActionStyle
 from core.deliberation.messages import ActionClicked, ShowRequested, TopicSet, UserSaid
 from core.deliberation.topics import MAX_TOPIC
@@ -45,7 +44,13 @@ HELP = """\
 Type a message to think out loud. Commands:
   N                click button N (a line that is only a button's number); a button keeps
                    its number, and a number no button had is sent as a message
-  /click N [yes]   click button N ("yes" where a button asks to be sure)
+  /click N [yes]   click button N ("yes" where a button asks to be sure); Undo, under what
+                   a click committed, restores what was there before
+  /edit [N] VALUE  apply the proposal with VALUE instead (N: its Edit button, needed only
+                   when more than one is shown); VALUE as JSON unless the proposed one is text
+  /reject [N] [REASON]
+                   discard the proposal (N: its Discard button), saying why: the reason is
+                   kept with it and the assistant takes it into account
   /do ACTION [yes] do an action (e.g. ConfirmCurrent, SwitchScene) on what is on the table
   /show            what is on the table now, with its buttons (after --session, say)
   /topic NAME      name what this session decides (the decision key follows it)
@@ -57,6 +62,7 @@ In a terminal: Up and Down recall earlier lines, Ctrl-C clears the line, a secon
 Ctrl-D leaves; Ctrl-C while a reply is on its way stops the console (exit code 130)."""
 
 Out = Callable[[str], None]
+_EDIT_USAGE = "Edit asks for the new value: type /edit {n} VALUE (proposed: {now!r})"
 
 
 @dataclass(frozen=True)
@@ -155,6 +161,8 @@ class Console:
     def _commands(self) -> dict[str, Callable[[str], bool]]:
         return {
             "/click": self._click,
+            "/edit": self._edit,
+            "/reject": self._reject,
             "/do": self._do,
             "/as": self._as,
             "/state": self._state,
@@ -195,13 +203,66 @@ class Console:
         if button.confirm and sure != "yes":
             self._problem(f'"{button.label}" asks to be sure: type /click {number} yes')
             return True
+        if button.asks == "value":
+            self._problem(_EDIT_USAGE.format(n=number, now=button.prefill[:80]))
+            return True
         self._press(button.action, button)
         return True
+
+    def _edit(self, rest: str) -> bool:
+        """``/edit [N] VALUE``: the Edit button N (the one shown, without N) with VALUE."""
+        button, value = self._asking("value", rest)
+        if button is not None and not value:
+            self._problem(_EDIT_USAGE.format(n=self.numbers.of(button), now=button.prefill[:80]))
+        elif button is not None:
+            self._press(button.action, button, note=value)
+        return True
+
+    def _reject(self, rest: str) -> bool:
+        """``/reject [N] [REASON]``: the Discard button N (the one shown, without N)."""
+        button, reason = self._asking("reason", rest)
+        if button is not None:
+            self._press(button.action, button, note=reason or None)
+        return True
+
+    def _asking(self, asks: str, rest: str) -> tuple[Button | None, str]:
+        """The button asking for ``asks`` that ``rest`` names by its number first (or else
+        the only one shown, all of ``rest`` then being what is typed in), and what is. A
+        number alone after /edit is the new value, unless it is a button's."""
+        kind, command = ("Edit", "/edit") if asks == "value" else ("Discard", "/reject")
+        first, _, after = rest.partition(" ")
+        given = int(first) if first.isascii() and first.isdigit() else None
+        was = None if given is None else self.numbers.label(given)
+        if given is not None and (was is not None or after or asks == "reason"):
+            button = self.numbers.find(given, self.buttons)
+            if button is not None and button.asks == asks:
+                return button, after.strip()
+            if was is None:
+                what = "value" if asks == "value" else "reason"
+                self._problem(
+                    f"no button {given} is shown (a {what} that starts with a number goes "
+                    f"after the button's number: {command} N …)"
+                )
+            elif button is None:
+                self._problem(f'button {given} ("{was}") is no longer offered: nothing was done')
+            else:
+                self._problem(f'button {given} is "{was}", not {kind}')
+            return None, ""
+        offered = [b for b in self.buttons if b.asks == asks]
+        if len(offered) == 1:
+            return offered[0], rest
+        numbers = ", ".join(str(self.numbers.of(b)) for b in offered)
+        many = f"{len(offered)} {kind} buttons are shown ({numbers}): {command} N …"
+        self._problem(many if offered else f"no {kind} button is shown")
+        return None, ""
 
     def _do(self, rest: str) -> bool:
         action, _, sure = rest.partition(" ")
         if not re.match(ACTION_NAME, action):
             self._problem("/do takes an action type in CamelCase, e.g. /do ConfirmCurrent")
+            return True
+        if action == ActionType.EDIT_PROPOSAL:
+            self._problem("an edit needs the new value: /edit VALUE")
             return True
         shown = next((b for b in self.buttons if b.action == action), None)
         if shown is not None and shown.confirm and sure != "yes":
@@ -210,7 +271,7 @@ class Console:
         self._press(action, shown)
         return True
 
-    def _press(self, action: str, button: Button | None) -> None:
+    def _press(self, action: str, button: Button | None, note: str | None = None) -> None:
         target, version = (button.target_id, button.target_version) if button else self._now(action)
         click = ActionClicked(
             action=action,
@@ -218,6 +279,7 @@ class Console:
             expected_version=version,
             click_id=f"console-{uuid.uuid4().hex}",
             actor=self.actor,
+            note=None if note is None else note[:4000],
         )
         self._send(click)
 

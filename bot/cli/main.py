@@ -25,6 +25,8 @@ EXIT_OK, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
 # imports the module of its own command alone, so no command pays for another's SDKs
 COMMANDS = {
     "state": "bot.cli.state",
+    "proposals": "bot.cli.state",
+    "revert": "bot.cli.state",
     "log": "bot.cli.history",
     "replay": "bot.cli.history",
     "compact": "bot.cli.history",

@@ -1,4 +1,5 @@
-"""How the CLI shows entries, outcomes and log records to a person (and as JSON lines)."""
+"""How the CLI shows entries, outcomes, log records and the steps of a trace to a person (and
+as JSON lines)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,17 @@ from core.state.mutation_log import LogRecord
 if TYPE_CHECKING:
     from core.gateway.outcome import Outcome
 
-__all__ = ["entry_line", "json_line", "log_line", "outcome_line", "rule_step", "rule_verdict"]
+__all__ = [
+    "decision_step",
+    "entry_line",
+    "json_line",
+    "log_line",
+    "mutation_step",
+    "outcome_line",
+    "rule_step",
+    "rule_verdict",
+    "step_label",
+]
 
 
 def json_line(data: Any) -> str:
@@ -95,3 +106,59 @@ def rule_step(data: dict[str, Any]) -> str:
     """What one step of a rule's run did: ``step N (action): result, error or why``."""
     detail = data.get("error") or data.get("why") or json_line(data.get("result"))[:160]
     return f"step {int(data.get('step', 0)) + 1} ({data.get('do')}): {detail}"
+
+
+# --- the steps of a trace: a mutation, a gateway decision (a proposal's life) -------------
+
+
+def step_label(event: str, data: dict[str, Any]) -> str:
+    """A step of a proposal's life by what it was (proposed, approved, expired, …)."""
+    if event == "mutation":
+        meta = data.get("meta") or {}
+        return "applied" if meta.get("proposal") else "reverted" if meta.get("reverts") else event
+    if event != "decision" or not (data.get("proposal_id") or data.get("reverts")):
+        return event
+    if data["outcome"] == "pending":
+        return "approved" if "approvals" in data else "proposed"
+    if data["outcome"] == "rejected":
+        return "expired" if data.get("reason") == "expired" else "refused"
+    return str(data["outcome"])
+
+
+def mutation_step(data: dict[str, Any]) -> str:
+    actor = data["actor"]
+    value = "" if data.get("value") is None else f" {json_line(data['value'])[:120]}"
+    line = (
+        f"{data['op']} {data['key']}{value} -> v{data['version']} by {actor['kind']}:{actor['id']}"
+        f" (log {data['logId']})"
+    )
+    meta = data.get("meta") or {}
+    if meta.get("proposal"):
+        line += f"; proposal {meta['proposal']}"
+        if meta.get("approvedBy"):
+            line += f", approved by {', '.join(str(a) for a in meta['approvedBy'])}"
+        if meta.get("editedBy"):
+            proposed = json_line(meta.get("proposedValue"))[:120]
+            line += f", edited by {meta['editedBy']} (proposed {proposed})"
+    if meta.get("reverts"):
+        line += f"; reverts {meta['reverts']}"
+    return line + f"; mutation {data['id']}"
+
+
+def decision_step(data: dict[str, Any]) -> str:
+    what, actor = f"{data['op']} {data['key']}", data["actor"]
+    if data["outcome"] == "pending" and "approvals" in data:
+        if data.get("counted") is False:
+            return f"{what}: {actor} had approved it already (not counted again); {data['reason']}"
+        return f"{what}: {data['reason']}"
+    if data["outcome"] == "pending" and data.get("proposal_id"):
+        until = f"; deadline {_when(data['deadline'])}" if data.get("deadline") else ""
+        return f"{what} by {actor} as proposal {data['proposal_id']}: {data['reason']}{until}"
+    if data["outcome"] == "rejected" and data.get("proposal_id") and data["reason"] == "expired":
+        how = "the worker's sweep" if data.get("clicked") is False else f"a click by {actor}"
+        return f"{what} (found by {how}): {data.get('message', '')}"
+    if data.get("proposal_id") or data.get("reverts"):  # labelled by what it was (step_label)
+        about = f" (revert of {data['reverts']})" if data.get("reverts") else ""
+        message = f": {data['message']}" if data.get("message") else ""
+        return f"{what} by {actor}{about}: {data['reason']}{message}"
+    return f"{data['outcome']} {what} by {actor}: {data['reason']}"

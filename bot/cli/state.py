@@ -1,4 +1,6 @@
-"""``deliberate state get|list|set|incr|delete``: every write goes through the gateway."""
+"""``deliberate state get|list|set|incr|delete``, ``deliberate proposals`` (what waits for
+people, and what became of the rest) and ``deliberate revert`` (undo a committed mutation
+with a new one): every write goes through the gateway."""
 
 from __future__ import annotations
 
@@ -6,11 +8,11 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from bot.cli.args import actor, json_or_text, state_key
+from bot.cli.args import actor, json_or_text, positive_int, state_key
 from bot.cli.render import entry_line, json_line, outcome_line
 from bot.redis_connection import connect
 from core.state.codec import UnreadableEntry
-from core.state.commit_result import Rejected
+from core.state.commit_result import Committed, Rejected, RejectReason
 from core.state.mutation import Mutation, Op
 from core.state.store import StateStore
 
@@ -90,6 +92,72 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             "is applied once, e.g. after Redis did not confirm it",
         )
         writer.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    _register_proposals(commands)
+    _register_revert(commands)
+
+
+def _register_proposals(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    proposals = commands.add_parser(
+        "proposals",
+        help="list the proposals that wait for people",
+        description="List the pending proposals, soonest deadline first: each one's id, what "
+        "it would do, who proposed it and for whom, how long ago, its deadline (UTC), its "
+        "approvals so far of the number it needs, four eyes (the person who asked may not "
+        "approve it), and whom it awaits (the key's writers; moderator or admin if it is "
+        "protected). Apply, edit or discard one with its buttons in the conversation; "
+        "'deliberate trace ID' shows one proposal's whole life.",
+    )
+    proposals.add_argument(
+        "--all",
+        action="store_true",
+        help="also those applied, discarded, expired or gone stale, while they are kept (a "
+        "week after they were resolved): who resolved each, when, and why",
+    )
+    proposals.add_argument(
+        "--limit",
+        type=positive_int,
+        default=200,
+        metavar="N",
+        help="at most N proposals (default 200)",
+    )
+    proposals.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object per proposal, as stored, with 'awaits' on a pending one",
+    )
+    proposals.set_defaults(handler=_proposals)
+
+
+def _register_revert(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    revert = commands.add_parser(
+        "revert",
+        help="undo a committed mutation",
+        description="Undo the committed mutation MUTATION_ID (see 'deliberate log --json') "
+        "with a new one that writes back the value its key held before (or deletes the key, "
+        "if it was not set), through the gateway: the actor's roles are checked, the log "
+        "keeps both, and where the key's writes need approval the revert waits as a "
+        "proposal. Refused (exit 1) when the key changed since, when the log no longer "
+        "holds the mutation or the value before it, or when the actor is not a person. "
+        "Asked again, it answers its first result and commits nothing.",
+    )
+    revert.add_argument("mutation_id", metavar="MUTATION_ID")
+    revert.add_argument(
+        "--actor",
+        "--as",
+        dest="actor",
+        type=actor,
+        required=True,
+        metavar="KIND:ID",
+        help="the person who reverts: user, moderator or admin, e.g. user:alice",
+    )
+    revert.add_argument(
+        "--scan",
+        type=positive_int,
+        metavar="N",
+        help="look for the mutation among the newest N log records only (default: all)",
+    )
+    revert.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    revert.set_defaults(handler=_revert)
 
 
 def _get(args: argparse.Namespace) -> int:
@@ -144,3 +212,60 @@ def _write(app: App, args: argparse.Namespace) -> int:
     outcome: Outcome = app.gateway.propose(mutation)
     print(json_line(outcome.to_dict()) if args.json else outcome_line(outcome))
     return EXIT_REJECTED if isinstance(outcome, Rejected) else EXIT_OK
+
+
+def _proposals(app: App, args: argparse.Namespace) -> int:
+    from bot.explain import awaiting, proposal_lines
+    from core.gateway.outcome import ProposalStatus
+    from core.state.scripts import server_ms
+
+    box = app.gateway.proposals
+    found = box.listed(resolved=args.all, limit=args.limit)
+    if args.json:
+        for p in found:
+            data = p.model_dump(mode="json", by_alias=True)
+            data["deadline"] = box.deadline(p)
+            if p.status is ProposalStatus.PENDING:
+                data["awaits"] = awaiting(app.policy, p).to_dict()
+            print(json_line(data))
+        return EXIT_OK
+    if not found:
+        print("no proposals are kept" if args.all else "no proposal waits for anyone")
+        return EXIT_OK
+    now = server_ms(app.redis, app.store.keys.versions)
+    shown = ("\n".join(proposal_lines(app.policy, p, now, box.deadline(p))) for p in found)
+    print("\n\n".join(shown))  # a blank line between proposals
+    return EXIT_OK
+
+
+def _revert(app: App, args: argparse.Namespace) -> int:
+    from core.gateway.outcome import Pending
+    from core.gateway.reverts import Revert, revert
+
+    outcome = revert(app.gateway, Revert(args.mutation_id, args.actor, scan=args.scan))
+    if args.json:
+        print(json_line(outcome.to_dict()))
+    elif isinstance(outcome, Committed):
+        print(_reverted(args.mutation_id, outcome))
+    elif isinstance(outcome, Pending):
+        print(outcome_line(outcome))
+    else:
+        print(f"not reverted ({outcome.reason.value}): {outcome.message}")
+        moved = outcome.reason is RejectReason.CONFLICT
+        now = app.store.get(outcome.mutation.key) if moved else None
+        if now is not None:
+            print(f"  now: {entry_line(now)}")
+    return EXIT_REJECTED if isinstance(outcome, Rejected) else EXIT_OK
+
+
+def _reverted(mutation_id: str, done: Committed) -> str:
+    """What a revert restored: the value the key held before, or its absence."""
+    again = " (already reverted: first result returned)" if done.duplicate else ""
+    m = done.mutation
+    if not done.value_known:
+        restored = f"{m.key} (v{done.version}); the value it restored is no longer on record"
+    elif done.entry is None:
+        restored = f"deleted {m.key} (v{done.version}): it was not set before"
+    else:
+        restored = f"restored {entry_line(done.entry)}"
+    return f"reverted {mutation_id}: {restored}{again}\n  revert mutation {m.id}"

@@ -1,31 +1,52 @@
-"""``deliberate trace CORRELATION_ID``: one turn or click, end to end: the message, its
-interpretation, the beats that fired (and why the others did not), the model calls, and the
-mutations, proposals and rejections it led to."""
+"""``deliberate trace ID``: one turn or click, end to end: the message, its interpretation,
+the beats that fired (and why the others did not), the model calls, and the mutations,
+proposals and rejections it led to. When ID is a proposal's (or that of the mutation that
+applied one), the proposal's whole life instead: the turn that proposed it, each approval,
+edit and refusal, its expiry or discard (with the reason), the commit, the rules it
+triggered, and any revert of it."""
 
 from __future__ import annotations
 
 import argparse
 import heapq
+import json
 import sys
+from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.app import App
 from bot.cli.args import positive_int
-from bot.cli.render import json_line, rule_step, rule_verdict
-from core.state.streams import stream_ms
+from bot.cli.render import (
+    decision_step,
+    json_line,
+    mutation_step,
+    rule_step,
+    rule_verdict,
+    step_label,
+)
+from core.state.streams import stream_ms, stream_rows
 
-__all__ = ["causal", "collect", "register"]
+if TYPE_CHECKING:
+    from core.gateway.outcome import Proposal
+
+__all__ = ["causal", "collect", "lifecycle", "register"]
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     trace = commands.add_parser(
         "trace",
-        help="follow one turn or click",
+        help="follow one turn or click, or one proposal's life",
         description="Show everything one turn or click led to, in order: message, "
-        "interpretation, beats, model calls, mutations. Exit 1 when nothing has that id.",
+        "interpretation, beats, model calls, mutations. Given a proposal's id (or the id of "
+        "the mutation that applied one), show its whole life in causal order: the turn that "
+        "proposed it, each approval, edit and refusal, its expiry or discard (with the "
+        "reason), the commit, the rules it triggered, and any revert of it. Exit 1 when "
+        "nothing has that id.",
     )
-    trace.add_argument("correlation_id", metavar="CORRELATION_ID")
+    trace.add_argument(
+        "correlation_id", metavar="ID", help="a correlation id, a proposal id or its mutation's"
+    )
     trace.add_argument("--json", action="store_true", help="one JSON object per step")
     trace.add_argument(
         "--scan",
@@ -39,22 +60,33 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def collect(app: App, correlation_id: str, scan: int = 10_000) -> list[dict[str, Any]]:
     """Every step of one correlation id, from all the logs, in causal order (``causal``)."""
-    trace = app.trace.for_correlation(correlation_id, scan)
+    return _collect(app, [correlation_id], scan)
+
+
+def _collect(app: App, correlation_ids: Iterable[str], scan: int) -> list[dict[str, Any]]:
+    """Every step of each of ``correlation_ids``, as one list in causal order."""
+    ids = list(dict.fromkeys(correlation_ids))
+    wanted = set(ids)
+    trace = sorted(
+        (event for c in ids for event in app.trace.for_correlation(c, scan)),
+        key=lambda event: tuple(int(part) for part in event["id"].split("-")),
+    )
     beats = [
         {"ms": evaluation.pop("ms", 0), "event": "beats", "data": evaluation}
-        for evaluation in app.beat_history.for_correlation(correlation_id, scan)
+        for c in ids
+        for evaluation in app.beat_history.for_correlation(c, scan)
     ]
     mutations = [
         # the log entry's own id, as for every other log: the record's ts may be a
         # millisecond older (the script reads the time before it appends)
         {"ms": stream_ms(record.log_id), "event": "mutation", "data": record.to_dict()}
         for record in app.log.latest(scan)
-        if record.mutation.correlation_id == correlation_id
+        if record.mutation.correlation_id in wanted
     ]
     decisions = [
         {"ms": decision.get("ms", 0), "event": "decision", "data": decision}
         for decision in app.gateway.decisions.recent(scan)
-        if decision.get("correlation_id") == correlation_id
+        if decision.get("correlation_id") in wanted
     ]
     rules = [
         {
@@ -62,9 +94,92 @@ def collect(app: App, correlation_id: str, scan: int = 10_000) -> list[dict[str,
             "event": "rule" if row["event"] == "evaluated" else f"rule.{row['event']}",
             "data": {"key": row["key"], **row["data"]},
         }
-        for row in app.evaluations.for_correlation(correlation_id, scan)
+        for c in ids
+        for row in app.evaluations.for_correlation(c, scan)
     ]
-    return causal(trace, mutations, decisions, beats, rules)
+    by_ms = sorted(beats, key=lambda step: step["ms"]), sorted(rules, key=lambda s: s["ms"])
+    return causal(trace, mutations, decisions, *by_ms)
+
+
+def lifecycle(
+    app: App, some_id: str, scan: int = 10_000
+) -> tuple[str, list[dict[str, Any]]] | None:
+    """The proposal ``some_id`` names (its own id, or the id of a mutation that applied it or
+    was refused applying it) and every step of its life, in causal order; None when it
+    names no proposal. The steps: everything of the turn that proposed it (its correlation
+    id, which every decision about it and its commit share), of each click on it and on
+    its commit (an "Undo"), and of each revert of its commit."""
+    found = _proposal_named(app, some_id, scan)
+    if found is None:
+        return None
+    proposal_id, correlation_id = found
+    first = [s for s in _collect(app, [correlation_id], scan) if _about(s, proposal_id)]
+    commits = {
+        s["data"]["id"]
+        for s in first
+        if s["event"] == "mutation" and s["data"]["meta"].get("proposal") == proposal_id
+    }
+    reverts = [
+        r.mutation.correlation_id
+        for r in app.log.latest(scan)
+        if r.mutation.meta.get("reverts") in commits
+    ] + [
+        str(row["correlation_id"])
+        for row in app.gateway.decisions.recent(scan)
+        if row.get("reverts") in commits  # a revert refused
+    ]
+    clicks = _clicks_on(app, {proposal_id, *commits}, scan)
+    later = _collect(app, [*clicks, *reverts], scan)
+    steps, seen = [], set()
+    for step in causal(first, later):
+        line = json_line(step)
+        if line in seen:
+            continue
+        seen.add(line)
+        other = step["data"].get("proposal_id") if step["event"] == "decision" else None
+        # a revert of its commit that waits for approval is a proposal of its own
+        steps.append(step if other in (None, proposal_id) else {**step, "proposal": other})
+    return proposal_id, steps
+
+
+def _proposal_named(app: App, some_id: str, scan: int) -> tuple[str, str] | None:
+    """(the proposal's id, its correlation id), as the proposal, the decision log or the
+    mutation log has them."""
+    proposal = app.gateway.proposals.get(some_id)
+    if proposal is not None:
+        return proposal.id, proposal.mutation.correlation_id
+    for row in reversed(app.gateway.decisions.recent(scan)):
+        named = row.get("proposal_id")
+        if named and some_id in (named, row.get("mutation_id")):
+            return str(named), str(row["correlation_id"])
+    record = app.log.find(some_id, scan=scan)
+    named = None if record is None else record.mutation.meta.get("proposal")
+    if record is None or not isinstance(named, str):
+        return None
+    return named, record.mutation.correlation_id
+
+
+def _about(step: dict[str, Any], proposal_id: str) -> bool:
+    """A step of the proposing turn, unless it concerns another proposal the turn made."""
+    data = step["data"]
+    if step["event"] == "decision":
+        return data.get("proposal_id") in (None, proposal_id)
+    if step["event"] == "mutation":
+        return data["meta"].get("proposal") in (None, proposal_id)
+    return True
+
+
+def _clicks_on(app: App, targets: set[str], scan: int) -> list[str]:
+    """The correlation ids of the clicks on any of ``targets`` (a proposal, a commit)."""
+    rows = stream_rows(app.redis.xrevrange(app.trace.keys.trace, count=scan))
+    clicks = []
+    for _, fields in reversed(rows):
+        if (
+            fields["event"] == "action_clicked"
+            and json.loads(fields["data"]).get("target_id") in targets
+        ):
+            clicks.append(fields["corr"])
+    return clicks
 
 
 def causal(*logs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -108,14 +223,17 @@ def _stage(step: dict[str, Any]) -> int:
 
 
 def _trace(app: App, args: argparse.Namespace) -> int:
-    steps = collect(app, args.correlation_id, args.scan)
+    some_id, scan = args.correlation_id, args.scan
+    named = app.gateway.proposals.get(some_id) is not None
+    steps = [] if named else collect(app, some_id, scan)
+    life = None if steps else lifecycle(app, some_id, scan)
     mark = app.log.compacted()
+    if life is not None:
+        steps = life[1]
+        _header(app, life[0], steps, args.json)
     if not steps:
         gone = "" if mark is None else f"; {mark}"
-        print(
-            f"nothing has correlation id {args.correlation_id} (among the newest {args.scan})"
-            + gone
-        )
+        print(f"nothing has correlation id {some_id} (among the newest {scan})" + gone)
         return 1
     for step in steps:
         print(json_line(step) if args.json else _line(step))
@@ -124,13 +242,36 @@ def _trace(app: App, args: argparse.Namespace) -> int:
     return 0
 
 
+def _header(app: App, proposal_id: str, steps: list[dict[str, Any]], as_json: bool) -> None:
+    """What the proposal is now, before the steps of its life."""
+    from bot.explain import proposal_lines
+    from core.state.scripts import server_ms
+
+    proposal = app.gateway.proposals.get(proposal_id)
+    if as_json:
+        data = {"id": proposal_id} if proposal is None else _dumped(proposal)
+        print(json_line({"ms": steps[0]["ms"] if steps else 0, "event": "proposal", "data": data}))
+    elif proposal is None:
+        print(f"proposal {proposal_id}: no longer kept; its steps, as the logs still hold them:")
+    else:
+        now = server_ms(app.redis, app.store.keys.versions)
+        deadline = app.gateway.proposals.deadline(proposal)
+        print("proposal " + "\n".join(proposal_lines(app.policy, proposal, now, deadline)))
+
+
+def _dumped(proposal: Proposal) -> dict[str, Any]:
+    return proposal.model_dump(mode="json", by_alias=True)
+
+
 def _when(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%H:%M:%S.%f")[:-3] if ms else "--"
 
 
 def _line(step: dict[str, Any]) -> str:
     data, event = step["data"], step["event"]
-    return f"{_when(step['ms'])}  {event:<17} {_DESCRIBE.get(event, _generic)(data)}"
+    label, of = step_label(event, data), step.get("proposal")
+    about = f"(proposal {of}) " if of and label != "proposed" else ""
+    return f"{_when(step['ms'])}  {label:<17} {about}{_DESCRIBE.get(event, _generic)(data)}"
 
 
 def _generic(data: dict[str, Any]) -> str:
@@ -190,19 +331,6 @@ def _done(data: dict[str, Any]) -> str:
     return f"{result['outcome']}: {result['message']}"
 
 
-def _mutation(data: dict[str, Any]) -> str:
-    actor = data["actor"]
-    value = "" if data.get("value") is None else f" {json_line(data['value'])[:120]}"
-    return (
-        f"{data['op']} {data['key']}{value} -> v{data['version']} by {actor['kind']}:{actor['id']}"
-        f" (log {data['logId']})"
-    )
-
-
-def _decision(data: dict[str, Any]) -> str:
-    return f"{data['outcome']} {data['op']} {data['key']} by {data['actor']}: {data['reason']}"
-
-
 def _rule(data: dict[str, Any]) -> str:
     return f"{data['rule']} on {data['key']}: {rule_verdict(data)}"
 
@@ -219,8 +347,8 @@ _DESCRIBE = {
     "assistant_replied": _replied,
     "action_clicked": _clicked,
     "action_done": _done,
-    "mutation": _mutation,
-    "decision": _decision,
+    "mutation": mutation_step,
+    "decision": decision_step,
     "rule": _rule,
     "rule.cut": _rule,
     "rule.action.done": _rule_action,

@@ -1,16 +1,21 @@
 """``/deliberate log KEY`` and ``why KEY`` read a bounded part of the log whatever its length
-(any member can send them): what they read is counted on a real Redis client, not timed."""
+(any member can send them): what they read is counted on a real Redis client, not timed.
+``/deliberate pending`` lists what waits for people, a secret key's value hidden."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 from redis import Redis
 
-from bot.answers import KEY_SCAN, answer
+from bot.answers import HELP, KEY_SCAN, answer
 from bot.app import App, build_app
-from tests.factories import mutation
+from core.gateway.outcome import Pending
+from tests.bot.test_console_lifecycle import approval_config
+from tests.factories import actor, mutation
 
 
 class CountingRedis(Redis):
@@ -104,3 +109,34 @@ def test_the_bound_counts_records_not_the_keys_own(app: App) -> None:
     history = app.log.of_key("decision.db", limit=30, scan=KEY_SCAN)
     assert [r.version for r in history.records] == [1, 2, 3, 4, 5] and history.complete
     assert history.scanned == 5  # the log's five records, the key's first version among them
+
+
+def test_pending_lists_each_proposal_and_whom_it_awaits_with_secrets_hidden(
+    tmp_path: Path, redis_client: Redis, workspace: str
+) -> None:
+    path = approval_config(tmp_path, "{people: true, quorum: 2}", pattern='"secret.*"')
+    app = build_app(workspace, path, client=redis_client)
+    assert answer(app, "pending") == "No proposal waits for anyone."
+    assert "/deliberate pending" in HELP
+    secret = app.gateway.propose(mutation("set", "secret.stream-key", "sk-live-123", "admin:root"))
+    scene = app.gateway.propose(mutation("set", "scene.name", "BRB", "agent:llm"))
+    assert isinstance(secret, Pending) and isinstance(scene, Pending)
+    app.gateway.apply_proposal(secret.proposal.id, actor("admin:ada"))
+    said = answer(app, "pending")
+    assert "sk-live-123" not in said
+    lines = said.splitlines()
+    assert lines[0] == "2 waiting, soonest deadline first:"
+    assert lines[1] == f"{secret.proposal.id}  set secret.stream-key = (secret)"
+    assert re.fullmatch(
+        r"  proposed and requested by admin:root, \d+s ago; deadline .+ UTC", lines[2]
+    )
+    assert lines[3:5] == [
+        "  approvals 1 of 2 (admin:ada)",
+        "  awaits 1 more approval by an admin, not admin:ada",
+    ]
+    assert lines[5] == f"{scene.proposal.id}  set scene.name = BRB"
+    assert lines[7:] == [
+        "  approvals 0 of 1",
+        "  awaits 1 more approval by a user, moderator or admin",
+    ]
+    assert answer(app, "PENDING") == said

@@ -50,8 +50,10 @@ def test_json_events_from_chat_to_commit(
     assert reply["buttons"][0]["action"] == "ConfirmCurrent"
     assert committed["event"] == "committed" and committed["actor"] == "user:console"
     assert committed["key"].startswith("decision.") and committed["version"] == 1
-    assert outcome["event"] == "outcome" and outcome["buttons"] == []
-    assert error == {"event": "error", "message": "no buttons to click"}
+    [undo] = outcome["buttons"]  # under what the click committed: Undo, and nothing else
+    assert outcome["event"] == "outcome" and (undo["action"], undo["n"]) == ("RevertMutation", 6)
+    assert undo["target_id"] == committed["mutation_id"]
+    assert error == {"event": "error", "message": "no button 9 is shown"}
     assert state["event"] == "state" and state["key"] == committed["key"]
 
     code, out, _ = main_out(capsys, workspace, "trace", committed["correlation_id"])
