@@ -74,6 +74,7 @@ class ProposalRef(BaseModel):
     summary: str = Field(max_length=300)
     protected: bool = False
     value: str = Field(default="", max_length=3000)  # as an edit box shows it
+    editable: bool = True  # a value to edit (a delete has none)
 
 
 class ClickStatus(StrEnum):

@@ -85,6 +85,8 @@ def _bind(
         if not state.pending_proposals:
             return None
         proposal = state.pending_proposals[0]
+        if surfaced.type == "EditProposal" and not proposal.editable:
+            return None  # a delete: no value to edit
         apply = surfaced.type == "ApplyProposal"
         label = f"{surfaced.label}: {proposal.summary}" if apply else surfaced.label
         edit = surfaced.type == "EditProposal"

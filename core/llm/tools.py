@@ -191,6 +191,7 @@ class AgentTools:
                 summary=outcome.proposal.summary()[:300],
                 protected=rule is not None and rule.protected,
                 value=_editable(outcome.proposal.current_value),
+                editable=mutation.op is not Op.DELETE,
             )
         return ToolResult(name, outcome.name != "rejected", summary, proposal, outcome)
 

@@ -17,6 +17,7 @@ from core.gateway.outcome import (
 )
 from core.state.actor import Actor
 from core.state.commit_result import Committed, Rejected, RejectReason
+from core.state.mutation import Op
 
 __all__ = ["discard_note", "note_for"]
 
@@ -46,6 +47,7 @@ def note_for(outcome: Outcome, protected: bool = False) -> OutcomeNote:
             summary=p.summary()[:300],
             protected=protected,
             value=text if len(text) <= MAX_EDIT_CHARS else "",
+            editable=m.op is not Op.DELETE,
         )
         return OutcomeNote(outcome="pending", message=message, key=m.key, waiting=waiting)
     assert isinstance(outcome, Rejected)

@@ -216,7 +216,7 @@ def on_done(settings: LoopSettings, model: Session, msg: ActionDone) -> tuple[Se
     counted = click.action in PROPOSAL_ACTIONS and note.outcome == "pending"
     status = ClickStatus.DONE if ok and not counted else ClickStatus.FAILED
     state = _record(model.interaction, click, status)
-    if note.waiting is not None and not counted:  # a write that waits for approval
+    if note.waiting is not None:  # a write that waits for approval, or where one stands
         waiting = _add_waiting(state.pending_proposals, note.waiting)
         state = state.model_copy(update={"pending_proposals": waiting})
     resolved = note.outcome in ("committed", "discarded") or note.reason in (
@@ -252,8 +252,10 @@ def on_done(settings: LoopSettings, model: Session, msg: ActionDone) -> tuple[Se
 
 
 def _add_waiting(pending: list[ProposalRef], waiting: ProposalRef) -> list[ProposalRef]:
+    """``waiting`` among the pending proposals: in place of what the session knew of it (an
+    edit changed its value), else last."""
     if any(p.id == waiting.id for p in pending):
-        return pending
+        return [waiting if p.id == waiting.id else p for p in pending]
     return [*pending, waiting][-MAX_ITEMS:]
 
 

@@ -28,7 +28,7 @@ from core.state.commit_result import Committed
 from tests.conftest import write_config
 from tests.factories import actor, mutation
 from tests.model_script import kind, label, output, proposing, user_payload
-from tests.openai_server import OpenAIServer, Reply
+from tests.openai_server import OpenAIServer, Reply, tool_call
 
 SHIPPED = files("core.config").joinpath("default.yaml").read_text(encoding="utf-8")
 # the shipped config, its scene under four eyes (the first matching pattern decides)
@@ -247,3 +247,34 @@ def test_an_undo_names_only_what_a_click_here_committed(
     events = click(rt, forged, BO, "f1")
     assert [v.text for v in views(events)] == [say.NOTHING_TO_UNDO]
     assert life.store.get("decision.other").value == "x"  # type: ignore[union-attr]
+
+
+def test_after_an_edit_that_awaits_another_the_buttons_show_the_edited_value(
+    tmp_path: Path, server_redis: Redis, workspace: str, openai_server: OpenAIServer
+) -> None:
+    app = build_app(workspace, write_config(tmp_path, QUORUM), client=server_redis)
+    openai_server.answer_with = proposing("scene.name", "BRB")
+    rt = runtime(app, openai_server)
+    edit = button(rt.send("s1", UserSaid(text="brb?", actor=AL)), ActionType.EDIT_PROPOSAL)
+    edited = click(rt, edit, BO, "e1", note="Ending")
+    assert outcome(edited).outcome == "pending"
+    apply = button(edited, ActionType.APPLY_PROPOSAL)
+    assert apply.label == "Apply: set scene.name = Ending"
+    assert button(edited, ActionType.EDIT_PROPOSAL).prefill == "Ending"
+    done = outcome(click(rt, apply, actor("user:cy"), "a1"))
+    assert done.outcome == "committed" and app.store.get("scene.name").value == "Ending"  # type: ignore[union-attr]
+
+
+def test_a_proposed_delete_offers_no_edit(life: App, openai_server: OpenAIServer) -> None:
+    def answer(request: dict[str, Any]) -> Reply:
+        if kind(request) == "classify":
+            return label("brainstorm")
+        if "tool_results" not in user_payload(request)["context_state"]:
+            args = {"op": "delete", "key": "scene.name", "reason": "clear it"}
+            return Reply(tool_calls=[tool_call("proposeMutation", args)])
+        return output("Proposed.")
+
+    openai_server.answer_with = answer
+    shown = runtime(life, openai_server).send("s1", UserSaid(text="clear the scene", actor=AL))
+    actions = [b.action for v in views(shown) for b in v.buttons]
+    assert ActionType.APPLY_PROPOSAL in actions and ActionType.EDIT_PROPOSAL not in actions
