@@ -144,13 +144,19 @@ def test_a_rejection_reason_reaches_the_next_model_frame(
     assert frame["rejected_ideas"] == ["set scene.name = BRB (rejected: we are live until 9)"]
 
 
-def test_undo_under_a_commit_restores_and_runs_once(life: App, openai_server: OpenAIServer) -> None:
+def offering(reply: str, candidate: str) -> Any:
+    """A model that labels every turn a brainstorm and puts ``candidate`` on the table."""
+
     def answer(request: dict[str, Any]) -> Reply:
         if kind(request) == "classify":
             return label("brainstorm")
-        return output("How about Postgres?", candidate="Postgres")
+        return output(reply, candidate=candidate)
 
-    openai_server.answer_with = answer
+    return answer
+
+
+def test_undo_under_a_commit_restores_and_runs_once(life: App, openai_server: OpenAIServer) -> None:
+    openai_server.answer_with = offering("How about Postgres?", "Postgres")
     rt = runtime(life, openai_server)
     confirm = button(rt.send("s1", UserSaid(text="db?", actor=AL)), ActionType.CONFIRM_CURRENT)
     committed = click(rt, confirm, AL, "c1")
@@ -199,13 +205,7 @@ def test_a_switch_that_needs_two_others_waits_for_both(
     """Al clicks "Switch scene": his write waits; he may not approve it; Bo's approval is
     one of two (the buttons stay for the next person); Cy's commits it, once."""
     app = build_app(workspace, write_config(tmp_path, QUORUM), client=server_redis)
-
-    def answer(request: dict[str, Any]) -> Reply:
-        if kind(request) == "classify":
-            return label("brainstorm")
-        return output("Go to BRB?", candidate="BRB")
-
-    openai_server.answer_with = answer
+    openai_server.answer_with = offering("Go to BRB?", "BRB")
     rt = runtime(app, openai_server)
     switch = button(rt.send("s1", UserSaid(text="switch to brb", actor=AL)), "SwitchScene")
     asked = click(rt, switch, AL, "s1")
