@@ -117,8 +117,8 @@ def prefill_for(app: App, ref: ButtonRef) -> str:
     if ref.asks != "value":
         return ""
     proposal = app.gateway.proposals.get(ref.target_id)
-    if proposal is None:
-        return ""
+    if proposal is None or app.policy.is_secret(proposal.mutation.key):
+        return ""  # (a secret key's value is never shown in chat)
     text = value_text(proposal.current_value)
     return text if len(text) <= MAX_EDIT_CHARS else ""
 

@@ -221,7 +221,9 @@ class SlackAdapter:
         ts = str(click.message.get("ts")) if click.message is not None else None
         form = new_form(ref, click.user, click.label, ts)
         team.forms.put(form, click.message, click.response_url)
-        view = form_view(ref.asks, form, team.app.gateway.proposals.get(ref.target_id))
+        proposal = team.app.gateway.proposals.get(ref.target_id)
+        secret = proposal is not None and team.app.policy.is_secret(proposal.mutation.key)
+        view = form_view(ref.asks, form, proposal, secret)
         try:
             team.client.views_open(trigger_id=trigger_id, view=view)
         except (SlackApiError, SlackClientError, OSError) as error:

@@ -155,14 +155,18 @@ def prefill_for(asks: str, proposed: JsonValue) -> str:
 
 
 def form_view(
-    asks: Literal["value", "reason"], form: FormRef, proposal: Proposal | None
+    asks: Literal["value", "reason"],
+    form: FormRef,
+    proposal: Proposal | None,
+    secret: bool = False,
 ) -> dict[str, Any]:
     """The modal: what the proposal would do, and a box for the new value (multiline,
-    required, starting as the value it would write) or for a reason (one line, optional)."""
+    required, starting as the value it would write, unless the key is ``secret``) or for a
+    reason (one line, optional)."""
     proposed = proposal.current_value if proposal is not None else None
-    prefill = prefill_for(asks, proposed)
+    prefill = "" if secret else prefill_for(asks, proposed)
     as_json = proposal is not None and not isinstance(proposed, str)
-    summary = proposal.summary() if proposal is not None else ""
+    summary = proposal.summary(secret) if proposal is not None else ""
     value = asks == "value"
     element: dict[str, Any] = {
         "type": "plain_text_input",

@@ -75,6 +75,7 @@ class ProposalRef(BaseModel):
     protected: bool = False
     value: str = Field(default="", max_length=3000)  # as an edit box shows it
     editable: bool = True  # a value to edit (a delete has none)
+    revision: int = Field(default=0, ge=0)  # edits so far: its buttons name the one shown
 
 
 class ClickStatus(StrEnum):

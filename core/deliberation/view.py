@@ -94,7 +94,7 @@ def _bind(
             **common,
             label=_fit(label),
             target_id=proposal.id,
-            target_version=0,
+            target_version=proposal.revision,
             confirm=apply and proposal.protected,
             asks="value" if edit else "reason" if surfaced.type == "DiscardProposal" else None,
             prefill=proposal.value if edit else "",

@@ -38,6 +38,8 @@ def decision_fields(outcome: Outcome) -> dict[str, Any]:
     }
     if m.proposed_by is not None:
         fields["proposed_by"] = str(m.proposed_by)
+    if isinstance(m.meta.get("proposal"), str):  # applying a proposal: its steps share its id
+        fields["proposal_id"] = m.meta["proposal"]
     if isinstance(outcome, Committed):
         fields.update(version=outcome.version, duplicate=outcome.duplicate, reason=m.reason)
     elif isinstance(outcome, Rejected):

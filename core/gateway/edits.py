@@ -6,10 +6,12 @@ checks the result when it is applied, like any value."""
 from __future__ import annotations
 
 import json
+import math
 
 from pydantic import JsonValue
 
 from core.gateway.proposals import Edit
+from core.state.mutation import Op
 from core.state.value_json import MAX_DEPTH, dumps, nesting
 
 __all__ = ["MAX_EDIT_CHARS", "edited_value", "value_text"]
@@ -22,8 +24,11 @@ def value_text(value: JsonValue) -> str:
     return value if isinstance(value, str) else dumps(value)
 
 
-def edited_value(proposed: JsonValue, text: str) -> Edit:
-    """The edit ``text`` makes of ``proposed``; ``ValueError`` naming what is wrong."""
+def edited_value(proposed: JsonValue, text: str, op: Op = Op.SET) -> Edit:
+    """The edit ``text`` makes of ``proposed`` (the value of an ``op``); ``ValueError``
+    naming what is wrong."""
+    if op is Op.DELETE:
+        raise ValueError("a delete has no value to edit")
     if len(text) > MAX_EDIT_CHARS:
         raise ValueError(f"the new value is {len(text)} characters, more than {MAX_EDIT_CHARS}")
     if not text.strip():
@@ -36,6 +41,10 @@ def edited_value(proposed: JsonValue, text: str) -> Edit:
         raise ValueError(f"the new value is not JSON ({exc}); write it as JSON") from None
     if nesting(value) > MAX_DEPTH:
         raise ValueError(f"the new value nests more than {MAX_DEPTH} levels deep")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"the new value {text.strip()} is too large for a number")
+    if op is Op.INCR and (isinstance(value, bool) or not isinstance(value, int | float)):
+        raise ValueError("the new value must be a number (the amount to add)")
     return Edit(value)
 
 

@@ -9,11 +9,11 @@ entry on conflict).
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import replace
 
-from pydantic import JsonValue
-
 from core.errors import DeliberateError
+from core.gateway.approving import applying, edited_since, moved_on, refuse_apply
 from core.gateway.decisions import DecisionLog
 from core.gateway.outcome import (
     Outcome,
@@ -24,7 +24,7 @@ from core.gateway.outcome import (
     requester,
     stale_message,
 )
-from core.gateway.policy import GuestPolicy, Policy, VerdictKind
+from core.gateway.policy import Policy, VerdictKind
 from core.gateway.proposals import Approved, Edit, ProposalBox
 from core.redis_client import INTERRUPTED
 from core.state.actor import Actor, ActorKind
@@ -71,6 +71,15 @@ class MutationGateway:
             proposal = self.proposals.add(self._proposal_of(verdict.mutation), self._wait(m))
             if proposal.status is ProposalStatus.EXPIRED:
                 return self._expired(proposal, verdict.mutation)
+            if proposal.status in (ProposalStatus.DISCARDED, ProposalStatus.STALE):
+                outcome = Rejected(
+                    verdict.mutation,
+                    RejectReason.NOT_FOUND,
+                    f"this change was proposed before and {proposal.status.value}; "
+                    "nothing was changed",
+                )
+                self.decisions.record(outcome, proposal_id=proposal.id)
+                return outcome
             outcome = Pending(verdict.mutation, proposal)
         else:
             outcome = self._hide_secret(self.store.commit(verdict.mutation, verdict.limits))
@@ -115,6 +124,7 @@ class MutationGateway:
         *,
         expected_version: int | None = None,
         edit: Edit | None = None,
+        revision: int | None = None,
     ) -> Outcome:
         """A person approves a proposal (with ``edit``: a value of their own instead): the
         person is the actor (their roles are checked, and the value against the key's
@@ -123,10 +133,18 @@ class MutationGateway:
         is answered from what it committed. Until then it is ``Pending``, with the approvals
         so far. Past its deadline it is refused as expired; with the key moved past the
         version it was made against, as stale; to the person who asked for it, when it
-        needs four eyes."""
+        needs four eyes (and to whoever edited it: they asked for that value). ``revision``:
+        the edit of it the approver saw (a button names it); refused once edited since."""
         proposal = self._proposal(proposal_id)
-        mutation = _applying(proposal, actor, expected_version, edit)
-        refusal = _refuse_apply(proposal, mutation, actor, self.policy.config.guests)
+        try:
+            mutation = applying(proposal, actor, expected_version, edit)
+        except ValueError as exc:  # an edited value the operation cannot take
+            refused = Rejected(proposal.mutation, RejectReason.SCHEMA, f"the new value: {exc}")
+            self.decisions.record(refused, proposal_id=proposal.id)
+            return refused
+        refusal = refuse_apply(proposal, mutation, actor, self.policy.config.guests)
+        if refusal is None and revision is not None and proposal.status is ProposalStatus.PENDING:
+            refusal = edited_since(proposal, mutation, revision)
         if refusal is None and proposal.status is ProposalStatus.EXPIRED:
             return self._expired(proposal, mutation)
         if refusal is None and proposal.status is ProposalStatus.PENDING:
@@ -137,30 +155,39 @@ class MutationGateway:
         if refusal is not None:
             self.decisions.record(refusal, proposal_id=proposal.id)
             return refusal
-        approved = self.proposals.approve(proposal.id, actor, edit)
+
+        def again() -> Outcome:  # the same click once more (the proposal moved meanwhile)
+            return self.apply_proposal(
+                proposal_id, actor, expected_version=expected_version, edit=edit, revision=revision
+            )
+
+        approved = self.proposals.approve(proposal.id, actor, edit, revision)
+        if approved is not None and not approved.counted and revision is not None:
+            edited = edited_since(approved.proposal, mutation, revision)
+            if edited is not None:  # edited between the check and the count
+                self.decisions.record(edited, proposal_id=proposal.id)
+                return edited
         if approved is not None and approved.proposal.status is ProposalStatus.PENDING:
             return self._waiting(mutation, approved)
         if approved is not None and approved.proposal.status is ProposalStatus.EXPIRED:
             return self._expired(approved.proposal, mutation)
         if approved is not None and approved.counted:  # claimed: this approver commits
-            mutation = _applying(approved.proposal, actor, expected_version)
+            mutation = applying(approved.proposal, actor, expected_version)
         else:  # only the one who claims it commits
             current = self._proposal(proposal.id)
             if current.status is not ProposalStatus.APPLIED:
                 # discarded meanwhile (refused next time round) or handed back: again
-                return self.apply_proposal(
-                    proposal.id, actor, expected_version=expected_version, edit=edit
-                )
+                return again()
             first = self._first_result(current, mutation)
             if first is not None:
                 return self._again(mutation, first)
             window = self.store.idempotency_ttl_ms
             taken = self.proposals.take_over(proposal.id, actor, mutation.id, window)
             if taken is None:
-                return self._not_taken_over(proposal.id, actor, mutation, expected_version)
+                return self._not_taken_over(proposal.id, mutation, again)
             if taken.status is ProposalStatus.EXPIRED:
                 return self._expired(taken, mutation)
-            mutation = _applying(taken, actor, expected_version)
+            mutation = applying(taken, actor, expected_version)
         return self._commit_claimed(proposal.id, actor, mutation)
 
     def _commit_claimed(self, proposal_id: str, actor: Actor, mutation: Mutation) -> Outcome:
@@ -175,11 +202,12 @@ class MutationGateway:
             raise
         if isinstance(outcome, Committed):
             self.proposals.record_commit(proposal_id, outcome)
-        elif isinstance(outcome, Rejected) and _moved_on(outcome, mutation):
+        elif isinstance(outcome, Rejected) and moved_on(outcome, mutation):
             # made against a version the key has left: it never will apply
             if self.proposals.stale(proposal_id, actor) is not None:
                 # (with the latest entry: people are shown what is there instead)
-                outcome = replace(outcome, message=stale_message(mutation, outcome.version))
+                stale = stale_message(mutation, outcome.version)
+                outcome = replace(outcome, reason=RejectReason.STALE, message=stale)
                 self.decisions.record(outcome, proposal_id=proposal_id)
         else:
             # not applied after all (not allowed, rate-limited): it waits again
@@ -232,11 +260,11 @@ class MutationGateway:
         return outcome
 
     def _not_taken_over(
-        self, proposal_id: str, actor: Actor, mutation: Mutation, expected_version: int | None
+        self, proposal_id: str, mutation: Mutation, again: Callable[[], Outcome]
     ) -> Outcome:
         current = self._proposal(proposal_id)
         if current.status is not ProposalStatus.APPLIED:  # handed back meanwhile: again
-            return self.apply_proposal(proposal_id, actor, expected_version=expected_version)
+            return again()
         first = self._first_result(current, mutation)
         if first is not None:  # its applier committed meanwhile
             return self._again(mutation, first)
@@ -278,7 +306,7 @@ class MutationGateway:
         moved = self.proposals.discard(proposal_id, actor, reason)
         proposal = moved if moved is not None else self._proposal(proposal_id)
         if proposal.status is ProposalStatus.EXPIRED:
-            self._expired(proposal, _applying(proposal, actor, verb="discard"))
+            self._expired(proposal, applying(proposal, actor, verb="discard"))
         elif moved is not None:
             self.decisions.discarded(proposal, actor)
         return proposal
@@ -300,75 +328,3 @@ class MutationGateway:
         if proposal is None:
             raise UnknownProposal(proposal_id)
         return proposal
-
-
-def _applying(
-    proposal: Proposal,
-    actor: Actor,
-    expected_version: int | None = None,
-    edit: Edit | None = None,
-    verb: str = "apply",
-) -> Mutation:
-    """The proposed mutation as ``actor`` would commit it by clicking ``verb``: with its
-    value as edited (``edit``, else the proposal's), version-checked against the version it
-    was made against, and its approvers, editor and proposed value in its ``meta``."""
-    proposed = proposal.mutation
-    meta = dict(proposed.meta)
-    meta["proposal"] = proposal.id
-    if proposal.requested_by is not None:
-        meta["requestedBy"] = str(proposal.requested_by)
-    approvers: list[JsonValue] = [str(a.by) for a in proposal.approvals]
-    if approvers:
-        meta["approvedBy"] = approvers
-    value = proposal.current_value if edit is None else edit.value
-    editor = actor if edit is not None else (proposal.edited.by if proposal.edited else None)
-    if editor is not None:
-        meta.update(editedBy=str(editor), proposedValue=proposed.value)
-    if expected_version is None:
-        expected_version = proposed.expected_version
-    if expected_version is None:
-        expected_version = proposal.base_version
-    return proposed.with_changes(
-        id=f"{verb}-{proposal.id}",
-        actor=actor,
-        value=value,
-        proposed_by=proposed.actor,
-        causation_id=proposed.id,
-        expected_version=expected_version,
-        meta=meta,
-    )
-
-
-def _moved_on(outcome: Rejected, mutation: Mutation) -> bool:
-    """A commit refused because the key is no longer at the version it expected."""
-    return outcome.reason is RejectReason.CONFLICT and mutation.expected_version is not None
-
-
-def _refuse_apply(
-    proposal: Proposal, mutation: Mutation, actor: Actor, guests: GuestPolicy
-) -> Rejected | None:
-    if actor.kind is ActorKind.AGENT:
-        return Rejected(mutation, RejectReason.FORBIDDEN, "an agent cannot apply a proposal")
-    if actor.kind is ActorKind.GUEST and not guests.apply:
-        return Rejected(
-            mutation,
-            RejectReason.FORBIDDEN,
-            f"{actor} is a guest here: guests may talk, not apply proposals",
-        )
-    if proposal.status is ProposalStatus.DISCARDED:
-        by = proposal.resolved_by
-        return Rejected(
-            mutation,
-            RejectReason.NOT_FOUND,
-            f"this proposal was discarded{f' by {by}' if by else ''}",
-        )
-    if proposal.status is ProposalStatus.STALE:
-        return Rejected(mutation, RejectReason.CONFLICT, stale_message(mutation, None))
-    requester = proposal.requested_by
-    if proposal.four_eyes and requester is not None and requester.identity == actor.identity:
-        return Rejected(
-            mutation,
-            RejectReason.FORBIDDEN,
-            f"{actor} asked for this change: someone else must approve it",
-        )
-    return None

@@ -113,6 +113,7 @@ class Proposal(BaseModel):
     approvals: list[Approval] = []  # so far, oldest first (the last one commits it)
     edited: Approval | None = None  # who changed the value, and when
     value: JsonValue = None  # the value as edited (``edited``), else unused
+    revision: int = Field(default=0, ge=0)  # edits so far: an approval names the one it saw
     reason: str | None = None  # why it was discarded, as its discarder said
 
     @property
@@ -127,10 +128,12 @@ class Proposal(BaseModel):
     def approved_by(self, actor: Actor) -> bool:
         return any(a.by.identity == actor.identity for a in self.approvals)
 
-    def summary(self) -> str:
+    def summary(self, secret: bool = False) -> str:
+        """What it would do; ``secret``: the key's values are never shown (in chat, to the
+        model)."""
         m = self.mutation
         value = self.current_value
-        shown = "" if value is None else f" = {value}"
+        shown = "" if value is None else " = (secret)" if secret else f" = {value}"
         return f"{m.op.value} {m.key}{shown}"
 
 

@@ -132,11 +132,19 @@ class ProposalBox:
         self.redis.zremrangebyscore(self.keys.proposals, -now, -1)
         return [str(i) for i in self.redis.zrangebyscore(self.keys.proposals, 0, now)]
 
-    def approve(self, proposal_id: str, by: Actor, edit: Edit | None = None) -> Approved | None:
+    def approve(
+        self,
+        proposal_id: str,
+        by: Actor,
+        edit: Edit | None = None,
+        revision: int | None = None,
+    ) -> Approved | None:
         """Count ``by``'s approval of a pending proposal (with ``edit``: the new value, which
-        only ``by`` has approved so far), atomically: at its quorum it is claimed for ``by``
-        (applied: ``by`` commits it). None when it is not pending; expired past its
-        deadline; unchanged (``counted`` False) when ``by`` approved it already."""
+        only ``by`` has approved so far, or nobody under four eyes: the editor asked for
+        it), atomically: at its quorum it is claimed for ``by`` (applied: ``by`` commits
+        it). None when it is not pending; expired past its deadline; unchanged (``counted``
+        False) when ``by`` approved it already, or it is no longer at ``revision`` (the
+        value ``by`` saw was edited since)."""
         counted = True
 
         def count(p: Proposal, now: int) -> Proposal | None:
@@ -145,12 +153,16 @@ class ProposalBox:
                 return None
             if self._due(p, now):
                 return self._expired(p, now)
+            if revision is not None and revision != p.revision:
+                counted = False
+                return None
             approval = Approval(by=by, at=now)
             if edit is not None:
                 update: dict[str, Any] = {
-                    "approvals": [approval],
+                    "approvals": [] if p.four_eyes else [approval],
                     "edited": approval,
                     "value": edit.value,
+                    "revision": p.revision + 1,
                 }
             elif p.approved_by(by):
                 counted = False
@@ -158,7 +170,7 @@ class ProposalBox:
             else:
                 update = {"approvals": [*p.approvals, approval]}
             counted_in = p.model_copy(update=update)
-            if len(counted_in.approvals) >= p.quorum:
+            if counted_in.approvals and len(counted_in.approvals) >= p.quorum:
                 return _resolved(counted_in, ProposalStatus.APPLIED, by, now)
             return counted_in
 
@@ -215,7 +227,8 @@ class ProposalBox:
 
     def sweep(self) -> int:
         """Give their expiry to proposals stored before proposals had one (a release that
-        kept them for ever), as ``_write`` would have; how many. A SCAN of the keyspace:
+        kept them for ever), as ``_write`` would have, and the pending ones their place in
+        the index; how many. A SCAN of the keyspace:
         the worker runs it once a day."""
         now, swept = server_ms(self.redis, self.keys.versions), 0
         pattern = self.keys.every_key.removesuffix("*") + ":proposal:*"
@@ -228,9 +241,11 @@ class ProposalBox:
             except ValueError:  # unreadable: kept the week a resolved one is
                 kept_until = now + KEPT_MS
             else:
-                pending = proposal.status is ProposalStatus.PENDING
-                deadline = self.deadline(proposal)
-                kept_until = _kept_until(deadline, now) if pending else now + KEPT_MS
+                kept_until = now + KEPT_MS
+                if proposal.status is ProposalStatus.PENDING:  # and into the index
+                    deadline = self.deadline(proposal)
+                    kept_until = _kept_until(deadline, now)
+                    self.redis.zadd(self.keys.proposals, {proposal.id: deadline}, nx=True)
             swept += int(self.redis.pexpireat(name, kept_until))
         return swept
 

@@ -186,11 +186,12 @@ class AgentTools:
         proposal = None
         if isinstance(outcome, Pending):
             rule = self.gateway.policy.rule_for(mutation.key)
+            secret = rule is not None and rule.secret
             proposal = ProposalRef(
                 id=outcome.proposal.id,
-                summary=outcome.proposal.summary()[:300],
+                summary=outcome.proposal.summary(secret)[:300],
                 protected=rule is not None and rule.protected,
-                value=_editable(outcome.proposal.current_value),
+                value="" if secret else _editable(outcome.proposal.current_value),
                 editable=mutation.op is not Op.DELETE,
             )
         return ToolResult(name, outcome.name != "rejected", summary, proposal, outcome)

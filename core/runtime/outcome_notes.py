@@ -19,18 +19,22 @@ from core.state.actor import Actor
 from core.state.commit_result import Committed, Rejected, RejectReason
 from core.state.mutation import Op
 
-__all__ = ["discard_note", "note_for"]
+__all__ = ["SECRET", "discard_note", "note_for"]
+
+SECRET = "(secret)"  # a secret key's value, wherever chat would show it
 
 
-def note_for(outcome: Outcome, protected: bool = False) -> OutcomeNote:
-    """``protected``: the key is (a proposal's Apply asks to confirm)."""
+def note_for(outcome: Outcome, protected: bool = False, secret: bool = False) -> OutcomeNote:
+    """``protected``: the key is (a proposal's Apply asks to confirm); ``secret``: its
+    values are never shown in chat nor kept in the session."""
     m = outcome.mutation
     if isinstance(outcome, Committed):
+        shown = SECRET if secret and m.value is not None else m.value
         return OutcomeNote(
             outcome="committed",
-            message=say.committed(m.op.value, m.key, m.value, outcome.version, outcome.duplicate),
+            message=say.committed(m.op.value, m.key, shown, outcome.version, outcome.duplicate),
             key=m.key,
-            value=m.value,
+            value=None if secret else m.value,
             version=outcome.version,
             duplicate=outcome.duplicate,
             by=str(m.actor),
@@ -38,16 +42,18 @@ def note_for(outcome: Outcome, protected: bool = False) -> OutcomeNote:
         )
     if isinstance(outcome, Pending):
         p = outcome.proposal
-        message = say.proposed(p.summary())
+        summary = p.summary(secret)
+        message = say.proposed(summary)
         if p.approvals:
-            message = f"{p.summary()}: {approvals_message(p)}"
-        text = value_text(p.current_value)
+            message = f"{summary}: {approvals_message(p)}"
+        text = "" if secret else value_text(p.current_value)
         waiting = ProposalRef(
             id=p.id,
-            summary=p.summary()[:300],
+            summary=summary[:300],
             protected=protected,
             value=text if len(text) <= MAX_EDIT_CHARS else "",
             editable=m.op is not Op.DELETE,
+            revision=p.revision,
         )
         return OutcomeNote(outcome="pending", message=message, key=m.key, waiting=waiting)
     assert isinstance(outcome, Rejected)
@@ -65,7 +71,7 @@ def note_for(outcome: Outcome, protected: bool = False) -> OutcomeNote:
     )
 
 
-def discard_note(proposal: Proposal, actor: Actor) -> OutcomeNote:
+def discard_note(proposal: Proposal, actor: Actor, secret: bool = False) -> OutcomeNote:
     """What a discard came to: done, or why not (applied meanwhile, being applied, or past
     its deadline: nothing to discard)."""
     if proposal.status is ProposalStatus.EXPIRED and proposal.expires_at is not None:
@@ -77,12 +83,8 @@ def discard_note(proposal: Proposal, actor: Actor) -> OutcomeNote:
         by = str(proposal.resolved_by) if proposal.resolved_by else None
         message = say.already_resolved(proposal.status, by)
         return OutcomeNote(outcome="rejected", message=message, reason="resolved")
-    message = say.discarded(proposal.summary())
+    summary = proposal.summary(secret)
+    message = say.discarded(summary)
     if proposal.reason:
         message += f" ({proposal.reason})"
-    return OutcomeNote(
-        outcome="discarded",
-        message=message,
-        by=str(actor),
-        proposal=proposal.summary()[:200],
-    )
+    return OutcomeNote(outcome="discarded", message=message, by=str(actor), proposal=summary[:200])

@@ -196,7 +196,9 @@ class Runtime:
 
     def _note(self, outcome: Outcome) -> OutcomeNote:
         rule = self.gateway.policy.rule_for(outcome.mutation.key)
-        return note_for(outcome, protected=rule is not None and rule.protected)
+        if rule is None:
+            return note_for(outcome)
+        return note_for(outcome, protected=rule.protected, secret=rule.secret)
 
     def _revert(self, click: ActionClicked) -> OutcomeNote:
         """An "Undo" click: within the time the policy offers it for, and only the
@@ -219,7 +221,9 @@ class Runtime:
                 edit = self._edit(click)
                 if isinstance(edit, OutcomeNote):
                     return edit
-                applied = self.gateway.apply_proposal(click.target_id, click.actor, edit=edit)
+                applied = self.gateway.apply_proposal(
+                    click.target_id, click.actor, edit=edit, revision=click.expected_version
+                )
                 return self._note(applied)
             proposal = self.gateway.discard_proposal(click.target_id, click.actor, click.note)
         except UnknownProposal as exc:
@@ -228,7 +232,8 @@ class Runtime:
             raise
         except DeliberateError as exc:
             return OutcomeNote(outcome="rejected", message=str(exc), reason="forbidden")
-        return discard_note(proposal, click.actor)
+        secret = self.gateway.policy.is_secret(proposal.mutation.key)
+        return discard_note(proposal, click.actor, secret)
 
     def _edit(self, click: ActionClicked) -> Edit | OutcomeNote | None:
         """The value an EditProposal click gives (None: not an edit), or why it is none."""
@@ -237,10 +242,12 @@ class Runtime:
         proposal = self.gateway.proposals.get(click.target_id)
         if proposal is None:
             raise UnknownProposal(click.target_id)
-        if proposal.status is not ProposalStatus.PENDING:
-            return None  # nothing to edit: applying says what became of it
+        if proposal.status is not ProposalStatus.PENDING:  # nothing to edit any more
+            by = f" by {proposal.resolved_by}" if proposal.resolved_by else ""
+            message = f"this proposal was already {proposal.status.value}{by}; nothing was changed"
+            return OutcomeNote(outcome="rejected", message=message, reason="resolved")
         try:
-            return edited_value(proposal.current_value, click.note or "")
+            return edited_value(proposal.current_value, click.note or "", proposal.mutation.op)
         except ValueError as exc:
             return OutcomeNote(outcome="rejected", message=str(exc), reason="schema")
 

@@ -47,6 +47,7 @@ class RejectReason(StrEnum):
     TYPE = "type"  # incr on a non-number, append on a non-list
     RATE_LIMITED = "rate_limited"
     EXPIRED = "expired"  # a proposal applied past its deadline
+    STALE = "stale"  # a proposal whose key moved past the version it was made against
 
 
 @dataclass(frozen=True)

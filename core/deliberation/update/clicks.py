@@ -48,6 +48,8 @@ from core.state.mutation import Mutation
 
 __all__ = ["action_mutation_id", "on_clicked", "on_done"]
 
+MAX_IDEA = 300  # characters of a working-memory item
+
 
 def on_clicked(
     settings: LoopSettings, model: Session, msg: ActionClicked
@@ -223,7 +225,7 @@ def on_done(settings: LoopSettings, model: Session, msg: ActionDone) -> tuple[Se
         "not_found",
         "resolved",
         "expired",
-        "conflict",  # stale: the key moved past the version it was made against
+        "stale",  # the key moved past the version it was made against
     )
     if click.action in PROPOSAL_ACTIONS and resolved:
         kept = [p for p in state.pending_proposals if p.id != click.target_id]
@@ -233,7 +235,9 @@ def on_done(settings: LoopSettings, model: Session, msg: ActionDone) -> tuple[Se
     if note.outcome == "discarded" and click.note and note.proposal:
         # the next model call knows what was turned down, and why
         why = " ".join(click.note.split())
-        rejected = ContextStateDelta(add_rejected_ideas=[f"{note.proposal} (rejected: {why})"])
+        idea = f"{note.proposal} (rejected: {why})"
+        idea = idea if len(idea) <= MAX_IDEA else idea[: MAX_IDEA - 2] + "…)"
+        rejected = ContextStateDelta(add_rejected_ideas=[idea])
         model = model.model_copy(update={"working": merge(model.working, rejected)})
     if note.outcome == "committed" and note.key is not None and note.version is not None:
         decided = {**state.decided, note.key: note.version}

@@ -84,7 +84,7 @@ def test_a_stale_proposal_is_rejected_with_the_latest_entry(app: App) -> None:
     pending = propose_scene(app)
     app.gateway.propose(mutation("set", "scene.name", "Live", "user:bob"))
     stale = app.gateway.apply_proposal(pending.proposal.id, actor("user:alice"), expected_version=0)
-    assert isinstance(stale, Rejected) and stale.reason is RejectReason.CONFLICT
+    assert isinstance(stale, Rejected) and stale.reason is RejectReason.STALE
     assert stale.latest is not None and stale.latest.value == "Live"
 
 

@@ -18,7 +18,7 @@ from core.gateway.outcome import Outcome, Pending, Proposal, ProposalStatus
 from core.gateway.proposals import Edit
 from core.state.actor import Actor
 from core.state.commit_result import Committed, Rejected, RejectReason
-from core.state.mutation import Mutation
+from core.state.mutation import Mutation, Op
 from tests.conftest import write_config
 from tests.factories import actor, mutation
 
@@ -185,14 +185,50 @@ def test_an_edit_the_schema_refuses_changes_nothing(life: App) -> None:
     assert stored(life, p.id).edited is None and life.store.version("plain.title") == 0
 
 
-def test_an_edit_sets_earlier_approvals_aside(life: App) -> None:
+def test_an_edit_sets_earlier_approvals_aside_and_counts_its_editor(life: App) -> None:
+    """Without four eyes an edit is its editor's approval; Mo's approval of the first value
+    does not count for the second."""
+    p = agent_proposal(life, "mods.edit", value="a", asker=None)
+    assert isinstance(life.gateway.apply_proposal(p.id, MO), Pending)
+    edited = life.gateway.apply_proposal(p.id, MAX, edit=Edit("b"))
+    assert isinstance(edited, Pending) and edited.proposal.revision == 1
+    assert [a.by for a in edited.proposal.approvals] == [MAX]
+    done = life.gateway.apply_proposal(p.id, MO, revision=1)
+    assert isinstance(done, Committed) and life.store.get("mods.edit").value == "b"  # type: ignore[union-attr]
+
+
+def test_under_four_eyes_the_editor_asked_for_the_new_value(life: App) -> None:
+    """Bo's edit is Bo's request: it counts no approval, Bo may not approve it, and an
+    approval of the value shown before the edit is refused."""
     p = agent_proposal(life, "pair.edit", value="a")
-    assert isinstance(life.gateway.apply_proposal(p.id, BO), Pending)
-    edited = life.gateway.apply_proposal(p.id, CY, edit=Edit("b"))
-    assert isinstance(edited, Pending)
-    assert [a.by for a in edited.proposal.approvals] == [CY]  # Bo approved "a", not "b"
-    done = life.gateway.apply_proposal(p.id, BO)
+    assert isinstance(life.gateway.apply_proposal(p.id, CY, revision=0), Pending)
+    edited = life.gateway.apply_proposal(p.id, BO, edit=Edit("b"), revision=0)
+    assert isinstance(edited, Pending) and edited.proposal.approvals == []
+    own = life.gateway.apply_proposal(p.id, BO, revision=1)
+    assert isinstance(own, Rejected) and own.reason is RejectReason.FORBIDDEN
+    assert own.message == "user:bo edited this change: someone else must approve the new value"
+    seen_before = life.gateway.apply_proposal(p.id, DI, revision=0)
+    assert isinstance(seen_before, Rejected) and seen_before.reason is RejectReason.CONFLICT
+    assert "edited by user:bo since you saw it: it now reads set pair.edit = b" in (
+        seen_before.message
+    )
+    assert isinstance(life.gateway.apply_proposal(p.id, CY, revision=1), Pending)
+    done = life.gateway.apply_proposal(p.id, DI, revision=1)
     assert isinstance(done, Committed) and life.store.get("pair.edit").value == "b"  # type: ignore[union-attr]
+    assert done.mutation.meta["approvedBy"] == ["user:cy", "user:di"]
+
+
+def test_an_edit_the_operation_cannot_take_is_refused() -> None:
+    assert edited_value(1, "2", Op.INCR) == Edit(2)
+    for op, text, why in [
+        (Op.INCR, '"two"', "must be a number"),
+        (Op.INCR, "[1]", "must be a number"),
+        (Op.INCR, "true", "must be a number"),
+        (Op.SET, "1e400", "too large"),
+        (Op.DELETE, "x", "a delete has no value"),
+    ]:
+        with pytest.raises(ValueError, match=why):
+            edited_value(1, text, op)
 
 
 def test_edit_text_is_plain_for_strings_and_json_otherwise() -> None:
@@ -234,7 +270,7 @@ def test_a_proposal_goes_stale_when_its_key_moves_on(life: App) -> None:
     assert p.base_version == 0
     assert isinstance(life.gateway.propose(mutation("set", "plain.topic", "theirs", CY)), Committed)
     stale = life.gateway.apply_proposal(p.id, BO)
-    assert isinstance(stale, Rejected) and stale.reason is RejectReason.CONFLICT
+    assert isinstance(stale, Rejected) and stale.reason is RejectReason.STALE
     assert stale.message.startswith("this proposal went stale: plain.topic changed")
     assert stored(life, p.id).status is ProposalStatus.STALE
     assert life.store.get("plain.topic").value == "theirs"  # type: ignore[union-attr]

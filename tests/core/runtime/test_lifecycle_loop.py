@@ -110,10 +110,18 @@ def test_edit_then_apply_commits_the_edited_value_once(
     bad = outcome(click(rt, edit, BO, "e0", note="Lunch"))  # not in the key's enum
     assert bad.outcome == "rejected" and bad.reason == "schema"
     assert life.store.version("scene.name") == 0
-    done = outcome(click(rt, edit, BO, "e1", note="Ending"))
-    assert done.outcome == "committed" and life.store.get("scene.name").value == "Ending"  # type: ignore[union-attr]
+    edited = click(rt, edit, BO, "e1", note="Ending")
+    assert outcome(edited).outcome == "pending"  # four eyes: Bo asked for "Ending"
     again = click(rt, edit, BO, "e1", note="Live")  # the same click delivered again
     assert [e for e in again if isinstance(e, OutcomeEvent)] == []
+    apply = button(edited, ActionType.APPLY_PROPOSAL)
+    assert apply.target_version == 1  # the edit it shows
+    stale_button = click(rt, edit, actor("user:cy"), "e2", note="Live")  # the old form
+    assert outcome(stale_button).reason == "conflict" and "since you saw it" in (
+        outcome(stale_button).message
+    )
+    done = outcome(click(rt, apply, actor("user:cy"), "a1"))
+    assert done.outcome == "committed" and life.store.get("scene.name").value == "Ending"  # type: ignore[union-attr]
     assert life.store.version("scene.name") == 1
     meta = life.log.latest(1, key="scene.name")[0].mutation.meta
     assert (meta["proposedValue"], meta["editedBy"]) == ("BRB", "user:bo")
@@ -261,7 +269,8 @@ def test_after_an_edit_that_awaits_another_the_buttons_show_the_edited_value(
     apply = button(edited, ActionType.APPLY_PROPOSAL)
     assert apply.label == "Apply: set scene.name = Ending"
     assert button(edited, ActionType.EDIT_PROPOSAL).prefill == "Ending"
-    done = outcome(click(rt, apply, actor("user:cy"), "a1"))
+    assert outcome(click(rt, apply, actor("user:cy"), "a1")).outcome == "pending"
+    done = outcome(click(rt, apply, actor("user:di"), "a2"))
     assert done.outcome == "committed" and app.store.get("scene.name").value == "Ending"  # type: ignore[union-attr]
 
 
@@ -278,3 +287,55 @@ def test_a_proposed_delete_offers_no_edit(life: App, openai_server: OpenAIServer
     shown = runtime(life, openai_server).send("s1", UserSaid(text="clear the scene", actor=AL))
     actions = [b.action for v in views(shown) for b in v.buttons]
     assert ActionType.APPLY_PROPOSAL in actions and ActionType.EDIT_PROPOSAL not in actions
+
+
+SECRETS = SHIPPED.replace(
+    "  keys:\n",
+    """  keys:
+    - pattern: "vault.*"
+      type: string
+      secret: true
+      agent: propose
+""",
+    1,
+)
+
+
+def test_a_secret_keys_values_stay_out_of_chat_and_the_model(
+    tmp_path: Path, server_redis: Redis, workspace: str, openai_server: OpenAIServer
+) -> None:
+    """Edited, discarded, committed and undone: no secret value in a view, an outcome, the
+    session's working memory, or a later model call."""
+    app = build_app(workspace, write_config(tmp_path, SECRETS), client=server_redis)
+    openai_server.answer_with = proposing("vault.token", "hunter2")
+    rt = runtime(app, openai_server)
+    shown = rt.send("s1", UserSaid(text="rotate the token", actor=AL))
+    edit = button(shown, ActionType.EDIT_PROPOSAL)
+    assert edit.prefill == "" and "hunter2" not in str(views(shown))
+    done = click(rt, edit, BO, "e1", note="NEW-SECRET")
+    assert app.store.get("vault.token").value == "NEW-SECRET"  # type: ignore[union-attr]
+    undone = click(rt, button(done, ActionType.REVERT_MUTATION), BO, "u1")
+    assert outcome(undone).outcome == "committed"
+    again = rt.send("s1", UserSaid(text="try once more", actor=AL))
+    discarded = click(rt, button(again, ActionType.DISCARD_PROPOSAL), BO, "d1", note="no")
+    assert outcome(discarded).outcome == "discarded"
+    memory = rt.sessions.load("s1").working.rejected_ideas
+    assert memory == ["set vault.token = (secret) (rejected: no)"]
+    everything = str([shown, done, undone, again, discarded, memory])
+    assert "NEW-SECRET" not in everything and "hunter2" not in everything
+    rt.send("s1", UserSaid(text="and now?", actor=AL))
+    assert "NEW-SECRET" not in str(openai_server.requests)
+
+
+def test_a_long_reason_is_kept_cut_to_what_memory_holds(
+    life: App, openai_server: OpenAIServer
+) -> None:
+    openai_server.answer_with = proposing("scene.name", "BRB")
+    rt = runtime(life, openai_server)
+    discard = button(rt.send("s1", UserSaid(text="brb?", actor=AL)), ActionType.DISCARD_PROPOSAL)
+    reason = "because " * 50
+    gone = outcome(click(rt, discard, BO, "d1", note=reason))
+    assert gone.outcome == "discarded"
+    [idea] = rt.sessions.load("s1").working.rejected_ideas
+    assert idea.startswith("set scene.name = BRB (rejected: because") and len(idea) == 300
+    assert life.gateway.proposals.get(discard.target_id).reason == reason.strip()[:300].strip()  # type: ignore[union-attr]
