@@ -19,6 +19,7 @@ from core.deliberation.interpretation import TurnInterpretation
 __all__ = [
     "MAX_CLICKS",
     "MAX_ITEMS",
+    "MAX_ITEM_CHARS",
     "Candidate",
     "ClickRecord",
     "ClickStatus",
@@ -35,7 +36,10 @@ __all__ = [
 MAX_ITEMS = 20  # per list in context_state: the oldest items give way to new ones
 MAX_CLICKS = 50  # clicks remembered per session (idempotency of clicks on older ones is the
 # gateway's: a click's mutation id is derived from the click id)
-Item = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]
+MAX_ITEM_CHARS = 300  # characters of one item of working memory
+Item = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_ITEM_CHARS)
+]
 
 
 class Mode(StrEnum):

@@ -3,8 +3,9 @@ stored in Redis so that a button rendered now can be applied after a restart, an
 once (applied, discarded, expired or gone stale).
 
 A proposal may need several distinct approvers (its ``quorum``): each approval is counted
-once per person, atomically, and the last one claims it. An edit (a new value) counts as its
-editor's approval and sets the others aside: they approved another value.
+once per person, atomically, and the last one claims it. An edit (a new value) sets the
+others aside (they approved another value) and raises its ``revision``; it counts as its
+editor's approval, except under four eyes, where the editor asked for the new value.
 
 Applying is claiming: the person who moves a proposal from pending to applied is the only one
 who commits its mutation, and right after the commit writes what it committed into the
@@ -116,7 +117,10 @@ class ProposalBox:
                 if raw is None:
                     gone.append(proposal_id)
                     continue
-                proposal = Proposal.model_validate_json(str(raw))
+                try:
+                    proposal = Proposal.model_validate_json(str(raw))
+                except ValueError:  # unreadable (planted past the limits): not listed
+                    continue
                 if resolved or proposal.status is ProposalStatus.PENDING:
                     found.append(proposal)
         if gone:

@@ -27,6 +27,7 @@ from core.deliberation.beats import ActionStyle
 from core.deliberation.commands import Cmd, Commit, Generate, ResolveProposal, RevertCommit
 from core.deliberation.memory import (
     MAX_CLICKS,
+    MAX_ITEM_CHARS,
     MAX_ITEMS,
     Candidate,
     ClickRecord,
@@ -47,8 +48,6 @@ from core.deliberation.view import Button, ViewKind
 from core.state.mutation import Mutation
 
 __all__ = ["action_mutation_id", "on_clicked", "on_done"]
-
-MAX_IDEA = 300  # characters of a working-memory item
 
 
 def on_clicked(
@@ -164,7 +163,7 @@ def _generate(
     working = model.working
     candidate: Candidate | None = state.candidate
     if effect.reject_candidate:
-        set_aside = ContextStateDelta(add_rejected_ideas=[state.candidate.text[:300]])
+        set_aside = ContextStateDelta(add_rejected_ideas=[state.candidate.text[:MAX_ITEM_CHARS]])
         working = merge(working, set_aside)
         candidate = None
     changed = _record(state, msg, ClickStatus.DONE).model_copy(update={"candidate": candidate})
@@ -236,7 +235,7 @@ def on_done(settings: LoopSettings, model: Session, msg: ActionDone) -> tuple[Se
         # the next model call knows what was turned down, and why
         why = " ".join(click.note.split())
         idea = f"{note.proposal} (rejected: {why})"
-        idea = idea if len(idea) <= MAX_IDEA else idea[: MAX_IDEA - 2] + "…)"
+        idea = idea if len(idea) <= MAX_ITEM_CHARS else idea[: MAX_ITEM_CHARS - 2] + "…)"
         rejected = ContextStateDelta(add_rejected_ideas=[idea])
         model = model.model_copy(update={"working": merge(model.working, rejected)})
     if note.outcome == "committed" and note.key is not None and note.version is not None:
@@ -248,7 +247,7 @@ def on_done(settings: LoopSettings, model: Session, msg: ActionDone) -> tuple[Se
     if click.action == ActionType.CONFIRM_CURRENT and note.outcome == "committed":
         state = state.model_copy(update={"thread_status": ThreadStatus.DECIDED})
         if isinstance(note.value, str) and note.value.strip():
-            pinned = ContextStateDelta(pin_decisions=[note.value[:300]])
+            pinned = ContextStateDelta(pin_decisions=[note.value[:MAX_ITEM_CHARS]])
             model = model.model_copy(update={"working": merge(model.working, pinned)})
     text = say.by_whom(note.message, note.by or str(click.actor))
     undo = _undo(settings, note) if note.outcome == "committed" and not note.duplicate else []

@@ -306,6 +306,8 @@ def test_the_pending_list_shows_what_waits_and_all_shows_the_rest(life: App) -> 
         waiting.id,
         dropped.id,
     }
+    life.redis.set(life.store.keys.proposal(dropped.id), "{not json")  # planted
+    assert [p.id for p in life.gateway.proposals.listed(resolved=True)] == [waiting.id]
     life.redis.delete(life.store.keys.proposal(waiting.id))  # gone (kept time over)
     assert life.gateway.proposals.listed() == []
     assert life.redis.zscore(life.store.keys.proposals, waiting.id) is None
