@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import discord
 
 from bot.notices import UNCHANGED
-from core.deliberation.actions import ActionType
+from core.deliberation.actions import ASKS
 from core.gateway.edits import MAX_EDIT_CHARS, value_text
 from core.gateway.mutation_gateway import MAX_REASON
 
@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from bot.app import App
 
 __all__ = [
-    "FORM_ACTIONS",
     "GARBLED",
     "MAX_NOTE",
     "NOT_OURS",
@@ -41,11 +40,6 @@ __all__ = [
     "read_form",
 ]
 
-# the actions whose buttons open a form, and what it asks for (as the core's views bind them)
-FORM_ACTIONS: dict[str, Asks] = {
-    ActionType.EDIT_PROPOSAL: "value",
-    ActionType.DISCARD_PROPOSAL: "reason",
-}
 MAX_NOTE = 4000  # what a click carries (ActionClicked.note), and Discord's text inputs
 GARBLED = "This form's data is not valid" + UNCHANGED
 NOT_OURS = "This form is not one Deliberate made" + UNCHANGED
@@ -133,7 +127,7 @@ def read_form(data: Mapping[str, Any]) -> Submitted:
         ref = ButtonRef.of(match)
     except ValueError:
         raise ValueError(GARBLED) from None
-    if ref.asks is None or FORM_ACTIONS.get(ref.action) != ref.asks:
+    if ref.asks is None or ASKS.get(ref.action) != ref.asks:
         raise ValueError(NOT_OURS)
     typed = _typed(data.get("components"), ref.asks)
     if typed is None:

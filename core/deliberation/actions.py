@@ -9,9 +9,11 @@ are fixed. Nothing here does I/O: the loop turns an :class:`Effect` into command
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from string import Template
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
@@ -20,8 +22,10 @@ from core.state.mutation import Op
 
 __all__ = [
     "ACTION_NAME",
+    "ASKS",
     "ActionType",
     "AppAction",
+    "Asks",
     "Effect",
     "KeyTemplates",
     "Task",
@@ -50,6 +54,12 @@ class ActionType(StrEnum):
 PROPOSAL_ACTIONS = frozenset(
     {ActionType.APPLY_PROPOSAL, ActionType.EDIT_PROPOSAL, ActionType.DISCARD_PROPOSAL}
 )
+Asks = Literal["value", "reason"]
+# the actions whose button asks the clicker for something first (a form), and what
+ASKS: Mapping[str, Asks] = {
+    ActionType.EDIT_PROPOSAL: "value",
+    ActionType.DISCARD_PROPOSAL: "reason",
+}
 
 
 def is_builtin(name: str) -> bool:

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from core.deliberation.actions import PROPOSAL_ACTIONS, AppAction, is_builtin
+from core.deliberation.actions import ASKS, PROPOSAL_ACTIONS, AppAction, Asks, is_builtin
 from core.deliberation.beat_evaluator import EvaluationResult, SurfacedAction
 from core.deliberation.beats import ActionStyle
 from core.deliberation.memory import Candidate, ClickStatus, InteractionState, Mode
@@ -38,7 +37,7 @@ class Button(BaseModel):
     confirm: bool = False  # ask before acting (protected keys, destructive actions)
     # what the platform asks the clicker for before it sends the click (a modal): a new
     # value, prefilled with ``prefill`` (EditProposal), or a reason (DiscardProposal)
-    asks: Literal["value", "reason"] | None = None
+    asks: Asks | None = None
     prefill: str = ""
 
 
@@ -96,7 +95,7 @@ def _bind(
             target_id=proposal.id,
             target_version=proposal.revision,
             confirm=apply and proposal.protected,
-            asks="value" if edit else "reason" if surfaced.type == "DiscardProposal" else None,
+            asks=ASKS.get(surfaced.type),
             prefill=proposal.value if edit else "",
         )
     if state.candidate is None:
