@@ -119,7 +119,7 @@ def _problem(
         )
     if request.offered_for_ms is not None:
         until = record.ts + request.offered_for_ms
-        if server_ms(gateway.store.redis, gateway.store.keys.versions) > until:
+        if server_ms(gateway.store.redis, gateway.store.keys.versions) >= until:
             at = datetime.fromtimestamp(until / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
             return Rejected(
                 mutation,
