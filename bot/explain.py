@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import JsonValue
 
 from bot.cli.render import json_line, rule_step, rule_verdict
-from core.gateway.outcome import Proposal, ProposalStatus
+from core.gateway.outcome import Proposal, ProposalStatus, utc_minute
 from core.state.actor import ActorKind
 from core.state.mutation import Mutation
 from core.state.mutation_log import KeyHistory, LogRecord
@@ -192,7 +192,7 @@ def proposal_lines(
     elif p.requested_by is not None:
         who += f", requested by {p.requested_by}"
     age = f"{_age(now_ms - p.created_at)} ago"
-    until = f"; deadline {_utc(deadline_ms)}" if p.status is ProposalStatus.PENDING else ""
+    until = f"; deadline {utc_minute(deadline_ms)}" if p.status is ProposalStatus.PENDING else ""
     lines.append(f"  {who}, {age}{until}")
     names = f" ({', '.join(str(a.by) for a in p.approvals)})" if p.approvals else ""
     approvals = f"approvals {len(p.approvals)} of {p.quorum}{names}"
@@ -209,7 +209,7 @@ def proposal_lines(
 def _became(p: Proposal, deadline_ms: int) -> str:
     """What became of a proposal no longer pending: who, when, and why."""
     by = f" by {p.resolved_by}" if p.resolved_by is not None else ""
-    at = f" at {_utc(p.resolved_at)}" if p.resolved_at is not None else ""
+    at = f" at {utc_minute(p.resolved_at)}" if p.resolved_at is not None else ""
     if p.status is ProposalStatus.APPLIED:
         done = p.committed
         made = f" (v{done.version}, mutation {done.mutation.id})" if done is not None else ""
@@ -217,7 +217,7 @@ def _became(p: Proposal, deadline_ms: int) -> str:
     if p.status is ProposalStatus.DISCARDED:
         return f"discarded{by}{at}: {p.reason or 'no reason given'}"
     if p.status is ProposalStatus.EXPIRED:
-        return f"expired at {_utc(deadline_ms)}: nobody applied it in time"
+        return f"expired at {utc_minute(deadline_ms)}: nobody applied it in time"
     base = f" past v{p.base_version}" if p.base_version is not None else ""
     return f"went stale{at}: {p.mutation.key} moved{base} before it was applied"
 
@@ -238,7 +238,3 @@ def _age(ms: int) -> str:
         if seconds >= size:
             return f"{seconds // size}{unit}"
     return f"{seconds}s"
-
-
-def _utc(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")

@@ -29,6 +29,7 @@ __all__ = [
     "expired_message",
     "requester",
     "stale_message",
+    "utc_minute",
 ]
 
 
@@ -164,8 +165,12 @@ def stale_message(mutation: Mutation, now_version: int | None) -> str:
 
 def expired_message(deadline_ms: int) -> str:
     """What a click on a proposal past its deadline is told."""
-    at = datetime.fromtimestamp(deadline_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return f"this proposal expired at {at}; nothing was changed"
+    return f"this proposal expired at {utc_minute(deadline_ms)}; nothing was changed"
+
+
+def utc_minute(ms: int) -> str:
+    """A moment of the Redis server's clock (epoch ms) as people read a deadline."""
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 @dataclass(frozen=True)

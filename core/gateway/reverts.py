@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from core.gateway.outcome import Outcome
+from core.gateway.outcome import Outcome, utc_minute
 from core.state.actor import Actor
 from core.state.commit_result import Rejected, RejectReason
 from core.state.mutation import Mutation, Op, new_id
@@ -120,12 +119,11 @@ def _problem(
     if request.offered_for_ms is not None:
         until = record.ts + request.offered_for_ms
         if server_ms(gateway.store.redis, gateway.store.keys.versions) >= until:
-            at = datetime.fromtimestamp(until / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
             return Rejected(
                 mutation,
                 RejectReason.EXPIRED,
-                f"Undo was offered until {at}; `deliberate revert {record.mutation.id}` "
-                "can still revert it",
+                f"Undo was offered until {utc_minute(until)}; "
+                f"`deliberate revert {record.mutation.id}` can still revert it",
             )
     now = gateway.store.version(mutation.key)
     store = gateway.store
