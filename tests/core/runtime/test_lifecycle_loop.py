@@ -18,6 +18,7 @@ from bot.app import App, build_app
 from core.deliberation import sentences as say
 from core.deliberation.actions import ActionType
 from core.deliberation.beats import ActionStyle
+from core.deliberation.memory import ClickStatus
 from core.deliberation.messages import ActionClicked, UserSaid
 from core.deliberation.view import Button, View, ViewKind
 from core.gateway.mutation_gateway import MutationGateway
@@ -55,6 +56,14 @@ def runtime(app: App, server: OpenAIServer) -> Runtime:
     return app.runtime(ChatModel(client, "test-model", timeout_sec=5))
 
 
+def asked_for_brb(app: App, server: OpenAIServer, said: str) -> tuple[Runtime, list[Event]]:
+    """Al says ``said``; the model proposes ``scene.name = BRB``: the runtime, and what it
+    showed."""
+    server.answer_with = proposing("scene.name", "BRB")
+    rt = runtime(app, server)
+    return rt, rt.send("s1", UserSaid(text=said, actor=AL))
+
+
 def views(events: list[Event]) -> list[View]:
     return [e for e in events if isinstance(e, View)]
 
@@ -85,9 +94,7 @@ def click(
 def test_the_askers_own_proposal_needs_another_person(
     life: App, openai_server: OpenAIServer
 ) -> None:
-    openai_server.answer_with = proposing("scene.name", "BRB")
-    rt = runtime(life, openai_server)
-    shown = rt.send("s1", UserSaid(text="let's go brb", actor=AL))
+    rt, shown = asked_for_brb(life, openai_server, "let's go brb")
     apply = button(shown, ActionType.APPLY_PROPOSAL)
     proposal = life.gateway.proposals.get(apply.target_id)
     assert proposal is not None and proposal.requested_by == AL
@@ -103,9 +110,8 @@ def test_the_askers_own_proposal_needs_another_person(
 def test_edit_then_apply_commits_the_edited_value_once(
     life: App, openai_server: OpenAIServer
 ) -> None:
-    openai_server.answer_with = proposing("scene.name", "BRB")
-    rt = runtime(life, openai_server)
-    edit = button(rt.send("s1", UserSaid(text="brb time", actor=AL)), ActionType.EDIT_PROPOSAL)
+    rt, shown = asked_for_brb(life, openai_server, "brb time")
+    edit = button(shown, ActionType.EDIT_PROPOSAL)
     assert edit.asks == "value" and edit.prefill == "BRB"
     bad = outcome(click(rt, edit, BO, "e0", note="Lunch"))  # not in the key's enum
     assert bad.outcome == "rejected" and bad.reason == "schema"
@@ -130,13 +136,13 @@ def test_edit_then_apply_commits_the_edited_value_once(
 def test_a_rejection_reason_reaches_the_next_model_frame(
     life: App, openai_server: OpenAIServer
 ) -> None:
-    openai_server.answer_with = proposing("scene.name", "BRB")
-    rt = runtime(life, openai_server)
-    discard = button(rt.send("s1", UserSaid(text="brb?", actor=AL)), ActionType.DISCARD_PROPOSAL)
+    rt, shown = asked_for_brb(life, openai_server, "brb?")
+    discard = button(shown, ActionType.DISCARD_PROPOSAL)
     assert discard.asks == "reason"
     gone = outcome(click(rt, discard, BO, "d1", note="we are live until 9"))
     assert gone.outcome == "discarded" and "(we are live until 9)" in gone.message
-    assert click(rt, discard, BO, "d1", note="other") != []  # a retry: told, nothing more
+    retry = click(rt, discard, BO, "d1", note="other")  # the same click again: told, no more
+    assert [v.text for v in views(retry)] == [say.already_handled(ClickStatus.DONE)]
     assert life.gateway.proposals.get(discard.target_id).reason == "we are live until 9"  # type: ignore[union-attr]
     frames: list[dict[str, Any]] = []
 
@@ -175,7 +181,9 @@ def test_undo_under_a_commit_restores_and_runs_once(life: App, openai_server: Op
     undone = outcome(click(rt, undo, BO, "u1"))
     # the decision was the key's first value: undone, the key is absent again
     assert undone.outcome == "committed" and life.store.get("decision.db") is None
-    assert click(rt, undo, BO, "u1") and life.store.version("decision.db") == 2  # once
+    retry = click(rt, undo, BO, "u1")  # the same click again
+    assert [v.text for v in views(retry)] == [say.already_handled(ClickStatus.DONE)]
+    assert life.store.version("decision.db") == 2  # once
     late = outcome(click(rt, undo, AL, "u2"))  # another click: its revert committed already
     assert late.outcome == "committed" and late.duplicate
     assert life.store.version("decision.db") == 2
@@ -187,9 +195,8 @@ def test_an_expired_proposal_is_refused_through_the_loop(
     due = dataclasses.replace(
         life, gateway=MutationGateway(life.store, life.policy, proposal_expiry_ms=0)
     )
-    openai_server.answer_with = proposing("scene.name", "BRB")
-    rt = runtime(due, openai_server)
-    edit = button(rt.send("s1", UserSaid(text="brb", actor=AL)), ActionType.EDIT_PROPOSAL)
+    rt, shown = asked_for_brb(due, openai_server, "brb")
+    edit = button(shown, ActionType.EDIT_PROPOSAL)
     refused = outcome(click(rt, edit, BO, "x1", note="Live"))
     assert (refused.outcome, refused.reason) == ("rejected", "expired")
     assert life.store.version("scene.name") == 0
@@ -241,9 +248,7 @@ def test_an_undo_names_only_what_a_click_here_committed(
     by the loop before the gateway is asked."""
     elsewhere = life.gateway.propose(mutation("set", "decision.other", "x", "user:cy"))
     assert isinstance(elsewhere, Committed)
-    openai_server.answer_with = proposing("scene.name", "BRB")
-    rt = runtime(life, openai_server)
-    rt.send("s1", UserSaid(text="brb?", actor=AL))
+    rt, _ = asked_for_brb(life, openai_server, "brb?")
     forged = Button(
         action=ActionType.REVERT_MUTATION,
         label="Undo",
@@ -261,9 +266,8 @@ def test_after_an_edit_that_awaits_another_the_buttons_show_the_edited_value(
     tmp_path: Path, server_redis: Redis, workspace: str, openai_server: OpenAIServer
 ) -> None:
     app = build_app(workspace, write_config(tmp_path, QUORUM), client=server_redis)
-    openai_server.answer_with = proposing("scene.name", "BRB")
-    rt = runtime(app, openai_server)
-    edit = button(rt.send("s1", UserSaid(text="brb?", actor=AL)), ActionType.EDIT_PROPOSAL)
+    rt, shown = asked_for_brb(app, openai_server, "brb?")
+    edit = button(shown, ActionType.EDIT_PROPOSAL)
     edited = click(rt, edit, BO, "e1", note="Ending")
     assert outcome(edited).outcome == "pending"
     apply = button(edited, ActionType.APPLY_PROPOSAL)
@@ -330,9 +334,8 @@ def test_a_secret_keys_values_stay_out_of_chat_and_the_model(
 def test_a_long_reason_is_kept_cut_to_what_memory_holds(
     life: App, openai_server: OpenAIServer
 ) -> None:
-    openai_server.answer_with = proposing("scene.name", "BRB")
-    rt = runtime(life, openai_server)
-    discard = button(rt.send("s1", UserSaid(text="brb?", actor=AL)), ActionType.DISCARD_PROPOSAL)
+    rt, shown = asked_for_brb(life, openai_server, "brb?")
+    discard = button(shown, ActionType.DISCARD_PROPOSAL)
     reason = "because " * 50
     gone = outcome(click(rt, discard, BO, "d1", note=reason))
     assert gone.outcome == "discarded"
