@@ -39,6 +39,7 @@ COMMANDS = {
     "run": "bot.cli.run",
     "workspaces": "bot.cli.workspaces",
     "redis": "bot.cli.redis_server",
+    "web": "bot.web.command",
 }
 
 
@@ -131,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def serves(args: argparse.Namespace) -> bool:
     """The command runs for an operator (a bot, the worker), not a person at a terminal."""
-    return args.command == "run" or (args.command == "worker" and not args.burst)
+    return args.command in ("run", "web") or (args.command == "worker" and not args.burst)
 
 
 def _run(argv: list[str]) -> int:

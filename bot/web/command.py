@@ -1,0 +1,73 @@
+"""``deliberate web``: the operator's window, served by waitress until interrupted."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from typing import Any
+
+from bot.app import App
+
+__all__ = ["register"]
+
+EXIT_USAGE = 2
+log = logging.getLogger("deliberate.web")
+
+
+def _port(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or not 0 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0-65535)")
+    return int(text)
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    web = commands.add_parser(
+        "web",
+        help="serve the web inspector, inbox and /metrics",
+        description="Serve the operator's window: per workspace its state, mutation log, "
+        "traces, the inbox of pending proposals (apply, edit, reject) and the rules' recent "
+        "evaluations; /metrics for Prometheus and /health for a router. People sign in with "
+        "Slack (SLACK_CLIENT_ID, SLACK_CLIENT_SECRET) or Discord (DISCORD_CLIENT_ID, "
+        "DISCORD_CLIENT_SECRET); DELIBERATE_OPERATOR_TOKEN reads everything and acts on "
+        "nothing; DELIBERATE_METRICS_TOKEN guards /metrics (else only loopback clients get "
+        "it). Anywhere but a loopback address it needs DELIBERATE_WEB_URL=https://… (the "
+        "address people use: sign-in comes back there).",
+    )
+    web.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    web.add_argument(
+        "--port",
+        type=_port,
+        default=None,
+        help="port to listen on (default: $PORT, else 8080; 0 picks a free one)",
+    )
+    web.add_argument("--threads", type=int, default=8, help="requests served at once (default 8)")
+    web.set_defaults(handler=_web)
+
+
+def _web(app: App, args: argparse.Namespace) -> int:
+    from waitress.server import create_server
+
+    from bot.web.settings import WebSettings
+    from bot.web.site import create_app
+
+    port = args.port if args.port is not None else _port(os.environ.get("PORT") or "8080")
+    server: Any = create_server(  # the stubs declare no effective_port
+        create_app(app, WebSettings.from_env(args.host)),
+        host=args.host,
+        port=port,
+        threads=args.threads,
+        ident="deliberate",
+    )
+    url = f"http://{args.host}:{server.effective_port}"
+    log.info("web: listening on %s", url)
+    print(f"deliberate: the web inspector is at {url}", file=sys.stderr, flush=True)
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    except OSError as exc:
+        print(f"deliberate: cannot serve the web inspector: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return 0

@@ -1,0 +1,136 @@
+"""The web application: ``create_app`` wires the pages, the sign-in, the inbox and the
+metrics onto one Flask app, and guards them. Every page but the sign-in's, ``/health`` and
+``/metrics`` (which has its own check) wants a session, or the operator token as a Bearer
+header; without one a page redirects to the sign-in (an action is refused with 401, and
+changes nothing). Every POST carries a CSRF token (Flask-WTF). Cookies are HttpOnly,
+SameSite=Lax, and Secure when the site is served over https."""
+
+from __future__ import annotations
+
+import hmac
+import os
+import secrets
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any
+
+from flask import Flask, Response, g, redirect, render_template, request, session, url_for
+from flask_wtf.csrf import CSRFError, CSRFProtect
+from werkzeug.exceptions import HTTPException
+
+from bot.app import App
+from bot.web import formats, inbox, metrics, pages, signin, state_page
+from bot.web.context import Web, person, visible, web
+from bot.web.people import Sessions, SignedIn
+from bot.web.settings import WebSettings
+from core.config.tenants import Tenancy
+from core.redis_client import RedisClient
+
+__all__ = ["create_app"]
+
+PUBLIC = frozenset({"static", "health", "metrics.metrics", "metrics.health"})
+SECRET_KEY = "{deliberate}:web:secret"
+
+
+def create_app(base: App, settings: WebSettings, *, env: Mapping[str, str] | None = None) -> Flask:
+    """``env``: where the sign-in providers' settings are read (default ``os.environ``)."""
+    app = Flask(__name__)
+    app.config.update(
+        SECRET_KEY=settings.secret or _shared_secret(base.redis),
+        SESSION_COOKIE_NAME="deliberate",
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        SESSION_COOKIE_SECURE=settings.secure_cookies,
+        PERMANENT_SESSION_LIFETIME=timedelta(seconds=settings.session_ttl_sec),
+        MAX_CONTENT_LENGTH=64 * 1024,  # a form here is a reason or an edited value
+        WTF_CSRF_TIME_LIMIT=settings.session_ttl_sec,
+        WTF_CSRF_SSL_STRICT=settings.secure_cookies,
+    )
+    tenancy = Tenancy(base.config.tenants, base.config.roles)
+    app.extensions["deliberate"] = Web(
+        base,
+        settings,
+        Sessions(base.redis, settings.session_ttl_sec),
+        tenancy,
+        dict(os.environ if env is None else env),
+    )
+    CSRFProtect(app)
+    for module in (signin, metrics, inbox, pages, state_page):
+        app.register_blueprint(module.blueprint)
+    app.before_request(_guard)
+    app.after_request(_headers)
+    app.register_error_handler(CSRFError, _csrf_refused)
+    app.register_error_handler(HTTPException, _http_error)
+    app.add_url_rule("/", "index", _index)
+    app.add_url_rule("/health", "health", metrics.health)
+    app.context_processor(_everywhere)
+    formats.install(app)
+    return app
+
+
+def _shared_secret(redis: RedisClient) -> str:
+    """One signing key for every web process, made by the first and kept."""
+    redis.set(SECRET_KEY, secrets.token_urlsafe(48), nx=True)
+    raw = redis.get(SECRET_KEY)
+    assert raw is not None
+    return raw.decode() if isinstance(raw, bytes) else str(raw)
+
+
+def _guard() -> Any:
+    if request.endpoint in PUBLIC or (request.blueprint == signin.blueprint.name):
+        g.person = web().sessions.get(session.get("sid"))
+        return None
+    found = web().sessions.get(session.get("sid"))
+    if found is None:
+        found = _operator_by_header()
+    if found is None:
+        if request.method in ("GET", "HEAD"):
+            return redirect(url_for("signin.page", next=request.full_path.rstrip("?")))
+        return Response("sign in first: nothing was changed\n", 401, mimetype="text/plain")
+    g.person = found
+    return None
+
+
+def _operator_by_header() -> SignedIn | None:
+    token = web().settings.operator_token
+    given = request.headers.get("Authorization", "")
+    if token and given.startswith("Bearer ") and hmac.compare_digest(given[7:], token):
+        return SignedIn.operator()
+    return None
+
+
+def _headers(response: Response) -> Response:
+    response.headers.setdefault("X-Content-Type-Options", "nosniff")
+    response.headers.setdefault("X-Frame-Options", "DENY")
+    response.headers.setdefault("Referrer-Policy", "same-origin")
+    response.headers.setdefault(
+        "Content-Security-Policy",
+        "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'",
+    )
+    if g.get("person") is not None:
+        response.headers.setdefault("Cache-Control", "no-store")
+    return response
+
+
+def _csrf_refused(error: CSRFError) -> tuple[str, int]:
+    return render_template(
+        "error.html",
+        status=400,
+        message=f"{error.description} Nothing was changed; reload the page and try again.",
+    ), 400
+
+
+def _http_error(error: HTTPException) -> tuple[str, int]:
+    status = error.code or 500
+    return render_template("error.html", status=status, message=error.description), status
+
+
+def _index() -> Any:
+    names = visible(person())
+    if len(names) == 1:
+        return redirect(url_for("inbox.page", workspace=names[0]))
+    return render_template("index.html", workspaces=names)
+
+
+def _everywhere() -> dict[str, Any]:
+    return {"who": g.get("person"), "workspace": (request.view_args or {}).get("workspace")}
