@@ -1,14 +1,132 @@
-"""The Inbox."""
+"""The Inbox: a workspace's pending proposals, each with what it would do, who asked, its
+deadline, its approvals so far against its quorum, and whom it waits for; and the ones
+resolved lately. Apply, Edit (then apply) and Reject (with a reason) go through the
+gateway as a chat click does (``apply_proposal``, ``discard_proposal``): the same roles,
+four eyes, quorum and schema; a second click of the same person is answered from what the
+first did. The person acts as who they are in chat (the session's actor for this
+workspace); the operator token acts nowhere. Each answer is flashed on the page it returns
+to (303: a reload does not submit again)."""
 
 from __future__ import annotations
 
-from flask import Blueprint
+from typing import Any
 
-__all__ = ["blueprint"]
+from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 
+from bot.app import App
+from bot.explain import awaiting
+from bot.web.context import acting_as, person, workspace_app
+from core.errors import DeliberateError
+from core.gateway.edits import edited_value, value_text
+from core.gateway.mutation_gateway import UnknownProposal
+from core.gateway.outcome import Outcome, Proposal, ProposalStatus
+from core.gateway.policy import Policy
+from core.runtime.outcome_notes import discard_note, note_under
+from core.state.actor import Actor
+from core.state.limits import Unacknowledged
+from core.state.scripts import server_ms
+
+__all__ = ["RESOLVED_SHOWN", "blueprint"]
+
+RESOLVED_SHOWN = 20
 blueprint = Blueprint("inbox", __name__)
+VERBS = ("apply", "edit", "reject")
 
 
 @blueprint.get("/w/<workspace>/inbox")
 def page(workspace: str) -> str:
-    return "inbox"
+    app = workspace_app(workspace)
+    box = app.gateway.proposals
+    now = server_ms(app.redis, app.store.keys.versions)
+    pending = [p for p in box.listed() if p.status is ProposalStatus.PENDING]
+    resolved = [p for p in box.listed(resolved=True) if p.status is not ProposalStatus.PENDING]
+    resolved.sort(key=lambda p: p.resolved_at or p.created_at, reverse=True)
+    actor = person().actor_in(workspace)
+    return render_template(
+        "inbox.html",
+        pending=[_card(app.policy, box.deadline(p), p, now) for p in pending],
+        resolved=[_card(app.policy, box.deadline(p), p, now) for p in resolved[:RESOLVED_SHOWN]],
+        actor=actor,
+    )
+
+
+def _card(policy: Policy, deadline: int, proposal: Proposal, now: int) -> dict[str, Any]:
+    secret = policy.is_secret(proposal.mutation.key)
+    return {
+        "p": proposal,
+        "secret": secret,
+        "deadline": deadline,
+        "left_sec": max(0, (deadline - now) // 1000),
+        "awaits": awaiting(policy, proposal).text
+        if proposal.status is ProposalStatus.PENDING
+        else "",
+        "edit_text": "" if secret else value_text(proposal.current_value),
+        "editable": proposal.mutation.op.value != "delete",
+    }
+
+
+@blueprint.post("/w/<workspace>/inbox/<proposal_id>/<verb>")
+def act(workspace: str, proposal_id: str, verb: str) -> Any:
+    if verb not in VERBS:
+        abort(404)
+    actor = acting_as(workspace)
+    app = workspace_app(workspace)
+    back = redirect(url_for("inbox.page", workspace=workspace), 303)
+    revision = _revision(request.form.get("revision", ""))
+    try:
+        if verb == "reject":
+            reason = " ".join(request.form.get("reason", "").split())
+            if not reason:
+                flash(
+                    "Say why it is rejected: the reason goes to the log and to the model. "
+                    "Nothing was changed.",
+                    "error",
+                )
+                return back
+            proposal = app.gateway.discard_proposal(proposal_id, actor, reason)
+            secret = app.policy.is_secret(proposal.mutation.key)
+            note = discard_note(proposal, actor, secret)
+        else:
+            outcome = _apply(app, proposal_id, actor, verb, revision)
+            if isinstance(outcome, str):
+                flash(outcome, "error")
+                return back
+            note = note_under(app.policy, outcome)
+    except UnknownProposal as exc:
+        flash(f"{exc}; nothing was changed", "error")
+        return back
+    except Unacknowledged as exc:  # applied once or not at all: the log will tell
+        flash(f"{exc}", "error")
+        return back
+    except DeliberateError as exc:
+        flash(f"Not done: {exc}", "error")
+        return back
+    flash(note.message, "error" if note.outcome == "rejected" else "ok")
+    return back
+
+
+def _apply(
+    app: App, proposal_id: str, actor: Actor, verb: str, revision: int | None
+) -> Outcome | str:
+    """Apply (with ``verb`` edit: the typed value instead); a string says why an edit is not
+    a value, and nothing changed."""
+    edit = None
+    if verb == "edit":
+        proposal = app.gateway.proposals.get(proposal_id)
+        if proposal is None:
+            raise UnknownProposal(proposal_id)
+        if proposal.status is not ProposalStatus.PENDING:
+            return f"This proposal was already {proposal.status.value}; nothing was changed."
+        try:
+            edit = edited_value(
+                proposal.current_value, request.form.get("value", ""), proposal.mutation.op
+            )
+        except ValueError as exc:
+            return f"The new value: {exc}. Nothing was changed."
+    outcome: Outcome = app.gateway.apply_proposal(proposal_id, actor, edit=edit, revision=revision)
+    return outcome
+
+
+def _revision(text: str) -> int | None:
+    """The edit of the proposal the page showed (a click on an older one is refused)."""
+    return int(text) if text.isascii() and text.isdigit() and len(text) < 10 else None

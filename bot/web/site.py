@@ -54,10 +54,10 @@ def create_app(base: App, settings: WebSettings, *, env: Mapping[str, str] | Non
         tenancy,
         dict(os.environ if env is None else env),
     )
+    app.before_request(_guard)  # first: no session is 401, before a missing CSRF token's 400
     CSRFProtect(app)
     for module in (signin, metrics, inbox, pages, state_page):
         app.register_blueprint(module.blueprint)
-    app.before_request(_guard)
     app.after_request(_headers)
     app.register_error_handler(CSRFError, _csrf_refused)
     app.register_error_handler(HTTPException, _http_error)

@@ -15,13 +15,22 @@ from core.gateway.outcome import (
     approvals_message,
     expired_message,
 )
+from core.gateway.policy import Policy
 from core.state.actor import Actor
 from core.state.commit_result import Committed, Rejected, RejectReason
 from core.state.mutation import Op
 
-__all__ = ["SECRET", "discard_note", "note_for"]
+__all__ = ["SECRET", "discard_note", "note_for", "note_under"]
 
 SECRET = "(secret)"  # a secret key's value, wherever chat would show it
+
+
+def note_under(policy: Policy, outcome: Outcome) -> OutcomeNote:
+    """``note_for`` as the key's policy has it (protected, secret)."""
+    rule = policy.rule_for(outcome.mutation.key)
+    if rule is None:
+        return note_for(outcome)
+    return note_for(outcome, protected=rule.protected, secret=rule.secret)
 
 
 def note_for(outcome: Outcome, protected: bool = False, secret: bool = False) -> OutcomeNote:

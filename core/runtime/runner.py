@@ -52,7 +52,7 @@ from core.gateway.reverts import Revert, revert, revert_id
 from core.perception import Classifier
 from core.redis_client import INTERRUPTED, interrupted, resend
 from core.runtime.beat_history import BeatHistory
-from core.runtime.outcome_notes import discard_note, note_for
+from core.runtime.outcome_notes import discard_note, note_under
 from core.runtime.sessions import SessionStore
 from core.runtime.trace_events import TraceEvents
 from core.runtime.transcripts import Transcripts
@@ -195,10 +195,7 @@ class Runtime:
         )
 
     def _note(self, outcome: Outcome) -> OutcomeNote:
-        rule = self.gateway.policy.rule_for(outcome.mutation.key)
-        if rule is None:
-            return note_for(outcome)
-        return note_for(outcome, protected=rule.protected, secret=rule.secret)
+        return note_under(self.gateway.policy, outcome)
 
     def _revert(self, click: ActionClicked) -> OutcomeNote:
         """An "Undo" click: within the time the policy offers it for, and only the
