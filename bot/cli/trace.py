@@ -30,7 +30,7 @@ from core.state.streams import stream_ms, stream_rows
 if TYPE_CHECKING:
     from core.gateway.outcome import Proposal
 
-__all__ = ["causal", "collect", "lifecycle", "register"]
+__all__ = ["causal", "collect", "describe", "lifecycle", "register", "steps_of"]
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -222,15 +222,21 @@ def _stage(step: dict[str, Any]) -> int:
     return _STAGE.get(step["event"], 8)
 
 
-def _trace(app: App, args: argparse.Namespace) -> int:
-    some_id, scan = args.correlation_id, args.scan
+def steps_of(app: App, some_id: str, scan: int = 10_000) -> tuple[str | None, list[dict[str, Any]]]:
+    """What ``deliberate trace SOME_ID`` shows: the proposal it names (None: it is a
+    correlation id) and the steps, in causal order (none: nothing has that id)."""
     named = app.gateway.proposals.get(some_id) is not None
     steps = [] if named else collect(app, some_id, scan)
     life = None if steps else lifecycle(app, some_id, scan)
+    return (None, steps) if life is None else life
+
+
+def _trace(app: App, args: argparse.Namespace) -> int:
+    some_id, scan = args.correlation_id, args.scan
+    proposal_id, steps = steps_of(app, some_id, scan)
     mark = app.log.compacted()
-    if life is not None:
-        steps = life[1]
-        _header(app, life[0], steps, args.json)
+    if proposal_id is not None:
+        _header(app, proposal_id, steps, args.json)
     if not steps:
         gone = "" if mark is None else f"; {mark}"
         print(f"nothing has correlation id {some_id} (among the newest {scan})" + gone)
@@ -268,10 +274,14 @@ def _when(ms: int) -> str:
 
 
 def _line(step: dict[str, Any]) -> str:
-    data, event = step["data"], step["event"]
-    label, of = step_label(event, data), step.get("proposal")
+    label, of = step_label(step["event"], step["data"]), step.get("proposal")
     about = f"(proposal {of}) " if of and label != "proposed" else ""
-    return f"{_when(step['ms'])}  {label:<17} {about}{_DESCRIBE.get(event, _generic)(data)}"
+    return f"{_when(step['ms'])}  {label:<17} {about}{describe(step)}"
+
+
+def describe(step: dict[str, Any]) -> str:
+    """One step in a line, as ``deliberate trace`` prints it (after its time and label)."""
+    return _DESCRIBE.get(step["event"], _generic)(step["data"])
 
 
 def _generic(data: dict[str, Any]) -> str:

@@ -52,14 +52,13 @@ def page(workspace: str) -> str:
 
 def _card(policy: Policy, deadline: int, proposal: Proposal, now: int) -> dict[str, Any]:
     secret = policy.is_secret(proposal.mutation.key)
+    pending = proposal.status is ProposalStatus.PENDING
     return {
         "p": proposal,
         "secret": secret,
         "deadline": deadline,
         "left_sec": max(0, (deadline - now) // 1000),
-        "awaits": awaiting(policy, proposal).text
-        if proposal.status is ProposalStatus.PENDING
-        else "",
+        "awaits": awaiting(policy, proposal).text() if pending else "",
         "edit_text": "" if secret else value_text(proposal.current_value),
         "editable": proposal.mutation.op.value != "delete",
     }

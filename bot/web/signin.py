@@ -1,19 +1,74 @@
-"""Sign-in and sign-out. (Sign in with Slack and with Discord are added next to the operator
-token.)"""
+"""Sign-in and sign-out. People sign in with the platform they already use, and are there
+who they are in chat, in each workspace they belong to:
+
+- **Sign in with Slack** (OpenID Connect; ``SLACK_CLIENT_ID``, ``SLACK_CLIENT_SECRET``, the
+  app's own; ``DELIBERATE_SLACK_OIDC_URL``, default ``https://slack.com``): the ID token is
+  checked against the provider's keys, issuer, audience, expiry and nonce (Authlib); its
+  ``https://slack.com/team_id`` (and ``enterprise_id``) names the tenant, and the roles are
+  read as the Slack adapter reads them (``bot.slack.roles.SlackPeople``: member ids, and
+  user groups through ``SLACK_BOT_TOKEN`` when the config binds any).
+- **Discord** (OAuth2; ``DISCORD_CLIENT_ID``, ``DISCORD_CLIENT_SECRET``): see
+  ``bot.web.discord_people``.
+- The **operator token** (``DELIBERATE_OPERATOR_TOKEN``), pasted here: reads, never acts.
+
+A person of a team or server the bot does not serve gets no session. Whatever goes wrong with
+a provider (refused, a forged state, a bad token) is a page that says so, and no session."""
 
 from __future__ import annotations
 
 import hmac
+import logging
 from typing import Any
 
-from flask import Blueprint, flash, redirect, render_template, request, session, url_for
+from authlib.integrations.base_client.errors import OAuthError
+from authlib.integrations.flask_client import OAuth
+from flask import (
+    Blueprint,
+    Flask,
+    current_app,
+    flash,
+    redirect,
+    render_template,
+    request,
+    session,
+    url_for,
+)
+from joserfc.errors import JoseError
+from requests import RequestException
+from slack_sdk import WebClient
 
+from bot.slack.roles import SlackPeople
+from bot.web import discord_people
 from bot.web.context import web
 from bot.web.people import SignedIn
 
-__all__ = ["blueprint", "start_session"]
+__all__ = ["blueprint", "install", "start_session"]
 
+log = logging.getLogger("deliberate.web")
 blueprint = Blueprint("signin", __name__)
+SLACK_ISSUER = "https://slack.com"
+FAILURES = (OAuthError, JoseError, RequestException, ValueError, KeyError)
+
+
+def install(app: Flask, env: dict[str, str]) -> None:
+    """Register the providers whose client id and secret are set."""
+    oauth = OAuth(app)
+    if env.get("SLACK_CLIENT_ID") and env.get("SLACK_CLIENT_SECRET"):
+        base = (env.get("DELIBERATE_SLACK_OIDC_URL") or SLACK_ISSUER).rstrip("/")
+        oauth.register(
+            "slack",
+            client_id=env["SLACK_CLIENT_ID"],
+            client_secret=env["SLACK_CLIENT_SECRET"],
+            server_metadata_url=f"{base}/.well-known/openid-configuration",
+            client_kwargs={"scope": "openid profile", "timeout": 10},
+        )
+    discord_people.register(oauth, env)
+    app.extensions["deliberate.oauth"] = oauth
+
+
+def _client(name: str) -> Any:
+    oauth: OAuth = current_app.extensions["deliberate.oauth"]
+    return oauth.create_client(name)
 
 
 def start_session(person: SignedIn) -> Any:
@@ -26,11 +81,108 @@ def start_session(person: SignedIn) -> Any:
     return redirect(after)
 
 
+def _back_here(endpoint: str) -> str:
+    public = web().settings.public_url
+    if public:
+        return public + url_for(endpoint)
+    return url_for(endpoint, _external=True)
+
+
+def _refused(why: str, status: int = 400) -> tuple[str, int]:
+    session.pop("sid", None)
+    return render_template("error.html", status=status, message=why), status
+
+
 @blueprint.get("/signin")
 def page() -> Any:
     after = request.args.get("next", "")
-    session["next"] = after if after.startswith("/") and not after.startswith("//") else None
-    return render_template("signin.html", operator=web().settings.operator_token is not None)
+    safe = after.startswith("/") and not after.startswith(("//", "/\\"))
+    session["next"] = after if safe else None
+    return render_template(
+        "signin.html",
+        operator=web().settings.operator_token is not None,
+        slack=_client("slack") is not None,
+        discord=_client("discord") is not None,
+    )
+
+
+@blueprint.get("/signin/slack")
+def slack() -> Any:
+    client = _client("slack")
+    if client is None:
+        return _refused(
+            "Sign in with Slack is off: set SLACK_CLIENT_ID and SLACK_CLIENT_SECRET.", 404
+        )
+    try:
+        return client.authorize_redirect(_back_here("signin.slack_back"))
+    except FAILURES as exc:
+        return _refused(f"Slack cannot be reached for sign-in: {exc}", 502)
+
+
+@blueprint.get("/signin/slack/callback")
+def slack_back() -> Any:
+    client = _client("slack")
+    if client is None:
+        return _refused("Sign in with Slack is off.", 404)
+    try:
+        token = client.authorize_access_token()
+        claims = token.get("userinfo") or {}
+        user_id = str(claims.get("https://slack.com/user_id") or claims["sub"])
+        team_id = str(claims["https://slack.com/team_id"])
+    except FAILURES as exc:
+        log.info("web: a Slack sign-in failed: %s", exc)
+        return _refused(f"Slack sign-in did not succeed ({_said(exc)}); nobody is signed in.")
+    enterprise = claims.get("https://slack.com/enterprise_id") or None
+    tenant = web().tenancy.slack_team(team_id, enterprise)
+    if tenant is None:
+        return _refused(
+            f"This Deliberate serves no workspace of Slack team {team_id}; nobody is signed in.",
+            403,
+        )
+    people = SlackPeople(tenant.bindings, _slack_api(web().env))
+    actor = people.actor(user_id, talk_only=tenant.talk_only)
+    name = str(claims.get("name") or user_id)
+    return start_session(SignedIn("slack", user_id, name, {tenant.workspace: actor}))
+
+
+@blueprint.get("/signin/discord")
+def discord() -> Any:
+    client = _client("discord")
+    if client is None:
+        return _refused(
+            "Sign in with Discord is off: set DISCORD_CLIENT_ID and DISCORD_CLIENT_SECRET.", 404
+        )
+    return client.authorize_redirect(_back_here("signin.discord_back"))
+
+
+@blueprint.get("/signin/discord/callback")
+def discord_back() -> Any:
+    client = _client("discord")
+    if client is None:
+        return _refused("Sign in with Discord is off.", 404)
+    try:
+        token = client.authorize_access_token()
+        person = discord_people.signed_in(client, token, web().tenancy, web().env)
+    except FAILURES as exc:
+        log.info("web: a Discord sign-in failed: %s", exc)
+        return _refused(f"Discord sign-in did not succeed ({_said(exc)}); nobody is signed in.")
+    if not person.access:
+        return _refused(
+            "This Deliberate serves none of your Discord servers; nobody is signed in.", 403
+        )
+    return start_session(person)
+
+
+def _said(exc: Exception) -> str:
+    if isinstance(exc, OAuthError):
+        return exc.description or exc.error or "refused"
+    return str(exc) or type(exc).__name__
+
+
+def _slack_api(env: dict[str, str]) -> WebClient:
+    """The Web API as the Slack adapter uses it (its token reads user groups)."""
+    base = env.get("SLACK_API_URL") or WebClient.BASE_URL
+    return WebClient(token=env.get("SLACK_BOT_TOKEN") or None, base_url=base.rstrip("/") + "/")
 
 
 @blueprint.post("/signin/token")

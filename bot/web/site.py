@@ -28,7 +28,7 @@ from core.redis_client import RedisClient
 
 __all__ = ["create_app"]
 
-PUBLIC = frozenset({"static", "health", "metrics.metrics", "metrics.health"})
+PUBLIC = frozenset({"static", "favicon", "health", "metrics.metrics", "metrics.health"})
 SECRET_KEY = "{deliberate}:web:secret"
 
 
@@ -47,13 +47,11 @@ def create_app(base: App, settings: WebSettings, *, env: Mapping[str, str] | Non
         WTF_CSRF_SSL_STRICT=settings.secure_cookies,
     )
     tenancy = Tenancy(base.config.tenants, base.config.roles)
+    environment = dict(os.environ if env is None else env)
     app.extensions["deliberate"] = Web(
-        base,
-        settings,
-        Sessions(base.redis, settings.session_ttl_sec),
-        tenancy,
-        dict(os.environ if env is None else env),
+        base, settings, Sessions(base.redis, settings.session_ttl_sec), tenancy, environment
     )
+    signin.install(app, environment)
     app.before_request(_guard)  # first: no session is 401, before a missing CSRF token's 400
     CSRFProtect(app)
     for module in (signin, metrics, inbox, pages, state_page):
@@ -63,6 +61,7 @@ def create_app(base: App, settings: WebSettings, *, env: Mapping[str, str] | Non
     app.register_error_handler(HTTPException, _http_error)
     app.add_url_rule("/", "index", _index)
     app.add_url_rule("/health", "health", metrics.health)
+    app.add_url_rule("/favicon.ico", "favicon", _favicon)  # asked for by every browser
     app.context_processor(_everywhere)
     formats.install(app)
     return app
@@ -130,6 +129,10 @@ def _index() -> Any:
     if len(names) == 1:
         return redirect(url_for("inbox.page", workspace=names[0]))
     return render_template("index.html", workspaces=names)
+
+
+def _favicon() -> Response:
+    return redirect(url_for("static", filename="favicon.svg"), 301)  # type: ignore[return-value]
 
 
 def _everywhere() -> dict[str, Any]:

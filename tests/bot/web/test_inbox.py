@@ -61,6 +61,7 @@ def test_the_pending_proposal_shows_with_deadline_approvals_and_quorum(site: Sit
     assert "set scene.name = BRB" in page and "agent:assistant" in page
     assert "approvals 0 of 1" in page and "Deadline 20" in page
     assert "the group asked" in page
+    assert "awaits 1 more approval by a moderator or admin" in page
 
 
 def test_a_moderator_applies_and_a_second_click_commits_nothing_more(site: Site) -> None:

@@ -15,7 +15,7 @@ from bot.web.settings import WebSettings, WebSettingsError
 from tests.bot.web.conftest import OPERATOR_TOKEN, Site, serve_site
 from tests.bot.web.sessions import csrf_of, person_in, signed_in
 
-OPEN = {"static", "health", "metrics.metrics", "signin.page"}
+OPEN = {"static", "favicon", "health", "metrics.metrics", "signin.page"}
 
 
 def routes(site: Site) -> list[tuple[str, str]]:
