@@ -118,15 +118,17 @@ def read_page(log: MutationLog, f: LogFilter, page: int = PAGE, scan: int = SCAN
             chunk = stream_rows(log.redis.xrange(log.keys.log, low, high, count=count))
         else:
             chunk = stream_rows(log.redis.xrevrange(log.keys.log, high, low, count=count))
-        for log_id, fields in chunk:
+        unseen = 0
+        for position, (log_id, fields) in enumerate(chunk):
             scanned, last = scanned + 1, log_id
             record = _record(log, log_id, fields)
             if record is not None and f.matches(record) and _within(record, f):
                 found.append(record)
                 if len(found) == page:
+                    unseen = len(chunk) - position - 1
                     break
         if len(chunk) < count:
-            ended = len(found) < page  # else the chunk may hold more past the full page
+            ended = unseen == 0  # the range is read to its end
             break
         if rising:
             low = f"({last}"

@@ -166,7 +166,7 @@ class OidcProvider(HttpServer):
         elif self.tamper == "issuer":
             claims["iss"] = "https://evil.example"
         elif self.tamper == "expired":
-            claims["exp"], claims["iat"] = now - 60, now - 3660
+            claims["exp"], claims["iat"] = now - 600, now - 4200  # past any leeway for skew
         elif self.tamper == "signature":
             key = RSAKey.generate_key(2048, parameters={"kid": "k1", "use": "sig"})
         self.issued.append(claims)

@@ -136,7 +136,9 @@ def test_a_member_without_the_role_sees_the_apply_refused(
     proposal = model_proposes(app, openai_server, "brb?")
     page = browser.new_page(viewport={"width": 1200, "height": 700})
     sign_in(page, signed_site, f"/w/{ws}/inbox", "Ann Member")
-    page.locator(f"[data-proposal='{proposal}']").get_by_role("button", name="Apply", exact=True).click()
+    page.locator(f"[data-proposal='{proposal}']").get_by_role(
+        "button", name="Apply", exact=True
+    ).click()
     assert flashed(page) == "scene.name is protected: only a moderator or an admin may change it"
     page.screenshot(path=shots / "inbox-refused.png", full_page=True)
     found = app.gateway.proposals.get(proposal)
