@@ -111,9 +111,10 @@ class App:
         )
         agent = Actor(kind=ActorKind.AGENT, id="assistant")
         tools = AgentTools(self.gateway, agent)
+        meter = self.gateway.meter  # the model may serve several workspaces: counted here
         return (
-            LLMClassifier(model, EmbeddedClassifier()),
-            ModelResponder(model, OfflineResponder(), tools),
+            LLMClassifier(model, EmbeddedClassifier(), meter),
+            ModelResponder(model, OfflineResponder(), tools, meter),
         )
 
 

@@ -1,5 +1,6 @@
 """Every rule evaluation, fired or not and why, kept for ``deliberate trace`` and
-``deliberate rules why``; and the results and failures of the actions rules ran."""
+``deliberate rules why``; and the results and failures of the actions rules ran. Each is
+counted too (``core.metrics``: evaluations and steps, by outcome)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
+from core.metrics import RULE_EVALUATIONS, RULE_STEPS, Meter
 from core.state.streams import stream_ms, stream_rows
 from core.state.value_json import dumps
 from rules.keys import RuleKeys
@@ -24,10 +26,12 @@ class RuleHistory:
         self.redis = client
         self.keys = keys
         self.keep = keep
+        self.meter = Meter.of(client, keys.workspace.workspace)
 
     def record(self, correlation_id: str, key: str, event: str, data: dict[str, Any]) -> None:
         """``event``: ``evaluated`` (with ``fired`` and ``why``), ``action.done``,
-        ``action.failed``, ``action.retry``, ``action.skipped``, ``cut``."""
+        ``action.failed``, ``action.retry``, ``action.skipped``, ``cut``, ``error``."""
+        self._count(event, data)
         self.redis.xadd(
             self.keys.evaluations,
             {"corr": correlation_id, "key": key, "event": event, "data": dumps(data)},
@@ -40,6 +44,17 @@ class RuleHistory:
             f"rule {data.get('rule')}: {event}",
             extra={"fields": {"correlation_id": correlation_id, "key": key, **data}},
         )
+
+    def _count(self, event: str, data: dict[str, Any]) -> None:
+        if event == "evaluated":
+            fired, waiting = data.get("fired") is True, data.get("waiting") is True
+            self.meter.count(
+                RULE_EVALUATIONS, "fired" if fired else "waiting" if waiting else "skipped"
+            )
+        elif event in ("cut", "error"):
+            self.meter.count(RULE_EVALUATIONS, event)
+        elif event.startswith("action."):
+            self.meter.count(RULE_STEPS, event.removeprefix("action."))
 
     def run_failed(self, payload: dict[str, Any], job_id: str, error: str) -> None:
         """A run failed before or outside its steps (its rule is gone, its worker died):
@@ -73,3 +88,7 @@ class RuleHistory:
     def for_key(self, key: str, limit: int = 20, scan: int = 10_000) -> list[dict[str, Any]]:
         """The newest ``limit`` records about mutations of ``key``, oldest first."""
         return self._rows(scan, "key", key)[-limit:]
+
+    def recent(self, scan: int = 10_000) -> list[dict[str, Any]]:
+        """The newest ``scan`` records of every rule, oldest first."""
+        return self._rows(scan)

@@ -32,12 +32,14 @@ def transcript(client: Redis, workspace: str, session_id: str) -> list[tuple[str
 
 def footprints(client: Redis, workspaces: Iterable[str]) -> dict[str, tuple[frozenset[str], int]]:
     """Each workspace's key names and its log's length: compare two to see which workspaces
-    a step wrote to (only these names are read, so other runs on the database do not count)."""
+    a step wrote to (only these names are read, so other runs on the database do not count).
+    Its counts are left out: a thread sends them within a second of whichever step made
+    them (``core.metrics``)."""
     found = {}
     for name in workspaces:
         keys = WorkspaceKeys(name)
         names = frozenset(str(k) for k in client.scan_iter(match=keys.every_key, count=1000))
-        found[name] = (names, int(client.xlen(keys.log)))
+        found[name] = (names - {keys.metrics}, int(client.xlen(keys.log)))
     return found
 
 

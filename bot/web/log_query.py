@@ -34,6 +34,14 @@ class LogFilter:
     after: str | None = None
 
     @property
+    def raw_key(self) -> str:
+        """What the stored JSON of a mutation of a wanted key holds (a key needs no escaping
+        in JSON): a record without it is skipped unread."""
+        if not self.key:
+            return ""
+        return f'"key":"{self.key[:-1]}' if self.key.endswith("*") else f'"key":"{self.key}"'
+
+    @property
     def narrows(self) -> bool:
         """Whether some records in the id range may not match (the scan bound counts)."""
         return bool(self.key or self.actor)
@@ -121,6 +129,8 @@ def read_page(log: MutationLog, f: LogFilter, page: int = PAGE, scan: int = SCAN
         unseen = 0
         for position, (log_id, fields) in enumerate(chunk):
             scanned, last = scanned + 1, log_id
+            if f.raw_key and f.raw_key not in fields.get("mutation", ""):
+                continue  # not this key: no need to read the record
             record = _record(log, log_id, fields)
             if record is not None and f.matches(record) and _within(record, f):
                 found.append(record)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hmac
 import logging
+import re
 from typing import Any
 
 from authlib.integrations.base_client.errors import OAuthError
@@ -47,6 +48,9 @@ __all__ = ["blueprint", "install", "start_session"]
 log = logging.getLogger("deliberate.web")
 blueprint = Blueprint("signin", __name__)
 SLACK_ISSUER = "https://slack.com"
+# a path of this site: a browser drops tabs and newlines, and reads \ as /, so "/\t/x" or
+# "/\x" would lead to another host; only plain path characters are taken
+_SAME_SITE = re.compile(r"^/(?![/\\])[A-Za-z0-9_.~!$&'()*+,;=:@%/?-]*\Z")
 FAILURES = (OAuthError, JoseError, RequestException, ValueError, KeyError)
 
 
@@ -96,8 +100,7 @@ def _refused(why: str, status: int = 400) -> tuple[str, int]:
 @blueprint.get("/signin")
 def page() -> Any:
     after = request.args.get("next", "")
-    safe = after.startswith("/") and not after.startswith(("//", "/\\"))
-    session["next"] = after if safe else None
+    session["next"] = after if _SAME_SITE.match(after) else None
     return render_template(
         "signin.html",
         operator=web().settings.operator_token is not None,

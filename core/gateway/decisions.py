@@ -2,6 +2,8 @@
 
 Committed mutations are already in the mutation log; decisions that committed nothing
 (rejections, proposals) are also kept in a capped stream so a trace can find them later.
+Each commit and each refusal is counted here too (``core.metrics``: commits, rejections by
+reason), once.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from core.gateway.outcome import Outcome, Pending, Proposal, approvals_message
+from core.metrics import COMMITS, REJECTIONS, Meter
 from core.state.actor import Actor
 from core.state.commit_result import Committed, Rejected
 from core.state.keys import WorkspaceKeys
@@ -56,10 +59,14 @@ class DecisionLog:
         self.redis = client
         self.keys = keys
         self.keep = keep
+        self.meter = Meter.of(client, keys.workspace)
 
-    def record(self, outcome: Outcome, **details: Any) -> None:
+    def record(self, outcome: Outcome, *, metered: bool = True, **details: Any) -> None:
         """``details``: what else the decision turned on (a proposal's id and deadline),
-        kept with its fields."""
+        kept with its fields. ``metered``: False for a decision that answers no one's
+        request (the sweep expiring a proposal), or restates one counted already."""
+        if metered:
+            self._count(outcome)
         kept = isinstance(outcome, Rejected | Pending)
         if not kept and not _log.isEnabledFor(logging.INFO):
             return
@@ -76,6 +83,13 @@ class DecisionLog:
             self.redis.xadd(
                 self.keys.decisions, {"decision": dumps(fields)}, maxlen=self.keep, approximate=True
             )
+
+    def _count(self, outcome: Outcome) -> None:
+        if isinstance(outcome, Committed):
+            if not outcome.duplicate:  # a retried id's first result: counted the first time
+                self.meter.count(COMMITS)
+        elif isinstance(outcome, Rejected):
+            self.meter.count(REJECTIONS, outcome.reason.value)
 
     def discarded(self, proposal: Proposal, actor: Actor) -> None:
         """A person discarded ``proposal`` (with its reason, if they gave one)."""

@@ -26,6 +26,7 @@ from core.gateway.outcome import (
 )
 from core.gateway.policy import Policy, VerdictKind
 from core.gateway.proposals import Approved, Edit, ProposalBox
+from core.metrics import Meter
 from core.redis_client import INTERRUPTED
 from core.state.actor import Actor, ActorKind
 from core.state.commit_result import Committed, Rejected, RejectReason
@@ -46,7 +47,8 @@ class UnknownProposal(DeliberateError):
 
 class MutationGateway:
     """``proposal_expiry_ms``: how long a proposal may wait to be applied, when not its key's
-    policy's (a test's proposals may be due at once)."""
+    policy's (a test's proposals may be due at once). ``meter``: the workspace's counts
+    (its decision log and proposals count into it; so do model calls made for it)."""
 
     def __init__(
         self, store: StateStore, policy: Policy, *, proposal_expiry_ms: int | None = None
@@ -56,6 +58,7 @@ class MutationGateway:
         self._expiry_ms = proposal_expiry_ms
         if proposal_expiry_ms is None:
             proposal_expiry_ms = policy.config.proposals.expire_after_sec * 1000
+        self.meter = Meter.of(store.redis, store.workspace)
         self.proposals = ProposalBox(store.redis, store.keys, expire_after_ms=proposal_expiry_ms)
         self.decisions = DecisionLog(store.redis, store.keys)
 
@@ -208,7 +211,8 @@ class MutationGateway:
                 # (with the latest entry: people are shown what is there instead)
                 stale = stale_message(mutation, outcome.version)
                 outcome = replace(outcome, reason=RejectReason.STALE, message=stale)
-                self.decisions.record(outcome, proposal_id=proposal_id)
+                # (counted once: as the conflict, when its commit was refused)
+                self.decisions.record(outcome, metered=False, proposal_id=proposal_id)
         else:
             # not applied after all (not allowed, rate-limited): it waits again
             self.proposals.release(proposal_id, actor, mutation.id)
@@ -233,7 +237,11 @@ class MutationGateway:
         deadline = self.proposals.deadline(proposal)
         expired = Rejected(mutation, RejectReason.EXPIRED, expired_message(deadline))
         self.decisions.record(
-            expired, proposal_id=proposal.id, expired_at=deadline, clicked=clicked
+            expired,
+            metered=clicked,  # the sweep refused nobody (the proposal's expiry is counted)
+            proposal_id=proposal.id,
+            expired_at=deadline,
+            clicked=clicked,
         )
         return expired
 

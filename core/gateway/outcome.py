@@ -26,6 +26,7 @@ __all__ = [
     "Proposal",
     "ProposalStatus",
     "approvals_message",
+    "ending",
     "expired_message",
     "requester",
     "stale_message",
@@ -197,3 +198,17 @@ def approvals_message(proposal: Proposal) -> str:
 
 
 Outcome = Committed | Rejected | Pending
+
+
+_ENDINGS = (ProposalStatus.DISCARDED, ProposalStatus.EXPIRED, ProposalStatus.STALE)
+
+
+def ending(before: Proposal, after: Proposal) -> str | None:
+    """How a move from ``before`` to ``after`` ended a proposal, if it did: ``applied`` once
+    what it committed is written in (a claim alone may still be handed back), else
+    ``discarded``, ``expired`` or ``stale``."""
+    if after.committed is not None and before.committed is None:
+        return "applied"
+    if after.status is not before.status and after.status in _ENDINGS:
+        return after.status.value
+    return None

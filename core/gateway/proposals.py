@@ -26,7 +26,8 @@ A pending proposal expires (fail-closed): it records its deadline (``expiresAt``
 made, and the first move after that deadline, whatever was asked (a claim, a discard, a
 hand-back, a take-over), makes it ``expired`` instead, so that it can no longer be applied.
 Nothing is kept for ever: a pending proposal's key expires ``KEPT_MS`` after its deadline (it
-can be shown as expired until then), a resolved one's ``KEPT_MS`` after it was resolved."""
+can be shown as expired until then), a resolved one's ``KEPT_MS`` after it was resolved.
+Each one made is counted, and how it ended (``core.metrics``)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import JsonValue
 from redis.exceptions import WatchError
 
-from core.gateway.outcome import AppliedCommit, Approval, Proposal, ProposalStatus
+from core.gateway.outcome import AppliedCommit, Approval, Proposal, ProposalStatus, ending
+from core.metrics import PROPOSALS, Meter
 from core.redis_client import watch_broken
 from core.state.actor import Actor
 from core.state.commit_result import Committed
@@ -81,6 +83,7 @@ class ProposalBox:
         self.redis = client
         self.keys = keys
         self.expire_after_ms = expire_after_ms
+        self.meter = Meter.of(client, keys.workspace)
 
     def add(self, proposal: Proposal, expire_after_ms: int | None = None) -> Proposal:
         """Keep ``proposal`` (its id is its mutation's), due ``expire_after_ms`` from now (the
@@ -101,6 +104,7 @@ class ProposalBox:
             created, _ = pipe.execute()
         if not created:
             return self.get(proposal.id) or proposal
+        self.meter.count(PROPOSALS, "created")
         return proposal
 
     def listed(self, *, resolved: bool = False, limit: int = 200) -> list[Proposal]:
@@ -361,6 +365,8 @@ class ProposalBox:
                     pipe.multi()
                     self._write(pipe, moved, now)
                     pipe.execute()
+                    if (end := ending(current, moved)) is not None:
+                        self.meter.count(PROPOSALS, end)
                     return moved
                 except WatchError as error:
                     if (cut := watch_broken(error)) is not None:

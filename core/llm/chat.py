@@ -17,6 +17,7 @@ from core.errors import DeliberateError
 from core.llm.call_audit import PREVIEW_CHARS, CallAudit, digest
 from core.llm.frame import PromptFrame
 from core.llm.replies import ModelReply, ToolCall
+from core.metrics import Meter
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -54,11 +55,12 @@ class ChatModel:
         purpose: str,
         schema: type[BaseModel] | None = None,
         correlation_id: str | None = None,
+        meter: Meter | None = None,
     ) -> tuple[str, CallAudit]:
         """The reply text and its audit, still open: the caller closes it as ``ok`` or
         ``invalid`` once it has validated the reply. A failed call raises ModelCallFailed."""
         reply, audit = self.call(
-            frame, purpose=purpose, schema=schema, correlation_id=correlation_id
+            frame, purpose=purpose, schema=schema, correlation_id=correlation_id, meter=meter
         )
         if not reply.content:
             raise ModelCallFailed(audit.finish("invalid", "the reply has no text"))
@@ -72,13 +74,16 @@ class ChatModel:
         schema: type[BaseModel] | None = None,
         correlation_id: str | None = None,
         tools: list[dict[str, Any]] | None = None,
+        meter: Meter | None = None,
     ) -> tuple[ModelReply, CallAudit]:
-        """One stateless call: the frame's two messages, and the tools the model may call."""
+        """One stateless call: the frame's two messages, and the tools the model may call.
+        ``meter``: the workspace's, which counts the call once its audit is finished (the
+        model may serve several workspaces)."""
         messages = frame.messages()
         audit = CallAudit(
             purpose, self.model, digest(messages), frame.user_input[:PREVIEW_CHARS], correlation_id
         )
-        audit.sink = self.sink
+        audit.sink, audit.meter = self.sink, meter
         extra: dict[str, Any] = {}
         if schema is not None:
             extra["response_format"] = {

@@ -15,6 +15,7 @@ from core.llm.frame import PromptFrame
 from core.llm.prompts import frame_for
 from core.llm.replies import first_error, parse_reply
 from core.llm.tools import AgentTools, ToolResult
+from core.metrics import Meter
 from core.state.actor import Actor
 
 __all__ = ["ModelResponder"]
@@ -28,11 +29,17 @@ class ModelResponder:
     name = "model"
 
     def __init__(
-        self, model: ChatModel, fallback: Responder, tools: AgentTools | None = None
+        self,
+        model: ChatModel,
+        fallback: Responder,
+        tools: AgentTools | None = None,
+        meter: Meter | None = None,
     ) -> None:
+        """``meter``: the workspace's, which counts each model call."""
         self.model = model
         self.fallback = fallback
         self.tools = tools
+        self.meter = meter
 
     def respond(self, turn: Turn) -> ExecutorOutput:
         return self.answer(turn).output
@@ -52,6 +59,7 @@ class ModelResponder:
                     schema=ExecutorOutput,
                     correlation_id=correlation_id,
                     tools=self.tools.definitions() if offer and self.tools else None,
+                    meter=self.meter,
                 )
             except ModelCallFailed:
                 return self._fallback(turn, results)

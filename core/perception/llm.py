@@ -12,6 +12,7 @@ from core.deliberation.interpretation import TurnInterpretation
 from core.llm.chat import ChatModel, ModelCallFailed
 from core.llm.frame import PromptFrame
 from core.llm.replies import first_error, parse_reply
+from core.metrics import Meter
 from core.perception.classifier import Classifier
 
 __all__ = ["EXAMPLES", "TASK", "LLMClassifier"]
@@ -59,9 +60,11 @@ TASK = (
 class LLMClassifier:
     name = "llm"
 
-    def __init__(self, model: ChatModel, fallback: Classifier) -> None:
+    def __init__(self, model: ChatModel, fallback: Classifier, meter: Meter | None = None) -> None:
+        """``meter``: the workspace's, which counts each model call."""
         self.model = model
         self.fallback = fallback
+        self.meter = meter
 
     def classify(self, text: str, topic: str | None = None) -> TurnInterpretation:
         return self.interpret(text, topic)[0]
@@ -78,7 +81,11 @@ class LLMClassifier:
         )
         try:
             reply, audit = self.model.complete(
-                frame, purpose="classify", schema=TurnInterpretation, correlation_id=correlation_id
+                frame,
+                purpose="classify",
+                schema=TurnInterpretation,
+                correlation_id=correlation_id,
+                meter=self.meter,
             )
         except ModelCallFailed:
             return self.fallback.classify(text, topic), self.fallback.name

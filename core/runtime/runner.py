@@ -8,7 +8,9 @@ Each Redis call the runtime makes (the trace, the session, transcripts, beat his
 commit in the store itself) is made again when Redis cuts it off (a failover, a restart), for
 as long as a commit may be resent (``store.commit_retry_sec``). When that runs out after a
 commit was sent, the caller hears ``CommitUnconfirmed`` (applied once or not at all), never a
-bare connection error that would pass for "nothing was changed"."""
+bare connection error that would pass for "nothing was changed".
+
+It counts each turn people take, and the act its classifier read (``core.metrics``)."""
 
 from __future__ import annotations
 
@@ -49,6 +51,7 @@ from core.gateway.mutation_gateway import MutationGateway, UnknownProposal
 from core.gateway.outcome import Outcome, ProposalStatus
 from core.gateway.proposals import Edit
 from core.gateway.reverts import Revert, revert, revert_id
+from core.metrics import CLASSIFIED, TURNS, Meter
 from core.perception import Classifier
 from core.redis_client import INTERRUPTED, interrupted, resend
 from core.runtime.beat_history import BeatHistory
@@ -96,6 +99,7 @@ class Runtime:
         self.transcripts = transcripts
         self.beat_history = beat_history
         self.trace = trace
+        self.meter = Meter.of(gateway.store.redis, gateway.store.workspace)
 
     def send(self, session_id: str, msg: FromPeople) -> list[Event]:
         """Handle one message from an adapter and everything it leads to. Adapters say what
@@ -103,6 +107,8 @@ class Runtime:
         commands came to only the runtime reports."""
         if not isinstance(msg, UserSaid | ActionClicked | TopicSet | ShowRequested):
             raise TypeError(f"adapters send what people did, not {type(msg).__name__}")
+        if isinstance(msg, UserSaid):
+            self.meter.count(TURNS)
         events: list[Event] = []
         sent: list[tuple[str, str]] = []  # (what, mutation id) of each commit sent so far
         queue: deque[Msg] = deque([msg])
@@ -185,6 +191,7 @@ class Runtime:
 
     def _classify(self, cmd: Classify) -> Classified:
         turn, source = self.classifier.interpret(cmd.text, cmd.topic, cmd.correlation_id)
+        self.meter.count(CLASSIFIED, turn.act_type.value, source)
         return Classified(
             correlation_id=cmd.correlation_id,
             text=cmd.text,

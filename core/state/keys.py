@@ -143,6 +143,12 @@ class WorkspaceKeys:
         """Capped stream of loop events (messages, model calls, outcomes) by correlation id."""
         return f"{self.tag}:trace"
 
+    @property
+    def metrics(self) -> str:
+        """Hash of the workspace's counts (``core.metrics``): every process adds its own; it
+        expires a while after the last count."""
+        return f"{self.tag}:metrics"
+
     def bench(self, name: str) -> str:
         """Scratch keys of `deliberate bench` (its raw SET baseline), outside canonical state."""
         return f"{self.tag}:bench:{name}"

@@ -39,7 +39,7 @@ def slack_site(web_app: App, provider: OidcProvider) -> Iterator[Site]:
 def consent(browser: httpx.Client, site: Site, user: str, after: str = "") -> httpx.Response:
     """Start at the sign-in page, go to the provider, sign in as ``user``: the provider's
     redirect back (not yet followed)."""
-    browser.get(f"{site.base}/signin" + (f"?next={after}" if after else ""))
+    browser.get(f"{site.base}/signin", params={"next": after} if after else None)
     start = browser.get(f"{site.base}/signin/slack")
     assert start.status_code == 302, start.text
     page = browser.get(start.headers["location"])
@@ -135,7 +135,16 @@ def test_a_refusal_at_the_provider_is_said_and_signs_nobody_in(slack_site: Site)
         assert session_of(slack_site, browser) is None
 
 
-@pytest.mark.parametrize("after", ["//evil.example/x", "https://evil.example/", "/\\evil.example"])
+@pytest.mark.parametrize(
+    "after",
+    [
+        "//evil.example/x",
+        "https://evil.example/",
+        "/\\evil.example",
+        "/\t/evil.example",
+        "/%0a/x\n",
+    ],
+)
 def test_next_never_leads_off_the_site(slack_site: Site, after: str) -> None:
     with httpx.Client() as browser:
         landed = browser.get(consent(browser, slack_site, MOD, after=after).headers["location"])
