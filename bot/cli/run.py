@@ -8,25 +8,13 @@ import os
 import sys
 
 from bot.app import App
+from bot.cli.args import env_port, port
 from bot.workspaces import Workspaces
 
 __all__ = ["register"]
 
 EXIT_USAGE = 2
 log = logging.getLogger("deliberate.run")
-
-
-def _port(text: str) -> int:
-    if not (text.isascii() and text.isdigit()) or not 0 <= int(text) <= 65535:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0-65535)")
-    return int(text)
-
-
-def _env_port() -> int:
-    try:
-        return _port(os.environ.get("PORT") or "3000")
-    except argparse.ArgumentTypeError as exc:
-        raise ValueError(f"PORT: {exc}") from None
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -50,7 +38,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     slack.add_argument(
         "--port",
-        type=_port,
+        type=port,
         default=None,
         help="HTTP mode: port to listen on (default: $PORT or 3000; 0 picks a free one)",
     )
@@ -101,7 +89,7 @@ def _slack(app: App, args: argparse.Namespace) -> int:
     from bot.slack.settings import SlackSettings
 
     settings = SlackSettings.from_env(os.environ)  # ValueError: a usage error, named
-    port = args.port if args.port is not None else _env_port()
+    listen = args.port if args.port is not None else env_port(3000)
     adapter = SlackAdapter(Workspaces(app), settings.web_client())
     oauth = settings.oauth.settings(app.redis) if settings.oauth is not None else None
     try:
@@ -118,7 +106,7 @@ def _slack(app: App, args: argparse.Namespace) -> int:
             log.info("slack: connecting in Socket Mode")
             run_socket_mode(socket_mode(bolt, settings.app_token))
         else:
-            server = http_server(bolt, args.host, port)
+            server = http_server(bolt, args.host, listen)
             url = f"http://{args.host}:{server.effective_port}{EVENTS_PATH}"
             log.info("slack: listening on %s", url)
             print(f"deliberate: Slack requests go to {url}", file=sys.stderr, flush=True)

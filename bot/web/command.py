@@ -4,22 +4,16 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 from typing import Any
 
 from bot.app import App
+from bot.cli.args import env_port, port
 
 __all__ = ["register"]
 
 EXIT_USAGE = 2
 log = logging.getLogger("deliberate.web")
-
-
-def _port(text: str) -> int:
-    if not (text.isascii() and text.isdigit()) or not 0 <= int(text) <= 65535:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0-65535)")
-    return int(text)
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -38,7 +32,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     web.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     web.add_argument(
         "--port",
-        type=_port,
+        type=port,
         default=None,
         help="port to listen on (default: $PORT, else 8080; 0 picks a free one)",
     )
@@ -52,11 +46,11 @@ def _web(app: App, args: argparse.Namespace) -> int:
     from bot.web.settings import WebSettings
     from bot.web.site import create_app
 
-    port = args.port if args.port is not None else _port(os.environ.get("PORT") or "8080")
+    listen = args.port if args.port is not None else env_port(8080)
     server: Any = create_server(  # the stubs declare no effective_port
         create_app(app, WebSettings.from_env(args.host)),
         host=args.host,
-        port=port,
+        port=listen,
         threads=args.threads,
         ident="deliberate",
     )

@@ -16,7 +16,7 @@ from bot.app import App, build_app
 from bot.web.settings import WebSettings
 from bot.web.site import create_app
 from core.redis_client import RedisClient
-from tests.bot.web.serving import ServedWsgi
+from tests.servers.wsgi import ServedWsgi
 from tests.team_config import team_config
 
 TEAM = "T0WEB0001"

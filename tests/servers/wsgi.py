@@ -1,12 +1,14 @@
-"""A WSGI application (the web inspector, or any Flask app a test builds) served by waitress
-on a free port of 127.0.0.1, in a thread of its own, so real HTTP clients and a real browser
-reach it:
+"""A WSGI application (the web inspector, Bolt's handler, any app a test builds) served by
+waitress on a free port of 127.0.0.1, in a thread of its own, so real HTTP clients and a
+real browser reach it:
 
     with ServedWsgi(flask_app) as served:
         httpx.get(f"{served.base}/health")
 
-``stop`` closes the sockets from the server loop's own thread (through its trigger), as
-``tests/bot/slack/serving.py`` explains."""
+``server``: a waitress server already made (the Slack bot's own, with its body limit).
+``stop`` closes every socket from the server loop's own thread, through the server's
+trigger: closed from another thread, a socket can vanish while that loop is in ``select`` on
+it, which then fails with "Bad file descriptor" (a thread's unhandled exception)."""
 
 from __future__ import annotations
 
@@ -21,8 +23,10 @@ __all__ = ["ServedWsgi"]
 
 
 class ServedWsgi:
-    def __init__(self, app: Any, threads: int = 4) -> None:
-        self.server: Any = create_server(app, host="127.0.0.1", port=0, threads=threads)
+    def __init__(self, app: Any = None, threads: int = 4, *, server: Any = None) -> None:
+        if server is None:
+            server = create_server(app, host="127.0.0.1", port=0, threads=threads)
+        self.server: Any = server
         self.port: int = self.server.effective_port
         self.base = f"http://127.0.0.1:{self.port}"
         self._thread = threading.Thread(target=self.server.run, daemon=True)
@@ -32,12 +36,14 @@ class ServedWsgi:
         return self
 
     def stop(self, timeout: float = 5.0) -> None:
+        """Close every socket from the loop's thread (the loop ends when none is left), then
+        stop the worker threads."""
         server = self.server
         if self._thread.is_alive():
             server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
             self._thread.join(timeout)
             assert not self._thread.is_alive(), f"the server still ran after {timeout}s"
-        else:
+        else:  # never started: nothing is in select
             wasyncore.close_all(server._map)
         server.task_dispatcher.shutdown()
 
