@@ -68,3 +68,28 @@ def test_a_trace_masks_secrets_and_an_unknown_id_is_a_404(
         assert odd.status_code == 404 and "<script>" not in odd.text
     finally:
         site.served.stop()
+
+
+def test_why_a_rule_on_a_secret_key_did_not_fire_never_shows_its_value(
+    tmp_path: Path, redis_client: Redis, workspace: str
+) -> None:
+    rules = """
+  - id: key_rotated
+    when: {key: "secret.*", op: set}
+    if: {expr: "mutation.value == 'rotate-me'"}
+    then:
+      - mutate: {op: set, key: test.noticed, value: "{{ mutation.value }}"}
+"""
+    rig = make_rig(tmp_path, redis_client, workspace, rules)
+    rig.commit("set", "secret.stream-key", "live_sk_0123456789", who="admin:root")
+    rig.work()
+    [evaluated] = rig.evaluations("evaluated")
+    assert evaluated["data"]["fired"] is False
+    site = serve_site(rig.app)
+    try:
+        page = httpx.get(f"{site.base}/w/{workspace}/rules", headers=BEARER).text
+        section = page.split('id="rule-key_rotated"')[1].split("</section>")[0]
+        assert ">skipped<" in section and "about a secret key" in section
+        assert "live_sk_0123456789" not in page
+    finally:
+        site.served.stop()
