@@ -26,9 +26,10 @@ from core.state.actor import Actor
 from core.state.limits import Unacknowledged
 from core.state.scripts import server_ms
 
-__all__ = ["RESOLVED_SHOWN", "blueprint"]
+__all__ = ["LISTED", "RESOLVED_SHOWN", "blueprint"]
 
 RESOLVED_SHOWN = 20
+LISTED = 1000  # proposals read for one page (pending ones first)
 blueprint = Blueprint("inbox", __name__)
 VERBS = ("apply", "edit", "reject")
 
@@ -38,8 +39,9 @@ def page(workspace: str) -> str:
     app = workspace_app(workspace)
     box = app.gateway.proposals
     now = server_ms(app.redis, app.store.keys.versions)
-    pending = [p for p in box.listed() if p.status is ProposalStatus.PENDING]
-    resolved = [p for p in box.listed(resolved=True) if p.status is not ProposalStatus.PENDING]
+    kept = box.listed(resolved=True, limit=LISTED)  # the pending ones first
+    pending = [p for p in kept if p.status is ProposalStatus.PENDING]
+    resolved = [p for p in kept if p.status is not ProposalStatus.PENDING]
     resolved.sort(key=lambda p: p.resolved_at or p.created_at, reverse=True)
     actor = person().actor_in(workspace)
     return render_template(

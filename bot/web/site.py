@@ -28,7 +28,7 @@ from core.redis_client import RedisClient
 
 __all__ = ["create_app"]
 
-PUBLIC = frozenset({"static", "favicon", "health", "metrics.metrics", "metrics.health"})
+PUBLIC = frozenset({"static", "favicon", "health", "metrics.metrics"})  # no session read
 SECRET_KEY = "{deliberate}:web:secret"
 
 
@@ -76,10 +76,12 @@ def _shared_secret(redis: RedisClient) -> str:
 
 
 def _guard() -> Any:
-    if request.endpoint in PUBLIC or (request.blueprint == signin.blueprint.name):
-        g.person = web().sessions.get(session.get("sid"))
+    if request.endpoint in PUBLIC:  # a router's health check reads no session
         return None
     found = web().sessions.get(session.get("sid"))
+    if request.blueprint == signin.blueprint.name:  # open, and says who is signed in
+        g.person = found
+        return None
     if found is None:
         found = _operator_by_header()
     if found is None:
