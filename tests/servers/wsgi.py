@@ -8,7 +8,10 @@ real browser reach it:
 ``server``: a waitress server already made (the Slack bot's own, with its body limit).
 ``stop`` closes every socket from the server loop's own thread, through the server's
 trigger: closed from another thread, a socket can vanish while that loop is in ``select`` on
-it, which then fails with "Bad file descriptor" (a thread's unhandled exception)."""
+it, which then fails with "Bad file descriptor" (a thread's unhandled exception). The pull
+holds the trigger's lock: the loop runs its thunks under that lock, and another thread's pull
+(a worker done with a request) could otherwise wake it to run ours, closing the pipe before
+our own write to it ("Bad file descriptor" in ``stop``)."""
 
 from __future__ import annotations
 
@@ -40,7 +43,10 @@ class ServedWsgi:
         stop the worker threads."""
         server = self.server
         if self._thread.is_alive():
-            server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
+            trigger = server.trigger
+            with trigger.lock:
+                trigger.thunks.append(lambda: wasyncore.close_all(server._map))
+                trigger._physical_pull()
             self._thread.join(timeout)
             assert not self._thread.is_alive(), f"the server still ran after {timeout}s"
         else:  # never started: nothing is in select
