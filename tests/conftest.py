@@ -8,6 +8,7 @@ afterwards."""
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import uuid
 from collections.abc import Iterator
@@ -117,6 +118,20 @@ def delete_workspace(client: RedisClient, workspace: str) -> None:
     if batch:
         client.delete(*batch)
     client.hdel(WORKSPACE_DIRECTORY, workspace)
+
+
+@pytest.fixture(autouse=True)
+def _loggers_as_they_were() -> Iterator[None]:
+    """A command run in this process (``bot.cli.main``) sends the ``deliberate`` and RQ
+    loggers to stderr on their own (no propagation): each test leaves them as it found them,
+    so that a later test's ``caplog`` hears them whatever ran before it."""
+    loggers = [logging.getLogger(name) for name in ("deliberate", "rq")]
+    saved = [(lg, lg.handlers[:], lg.level, lg.propagate) for lg in loggers]
+    yield
+    for logger, handlers, level, propagate in saved:
+        logger.handlers[:] = handlers
+        logger.setLevel(level)
+        logger.propagate = propagate
 
 
 @pytest.fixture

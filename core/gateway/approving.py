@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from pydantic import JsonValue
 
+from core.gateway.edits import Edit
 from core.gateway.outcome import Proposal, ProposalStatus, stale_message
 from core.gateway.policy import GuestPolicy
-from core.gateway.proposals import Edit
+from core.gateway.secrecy import Secrecy
 from core.state.actor import Actor, ActorKind
 from core.state.commit_result import Rejected, RejectReason
 from core.state.mutation import Mutation
@@ -98,14 +99,17 @@ def refuse_apply(
     return None
 
 
-def edited_since(proposal: Proposal, mutation: Mutation, revision: int) -> Rejected | None:
-    """An approval of a value the proposal no longer has: refused, naming the new one."""
+def edited_since(
+    proposal: Proposal, mutation: Mutation, revision: int, secrecy: Secrecy
+) -> Rejected | None:
+    """An approval of a value the proposal no longer has: refused, naming the new one (a
+    secret key's masked)."""
     if proposal.revision == revision:
         return None
     by = f" by {proposal.edited.by}" if proposal.edited is not None else ""
+    now = proposal.summary(secrecy.is_secret(proposal.mutation.key))
     return Rejected(
         mutation,
         RejectReason.CONFLICT,
-        f"this proposal was edited{by} since you saw it: it now reads {proposal.summary()}; "
-        "nothing was changed",
+        f"this proposal was edited{by} since you saw it: it now reads {now}; nothing was changed",
     )

@@ -13,6 +13,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from core.gateway.outcome import Outcome, Pending, Proposal, approvals_message
+from core.gateway.secrecy import Secrecy
 from core.metrics import COMMITS, REJECTIONS, Meter
 from core.state.actor import Actor
 from core.state.commit_result import Committed, Rejected
@@ -55,9 +56,13 @@ def decision_fields(outcome: Outcome) -> dict[str, Any]:
 
 
 class DecisionLog:
-    def __init__(self, client: RedisClient, keys: WorkspaceKeys, keep: int = 10_000) -> None:
+    def __init__(
+        self, client: RedisClient, keys: WorkspaceKeys, secrecy: Secrecy, keep: int = 10_000
+    ) -> None:
+        """``secrecy``: a refusal that quotes a secret value is kept with it masked."""
         self.redis = client
         self.keys = keys
+        self.secrecy = secrecy
         self.keep = keep
         self.meter = Meter.of(client, keys.workspace)
 
@@ -70,7 +75,7 @@ class DecisionLog:
         kept = isinstance(outcome, Rejected | Pending)
         if not kept and not _log.isEnabledFor(logging.INFO):
             return
-        fields = decision_fields(outcome) | details
+        fields = decision_fields(self.secrecy.outcome(outcome)) | details
         _log.info(
             "%s %s %s: %s",
             fields["outcome"],

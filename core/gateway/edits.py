@@ -7,16 +7,23 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 
 from pydantic import JsonValue
 
-from core.gateway.proposals import Edit
 from core.state.mutation import Op
 from core.state.value_json import MAX_DEPTH, dumps, nesting
 
-__all__ = ["MAX_EDIT_CHARS", "edited_value", "value_text"]
+__all__ = ["MAX_EDIT_CHARS", "Edit", "edited_value", "value_text"]
 
 MAX_EDIT_CHARS = 3000  # what Slack's and Discord's text inputs take (Slack: 3000, Discord: 4000)
+
+
+@dataclass(frozen=True)
+class Edit:
+    """A new value for a proposal, given by the person who approves it."""
+
+    value: JsonValue
 
 
 def value_text(value: JsonValue) -> str:
@@ -26,7 +33,7 @@ def value_text(value: JsonValue) -> str:
 
 def edited_value(proposed: JsonValue, text: str, op: Op = Op.SET) -> Edit:
     """The edit ``text`` makes of ``proposed`` (the value of an ``op``); ``ValueError``
-    naming what is wrong."""
+    naming what is wrong, never quoting ``text`` (the value of a secret key, perhaps)."""
     if op is Op.DELETE:
         raise ValueError("a delete has no value to edit")
     if len(text) > MAX_EDIT_CHARS:
@@ -42,7 +49,7 @@ def edited_value(proposed: JsonValue, text: str, op: Op = Op.SET) -> Edit:
     if nesting(value) > MAX_DEPTH:
         raise ValueError(f"the new value nests more than {MAX_DEPTH} levels deep")
     if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"the new value {text.strip()} is too large for a number")
+        raise ValueError("the new value is too large for a number")  # (never quoted: a secret?)
     if op is Op.INCR and (isinstance(value, bool) or not isinstance(value, int | float)):
         raise ValueError("the new value must be a number (the amount to add)")
     return Edit(value)

@@ -9,12 +9,15 @@ entry on conflict).
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Concatenate, ParamSpec
 
 from core.errors import DeliberateError
 from core.gateway.approving import applying, edited_since, moved_on, refuse_apply
 from core.gateway.decisions import DecisionLog
+from core.gateway.edits import Edit
 from core.gateway.outcome import (
     Outcome,
     Pending,
@@ -25,7 +28,8 @@ from core.gateway.outcome import (
     stale_message,
 )
 from core.gateway.policy import Policy, VerdictKind
-from core.gateway.proposals import Approved, Edit, ProposalBox
+from core.gateway.proposals import Approved, ProposalBox
+from core.gateway.secrecy import Secrecy
 from core.metrics import Meter
 from core.redis_client import INTERRUPTED
 from core.state.actor import Actor, ActorKind
@@ -34,7 +38,7 @@ from core.state.limits import Unacknowledged
 from core.state.mutation import Mutation
 from core.state.store import StateStore
 
-__all__ = ["MAX_REASON", "MutationGateway", "UnknownProposal"]
+__all__ = ["MAX_REASON", "DiscardRefused", "MutationGateway", "UnknownProposal"]
 
 MAX_REASON = 300  # characters of a discard's reason that are kept
 
@@ -43,6 +47,29 @@ class UnknownProposal(DeliberateError):
     def __init__(self, proposal_id: str) -> None:
         super().__init__(f"no proposal {proposal_id} (it may have expired)")
         self.proposal_id = proposal_id
+
+
+class DiscardRefused(DeliberateError):
+    """A discard by someone who may not apply the proposal: ``refusal`` says why."""
+
+    def __init__(self, refusal: Rejected) -> None:
+        super().__init__(refusal.message)
+        self.refusal = refusal
+
+
+P = ParamSpec("P")
+
+
+def _told_without_secrets(
+    method: Callable[Concatenate[MutationGateway, P], Outcome],
+) -> Callable[Concatenate[MutationGateway, P], Outcome]:
+    """``method``'s answer with no secret value in it (a refusal may quote one)."""
+
+    @functools.wraps(method)
+    def told(gateway: MutationGateway, /, *args: P.args, **kwargs: P.kwargs) -> Outcome:
+        return gateway.secrecy.outcome(method(gateway, *args, **kwargs))
+
+    return told
 
 
 class MutationGateway:
@@ -59,8 +86,14 @@ class MutationGateway:
         if proposal_expiry_ms is None:
             proposal_expiry_ms = policy.config.proposals.expire_after_sec * 1000
         self.meter = Meter.of(store.redis, store.workspace)
-        self.proposals = ProposalBox(store.redis, store.keys, expire_after_ms=proposal_expiry_ms)
-        self.decisions = DecisionLog(store.redis, store.keys)
+        self.secrecy = Secrecy(policy.is_secret)
+        self.proposals = ProposalBox(
+            store.redis,
+            store.keys,
+            expire_after_ms=proposal_expiry_ms,
+            settle=self.secrecy.proposal,
+        )
+        self.decisions = DecisionLog(store.redis, store.keys, self.secrecy)
 
     def propose(self, mutation: Mutation) -> Outcome:
         verdict = self.policy.check(mutation)
@@ -86,6 +119,7 @@ class MutationGateway:
             outcome = Pending(verdict.mutation, proposal)
         else:
             outcome = self._hide_secret(self.store.commit(verdict.mutation, verdict.limits))
+        outcome = self.secrecy.outcome(outcome)
         self.decisions.record(outcome)
         return outcome
 
@@ -120,6 +154,7 @@ class MutationGateway:
             return replace(outcome, latest=None)
         return outcome
 
+    @_told_without_secrets
     def apply_proposal(
         self,
         proposal_id: str,
@@ -142,12 +177,13 @@ class MutationGateway:
         try:
             mutation = applying(proposal, actor, expected_version, edit)
         except ValueError as exc:  # an edited value the operation cannot take
-            refused = Rejected(proposal.mutation, RejectReason.SCHEMA, f"the new value: {exc}")
+            said = f"the new value: {exc}"
+            if edit is not None and self.secrecy.is_secret(proposal.mutation.key):
+                said = self.secrecy.redactor(values=[edit.value]).text(said)
+            refused = Rejected(proposal.mutation, RejectReason.SCHEMA, said)
             self.decisions.record(refused, proposal_id=proposal.id)
             return refused
         refusal = refuse_apply(proposal, mutation, actor, self.policy.config.guests)
-        if refusal is None and revision is not None and proposal.status is ProposalStatus.PENDING:
-            refusal = edited_since(proposal, mutation, revision)
         if refusal is None and proposal.status is ProposalStatus.EXPIRED:
             return self._expired(proposal, mutation)
         if refusal is None and proposal.status is ProposalStatus.PENDING:
@@ -155,6 +191,9 @@ class MutationGateway:
             if verdict.kind is VerdictKind.REJECT:
                 assert verdict.reason is not None
                 refusal = Rejected(verdict.mutation, verdict.reason, verdict.message)
+        # (after the roles: only who may apply it is told what it reads now)
+        if refusal is None and revision is not None and proposal.status is ProposalStatus.PENDING:
+            refusal = edited_since(proposal, mutation, revision, self.secrecy)
         if refusal is not None:
             self.decisions.record(refusal, proposal_id=proposal.id)
             return refusal
@@ -166,7 +205,7 @@ class MutationGateway:
 
         approved = self.proposals.approve(proposal.id, actor, edit, revision)
         if approved is not None and not approved.counted and revision is not None:
-            edited = edited_since(approved.proposal, mutation, revision)
+            edited = edited_since(approved.proposal, mutation, revision, self.secrecy)
             if edited is not None:  # edited between the check and the count
                 self.decisions.record(edited, proposal_id=proposal.id)
                 return edited
@@ -304,12 +343,21 @@ class MutationGateway:
     ) -> Proposal:
         """The proposal after the discard, which keeps ``reason`` (the discarder's words, for
         the log and the model's next call); if someone applied it first, it as they left it;
-        past its deadline, expired (which the click's decision record says)."""
-        self._proposal(proposal_id)  # an unknown proposal is a clear error
+        past its deadline, expired (which the click's decision record says). It takes the
+        right to apply it (``Policy.refuse_deciding``), else ``DiscardRefused`` (recorded;
+        nothing changes). Four eyes does not bar whoever asked for it (or edited it) from
+        withdrawing it, given that right: it guards changes, and a discard changes nothing."""
+        proposal = self._proposal(proposal_id)  # an unknown proposal is a clear error
         if not actor.is_person:
             raise DeliberateError(f"{actor} cannot discard a proposal; a person must")
-        if actor.kind is ActorKind.GUEST and not self.policy.config.guests.apply:
-            raise DeliberateError(f"{actor} is a guest here: guests may not discard proposals")
+        refused = self.policy.refuse_deciding(actor, proposal.mutation.key, "discard")
+        if refused is not None:  # (said with no value: a secret key's stays unsaid)
+            why, message = refused
+            refusal = Rejected(
+                applying(proposal, actor, verb="discard"), why, f"{message}; nothing was changed"
+            )
+            self.decisions.record(refusal, proposal_id=proposal.id)
+            raise DiscardRefused(refusal)
         reason = " ".join((reason or "").split())[:MAX_REASON] or None
         moved = self.proposals.discard(proposal_id, actor, reason)
         proposal = moved if moved is not None else self._proposal(proposal_id)

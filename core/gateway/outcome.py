@@ -19,6 +19,7 @@ from core.state.commit_result import Committed, Rejected, outcome_fields
 from core.state.mutation import Mutation, new_id
 
 __all__ = [
+    "SECRET",
     "AppliedCommit",
     "Approval",
     "Outcome",
@@ -32,6 +33,9 @@ __all__ = [
     "stale_message",
     "utc_minute",
 ]
+
+
+SECRET = "(secret)"  # a secret key's value, wherever anything but its entry would show it
 
 
 class ProposalStatus(StrEnum):
@@ -135,7 +139,7 @@ class Proposal(BaseModel):
         model)."""
         m = self.mutation
         value = self.current_value
-        shown = "" if value is None else " = (secret)" if secret else f" = {value}"
+        shown = "" if value is None else f" = {SECRET}" if secret else f" = {value}"
         return f"{m.op.value} {m.key}{shown}"
 
 

@@ -205,6 +205,22 @@ class Policy:
         rule = self.rule_for(key)
         return rule is not None and rule.secret
 
+    def refuse_deciding(
+        self, actor: Actor, key: str, verb: str = "discard"
+    ) -> tuple[RejectReason, str] | None:
+        """Why the person ``actor`` may not ``verb`` (apply or discard) a proposal for
+        ``key``, or None when they may. Deciding a proposal takes the right to write its
+        key, as applying it checks: the key's writers (a tenant's role bindings are among
+        the actor's roles), a protected key's moderator or admin, a guest only where
+        ``guests.apply`` says. No pattern allows the key: nobody may."""
+        rule = self.rule_for(key)
+        if rule is None:
+            return RejectReason.NOT_ALLOWED, (
+                f"no policy pattern allows the key {key}: nobody may {verb} a proposal for it "
+                "(it expires by itself)"
+            )
+        return _person_refused(rule, actor, key, self.config.guests, verb)
+
     def visible_to_agent(self, entries: list[Entry]) -> list[Entry]:
         """Entries an agent (the model) may see: never a ``secret`` key."""
         return [e for e in entries if not self.is_secret(e.key)]
@@ -276,32 +292,44 @@ def _authorize(rule: KeyRule, mutation: Mutation, guests: GuestPolicy) -> Verdic
         if rule.agent == "commit" and not rule.protected:
             return Verdict(VerdictKind.COMMIT, mutation, rule)
         return Verdict(VerdictKind.PROPOSE, mutation, rule)
-    roles = actor.effective_roles
-    if actor.kind is ActorKind.GUEST:
-        applying = mutation.proposed_by is not None  # an agent's proposal, applied
-        if not (guests.apply if applying else guests.commit):
-            what = "apply proposals" if applying else f"change {mutation.key}"
-            return _reject(
-                mutation,
-                RejectReason.FORBIDDEN,
-                f"{actor} is a guest here: guests may talk, not {what}",
-                rule,
-            )
-        roles = roles | {ActorKind.USER.value}  # allowed: a guest writes as a user would
-    if rule.protected and roles.isdisjoint(_PRIVILEGED):
-        return _reject(
-            mutation,
-            RejectReason.PROTECTED,
-            f"{mutation.key} is protected: only a moderator or an admin may change it",
-            rule,
-        )
-    if roles.isdisjoint(rule.writer_set):
-        return _reject(
-            mutation,
-            RejectReason.FORBIDDEN,
-            f"{actor} may not write {mutation.key} (writers: {', '.join(rule.writers)})",
-            rule,
-        )
+    applying = mutation.proposed_by is not None  # an agent's proposal, applied
+    refused = _person_refused(rule, actor, mutation.key, guests, "apply" if applying else None)
+    if refused is not None:
+        return _reject(mutation, *refused, rule)
     if rule.approval.people and mutation.proposed_by is None and actor.is_person:
         return Verdict(VerdictKind.PROPOSE, mutation, rule)  # allowed to ask, not to decide
     return Verdict(VerdictKind.COMMIT, mutation, rule)
+
+
+def _person_refused(
+    rule: KeyRule, actor: Actor, key: str, guests: GuestPolicy, deciding: str | None
+) -> tuple[RejectReason, str] | None:
+    """Why ``actor`` may not write ``key`` under ``rule`` (``deciding``: "apply" or
+    "discard", as they decide a proposal for it), or None: a guest only where ``guests``
+    lets them (then as a user), a protected key a moderator or an admin, else the rule's
+    writers."""
+    roles = actor.effective_roles
+    if actor.kind is ActorKind.GUEST:
+        if not (guests.apply if deciding else guests.commit):
+            what = f"{deciding} proposals" if deciding else f"change {key}"
+            return RejectReason.FORBIDDEN, f"{actor} is a guest here: guests may talk, not {what}"
+        roles = roles | {ActorKind.USER.value}  # allowed: a guest writes as a user would
+    discarding = deciding == "discard"
+    if rule.protected and roles.isdisjoint(_PRIVILEGED):
+        if discarding:
+            return RejectReason.PROTECTED, (
+                f"{key} is protected: only a moderator or an admin may discard a proposal "
+                "to change it"
+            )
+        return RejectReason.PROTECTED, (
+            f"{key} is protected: only a moderator or an admin may change it"
+        )
+    if roles.isdisjoint(rule.writer_set):
+        writers = ", ".join(rule.writers)
+        if discarding:
+            return RejectReason.FORBIDDEN, (
+                f"{actor} may not discard a proposal to change {key}: only those who may "
+                f"write it may (writers: {writers})"
+            )
+        return RejectReason.FORBIDDEN, f"{actor} may not write {key} (writers: {writers})"
+    return None

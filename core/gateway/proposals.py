@@ -35,9 +35,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic import JsonValue
 from redis.exceptions import WatchError
 
+from core.gateway.edits import Edit
 from core.gateway.outcome import AppliedCommit, Approval, Proposal, ProposalStatus, ending
 from core.metrics import PROPOSALS, Meter
 from core.redis_client import watch_broken
@@ -49,20 +49,13 @@ from core.state.scripts import server_ms
 if TYPE_CHECKING:
     from core.redis_client import RedisClient, RedisPipeline
 
-__all__ = ["CLAIM_LEASE_MS", "KEPT_MS", "Approved", "Edit", "ProposalBox"]
+__all__ = ["CLAIM_LEASE_MS", "KEPT_MS", "Approved", "ProposalBox"]
 
 KEPT_MS = 7 * 86_400_000  # how long a proposal is kept past its deadline or its resolution
 CLAIM_LEASE_MS = 30_000
 
 # what a move makes of the proposal, given it and the server time; None: it may not move
 Change = Callable[[Proposal, int], Proposal | None]
-
-
-@dataclass(frozen=True)
-class Edit:
-    """A new value for a proposal, given by the person who approves it."""
-
-    value: JsonValue
 
 
 @dataclass(frozen=True)
@@ -77,12 +70,22 @@ class Approved:
 class ProposalBox:
     """``expire_after_ms``: how long a proposal may wait to be applied when it was made
     without a deadline of its own (the policy's ``proposals.expire_after_sec``; any value
-    here, so that a test can make one that is due at once)."""
+    here, so that a test can make one that is due at once). ``settle``: what is kept of a
+    proposal once written (``Secrecy.proposal``: a secret value is struck out of a resolved
+    one)."""
 
-    def __init__(self, client: RedisClient, keys: WorkspaceKeys, *, expire_after_ms: int) -> None:
+    def __init__(
+        self,
+        client: RedisClient,
+        keys: WorkspaceKeys,
+        *,
+        expire_after_ms: int,
+        settle: Callable[[Proposal], Proposal],
+    ) -> None:
         self.redis = client
         self.keys = keys
         self.expire_after_ms = expire_after_ms
+        self.settle = settle
         self.meter = Meter.of(client, keys.workspace)
 
     def add(self, proposal: Proposal, expire_after_ms: int | None = None) -> Proposal:
@@ -375,7 +378,7 @@ class ProposalBox:
     def _write(self, pipe: RedisPipeline, proposal: Proposal, now: int) -> None:
         """Written whole (SET drops the key's expiry): so always with the one it must keep,
         ``KEPT_MS`` past its deadline while pending, past now once resolved."""
-        data = proposal.model_dump_json(by_alias=True)
+        data = self.settle(proposal).model_dump_json(by_alias=True)
         if proposal.status is ProposalStatus.PENDING:
             kept_until = _kept_until(self.deadline(proposal), now)
             score = self.deadline(proposal)

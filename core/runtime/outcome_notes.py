@@ -8,6 +8,7 @@ from core.deliberation.memory import ProposalRef
 from core.deliberation.messages import OutcomeNote
 from core.gateway.edits import MAX_EDIT_CHARS, value_text
 from core.gateway.outcome import (
+    SECRET,
     Outcome,
     Pending,
     Proposal,
@@ -21,8 +22,6 @@ from core.state.commit_result import Committed, Rejected, RejectReason
 from core.state.mutation import Op
 
 __all__ = ["SECRET", "discard_note", "note_for", "note_under"]
-
-SECRET = "(secret)"  # a secret key's value, wherever chat would show it
 
 
 def note_under(policy: Policy, outcome: Outcome) -> OutcomeNote:
@@ -70,7 +69,8 @@ def note_for(outcome: Outcome, protected: bool = False, secret: bool = False) ->
     latest = outcome.latest
     if outcome.reason is RejectReason.CONFLICT and latest is not None:
         # people see what is there instead (the gateway never hands an agent a secret)
-        message = say.conflict(m.key, latest.value, latest.version, str(latest.updated_by))
+        shown = SECRET if secret and latest.value is not None else latest.value
+        message = say.conflict(m.key, shown, latest.version, str(latest.updated_by))
     return OutcomeNote(
         outcome="rejected",
         message=message,

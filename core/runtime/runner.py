@@ -46,10 +46,9 @@ from core.deliberation.turn import Answering
 from core.deliberation.update.loop import Loop
 from core.deliberation.view import View
 from core.errors import DeliberateError, StoreError
-from core.gateway.edits import edited_value
-from core.gateway.mutation_gateway import MutationGateway, UnknownProposal
-from core.gateway.outcome import Outcome, ProposalStatus
-from core.gateway.proposals import Edit
+from core.gateway.edits import Edit, edited_value
+from core.gateway.mutation_gateway import DiscardRefused, MutationGateway, UnknownProposal
+from core.gateway.outcome import SECRET, Outcome, ProposalStatus
 from core.gateway.reverts import Revert, revert, revert_id
 from core.metrics import CLASSIFIED, TURNS, Meter
 from core.perception import Classifier
@@ -132,8 +131,23 @@ class Runtime:
     def _patiently(self, call: Callable[[], T]) -> T:
         return resend(call, self.gateway.store.redis, self._budget)
 
-    def _update(self, session_id: str, msg: Msg, attempts: int = 50) -> list[Cmd]:
+    def _traced(self, msg: Msg) -> dict[str, object]:
+        """What the trace keeps of ``msg``: a value typed as an edit of a secret key's
+        proposal (or of one no longer known) is masked."""
         data = msg.model_dump(mode="json")
+        click = msg.click if isinstance(msg, ActionDone) else msg
+        if isinstance(click, ActionClicked) and click.note and self._edits_secret(click):
+            (data if click is msg else data["click"])["note"] = SECRET
+        return data
+
+    def _edits_secret(self, click: ActionClicked) -> bool:
+        if click.action != ActionType.EDIT_PROPOSAL:
+            return False
+        proposal = self.gateway.proposals.get(click.target_id)
+        return proposal is None or self.gateway.secrecy.is_secret(proposal.mutation.key)
+
+    def _update(self, session_id: str, msg: Msg, attempts: int = 50) -> list[Cmd]:
+        data = self._traced(msg)
         # a trace row whose answer was lost is written again: the trace may show it twice
         self._patiently(partial(self.trace.append, msg.correlation_id, session_id, msg.kind, data))
         for _ in range(attempts):
@@ -232,6 +246,8 @@ class Runtime:
             proposal = self.gateway.discard_proposal(click.target_id, click.actor, click.note)
         except UnknownProposal as exc:
             return OutcomeNote(outcome="rejected", message=str(exc), reason="not_found")
+        except DiscardRefused as exc:  # not theirs to decide: as a refused apply is said
+            return self._note(exc.refusal)
         except Unacknowledged:  # applied once or not at all: not a refusal
             raise
         except DeliberateError as exc:
@@ -252,7 +268,7 @@ class Runtime:
             return OutcomeNote(outcome="rejected", message=message, reason="resolved")
         try:
             return edited_value(proposal.current_value, click.note or "", proposal.mutation.op)
-        except ValueError as exc:
+        except ValueError as exc:  # (it never quotes the value)
             return OutcomeNote(outcome="rejected", message=str(exc), reason="schema")
 
     def _done(

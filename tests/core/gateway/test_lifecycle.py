@@ -13,9 +13,8 @@ from hypothesis import strategies as st
 from redis import Redis
 
 from bot.app import App, build_app
-from core.gateway.edits import edited_value, value_text
+from core.gateway.edits import Edit, edited_value, value_text
 from core.gateway.outcome import Outcome, Pending, Proposal, ProposalStatus
-from core.gateway.proposals import Edit
 from core.state.actor import Actor
 from core.state.commit_result import Committed, Rejected, RejectReason
 from core.state.mutation import Mutation, Op
