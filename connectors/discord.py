@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import time
+from typing import Literal
 
+import discord.utils
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -21,7 +23,7 @@ from rules.connector_api import ActionContext, ConnectorAction, ConnectorError
 from .env import optional, required
 from .remote_errors import excerpt, status_error, transport_error
 
-__all__ = ["ACTIONS", "nonce_for"]
+__all__ = ["ACTIONS", "escape", "nonce_for"]
 
 DEFAULT_API_URL = "https://discord.com/api/v10"
 TIMEOUT_SEC = 10.0
@@ -31,12 +33,22 @@ USER_AGENT = "DiscordBot (https://github.com/deliberate, 0.1.0)"  # the form Dis
 NONCE_CHARS = 25  # Discord's limit
 
 
+def escape(text: str) -> str:
+    """People's words as Discord text: markdown (a masked ``[label](url)`` link included)
+    and mentions (``@everyone``, ``<@id>``, ``<@&role>``) written so they stay text."""
+    return discord.utils.escape_mentions(discord.utils.escape_markdown(text))
+
+
 class SendMessageArgs(BaseModel):
+    """``mentions``: whom the message may ping (Discord's ``allowed_mentions.parse``:
+    ``users``, ``roles``, ``everyone``); none unless the rule names them."""
+
     model_config = ConfigDict(extra="forbid")
     channel_id: str = Field(
         pattern=r"^[0-9]{1,25}$"
     )  # a snowflake, and nothing that edits the path
     content: str
+    mentions: list[Literal["users", "roles", "everyone"]] = []
 
 
 def nonce_for(idempotency_key: str) -> str:
@@ -86,6 +98,7 @@ def send_message(args: SendMessageArgs, ctx: ActionContext) -> JsonValue:
     api_url = optional(ctx.env, "DISCORD_API_URL", DEFAULT_API_URL).rstrip("/")
     body: dict[str, JsonValue] = {
         "content": args.content,
+        "allowed_mentions": {"parse": list(dict.fromkeys(args.mentions))},
         "nonce": nonce_for(ctx.idempotency_key),
         "enforce_nonce": True,
     }
@@ -106,7 +119,9 @@ ACTIONS = (
         "discord.sendMessage",
         SendMessageArgs,
         send_message,
-        "Send a message to a Discord channel as the bot.",
+        "Send a message to a Discord channel as the bot; the values a template puts in it "
+        "are escaped, and it pings nobody unless `mentions` says whom.",
         resend_safe=True,
+        escape=escape,
     ),
 )

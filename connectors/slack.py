@@ -16,7 +16,7 @@ from rules.connector_api import ActionContext, ConnectorAction, ConnectorError
 from .env import optional, required
 from .remote_errors import redact, retryable_status
 
-__all__ = ["ACTIONS"]
+__all__ = ["ACTIONS", "escape"]
 
 TIMEOUT_SEC = 10
 # Slack's own words for "try again later" when they come with a 200 or without a status
@@ -29,11 +29,20 @@ RETRYABLE_ERRORS = {
 }
 
 
+def escape(text: str) -> str:
+    """People's words as Slack text: its three control characters escaped, so that
+    ``<!channel>``, ``<@U…>`` and ``<https://…|label>`` typed by someone stay text."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 class PostMessageArgs(BaseModel):
+    """``unfurl``: Slack previews the links (off unless the rule says so)."""
+
     model_config = ConfigDict(extra="forbid")
     channel: str
     text: str
     thread_ts: str | None = None
+    unfurl: bool = False
 
 
 def _client(ctx: ActionContext) -> WebClient:
@@ -50,7 +59,12 @@ def post_message(args: PostMessageArgs, ctx: ActionContext) -> JsonValue:
     secrets = [client.token or ""]
     try:
         response = client.chat_postMessage(
-            channel=args.channel, text=args.text, thread_ts=args.thread_ts
+            channel=args.channel,
+            text=args.text,
+            thread_ts=args.thread_ts,
+            unfurl_links=args.unfurl,
+            unfurl_media=args.unfurl,
+            link_names=False,  # "@here" written as text is text; <!here> is the markup
         )
     except SlackApiError as error:
         code = str(error.response.get("error") or "unknown_error")
@@ -71,6 +85,8 @@ ACTIONS = (
         "slack.postMessage",
         PostMessageArgs,
         post_message,
-        "Post a message to a Slack channel (in a thread when thread_ts is given).",
+        "Post a message to a Slack channel (in a thread when thread_ts is given); the "
+        "values a template puts in its text are escaped, and links are not unfurled.",
+        escape=escape,
     ),
 )

@@ -1,17 +1,25 @@
 """The loaded rules, ready to run: indexed by key, with what the environment left unset and
-the values it supplied (masked wherever a rule's work is shown or stored)."""
+the values it supplied, and which state keys are secret (both masked wherever a rule's work
+is shown or stored: a secret key's value as ``(secret)``, an environment value as
+``${NAME}``)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import JsonValue
+
 from core.config.env_refs import EnvRef
+from core.gateway.policy import Policy
+from core.gateway.secrecy import Redactor
+from core.state.mutation_log import LogRecord
 from rules.config import AutomationConfig, RulesConfig
 from rules.dsl import Rule
 from rules.index import RuleIndex
+from rules.variables import secrets_in_play
 
 __all__ = ["RuleBook"]
 
@@ -20,9 +28,12 @@ _MIN_MASKED = 4  # shorter values would mask ordinary text (an env value of "1")
 
 @dataclass
 class RuleBook:
+    """``is_secret``: the policy's (``Policy.is_secret``)."""
+
     rules: list[Rule]
     automation: AutomationConfig = field(default_factory=AutomationConfig)
     env_refs: Sequence[EnvRef] = ()
+    is_secret: Callable[[str], bool] = field(kw_only=True)
 
     def __post_init__(self) -> None:
         self.index = RuleIndex(self.rules)
@@ -40,7 +51,12 @@ class RuleBook:
 
     @classmethod
     def from_config(cls, config: RulesConfig) -> RuleBook:
-        return cls(config.rules, config.automation, config.env_refs)
+        secret = Policy(config.policy).is_secret
+        return cls(config.rules, config.automation, config.env_refs, is_secret=secret)
+
+    def secrets(self, record: LogRecord, state: Mapping[str, JsonValue]) -> Redactor:
+        """Strikes out the secret values a rule evaluating ``record`` may have quoted."""
+        return Redactor(secrets_in_play(record, state, self.is_secret))
 
     def unset_env(self, rule: Rule, step: int) -> list[str]:
         """The optional ``${NAME:-}`` variables a step's arguments use that are not set: the
@@ -54,9 +70,11 @@ class RuleBook:
             }
         )
 
-    def mask_json(self, value: Any) -> Any:
+    def mask_json(self, value: Any, secrets: Redactor | None = None) -> Any:
         """``value`` (JSON data) with every value that came from the environment masked in
-        its strings (keys included)."""
+        its strings (keys included), and ``secrets`` struck out."""
+        if secrets is not None:
+            value = secrets.json(value)
         if self._mask is None or isinstance(value, bool | int | float) or value is None:
             return value
         if isinstance(value, str):
@@ -67,8 +85,11 @@ class RuleBook:
             return [self.mask_json(v) for v in value]
         return self.mask(str(value))
 
-    def mask(self, text: str) -> str:
-        """``text`` with every value that came from the environment shown as ``${NAME}``."""
+    def mask(self, text: str, secrets: Redactor | None = None) -> str:
+        """``text`` with every value that came from the environment shown as ``${NAME}``,
+        and ``secrets`` struck out."""
+        if secrets is not None:
+            text = secrets.text(text)
         if self._mask is None:
             return text
         return self._mask.sub(lambda m: f"${{{self._secrets[m.group(0)]}}}", text)

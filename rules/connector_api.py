@@ -47,7 +47,8 @@ class ConnectorAction:
     one asked for): after a worker died in the middle of this step, the retry asks it
     instead of acting twice. ``resend_safe``: the remote side drops a repeat carrying the same
     idempotency key, so such a retry may simply send again. An action with neither is not
-    repeated (at most once)."""
+    repeated (at most once). ``escape``: how the values a rule's template interpolates into
+    its arguments are written (people's words stay text: no mention, no disguised link)."""
 
     name: str
     args: type[BaseModel]
@@ -55,6 +56,7 @@ class ConnectorAction:
     description: str
     reconcile: Reconcile | None = None
     resend_safe: bool = False
+    escape: Callable[[str], str] | None = None
 
 
 class ActionRegistry:

@@ -6,19 +6,37 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any
 
 from core.metrics import RULE_EVALUATIONS, RULE_STEPS, Meter
-from core.state.streams import stream_ms, stream_rows
+from core.state.streams import Row, stream_ms, stream_rows
 from core.state.value_json import dumps
 from rules.keys import RuleKeys
 
 if TYPE_CHECKING:
     from core.redis_client import RedisClient
 
-__all__ = ["RuleHistory"]
+__all__ = ["BATCH", "RuleHistory", "newest_rows"]
 
 _log = logging.getLogger("deliberate.rules")
+BATCH = 1000  # records one read takes at most
+
+
+def newest_rows(
+    client: RedisClient, stream: str, scan: int, keep: Callable[[dict[str, str]], bool]
+) -> list[Row]:
+    """The rows among the newest ``scan`` of ``stream`` whose fields ``keep`` keeps, oldest
+    first, read ``BATCH`` at a time (a scan of 10,000 is ten replies, none of 10,000)."""
+    found: list[Row] = []
+    end, left = "+", scan
+    while left > 0:
+        count = min(BATCH, left)
+        chunk = stream_rows(client.xrevrange(stream, end, "-", count=count))
+        found += [row for row in chunk if keep(row[1])]
+        left = left - count if len(chunk) == count else 0
+        end = f"({chunk[-1][0]}" if chunk else end
+    return found[::-1]
 
 
 class RuleHistory:
@@ -64,11 +82,13 @@ class RuleHistory:
         self.record(corr, key, "action.failed", data)
 
     def _rows(
-        self, scan: int, field: str | None = None, value: str | None = None
+        self, scan: int, field: str | None = None, values: Collection[str] = ()
     ) -> list[dict[str, Any]]:
-        """The newest ``scan`` records (whose ``field`` is ``value``, if given), oldest first;
-        only those are parsed (any member may ask ``why``)."""
-        rows = stream_rows(self.redis.xrevrange(self.keys.evaluations, count=scan))
+        """The newest ``scan`` records (whose ``field`` is one of ``values``, if given),
+        oldest first; only those are parsed (any member may ask ``why``)."""
+        rows = newest_rows(
+            self.redis, self.keys.evaluations, scan, lambda f: field is None or f[field] in values
+        )
         return [
             {
                 "id": row_id,
@@ -78,16 +98,22 @@ class RuleHistory:
                 "event": f["event"],
                 "data": json.loads(f["data"]),
             }
-            for row_id, f in reversed(rows)
-            if field is None or f[field] == value
+            for row_id, f in rows
         ]
 
     def for_correlation(self, correlation_id: str, scan: int = 10_000) -> list[dict[str, Any]]:
-        return self._rows(scan, "corr", correlation_id)
+        return self._rows(scan, "corr", {correlation_id})
+
+    def for_correlations(
+        self, correlation_ids: Collection[str], scan: int = 10_000
+    ) -> list[dict[str, Any]]:
+        """The records of any of ``correlation_ids``, oldest first: one read of the newest
+        ``scan``, however many ids."""
+        return self._rows(scan, "corr", correlation_ids) if correlation_ids else []
 
     def for_key(self, key: str, limit: int = 20, scan: int = 10_000) -> list[dict[str, Any]]:
         """The newest ``limit`` records about mutations of ``key``, oldest first."""
-        return self._rows(scan, "key", key)[-limit:]
+        return self._rows(scan, "key", {key})[-limit:]
 
     def recent(self, scan: int = 10_000) -> list[dict[str, Any]]:
         """The newest ``scan`` records of every rule, oldest first."""

@@ -147,7 +147,7 @@ class RuleService:
         data = {
             "rule": None,
             "fired": False,
-            "why": self.engine.book.mask(why),
+            "why": self.engine.book.mask(why, self.engine.book.secrets(record, {})),
             "logId": record.log_id,
         }
         self.engine.evaluations.record(m.correlation_id, m.key, "error", data)

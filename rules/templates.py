@@ -5,11 +5,16 @@ a number, of a string a string: never re-parsed); anything else renders as text.
 compile when the config loads, so a syntax error names the file, line and field. The sandbox
 refuses attribute tricks (``__class__``, ``mro``), and undefined names are errors rather
 than empty strings.
+
+A connector action may say how people's words are written in its text (``Escape``: Slack's
+``&lt;``, Discord's backslashes): every value a template interpolates is escaped so, while
+the template's own text is not. ``"<!here> decided: {{ mutation.value }}"`` pings the channel
+because its author wrote ``<!here>``; a ``<!channel>`` in the decided value stays text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from itertools import chain, islice
 from typing import Any
@@ -19,10 +24,14 @@ from jinja2.nativetypes import NativeCodeGenerator
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from pydantic import JsonValue
 
-__all__ = ["TemplateFailed", "check_templates", "render"]
+__all__ = ["Escape", "TemplateFailed", "check_templates", "render"]
+
+Escape = Callable[[str], str]  # people's words as a connector's text writes them
 
 
-def _concat(parts: Iterable[Any]) -> Any:
+def _concat(parts: Iterable[Any], escape: Escape | None = None) -> Any:
+    """One part keeps its type; several are joined as text (a value that was not text,
+    such as a mapping, escaped once it is: the template's own text parts are strings)."""
     head = list(islice(parts, 2))
     if not head:
         return ""
@@ -30,15 +39,28 @@ def _concat(parts: Iterable[Any]) -> Any:
         if isinstance(head[0], Undefined):
             str(head[0])  # raises: an undefined name is an error, not a value
         return head[0]
-    return "".join(str(part) for part in chain(head, parts))
+    wrap = escape or str
+    return "".join(p if isinstance(p, str) else wrap(str(p)) for p in chain(head, parts))
 
 
 class _Environment(ImmutableSandboxedEnvironment):
     code_generator_class = NativeCodeGenerator
-    concat = staticmethod(_concat)
 
 
-_ENV = _Environment(undefined=StrictUndefined, autoescape=False)
+def _finalize(escape: Escape | None) -> Callable[[Any], Any]:
+    """What every ``{{ … }}`` gives: a string escaped (``escape``), anything else as is."""
+    if escape is None:
+        return lambda value: value
+    # (a Markup, from ``|safe`` or ``|e``, is escaped as the plain text it holds)
+    return lambda value: escape(str.__str__(value)) if isinstance(value, str) else value
+
+
+@lru_cache(maxsize=16)
+def _environment(escape: Escape | None) -> _Environment:
+    return _Environment(undefined=StrictUndefined, autoescape=False, finalize=_finalize(escape))
+
+
+_ENV = _environment(None)
 
 
 class TemplateFailed(ValueError):
@@ -50,8 +72,8 @@ def _is_template(text: str) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def _compile(text: str) -> Template:
-    return _ENV.from_string(text)
+def _compile(text: str, escape: Escape | None = None) -> Template:
+    return _environment(escape).from_string(text)
 
 
 def check_templates(value: JsonValue) -> JsonValue:
@@ -79,21 +101,23 @@ def _strings(value: JsonValue) -> Iterable[str]:
             yield from _strings(item)
 
 
-def render(value: JsonValue, variables: Mapping[str, Any]) -> Any:
-    """``value`` with every template string rendered; other values as they are."""
+def render(value: JsonValue, variables: Mapping[str, Any], escape: Escape | None = None) -> Any:
+    """``value`` with every template string rendered (the values it interpolates written
+    with ``escape``); other values as they are."""
     if isinstance(value, str):
-        return _render_text(value, variables) if _is_template(value) else value
+        return _render_text(value, variables, escape) if _is_template(value) else value
     if isinstance(value, dict):
-        return {k: render(v, variables) for k, v in value.items()}
+        return {k: render(v, variables, escape) for k, v in value.items()}
     if isinstance(value, list):
-        return [render(v, variables) for v in value]
+        return [render(v, variables, escape) for v in value]
     return value
 
 
-def _render_text(text: str, variables: Mapping[str, Any]) -> Any:
-    template = _compile(text)
+def _render_text(text: str, variables: Mapping[str, Any], escape: Escape | None) -> Any:
+    template = _compile(text, escape)
     try:
-        value = _ENV.concat(template.root_render_func(template.new_context(dict(variables))))
+        parts = template.root_render_func(template.new_context(dict(variables)))
+        value = _concat(parts, escape)
         return _json(text, value)
     except TemplateError as exc:
         raise TemplateFailed(f"{text!r}: {exc}") from None

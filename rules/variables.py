@@ -10,12 +10,22 @@ from typing import Any
 
 from pydantic import JsonValue
 
+from core.gateway.secrecy import masked
 from core.state.mutation import Op
 from core.state.mutation_log import LogRecord
 from core.state.store import StateStore
 from core.state.value_json import dumps
 
-__all__ = ["StateView", "after_value", "live_values", "same", "variables", "was"]
+__all__ = [
+    "StateView",
+    "after_value",
+    "live_values",
+    "masked_variables",
+    "same",
+    "secrets_in_play",
+    "variables",
+    "was",
+]
 
 
 class StateView(Mapping[str, JsonValue]):
@@ -34,6 +44,10 @@ class StateView(Mapping[str, JsonValue]):
     def of_store(cls, store: StateStore) -> StateView:
         """The store's live values, read on first use."""
         return cls(lambda: live_values(store))
+
+    @property
+    def is_loaded(self) -> bool:
+        return self._values is not None
 
     @property
     def loaded(self) -> Mapping[str, JsonValue]:
@@ -107,3 +121,36 @@ def variables(record: LogRecord, state: Mapping[str, JsonValue]) -> dict[str, An
         ts=record.ts,
     )
     return {"state": state, "mutation": mutation, "actor": mutation["actor"]}
+
+
+def secrets_in_play(
+    record: LogRecord, state: Mapping[str, JsonValue], is_secret: Callable[[str], bool]
+) -> list[JsonValue]:
+    """The secret values a rule evaluating ``record`` over ``state`` may have quoted: the
+    mutation's (its value, the value before and after) when its key is secret, and every
+    secret key's in state (once state was read: unread, nothing of it can be quoted)."""
+    found: list[JsonValue] = []
+    if is_secret(record.mutation.key):
+        found += [record.mutation.value, record.prev, after_value(record)]
+    if not isinstance(state, StateView) or state.is_loaded:
+        found += [value for key, value in state.items() if is_secret(key)]
+    return found
+
+
+def masked_variables(
+    record: LogRecord, state: Mapping[str, JsonValue], is_secret: Callable[[str], bool]
+) -> dict[str, Any]:
+    """``variables`` as a record of a rule's work may show them: a secret key's values, in
+    state and in the mutation, read as ``(secret)``."""
+    names = variables(record, state)
+    if is_secret(record.mutation.key):
+        m = names["mutation"]
+        for name in ("value", "prev", "after"):
+            m[name] = masked(m.get(name))
+        meta = m.get("meta")
+        if isinstance(meta, dict) and "proposedValue" in meta:
+            m["meta"] = {**meta, "proposedValue": masked(meta["proposedValue"])}
+    names["state"] = StateView(
+        lambda: {k: masked(v) if is_secret(k) else v for k, v in state.items()}
+    )
+    return names

@@ -3,7 +3,7 @@ the engine and ``rules test``. Every answer says why, in words a person can act 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,7 +13,7 @@ from core.state.mutation_log import LogRecord
 from core.state.value_json import dumps
 from rules.dsl import Condition, Rule, When
 from rules.templates import TemplateFailed, render
-from rules.variables import after_value, same, variables, was
+from rules.variables import after_value, masked_variables, same, variables, was
 
 __all__ = ["Check", "check_condition", "check_rule", "check_trigger", "plan_steps"]
 
@@ -71,11 +71,16 @@ def check_rule(rule: Rule, record: LogRecord, state: Mapping[str, JsonValue]) ->
 
 
 def plan_steps(
-    rule: Rule, record: LogRecord, state: Mapping[str, JsonValue]
+    rule: Rule,
+    record: LogRecord,
+    state: Mapping[str, JsonValue],
+    is_secret: Callable[[str], bool],
 ) -> list[dict[str, Any]]:
     """What the steps would do, rendered now: actions with their arguments, derived
-    mutations with their key and value. A template that fails is reported in its step."""
-    names = variables(record, state)
+    mutations with their key and value; a secret key's values rendered as ``(secret)``
+    (``is_secret``: the policy's), for this is written down and shown. A template that
+    fails is reported in its step."""
+    names = masked_variables(record, state, is_secret)
     planned: list[dict[str, Any]] = []
     for index, step in enumerate(rule.then):
         entry: dict[str, Any] = {"step": index}

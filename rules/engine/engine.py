@@ -59,7 +59,7 @@ class Engine:
             started += self._evaluate(rule, record, state, depth)
         return started
 
-    def _cut(self, rule: Rule, record: LogRecord, depth: int) -> None:
+    def _cut(self, rule: Rule, record: LogRecord, depth: int) -> None:  # (no value in it)
         limit = self.book.automation.max_chain_depth
         why = (
             f"cut: this mutation is {depth} derived mutations deep, the limit is {limit} "
@@ -74,7 +74,7 @@ class Engine:
             if not check.held:
                 cancelled = self.timers.cancel(rule.id, m.key)
                 why = check.why + ("; its for-timer is cancelled" if cancelled else "")
-                self._record(record, "evaluated", rule, fired=False, why=why)
+                self._record(record, "evaluated", rule, fired=False, why=why, state=state)
                 return 0
             due = record.ts + int(rule.for_ * 1000)
             # with `to`, holding again keeps the timer; without, the new value must hold anew
@@ -85,10 +85,10 @@ class Engine:
                 if new
                 else ("holds; a for-timer started earlier is still running")
             )
-            self._record(record, "evaluated", rule, fired=False, why=why, waiting=True)
+            self._record(record, "evaluated", rule, fired=False, why=why, waiting=True, state=state)
             return 0
         if not check.held:
-            self._record(record, "evaluated", rule, fired=False, why=check.why)
+            self._record(record, "evaluated", rule, fired=False, why=check.why, state=state)
             return 0
         if rule.signal is not None:
             count, confidence = self.signals.observe(rule.id, rule.signal, record)
@@ -98,7 +98,7 @@ class Engine:
                     f"≥ {rule.signal.confidence:g} in {rule.signal.within:g}s "
                     f"(this one: {confidence})"
                 )
-                self._record(record, "evaluated", rule, fired=False, why=why)
+                self._record(record, "evaluated", rule, fired=False, why=why, state=state)
                 return 0
         return self._fire(rule, record, state, depth, "the trigger and the condition hold")
 
@@ -120,7 +120,8 @@ class Engine:
             fired=fired,
             why=f"{why}; {admission.why}",
             job=admission.job_id,
-            steps=plan_steps(rule, record, state),
+            steps=plan_steps(rule, record, state, self.book.is_secret),
+            state=state,
         )
         return int(fired)
 
@@ -139,7 +140,8 @@ class Engine:
         state = self._state()
         why = self._still_holds(rule, record, state)
         if why is not None:
-            self._record(record, "evaluated", rule, fired=False, why=f"stopped holding: {why}")
+            why = f"stopped holding: {why}"
+            self._record(record, "evaluated", rule, fired=False, why=why, state=state)
             return 0
         held = f"held for {rule.for_:g}s"
         return self._fire(rule, record, state, _depth(record), held)
@@ -154,19 +156,30 @@ class Engine:
         return check_condition(rule.if_, variables(record, state))
 
     def _record(
-        self, record: LogRecord, event: str, rule: Rule, *, fired: bool, why: str, **extra: Any
+        self,
+        record: LogRecord,
+        event: str,
+        rule: Rule,
+        *,
+        fired: bool,
+        why: str,
+        state: StateView | None = None,
+        **extra: Any,
     ) -> None:
+        """Kept with no secret in it: the environment's values, nor a secret key's (of the
+        mutation, or of ``state`` as far as the evaluation read it)."""
         m = record.mutation
+        secrets = self.book.secrets(record, {} if state is None else state)
         data: dict[str, JsonValue] = {
             "rule": rule.id,
             "fired": fired,
-            "why": self.book.mask(why),
+            "why": self.book.mask(why, secrets),
             "mutationId": m.id,
             "logId": record.log_id,
             "op": m.op.value,
         }
         if "steps" in extra:
-            extra["steps"] = self.book.mask_json(extra["steps"])
+            extra["steps"] = self.book.mask_json(extra["steps"], secrets)
         data.update(extra)
         self.evaluations.record(m.correlation_id, m.key, event, data)
 

@@ -12,6 +12,7 @@ from pydantic import JsonValue, ValidationError
 from redis.exceptions import RedisError
 from rq.timeouts import JobTimeoutException
 
+from core.gateway.secrecy import Redactor
 from core.state.actor import Actor, ActorKind
 from core.state.commit_result import Committed, Rejected, RejectReason
 from core.state.mutation import Mutation
@@ -95,6 +96,7 @@ class Run:
         return self._action(index, step, abandoned=claim is Claim.ABANDONED)
 
     def _finish(self, index: int, step: Step, result: Any) -> Any:
+        result = self.context.book.mask_json(result, self._secrets())  # kept, and shown
         try:
             self.ledger.done(index, result)
         except LeaseLost:  # the step stays started: whoever took the run over reconciles it
@@ -109,6 +111,7 @@ class Run:
         return result
 
     def _fail(self, index: int, step: Step, error: str) -> StepFailed:
+        error = self._mask(error)
         self.ledger.failed(index, error)
         self._report("action.failed", index, step, error=error)
         return StepFailed(error)
@@ -166,7 +169,8 @@ class Run:
         except KeyError as exc:
             raise self._fail(index, step, str(exc)) from None
         try:
-            args = action.args.model_validate(render(step.args, variables(self.record, self.state)))
+            names = variables(self.record, self.state)
+            args = action.args.model_validate(render(step.args, names, action.escape))
         except (TemplateFailed, ValidationError) as exc:
             raise self._fail(index, step, f"bad arguments: {self._mask(str(exc))}") from None
         ctx = ActionContext(
@@ -225,8 +229,12 @@ class Run:
         self._report("action.retry", index, step, error=error, retries_left=self.retries_left)
         raise ConnectorError(error, retryable=True) from None  # RQ keeps it: masked
 
+    def _secrets(self) -> Redactor:
+        """The secret values this run may have quoted (state as far as it was read)."""
+        return self.context.book.secrets(self.record, self.state)
+
     def _mask(self, text: str) -> str:
-        return self.context.book.mask(text)
+        return self.context.book.mask(text, self._secrets())
 
     def _report(self, event: str, index: int, step: Step, **data: Any) -> None:
         body: dict[str, Any] = {
@@ -237,8 +245,7 @@ class Run:
             "mutationId": self.record.mutation.id,
         }
         body.update(data)
-        if "result" in body:
-            body["result"] = self.context.book.mask_json(body["result"])
+        body = self.context.book.mask_json(body, self._secrets())
         self.context.evaluations.record(
             self.record.mutation.correlation_id, self.record.mutation.key, event, body
         )

@@ -30,10 +30,11 @@ POLICY_EXTRA = """
 """
 
 
-def config_text(rules_yaml: str, automation: str = "") -> str:
-    """The shipped config with its rules replaced, and ``test.*`` keys allowed."""
+def config_text(rules_yaml: str, automation: str = "", keys: str = "") -> str:
+    """The shipped config with its rules replaced, and ``test.*`` keys allowed (and the
+    policy patterns ``keys``, first)."""
     head = SHIPPED.split("\nrules:\n")[0]
-    head = head.replace("  keys:\n", "  keys:" + POLICY_EXTRA, 1)
+    head = head.replace("  keys:\n", "  keys:\n" + keys + POLICY_EXTRA.lstrip("\n"), 1)
     if automation:
         head = head.split("\nautomation:\n")[0] + "\nautomation:\n" + automation
     return head + "\nrules:\n" + rules_yaml
@@ -58,6 +59,7 @@ class Rig:
     service: RuleService
     env: dict[str, str]
     clock: Clock
+    config_path: Path
 
     def commit(
         self, op: str, key: str, value: Any = None, who: str = "moderator:mia", **fields: Any
@@ -103,9 +105,10 @@ def make_rig(
     rules_yaml: str,
     env: dict[str, str] | None = None,
     automation: str = "",
+    keys: str = "",
 ) -> Rig:
     path = tmp_path / "rules.yaml"
-    path.write_text(config_text(rules_yaml, automation), encoding="utf-8")
+    path.write_text(config_text(rules_yaml, automation, keys), encoding="utf-8")
     env = dict(env or {})
     import os
 
@@ -128,4 +131,4 @@ def make_rig(
     clock = Clock()
     service = RuleService(engine, queue, clock=clock)
     service.start()
-    return Rig(app, queue, engine, service, env, clock)
+    return Rig(app, queue, engine, service, env, clock, path)

@@ -108,10 +108,42 @@ def test_a_plan_renders_actions_and_derived_mutations() -> None:
             {"action": "log.write", "args": {"message": "{{ missing.x }}"}},
         ],
     )
-    planned = plan_steps(r, record("set", "scene.name", "BRB"), STATE)
+    planned = plan_steps(r, record("set", "scene.name", "BRB"), STATE, lambda key: False)
     assert planned[0] == {"step": 0, "action": "obs.setScene", "args": {"name": "BRB"}}
     assert planned[1]["mutate"] == {"op": "set", "key": "test.alice", "value": 1000}
     assert "template failed" in planned[2]["error"]
+
+
+def test_a_plan_shows_no_secret_value_of_the_mutation_or_of_state() -> None:
+    """What a plan shows is written down (the Rules and Trace pages, ``rules why``): a
+    secret key's value renders as ``(secret)``, the mutation's and state's alike."""
+    r = rule(
+        when={"key": "vault.*"},
+        then=[
+            {
+                "action": "http.post",
+                "args": {
+                    "url": "https://hooks.example/x",
+                    "json": {
+                        "key": "{{ mutation.value }}",
+                        "was": "{{ mutation.prev }}",
+                        "other": "{{ state['vault.other'] }}",
+                        "viewers": "{{ state['viewers'] }}",
+                    },
+                },
+            },
+        ],
+    )
+    state = StateView.of({"vault.other": "0ther-S3CRET", "viewers": 120})
+    rec = record("set", "vault.token", "n3w-S3CRET", prev="01d-S3CRET")
+    [planned] = plan_steps(r, rec, state, lambda key: key.startswith("vault."))
+    assert planned["args"]["json"] == {
+        "key": "(secret)",
+        "was": "(secret)",
+        "other": "(secret)",
+        "viewers": 120,
+    }
+    assert "S3CRET" not in json.dumps(planned)
 
 
 PATTERNS = st.sampled_from(
