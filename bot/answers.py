@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 from pydantic import JsonValue
 
 from bot.explain import (
-    SECRET,
     evaluation_line,
     last_change,
     origin,
@@ -20,6 +19,7 @@ from bot.explain import (
     unsearched,
 )
 from core.deliberation.sentences import short
+from core.gateway.outcome import SECRET
 from core.state.codec import UnreadableEntry
 from core.state.keys import validate_state_key
 from core.state.mutation_log import LogRecord, MutationLog

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import JsonValue
 
 from bot.cli.render import json_line, rule_step, rule_verdict
-from core.gateway.outcome import Proposal, ProposalStatus, utc_minute
+from core.gateway.outcome import SECRET, Proposal, ProposalStatus, utc_minute
 from core.state.actor import ActorKind
 from core.state.mutation import Mutation
 from core.state.mutation_log import KeyHistory, LogRecord
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from core.gateway.policy import Policy
 
 __all__ = [
-    "SECRET",
     "Awaiting",
     "awaiting",
     "evaluation_line",
@@ -34,7 +33,6 @@ __all__ = [
     "unsearched",
 ]
 
-SECRET = "(secret)"
 CAUSE_SCAN = 5000  # how far back the cause of a derived mutation is looked for
 _WHEN = "%Y-%m-%d %H:%M:%SZ"
 

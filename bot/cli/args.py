@@ -10,8 +10,18 @@ from typing import Any
 
 from core.state.actor import Actor
 from core.state.keys import validate_session_id, validate_state_key
+from core.state.value_json import MAX_BYTES, MAX_DEPTH, dumps, loads, nesting
 
-__all__ = ["actor", "env_port", "json_or_text", "port", "positive_int", "session_id", "state_key"]
+__all__ = [
+    "actor",
+    "env_port",
+    "json_object",
+    "json_or_text",
+    "port",
+    "positive_int",
+    "session_id",
+    "state_key",
+]
 
 
 def state_key(text: str) -> str:
@@ -56,8 +66,95 @@ def actor(text: str) -> Actor:
 
 
 def json_or_text(text: str) -> Any:
-    """JSON when it parses as JSON, else the text itself as a string."""
+    """JSON when it parses as JSON, else the text itself as a string. A value the store
+    would refuse is a usage error saying why, never the text instead: JSON nested more than
+    ``MAX_DEPTH`` levels, more than ``MAX_BYTES``, a number JSON cannot hold (NaN,
+    Infinity, 1e400, more digits than can be read), or what is not UTF-8 text."""
+    _utf8(text)
     try:
-        return json.loads(text)
+        value = loads(text)
     except json.JSONDecodeError:
-        return text
+        value = text  # not JSON: the text itself
+    except RecursionError:
+        raise argparse.ArgumentTypeError(_TOO_DEEP) from None
+    except ValueError as exc:  # a number JSON cannot hold: in JSON, or in text?
+        if _shaped_as_json(text):
+            raise argparse.ArgumentTypeError(_number_problem(text, exc)) from None
+        value = text  # ("NaN and Infinity")
+    return _storable(value)
+
+
+def json_object(text: str) -> dict[str, Any]:
+    """A JSON object (its values as ``json_or_text`` takes a JSON value, one level down)."""
+    _utf8(text)
+    try:
+        value = loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON: {exc}") from None
+    except RecursionError:
+        raise argparse.ArgumentTypeError(_TOO_DEEP) from None
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(_number_problem(text, exc)) from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("must be a JSON object")
+    for item in value.values():
+        _storable(item)
+    return value
+
+
+_UNWRITTEN = "nothing was written"
+_TOO_DEEP = f"nests more than {MAX_DEPTH} levels deep; {_UNWRITTEN}"
+
+
+def _utf8(text: str) -> None:
+    """Text argv could carry that is not UTF-8: bytes that are not (Python keeps each as a
+    lone surrogate, U+DC80 to U+DCFF), or a surrogate itself."""
+    for at, char in enumerate(text):
+        if "\ud800" <= char <= "\udfff":
+            code = ord(char)
+            what = f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
+            raise argparse.ArgumentTypeError(
+                f"is not UTF-8 text ({what} at character {at + 1}); {_UNWRITTEN}"
+            )
+
+
+# JSON's syntax, whatever its numbers: Python's reader also takes NaN and Infinity
+_SHAPE = json.JSONDecoder(parse_int=len, parse_float=len, parse_constant=len)
+
+
+def _shaped_as_json(text: str) -> bool:
+    try:
+        _SHAPE.decode(text)
+    except json.JSONDecodeError:
+        return False
+    return True
+
+
+def _number_problem(text: str, exc: ValueError) -> str:
+    """What is wrong with a JSON number Python's reader refused (NaN, Infinity, 1e400, an
+    integer of more digits than it reads)."""
+    said, bare = str(exc), text.strip()
+    if bare in ("NaN", "Infinity", "-Infinity"):
+        return f"{said} (to mean the text, quote it: '\"{bare}\"'); {_UNWRITTEN}"
+    if "digits" in said or len(said) > 80:  # (Python's words, or the whole number)
+        return f"has a number too large for JSON to hold; {_UNWRITTEN}"
+    return f"{said}; {_UNWRITTEN}"
+
+
+def _storable(value: Any) -> Any:
+    """``value``, if the store would keep it: else a usage error saying why."""
+    if nesting(value) > MAX_DEPTH:
+        raise argparse.ArgumentTypeError(_TOO_DEEP)
+    encoded = dumps(value)
+    try:
+        size = len(encoded.encode("utf-8"))
+    except UnicodeEncodeError as exc:  # a JSON escape of a lone surrogate: not text
+        lone = f"U+{ord(encoded[exc.start]):04X}"
+        raise argparse.ArgumentTypeError(
+            f"holds {lone}, a lone surrogate: not text; {_UNWRITTEN}"
+        ) from None
+    if size > MAX_BYTES:
+        raise argparse.ArgumentTypeError(
+            f"is {size} bytes as JSON, more than the {MAX_BYTES} a value may take; {_UNWRITTEN}"
+        )
+    return value

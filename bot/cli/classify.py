@@ -119,7 +119,10 @@ def _evaluate(classifier: LLMClassifier | EmbeddedClassifier, threshold: float, 
 def _turn(line: str) -> tuple[dict[str, Any], str, str | None]:
     """A line's JSON object, its text and its topic (ValueError, KeyError or TypeError when
     it is not one, or they are not strings)."""
-    item = json.loads(line)
+    try:
+        item = json.loads(line)
+    except RecursionError:
+        raise TypeError("not JSON this reads: it nests too deeply") from None
     if not isinstance(item, dict):
         raise TypeError("not a JSON object")
     text, topic = item["text"], item.get("topic")

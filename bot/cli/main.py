@@ -13,6 +13,7 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from bot.cli.interrupted import EXIT_INTERRUPTED, exit_at_once, say_interrupted
 from bot.json_logging import configure as configure_logging
@@ -53,8 +54,15 @@ def parser(command: str | None = None) -> argparse.ArgumentParser:
     return top
 
 
+class _Parser(argparse.ArgumentParser):
+    """A usage error (a bad value included) is one line, naming where the usage is."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def _global_options() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(
+    top = _Parser(
         prog="deliberate",
         description="Deliberate: think out loud with an AI assistant; the application, never "
         "the model, commits every change to shared state.",

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from bot.app import App, load_app_config
-from bot.cli.args import state_key
+from bot.cli.args import json_object, state_key
 from bot.cli.render import json_line
 from bot.explain import evaluation_line, origin
 from core.config.core_config import CoreConfig, config_path
@@ -51,13 +51,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--mutation",
         required=True,
         metavar="JSON",
-        type=_json_object,
+        type=json_object,
         help='e.g. \'{"op": "set", "key": "scene.name", "value": "BRB"}\'',
     )
     test.add_argument(
         "--state",
         metavar="JSON",
-        type=_json_object,
+        type=json_object,
         help="state as {key: value} (default: the live state)",
     )
     test.add_argument("--json", action="store_true", help="one JSON object per rule")
@@ -72,16 +72,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     why.add_argument("--limit", type=int, default=10, help="evaluations to show (default 10)")
     why.add_argument("--json", action="store_true")
     why.set_defaults(handler=_why)
-
-
-def _json_object(text: str) -> dict[str, Any]:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise argparse.ArgumentTypeError(f"not JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError("must be a JSON object")
-    return value
 
 
 def _check(config: CoreConfig, args: argparse.Namespace) -> int:
@@ -122,9 +112,14 @@ def _test(app: App, args: argparse.Namespace) -> int:
 def _dry_run(book: RuleBook, rule_id: str, record: LogRecord, state: StateView) -> dict[str, Any]:
     rule = book.by_id[rule_id]
     check = check_rule(rule, record, state)
-    report: dict[str, Any] = {"rule": rule.id, "held": check.held, "why": check.why}
+    secrets = book.secrets(record, state)
+    report: dict[str, Any] = {
+        "rule": rule.id,
+        "held": check.held,
+        "why": book.mask(check.why, secrets),
+    }
     if check.held:
-        steps = book.mask_json(plan_steps(rule, record, state))
+        steps = book.mask_json(plan_steps(rule, record, state, book.is_secret), secrets)
         for step in steps:  # the worker skips these, naming what is unset (rules.worker.steps)
             unset = book.unset_env(rule, step["step"])
             if unset:

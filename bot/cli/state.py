@@ -15,6 +15,7 @@ from core.state.codec import UnreadableEntry
 from core.state.commit_result import Committed, Rejected, RejectReason
 from core.state.mutation import Mutation, Op
 from core.state.store import StateStore
+from core.state.value_json import MAX_DEPTH
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -51,7 +52,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     put = sub.add_parser(
         "set",
         help="set a key",
-        description="Set KEY to VALUE (parsed as JSON when it parses, else taken as a string).",
+        description="Set KEY to VALUE (parsed as JSON when it parses, else taken as a string). "
+        f"A value the store cannot keep (nested more than {MAX_DEPTH} levels, NaN, Infinity, "
+        "a number too large for JSON, bytes that are not UTF-8) is a usage error (exit 2): "
+        "nothing is written.",
     )
     put.add_argument("key", type=state_key)
     put.add_argument("value", type=json_or_text)

@@ -10,8 +10,11 @@ from __future__ import annotations
 import argparse
 import heapq
 import json
+import logging
+import re
 import sys
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +28,9 @@ from bot.cli.render import (
     rule_verdict,
     step_label,
 )
-from core.state.streams import stream_ms, stream_rows
+from core.state.mutation_log import LogRecord, UnreadableRecord
+from core.state.streams import Row, stream_ms
+from rules.history import newest_rows
 
 if TYPE_CHECKING:
     from core.gateway.outcome import Proposal
@@ -64,29 +69,33 @@ def collect(app: App, correlation_id: str, scan: int = 10_000) -> list[dict[str,
 
 
 def _collect(app: App, correlation_ids: Iterable[str], scan: int) -> list[dict[str, Any]]:
-    """Every step of each of ``correlation_ids``, as one list in causal order."""
-    ids = list(dict.fromkeys(correlation_ids))
-    wanted = set(ids)
-    trace = sorted(
-        (event for c in ids for event in app.trace.for_correlation(c, scan)),
-        key=lambda event: tuple(int(part) for part in event["id"].split("-")),
-    )
+    """Every step of each of ``correlation_ids``, as one list in causal order (each log is
+    read once, however many ids there are)."""
+    ids = set(correlation_ids)
+    if not ids:
+        return []
+    trace = [
+        {"id": i, "ms": stream_ms(i), "session": f["session"], "event": f["event"]}
+        | {"data": json.loads(f["data"])}
+        for i, f in _newest(app, app.trace.keys.trace, scan, "corr", ids, exact=True)
+    ]
+    history = app.beat_history.keys.beat_history
     beats = [
-        {"ms": evaluation.pop("ms", 0), "event": "beats", "data": evaluation}
-        for c in ids
-        for evaluation in app.beat_history.for_correlation(c, scan)
+        {"ms": stream_ms(i), "event": "beats"}
+        | {"data": {"session": f["session"]} | json.loads(f["evaluation"])}
+        for i, f in _newest(app, history, scan, "correlation_id", ids, exact=True)
     ]
     mutations = [
         # the log entry's own id, as for every other log: the record's ts may be a
         # millisecond older (the script reads the time before it appends)
-        {"ms": stream_ms(record.log_id), "event": "mutation", "data": record.to_dict()}
-        for record in app.log.latest(scan)
-        if record.mutation.correlation_id in wanted
+        {"ms": stream_ms(record.log_id), "event": "mutation", "data": _shown(app, record)}
+        for record in _records(app, scan, ids)
+        if record.mutation.correlation_id in ids
     ]
     decisions = [
         {"ms": decision.get("ms", 0), "event": "decision", "data": decision}
-        for decision in app.gateway.decisions.recent(scan)
-        if decision.get("correlation_id") in wanted
+        for decision in _decisions(app, scan, ids)
+        if decision.get("correlation_id") in ids
     ]
     rules = [
         {
@@ -94,11 +103,9 @@ def _collect(app: App, correlation_ids: Iterable[str], scan: int) -> list[dict[s
             "event": "rule" if row["event"] == "evaluated" else f"rule.{row['event']}",
             "data": {"key": row["key"], **row["data"]},
         }
-        for c in ids
-        for row in app.evaluations.for_correlation(c, scan)
+        for row in app.evaluations.for_correlations(ids, scan)
     ]
-    by_ms = sorted(beats, key=lambda step: step["ms"]), sorted(rules, key=lambda s: s["ms"])
-    return causal(trace, mutations, decisions, *by_ms)
+    return causal(trace, mutations, decisions, beats, rules)
 
 
 def lifecycle(
@@ -121,11 +128,11 @@ def lifecycle(
     }
     reverts = [
         r.mutation.correlation_id
-        for r in app.log.latest(scan)
+        for r in _records(app, scan, commits)
         if r.mutation.meta.get("reverts") in commits
     ] + [
         str(row["correlation_id"])
-        for row in app.gateway.decisions.recent(scan)
+        for row in _decisions(app, scan, commits)
         if row.get("reverts") in commits  # a revert refused
     ]
     clicks = _clicks_on(app, {proposal_id, *commits}, scan)
@@ -148,7 +155,7 @@ def _proposal_named(app: App, some_id: str, scan: int) -> tuple[str, str] | None
     proposal = app.gateway.proposals.get(some_id)
     if proposal is not None:
         return proposal.id, proposal.mutation.correlation_id
-    for row in reversed(app.gateway.decisions.recent(scan)):
+    for row in reversed(_decisions(app, scan, [some_id])):
         named = row.get("proposal_id")
         if named and some_id in (named, row.get("mutation_id")):
             return str(named), str(row["correlation_id"])
@@ -171,15 +178,47 @@ def _about(step: dict[str, Any], proposal_id: str) -> bool:
 
 def _clicks_on(app: App, targets: set[str], scan: int) -> list[str]:
     """The correlation ids of the clicks on any of ``targets`` (a proposal, a commit)."""
-    rows = stream_rows(app.redis.xrevrange(app.trace.keys.trace, count=scan))
-    clicks = []
-    for _, fields in reversed(rows):
-        if (
-            fields["event"] == "action_clicked"
-            and json.loads(fields["data"]).get("target_id") in targets
-        ):
-            clicks.append(fields["corr"])
-    return clicks
+    return [
+        f["corr"]
+        for _, f in _newest(app, app.trace.keys.trace, scan, "data", targets)
+        if f["event"] == "action_clicked" and json.loads(f["data"]).get("target_id") in targets
+    ]
+
+
+# an id of these characters is written as it is in JSON: a record without it is not parsed
+_VERBATIM = re.compile(r"[A-Za-z0-9_.:@+=~-]+")
+
+
+def _newest(
+    app: App, stream: str, scan: int, field: str, ids: Iterable[str], *, exact: bool = False
+) -> list[Row]:
+    """The rows among the newest ``scan`` of ``stream`` whose ``field`` is one of ``ids``
+    (``exact``), else may name one: holds one as text (any row may name an id JSON escapes)."""
+    needles = set(ids)
+    verbatim = all(_VERBATIM.fullmatch(needle) for needle in needles)
+
+    def keep(fields: dict[str, str]) -> bool:
+        text = fields.get(field, "")
+        return text in needles if exact else not verbatim or any(n in text for n in needles)
+
+    return newest_rows(app.redis, stream, scan if needles else 0, keep)
+
+
+def _records(app: App, scan: int, ids: Iterable[str]) -> list[LogRecord]:
+    """The log's records that may name one of ``ids`` (an unreadable one skipped, logged)."""
+    records = []
+    for log_id, fields in _newest(app, app.log.keys.log, scan, "mutation", ids):
+        try:
+            records.append(LogRecord.from_stream(log_id, fields))
+        except UnreadableRecord as exc:
+            logging.getLogger("deliberate.store").warning("%s; skipped", exc)
+    return records
+
+
+def _decisions(app: App, scan: int, ids: Iterable[str]) -> list[dict[str, Any]]:
+    """The gateway's decisions that may name one of ``ids``, each with its ``ms``."""
+    rows = _newest(app, app.gateway.decisions.keys.decisions, scan, "decision", ids)
+    return [{"ms": stream_ms(row_id)} | json.loads(fields["decision"]) for row_id, fields in rows]
 
 
 def causal(*logs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -195,24 +234,15 @@ def causal(*logs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 # propose); a click commits, then its outcome is done; the beats are evaluated last; the
 # worker evaluates rules on the committed mutations, and their steps act (a step that
 # mutates commits before it is reported done)
+_RULE_ACTIONS = tuple(f"rule.action.{step}" for step in ("done", "failed", "retry", "skipped"))
 _STAGE = {
-    "user_said": 0,
-    "action_clicked": 0,
-    "topic_set": 0,
-    "show_requested": 0,
-    "llm.call": 1,
-    "classified": 1,
-    "mutation": 2,
-    "decision": 2,
-    "assistant_replied": 3,
-    "action_done": 3,
+    **dict.fromkeys(("user_said", "action_clicked", "topic_set", "show_requested"), 0),
+    **dict.fromkeys(("llm.call", "classified"), 1),
+    **dict.fromkeys(("mutation", "decision"), 2),
+    **dict.fromkeys(("assistant_replied", "action_done"), 3),
     "beats": 4,
-    "rule": 5,
-    "rule.cut": 5,
-    "rule.action.done": 7,
-    "rule.action.failed": 7,
-    "rule.action.retry": 7,
-    "rule.action.skipped": 7,
+    **dict.fromkeys(("rule", "rule.cut"), 5),
+    **dict.fromkeys(_RULE_ACTIONS, 7),
 }
 
 
@@ -255,7 +285,7 @@ def _header(app: App, proposal_id: str, steps: list[dict[str, Any]], as_json: bo
 
     proposal = app.gateway.proposals.get(proposal_id)
     if as_json:
-        data = {"id": proposal_id} if proposal is None else _dumped(proposal)
+        data = {"id": proposal_id} if proposal is None else _dumped(app, proposal)
         print(json_line({"ms": steps[0]["ms"] if steps else 0, "event": "proposal", "data": data}))
     elif proposal is None:
         print(f"proposal {proposal_id}: no longer kept; its steps, as the logs still hold them:")
@@ -265,8 +295,13 @@ def _header(app: App, proposal_id: str, steps: list[dict[str, Any]], as_json: bo
         print("proposal " + "\n".join(proposal_lines(app.policy, proposal, now, deadline)))
 
 
-def _dumped(proposal: Proposal) -> dict[str, Any]:
-    return proposal.model_dump(mode="json", by_alias=True)
+def _shown(app: App, record: LogRecord) -> dict[str, Any]:
+    """The log keeps a secret key's values; a trace shows them masked."""
+    return replace(record, mutation=app.gateway.secrecy.mutation(record.mutation)).to_dict()
+
+
+def _dumped(app: App, proposal: Proposal) -> dict[str, Any]:
+    return app.gateway.secrecy.shown(proposal).model_dump(mode="json", by_alias=True)
 
 
 def _when(ms: int) -> str:
@@ -361,8 +396,5 @@ _DESCRIBE = {
     "decision": decision_step,
     "rule": _rule,
     "rule.cut": _rule,
-    "rule.action.done": _rule_action,
-    "rule.action.failed": _rule_action,
-    "rule.action.retry": _rule_action,
-    "rule.action.skipped": _rule_action,
+    **dict.fromkeys(_RULE_ACTIONS, _rule_action),
 }

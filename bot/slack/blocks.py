@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from connectors.slack import escape
 from core.deliberation.beats import ActionStyle
 from core.deliberation.view import Button, View
 
@@ -20,11 +21,6 @@ MAX_BUTTONS = 25  # Slack's limit on an actions block
 MAX_BLOCKS = 50  # Slack's limit on a message
 CLOSED = "deliberate-closed-"  # block ids of the lines that say what clicks did
 _SLACK_USER = re.compile(r"^[UW][A-Z0-9]{2,}$")
-
-
-def escape(text: str) -> str:
-    """Slack's three control characters, so ``<!channel>`` stays text."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def mention(actor: str) -> str:

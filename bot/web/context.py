@@ -12,6 +12,7 @@ from flask import abort, current_app, g
 from bot.app import App
 from bot.web.people import Sessions, SignedIn
 from bot.web.settings import WebSettings
+from bot.web.trace_limits import TraceCache
 from bot.workspaces import Recent, WorkspaceDirectory
 from core.config.tenants import Tenancy
 from core.state.actor import Actor
@@ -27,6 +28,7 @@ class Web:
     tenancy: Tenancy
     env: dict[str, str]  # the sign-in providers' settings are read here
     _apps: Recent[App] = field(default_factory=Recent)
+    traces: TraceCache = field(default_factory=TraceCache)  # what the Trace page found lately
 
     @property
     def directory(self) -> WorkspaceDirectory:

@@ -46,16 +46,24 @@ def page(workspace: str) -> str:
     actor = person().actor_in(workspace)
     return render_template(
         "inbox.html",
-        pending=[_card(app.policy, box.deadline(p), p, now) for p in pending],
-        resolved=[_card(app.policy, box.deadline(p), p, now) for p in resolved[:RESOLVED_SHOWN]],
+        pending=[_card(app.policy, box.deadline(p), p, now, actor) for p in pending],
+        resolved=[
+            _card(app.policy, box.deadline(p), p, now, actor) for p in resolved[:RESOLVED_SHOWN]
+        ],
         actor=actor,
     )
 
 
-def _card(policy: Policy, deadline: int, proposal: Proposal, now: int) -> dict[str, Any]:
+def _card(
+    policy: Policy, deadline: int, proposal: Proposal, now: int, actor: Actor | None
+) -> dict[str, Any]:
+    """What the page shows of ``proposal``; Reject only to whoever may discard it (the
+    right to apply it: ``Policy.refuse_deciding``), else why not."""
     secret = policy.is_secret(proposal.mutation.key)
     pending = proposal.status is ProposalStatus.PENDING
+    refused = None if actor is None else policy.refuse_deciding(actor, proposal.mutation.key)
     return {
+        "no_reject": "" if refused is None else refused[1],
         "p": proposal,
         "secret": secret,
         "deadline": deadline,

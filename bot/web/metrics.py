@@ -27,7 +27,7 @@ from bot.web.context import Web, web
 from bot.web.settings import is_loopback
 from core.metrics import COUNTERS, HISTOGRAMS, Gauges, read_workspace, round_trip_sec
 
-__all__ = ["PREFIX", "Scrape", "blueprint", "health"]
+__all__ = ["PREFIX", "Scrape", "blueprint", "health", "plain"]
 
 PREFIX = "deliberate_"
 REGISTRY = "deliberate.metrics"  # the app's registry, in its extensions
@@ -55,7 +55,7 @@ def metrics() -> Response:
     try:
         body = generate_latest(_registry())
     except RedisError as exc:
-        return _plain(f"redis does not answer: {exc}\n", 503)
+        return plain(f"redis does not answer: {exc}\n", 503)
     return Response(body, 200, content_type=CONTENT_TYPE_LATEST)
 
 
@@ -68,19 +68,20 @@ def _refused() -> Response | None:
             given.strip().encode(), token.encode()
         ):
             return None
-        refused = _plain("/metrics wants Authorization: Bearer DELIBERATE_METRICS_TOKEN\n", 401)
+        refused = plain("/metrics wants Authorization: Bearer DELIBERATE_METRICS_TOKEN\n", 401)
         refused.headers["WWW-Authenticate"] = 'Bearer realm="deliberate metrics"'
         return refused
     if is_loopback(request.remote_addr or ""):
         return None
-    return _plain(
+    return plain(
         "/metrics answers loopback clients only; set DELIBERATE_METRICS_TOKEN to let a "
         "scraper elsewhere in with it as a Bearer token\n",
         403,
     )
 
 
-def _plain(text: str, status: int) -> Response:
+def plain(text: str, status: int) -> Response:
+    """A short answer for a machine or a terminal (``text`` ends with its newline)."""
     return Response(text, status, mimetype="text/plain")
 
 

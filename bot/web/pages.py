@@ -4,7 +4,8 @@
   (``bot.web.log_query``); each row links to its trace.
 - **Trace**: one correlation id end to end, or a proposal's whole life, as ``deliberate
   trace`` finds it (``bot.cli.trace.steps_of``), drawn as a timeline: the offset from the
-  first step, what the step was, one line, and the step's record under it.
+  first step, what the step was, one line, and the step's record under it. What one look
+  may cost is bounded (``bot.web.trace_limits``).
 - **Rules**: each rule with its newest evaluations (fired, skipped and why, waiting, cut,
   failed steps), 20 each (``?per_rule=N`` for more, up to what the history keeps).
 
@@ -16,19 +17,19 @@ import json
 from collections import defaultdict
 from typing import Any
 
-from flask import Blueprint, abort, render_template, request
+from flask import Blueprint, abort, render_template, request, session
 
 from bot.app import App
 from bot.cli.render import step_label
 from bot.cli.trace import describe, steps_of
-from bot.web.context import workspace_app
+from bot.web.context import web, workspace_app
 from bot.web.formats import MASK
 from bot.web.log_query import PAGE, LogFilter, read_page
+from bot.web.trace_limits import MAX_SCAN, TRACE_SCAN, over_limit
 from core.state.streams import stream_ms
 
-__all__ = ["TRACE_SCAN", "blueprint"]
+__all__ = ["blueprint"]
 
-TRACE_SCAN = 10_000
 PER_RULE, MAX_PER_RULE = 20, 500
 blueprint = Blueprint("pages", __name__)
 
@@ -56,16 +57,31 @@ def log(workspace: str) -> tuple[str, int]:
 
 
 @blueprint.get("/w/<workspace>/trace/<some_id>")
-def trace(workspace: str, some_id: str) -> str:
+def trace(workspace: str, some_id: str) -> Any:
     app = workspace_app(workspace)
-    if not some_id.isascii() or not some_id.replace("-", "").replace("_", "").isalnum():
-        abort(404, description=f"{some_id!r} is not an id")
-    proposal_id, steps = steps_of(app, some_id, TRACE_SCAN)
+    if (
+        len(some_id) > 128
+        or not some_id.isascii()
+        or not some_id.replace("-", "").replace("_", "").isalnum()
+    ):
+        abort(404, description="that is not an id")
+    scan = _scan(request.args.get("scan", ""))
+    who = str(session.get("sid") or "operator-header")
+    wait = over_limit(app.redis, workspace, who, web().settings.trace_per_minute)
+    if wait is not None:
+        refused = render_template(
+            "error.html", status=429, message=f"Too many traces a minute: try in {wait} s."
+        )
+        return refused, 429, {"Retry-After": str(wait)}
+    proposal_id, steps = web().traces.get(
+        (workspace, some_id, scan), lambda: steps_of(app, some_id, scan)
+    )
     if not steps:
+        further = f" (?scan={MAX_SCAN} searches the newest {MAX_SCAN})" if scan < MAX_SCAN else ""
         abort(
             404,
-            description=f"nothing has the id {some_id} "
-            f"(among the newest {TRACE_SCAN} records of each log)",
+            description=f"nothing has the id {some_id} among the newest {scan} records of "
+            f"each log{further}",
         )
     start = steps[0]["ms"]
     shown = [_step(app, step, start) for step in steps]
@@ -73,6 +89,15 @@ def trace(workspace: str, some_id: str) -> str:
     return render_template(
         "trace.html", some_id=some_id, steps=shown, proposal=proposal, proposal_id=proposal_id
     )
+
+
+def _scan(text: str) -> int:
+    """How far back a trace is searched: ``?scan=N``, at most ``MAX_SCAN``."""
+    if not text:
+        return TRACE_SCAN
+    if not text.isdigit() or not 1 <= int(text) <= MAX_SCAN:
+        abort(400, description=f"scan: a number of records from 1 to {MAX_SCAN}")
+    return int(text)
 
 
 def _step(app: App, step: dict[str, Any], start: int) -> dict[str, Any]:

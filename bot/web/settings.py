@@ -47,6 +47,7 @@ class WebSettings:
     metrics_token: str | None = None
     secret: str | None = None
     session_ttl_sec: int = SESSION_TTL_SEC
+    trace_per_minute: int = 60  # Trace pages one session (or the operator's header) may open
 
     @property
     def secure_cookies(self) -> bool:

@@ -93,7 +93,8 @@ def _back_here(endpoint: str) -> str:
 
 
 def _refused(why: str, status: int = 400) -> tuple[str, int]:
-    session.pop("sid", None)
+    """A sign-in that did not happen. Whoever was signed in stays so: no GET ends or alters
+    a session (signing out is a POST)."""
     return render_template("error.html", status=status, message=why), status
 
 
@@ -119,7 +120,8 @@ def slack() -> Any:
     try:
         return client.authorize_redirect(_back_here("signin.slack_back"))
     except FAILURES as exc:
-        return _refused(f"Slack cannot be reached for sign-in: {exc}", 502)
+        log.info("web: Slack's sign-in could not be reached: %s", _said(exc))
+        return _refused("Slack cannot be reached for sign-in; try again shortly.", 502)
 
 
 @blueprint.get("/signin/slack/callback")
@@ -133,13 +135,14 @@ def slack_back() -> Any:
         user_id = str(claims.get("https://slack.com/user_id") or claims["sub"])
         team_id = str(claims["https://slack.com/team_id"])
     except FAILURES as exc:
-        log.info("web: a Slack sign-in failed: %s", exc)
-        return _refused(f"Slack sign-in did not succeed ({_said(exc)}); nobody is signed in.")
+        log.info("web: a Slack sign-in failed: %s", _said(exc))
+        return _refused("Slack sign-in did not succeed; nobody new is signed in.")
     enterprise = claims.get("https://slack.com/enterprise_id") or None
     tenant = web().tenancy.slack_team(team_id, enterprise)
     if tenant is None:
         return _refused(
-            f"This Deliberate serves no workspace of Slack team {team_id}; nobody is signed in.",
+            f"This Deliberate serves no workspace of Slack team {team_id}; "
+            "nobody new is signed in.",
             403,
         )
     people = SlackPeople(tenant.bindings, _slack_api(web().env))
@@ -167,19 +170,20 @@ def discord_back() -> Any:
         token = client.authorize_access_token()
         person = discord_people.signed_in(client, token, web().tenancy, web().env)
     except FAILURES as exc:
-        log.info("web: a Discord sign-in failed: %s", exc)
-        return _refused(f"Discord sign-in did not succeed ({_said(exc)}); nobody is signed in.")
+        log.info("web: a Discord sign-in failed: %s", _said(exc))
+        return _refused("Discord sign-in did not succeed; nobody new is signed in.")
     if not person.access:
         return _refused(
-            "This Deliberate serves none of your Discord servers; nobody is signed in.", 403
+            "This Deliberate serves none of your Discord servers; nobody new is signed in.", 403
         )
     return start_session(person)
 
 
 def _said(exc: Exception) -> str:
-    if isinstance(exc, OAuthError):
-        return exc.description or exc.error or "refused"
-    return str(exc) or type(exc).__name__
+    """For the server's log only (a provider's words, or a forged callback's, are never
+    shown as the site's own): cut short, on one line."""
+    text = exc.error or "refused" if isinstance(exc, OAuthError) else str(exc)
+    return repr((text or type(exc).__name__)[:120])
 
 
 def _slack_api(env: dict[str, str]) -> WebClient:

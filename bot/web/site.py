@@ -21,6 +21,7 @@ from werkzeug.exceptions import HTTPException
 from bot.app import App
 from bot.web import formats, inbox, metrics, pages, signin, state_page
 from bot.web.context import Web, person, visible, web
+from bot.web.metrics import plain
 from bot.web.people import Sessions, SignedIn
 from bot.web.settings import WebSettings
 from core.config.tenants import Tenancy
@@ -29,6 +30,16 @@ from core.redis_client import RedisClient
 __all__ = ["create_app"]
 
 PUBLIC = frozenset({"static", "favicon", "health", "metrics.metrics"})  # no session read
+# the query each page reads; any other key is a 400 (None: the provider's to say)
+QUERY: dict[str, frozenset[str] | None] = {
+    "pages.log": frozenset({"key", "actor", "since", "until", "before", "after"}),
+    "pages.trace": frozenset({"scan"}),
+    "pages.rules": frozenset({"per_rule"}),
+    "state_page.page": frozenset({"prefix"}),
+    "signin.page": frozenset({"next"}),
+    "signin.slack_back": None,
+    "signin.discord_back": None,
+}
 SECRET_KEY = "{deliberate}:web:secret"
 
 
@@ -78,6 +89,9 @@ def _shared_secret(redis: RedisClient) -> str:
 def _guard() -> Any:
     if request.endpoint in PUBLIC:  # a router's health check reads no session
         return None
+    refused = _bad_request()
+    if refused is not None:
+        return refused
     found = web().sessions.get(session.get("sid"))
     if request.blueprint == signin.blueprint.name:  # open, and says who is signed in
         g.person = found
@@ -87,8 +101,23 @@ def _guard() -> Any:
     if found is None:
         if request.method in ("GET", "HEAD"):
             return redirect(url_for("signin.page", next=request.full_path.rstrip("?")))
-        return Response("sign in first: nothing was changed\n", 401, mimetype="text/plain")
+        return plain("sign in first: nothing was changed\n", 401)
     g.person = found
+    return None
+
+
+def _bad_request() -> Response | None:
+    """A query key the page does not read, or an Authorization header that is not ASCII:
+    400, before anything is read."""
+    if not request.headers.get("Authorization", "").isascii():
+        return plain("the Authorization header must be ASCII (Bearer TOKEN)\n", 400)
+    if request.endpoint is None:
+        return None  # (a 404 follows)
+    wanted = QUERY.get(request.endpoint, frozenset())
+    unknown = sorted(set(request.args) - wanted) if wanted is not None else []
+    if unknown:
+        known = ", ".join(sorted(wanted or ())) or "none"
+        return plain(f"this page reads no {', '.join(unknown)} (it reads: {known})\n", 400)
     return None
 
 

@@ -369,7 +369,7 @@ def test_classify_prints_the_interpretation_without_touching_redis() -> None:
 def test_classify_jsonl_reports_bad_lines_and_keeps_going() -> None:
     lines = (
         '{"text": "what if we did a raffle"}\nnot json\n{"topic": "x"}\n[1]\n'
-        '{"text": "brb coffee", "topic": "raffle"}\n'
+        '{"text": "brb coffee", "topic": "raffle"}\n' + "[" * 50_000 + "]" * 50_000 + "\n"
     )
     done = subprocess.run(
         [sys.executable, "-m", "bot.cli.main", "classify", "--jsonl"],
@@ -387,6 +387,10 @@ def test_classify_jsonl_reports_bad_lines_and_keeps_going() -> None:
     assert "stdin line 2: not JSON" in done.stderr
     assert 'stdin line 3: no "text" field' in done.stderr
     assert "stdin line 4: not a JSON object" in done.stderr
+    # once a RecursionError traceback: one line, like any other unreadable line
+    assert done.stderr.splitlines()[-1] == (
+        "deliberate classify: stdin line 6: not JSON this reads: it nests too deeply"
+    )
 
 
 def test_classify_asks_the_model_when_a_key_is_set(openai_server: Any) -> None:

@@ -127,11 +127,18 @@ def test_a_forged_state_or_a_replayed_code_signs_nobody_in(slack_site: Site) -> 
         assert browser.get(back.headers["location"]).status_code == 400  # used once
 
 
-def test_a_refusal_at_the_provider_is_said_and_signs_nobody_in(slack_site: Site) -> None:
+def test_a_refusal_at_the_provider_is_said_in_our_words_and_signs_nobody_in(
+    slack_site: Site,
+) -> None:
+    """The provider's words (or a forged callback's) are never shown as the site's own."""
+    told = "Your+account+is+locked.+Call+1-555-0100+to+unlock+it"
     with httpx.Client() as browser:
         browser.get(f"{slack_site.base}/signin/slack")
-        refused = browser.get(f"{slack_site.base}/signin/slack/callback?error=access_denied")
-        assert refused.status_code == 400 and "access_denied" in refused.text
+        refused = browser.get(
+            f"{slack_site.base}/signin/slack/callback?error=access_denied&error_description={told}"
+        )
+        assert refused.status_code == 400 and "Slack sign-in did not succeed" in refused.text
+        assert "access_denied" not in refused.text and "555-0100" not in refused.text
         assert session_of(slack_site, browser) is None
 
 
