@@ -1,6 +1,6 @@
 """``deliberate console [--session ID] [--actor KIND:ID] [--topic T] [--json]``: the loop in a
 terminal, offline unless ``OPENAI_API_KEY`` is set. With stdin and stdout both terminals (and
-no ``--json``), lines are read through ``bot.console_terminal`` (editing, history, Ctrl-C as
+no ``--json``), lines are read through ``bot.console.terminal`` (editing, history, Ctrl-C as
 in a shell); otherwise one line at a time from stdin. Ctrl-C while a line is handled stops
 the console as it stops any command (``bot.cli.interrupted``: exit code 130)."""
 
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from bot.app import App
 from bot.cli.args import actor, session_id
 from bot.console import COLOURS, HELP, PLAIN, Console
-from bot.console_terminal import Terminal, colour_wanted, open_history
+from bot.console.terminal import Terminal, colour_wanted, open_history
 from core.state.actor import Actor
 from core.state.limits import Unacknowledged
 

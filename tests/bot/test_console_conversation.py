@@ -1,17 +1,19 @@
 """Conversations in the console as people have them (stdin not a terminal, ``--json``
 events): what people say is kept in the candidate through refinements and Expand, a decision
 said outright is one click away, template filler is never committed, a button keeps its
-number, a resumed session shows what is on the table, and the topic is named, not guessed."""
+number through a resume, a resumed session shows what is on the table, and the topic is
+named, not guessed."""
 
 from __future__ import annotations
 
 import io
 import json
 import sys
+import uuid
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.cli.main import main
@@ -19,6 +21,7 @@ from bot.console import ButtonNumbers
 from core.deliberation.beats import ActionStyle
 from core.deliberation.placeholders import placeholder_in
 from core.deliberation.view import Button
+from core.redis_client import RedisClient
 
 IDEA = "what if we used managed postgres on RDS with one read replica"
 PITR = "add point-in-time recovery to it"
@@ -99,20 +102,34 @@ def test_a_button_keeps_its_number_and_a_gone_one_is_refused(
     assert keys[0].startswith("artifact.") and keys[1] == "scene.name" and len(keys) == 2
 
 
-def test_a_resumed_session_shows_its_candidate_and_buttons(
+def test_a_resumed_session_shows_its_candidate_and_keeps_its_numbers(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, workspace: str
 ) -> None:
     run(capsys, monkeypatch, workspace, "resume", [IDEA, PITR])
-    events = run(capsys, monkeypatch, workspace, "resume", ["/click 1", "/show", "/click 1"])
-    assert events[0] == {"event": "error", "message": "no buttons to click"}
-    shown = events[1]
+    events = run(capsys, monkeypatch, workspace, "resume", ["/show"])
+    [shown] = events
     assert shown["ephemeral"] and shown["candidate"]["text"] == f"{IDEA}; {PITR}"
     assert shown["buttons"][0] == shown["buttons"][0] | {"action": "ConfirmCurrent", "n": 1}
     assert shown["decides"] == "decision.managed-postgres-rds-one"
-    committed = events[2]
+    # a typed number is a click after a resume as before it: the buttons last shown are kept
+    events = run(capsys, monkeypatch, workspace, "resume", ["1"])
+    committed, view = events[:2]
     assert committed["event"] == "committed" and committed["value"] == f"{IDEA}; {PITR}"
+    [undo] = [b for b in view["buttons"] if b["action"] == "RevertMutation"]
+    assert undo["n"] > 5  # numbered after the five the candidate had, never one of theirs
+    events = run(capsys, monkeypatch, workspace, "resume", [str(undo["n"])])
+    assert events[0]["event"] == "committed" and events[0]["key"] == committed["key"]
+    assert not [e for e in events if e["event"] in ("reply", "error")]  # a click, not a turn
     code = main(["--workspace", workspace, "console", "--session", "resume", "--json"])
     assert code == 0 and "resumed: /show" in capsys.readouterr().err
+
+
+def test_a_number_from_another_session_is_text_here(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, workspace: str
+) -> None:
+    run(capsys, monkeypatch, workspace, "first", [IDEA])
+    events = run(capsys, monkeypatch, workspace, "second", ["1"])
+    assert [e["event"] for e in events] == ["reply"]  # an answer ("how many?" "1")
 
 
 def test_the_topic_is_what_was_asked_and_people_can_rename_it(
@@ -137,10 +154,27 @@ def test_the_topic_is_what_was_asked_and_people_can_rename_it(
     assert committed["key"] == "decision.billing-db"
 
 
-@given(st.lists(st.lists(st.sampled_from(range(8)), max_size=5), max_size=12))
-def test_numbers_are_given_once_and_kept(views: list[list[int]]) -> None:
-    numbers, seen = ButtonNumbers(), {}
-    for view in views:
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(st.lists(st.sampled_from(range(8)), max_size=5), max_size=12),
+    st.lists(st.booleans(), min_size=12, max_size=12),
+)
+def test_numbers_are_given_once_and_kept(
+    redis_client: RedisClient, workspace: str, views: list[list[int]], resumes: list[bool]
+) -> None:
+    """Two consoles on one session (one of them started anew at random points, as a resume
+    starts one) number alike, and never give a number twice."""
+    session = f"n-{uuid.uuid4().hex}"
+
+    def console() -> ButtonNumbers:
+        return ButtonNumbers(redis_client, workspace, session, 60_000)
+
+    consoles, seen = [console(), console()], {}
+    for step, view in enumerate(views):
+        if resumes[step]:
+            consoles[step % 2] = console()
         shown = [
             Button(
                 action=f"A{k}",
@@ -152,9 +186,48 @@ def test_numbers_are_given_once_and_kept(views: list[list[int]]) -> None:
             )
             for k in dict.fromkeys(view)
         ]
+        numbers = consoles[step % 2]
         for button in shown:
             n = numbers.of(button)
-            assert seen.setdefault(button.action, n) == n  # kept for as long as it is shown
+            assert seen.setdefault(button.action, n) == n  # kept, by every console
         for button in shown:
-            assert numbers.find(seen[button.action], shown) == button
+            assert consoles[(step + 1) % 2].find(seen[button.action], shown) == button
+            assert consoles[(step + 1) % 2].label(seen[button.action]) == button.label
+        numbers.remember(shown)
+        assert console().shown() == shown
     assert sorted(seen.values()) == list(range(1, len(seen) + 1))  # never given twice
+
+
+def test_after_undo_the_candidate_and_its_buttons_return(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, workspace: str
+) -> None:
+    events = run(capsys, monkeypatch, workspace, "undo", [IDEA, "1"])
+    offered = {b["action"]: b["n"] for b in events[0]["buttons"]}
+    [undo] = events[-1]["buttons"]
+    assert undo["action"] == "RevertMutation"
+    events = run(capsys, monkeypatch, workspace, "undo", [str(undo["n"]), "/state decision."])
+    reverted, view = events[:2]
+    assert reverted["event"] == "committed" and reverted["value"] is None
+    assert view["candidate"]["text"] == IDEA
+    assert {b["action"]: b["n"] for b in view["buttons"]} == offered  # the same numbers
+    assert [e for e in events if e["event"] == "state"] == []  # undone: nothing decided
+    events = run(capsys, monkeypatch, workspace, "undo", ["1", "/state decision."])
+    committed = events[0]
+    assert committed["event"] == "committed" and committed["value"] == IDEA
+    assert not committed["duplicate"]  # a new commit, not the first one's idempotent echo
+    [state] = [e for e in events if e["event"] == "state"]
+    assert state["value"] == IDEA and state["version"] == 3
+
+
+def test_undo_of_another_commit_leaves_the_decision_alone(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, workspace: str
+) -> None:
+    """Undo under "Add to doc" is not an undo of the decision: the thread stays decided."""
+    events = run(capsys, monkeypatch, workspace, "doc", [IDEA, "1"])
+    decided_view = events[-1]
+    assert [b["action"] for b in decided_view["buttons"]] == ["RevertMutation"]
+    events = run(capsys, monkeypatch, workspace, "doc", ["/do AddCurrentToArtifact"])
+    [undo] = [b for b in events[-1]["buttons"] if b["action"] == "RevertMutation"]
+    events = run(capsys, monkeypatch, workspace, "doc", [str(undo["n"])])
+    assert events[0]["event"] == "committed"
+    assert "ConfirmCurrent" not in [b["action"] for b in events[1]["buttons"]]

@@ -20,7 +20,7 @@ from prompt_toolkit.output import DummyOutput
 
 from bot.app import App
 from bot.console import COLOURS, HELP, PLAIN, Console, render_view
-from bot.console_terminal import (
+from bot.console.terminal import (
     HISTORY_BYTES,
     HISTORY_FILE,
     LEAVE_HINT,

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from bot.app import App
-from bot.console_terminal import HISTORY_FILE, LEAVE_HINT
+from bot.console.terminal import HISTORY_FILE, LEAVE_HINT
 from tests.polling import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]

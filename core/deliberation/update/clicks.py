@@ -206,7 +206,11 @@ def _mutation(model: Session, msg: ActionClicked, effect: Effect) -> Mutation:
 
 def action_mutation_id(session_id: str, msg: ActionClicked) -> str:
     """The same for every click on one action of one candidate version in one session."""
-    what = f"{session_id}|{msg.action}|{msg.target_id}|{msg.expected_version}"
+    return _mutation_id(session_id, msg.action, msg.target_id, msg.expected_version)
+
+
+def _mutation_id(session_id: str, action: str, target_id: str, version: int) -> str:
+    what = f"{session_id}|{action}|{target_id}|{version}"
     return "act-" + hashlib.blake2s(what.encode(), digest_size=16).hexdigest()
 
 
@@ -251,7 +255,31 @@ def on_done(settings: LoopSettings, model: Session, msg: ActionDone) -> tuple[Se
             model = model.model_copy(update={"working": merge(model.working, pinned)})
     text = say.by_whom(note.message, note.by or str(click.actor))
     undo = _undo(settings, note) if note.outcome == "committed" and not note.duplicate else []
+    if click.action == ActionType.REVERT_MUTATION and note.outcome == "committed":
+        back = _undecided(model, state, click.target_id)
+        if back is not None:  # the candidate Use this decided is on the table again
+            model, state, undo = back[0], back[1], []
     return show(settings, model, state, click.correlation_id, ViewKind.OUTCOME, text, undo)
+
+
+def _undecided(
+    model: Session, state: InteractionState, reverted: str
+) -> tuple[Session, InteractionState] | None:
+    """After an Undo of the commit "Use this" made of the candidate on the table: the thread
+    open again, the decision unpinned, and the candidate back at its next version (its
+    buttons anew: a second "Use this" commits again, under another mutation id)."""
+    candidate = state.candidate
+    if state.thread_status is not ThreadStatus.DECIDED or candidate is None:
+        return None
+    used = _mutation_id(model.id, ActionType.CONFIRM_CURRENT, candidate.id, candidate.version)
+    if reverted != used:
+        return None
+    again = candidate.model_copy(update={"version": candidate.version + 1})
+    state = state.model_copy(update={"thread_status": ThreadStatus.OPEN, "candidate": again})
+    decided = candidate.text[:MAX_ITEM_CHARS].strip()
+    pinned = [p for p in model.working.pinned_decisions if p != decided]
+    working = model.working.model_copy(update={"pinned_decisions": pinned})
+    return model.model_copy(update={"working": working}), state
 
 
 def _add_waiting(pending: list[ProposalRef], waiting: ProposalRef) -> list[ProposalRef]:

@@ -22,7 +22,7 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.output import ColorDepth, Output
 from prompt_toolkit.styles import Style
 
-from bot.console import COLOURS, PLAIN, Out
+from bot.console.rendering import COLOURS, PLAIN, Out
 from bot.embedded_redis import home_dir
 
 __all__ = ["HISTORY_FILE", "LEAVE_HINT", "PROMPT", "Terminal", "colour_wanted", "open_history"]

@@ -1,49 +1,37 @@
-"""The console adapter: the loop in a terminal. It turns lines into messages and events into
-text (or JSON lines); it decides nothing.
+"""The console's lines: each a turn, unless it is a command (``HELP`` lists them). ``N``
+alone or ``/click N`` clicks button N; a button that asks for something (where a platform
+opens a form) is clicked with it, Edit by ``/edit [N] VALUE``, Discard by
+``/reject [N] [REASON]`` (or its number alone).
 
-A line is a turn, unless it is a command (``HELP`` lists them): ``N`` alone or ``/click N``
-clicks button N; a button that asks for something (where a platform opens a form) is clicked
-with it, Edit by ``/edit [N] VALUE``, Discard by ``/reject [N] [REASON]`` (or its number alone).
-
-A button keeps its number for as long as this console runs (``ButtonNumbers``): "Add to
-doc" stays 4 after a click made other buttons come and go, and a number whose button is no
-longer offered is refused as stale, never given to another button.
-Colours come from a ``Palette``: none unless the front end asks for them.
-"""
+A button keeps its number with the session (``ButtonNumbers``): "Add to doc" stays 4 after
+a click made other buttons come and go and after a resume, and a number whose button is no
+longer offered is refused as stale, never given to another button."""
 
 from __future__ import annotations
 
-import json
 import re
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
+from bot.cli.render import entry_line
+from bot.console.numbers import ButtonNumbers
+from bot.console.rendering import PLAIN, Out, Palette, event_json, json_line, render_view
 from core.deliberation.actions import ACTION_NAME, PROPOSAL_ACTIONS, ActionType
-from core.deliberation.beats import ActionStyle
 from core.deliberation.messages import ActionClicked, ShowRequested, TopicSet, UserSaid
 from core.deliberation.topics import MAX_TOPIC
 from core.deliberation.view import Button, View
-from core.runtime.runner import Event, FromPeople, OutcomeEvent, Runtime
+from core.runtime.runner import Event, FromPeople, Runtime
 from core.state.actor import Actor
 from core.state.store import StateStore
 
-__all__ = [
-    "COLOURS",
-    "HELP",
-    "PLAIN",
-    "ButtonNumbers",
-    "Console",
-    "Palette",
-    "event_json",
-    "render_view",
-]
+__all__ = ["HELP", "Console"]
 
 HELP = """\
 Type a message to think out loud. Commands:
   N                click button N (a line that is only a button's number); a button keeps
-                   its number, and a number no button had is sent as a message
+                   its number with the session (a resume too), and a number no button had
+                   is sent as a message
   /click N [yes]   click button N ("yes" where a button asks to be sure); Undo, under what
                    a click committed, restores what was there before
   /edit [N] VALUE  apply the proposal with VALUE instead (N: its Edit button, needed only
@@ -61,56 +49,7 @@ Type a message to think out loud. Commands:
 In a terminal: Up and Down recall earlier lines, Ctrl-C clears the line, a second Ctrl-C or
 Ctrl-D leaves; Ctrl-C while a reply is on its way stops the console (exit code 130)."""
 
-Out = Callable[[str], None]
 _EDIT_USAGE = "Edit asks for the new value: type /edit {n} VALUE (proposed: {now!r})"
-
-
-@dataclass(frozen=True)
-class Palette:
-    """An ANSI SGR code per part of the output; an empty code leaves that part as it is."""
-
-    button: str = ""
-    primary: str = ""
-    danger: str = ""
-    candidate: str = ""
-    error: str = ""
-    note: str = ""
-
-    def paint(self, code: str, text: str) -> str:
-        return f"\x1b[{code}m{text}\x1b[0m" if code else text
-
-
-class ButtonNumbers:
-    """Numbers for buttons, stable for as long as the console runs: a button (its action on
-    its target) gets the next number the first time it is shown and keeps it; a number is
-    never given to another button."""
-
-    def __init__(self) -> None:
-        self._numbers: dict[tuple[str, str], int] = {}
-        self._labels: dict[int, str] = {}
-
-    def of(self, button: Button) -> int:
-        key = (button.action, button.target_id)
-        if key not in self._numbers:
-            self._numbers[key] = len(self._numbers) + 1
-        number = self._numbers[key]
-        self._labels[number] = button.label
-        return number
-
-    def find(self, number: int, shown: list[Button]) -> Button | None:
-        """The button ``number`` stands for, if it is among ``shown`` (a button not numbered
-        yet gets its number now, in the order shown)."""
-        return next((b for b in shown if self.of(b) == number), None)
-
-    def label(self, number: int) -> str | None:
-        """What button ``number`` was, if it was ever shown."""
-        return self._labels.get(number)
-
-
-PLAIN = Palette()
-COLOURS = Palette(
-    button="36", primary="1;32", danger="1;31", candidate="1;33", error="31", note="2"
-)
 
 
 class Console:
@@ -132,8 +71,12 @@ class Console:
         self.as_json = as_json
         self.topic = topic
         self.palette = palette
-        self.buttons: list[Button] = []
-        self.numbers = ButtonNumbers()
+        sessions = runtime.sessions
+        self.numbers = ButtonNumbers(
+            sessions.redis, runtime.gateway.store.workspace, session_id, sessions.ttl_ms
+        )
+        # what was shown when the session was last left: a resumed console clicks those
+        self.buttons: list[Button] = self.numbers.shown()
 
     @property
     def store(self) -> StateStore:
@@ -180,6 +123,7 @@ class Console:
             # without buttons ("already done") leaves them
             if isinstance(event, View) and (event.buttons or not event.ephemeral):
                 self.buttons = event.buttons
+                self.numbers.remember(self.buttons)
             self._show(event)
 
     def _click(self, rest: str) -> bool:
@@ -305,12 +249,12 @@ class Console:
         return True
 
     def _state(self, rest: str) -> bool:
-        from bot.cli.render import entry_line
-
         entries = self.store.entries(rest)
         if self.as_json:
             for entry in entries:
-                self.out(_json({"event": "state"} | entry.model_dump(mode="json", by_alias=True)))
+                self.out(
+                    json_line({"event": "state"} | entry.model_dump(mode="json", by_alias=True))
+                )
         else:
             self.out("\n".join(entry_line(e) for e in entries) or "(no state yet)")
         return True
@@ -338,53 +282,10 @@ class Console:
         self._say({"event": "error", "message": message}, text)
 
     def _say(self, data: dict[str, Any], text: str) -> None:
-        self.out(_json(data) if self.as_json else text)
+        self.out(json_line(data) if self.as_json else text)
 
     def _show(self, event: Event) -> None:
         if self.as_json:
-            self.out(_json(event_json(event, self.numbers.of)))
+            self.out(json_line(event_json(event, self.numbers.of)))
         elif isinstance(event, View):  # an outcome's text is in the view that follows it
             self.out(render_view(event, self.palette, self.numbers.of))
-
-
-Numbering = Callable[[Button], int]
-
-
-def event_json(event: Event, number: Numbering | None = None) -> dict[str, Any]:
-    """An event as one JSON object; each button with its number ``n`` (by ``number``, else
-    its place in the view)."""
-    if isinstance(event, OutcomeEvent):
-        return {"event": event.outcome} | event.model_dump(mode="json", exclude={"outcome"})
-    data = event.model_dump(mode="json", exclude={"kind"})
-    for place, (button, shown) in enumerate(zip(event.buttons, data["buttons"], strict=True), 1):
-        shown["n"] = number(button) if number else place
-    return {"event": event.kind.value} | data
-
-
-def render_view(event: View, palette: Palette = PLAIN, number: Numbering | None = None) -> str:
-    text = event.text
-    if event.candidate is not None and event.candidate.text in text:
-        painted = palette.paint(palette.candidate, event.candidate.text)
-        text = text.replace(event.candidate.text, painted, 1)
-    lines = [f"  (only you) {text}" if event.ephemeral else f"assistant: {text}"]
-    if event.fired:
-        beats = f"  mode: {event.mode.value}; beats: {', '.join(event.fired)}"
-        lines.append(palette.paint(palette.note, beats))
-    if event.nudge:
-        lines.append(palette.paint(palette.note, f"  > {event.nudge}"))
-    if event.decides and event.buttons:
-        lines.append(palette.paint(palette.note, f"  decides: {event.decides}"))
-    if event.buttons:
-        numbers = [number(b) if number else n for n, b in enumerate(event.buttons, 1)]
-        shown = (_button(n, b, palette) for n, b in zip(numbers, event.buttons, strict=True))
-        lines.append("  " + "  ".join(shown))
-    return "\n".join(lines)
-
-
-def _button(number: int, button: Button, palette: Palette) -> str:
-    styles = {ActionStyle.PRIMARY: palette.primary, ActionStyle.DANGER: palette.danger}
-    return palette.paint(styles.get(button.style, palette.button), f"[{number}] {button.label}")
-
-
-def _json(data: dict[str, Any]) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))

@@ -1,0 +1,91 @@
+"""How the console shows what the loop says: a view as text (a ``Palette`` colours its
+parts, none unless the front end asks) or as one JSON object per event, each button with its
+number."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from core.deliberation.beats import ActionStyle
+from core.deliberation.view import Button, View
+from core.runtime.runner import Event, OutcomeEvent
+
+__all__ = [
+    "COLOURS",
+    "PLAIN",
+    "Numbering",
+    "Out",
+    "Palette",
+    "event_json",
+    "json_line",
+    "render_view",
+]
+
+Out = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Palette:
+    """An ANSI SGR code per part of the output; an empty code leaves that part as it is."""
+
+    button: str = ""
+    primary: str = ""
+    danger: str = ""
+    candidate: str = ""
+    error: str = ""
+    note: str = ""
+
+    def paint(self, code: str, text: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if code else text
+
+
+PLAIN = Palette()
+COLOURS = Palette(
+    button="36", primary="1;32", danger="1;31", candidate="1;33", error="31", note="2"
+)
+
+
+Numbering = Callable[[Button], int]
+
+
+def event_json(event: Event, number: Numbering | None = None) -> dict[str, Any]:
+    """An event as one JSON object; each button with its number ``n`` (by ``number``, else
+    its place in the view)."""
+    if isinstance(event, OutcomeEvent):
+        return {"event": event.outcome} | event.model_dump(mode="json", exclude={"outcome"})
+    data = event.model_dump(mode="json", exclude={"kind"})
+    for place, (button, shown) in enumerate(zip(event.buttons, data["buttons"], strict=True), 1):
+        shown["n"] = number(button) if number else place
+    return {"event": event.kind.value} | data
+
+
+def render_view(event: View, palette: Palette = PLAIN, number: Numbering | None = None) -> str:
+    text = event.text
+    if event.candidate is not None and event.candidate.text in text:
+        painted = palette.paint(palette.candidate, event.candidate.text)
+        text = text.replace(event.candidate.text, painted, 1)
+    lines = [f"  (only you) {text}" if event.ephemeral else f"assistant: {text}"]
+    if event.fired:
+        beats = f"  mode: {event.mode.value}; beats: {', '.join(event.fired)}"
+        lines.append(palette.paint(palette.note, beats))
+    if event.nudge:
+        lines.append(palette.paint(palette.note, f"  > {event.nudge}"))
+    if event.decides and event.buttons:
+        lines.append(palette.paint(palette.note, f"  decides: {event.decides}"))
+    if event.buttons:
+        numbers = [number(b) if number else n for n, b in enumerate(event.buttons, 1)]
+        shown = (_button(n, b, palette) for n, b in zip(numbers, event.buttons, strict=True))
+        lines.append("  " + "  ".join(shown))
+    return "\n".join(lines)
+
+
+def _button(number: int, button: Button, palette: Palette) -> str:
+    styles = {ActionStyle.PRIMARY: palette.primary, ActionStyle.DANGER: palette.danger}
+    return palette.paint(styles.get(button.style, palette.button), f"[{number}] {button.label}")
+
+
+def json_line(data: dict[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
