@@ -6,7 +6,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["ActType", "Target", "TurnInterpretation"]
+__all__ = ["ActType", "Stance", "Target", "TurnInterpretation"]
 
 
 class ActType(StrEnum):
@@ -15,6 +15,15 @@ class ActType(StrEnum):
     COMMIT = "commit"
     QUESTION = "question"
     TANGENT = "tangent"
+
+
+class Stance(StrEnum):
+    """What a turn says of the candidate on the table, where its words say it plainly (read
+    by rule, ``core.perception.stances``): the loop acts on it before the act."""
+
+    AGREE = "agree"  # "same", "+1", "me too": agreement with what was said before
+    DISSENT = "dissent"  # "no, not that": the candidate set aside, never committed
+    BACK = "back"  # "go back to the previous one": the candidate before it, back
 
 
 class Target(StrEnum):
@@ -29,8 +38,11 @@ class TurnInterpretation(BaseModel):
     act_type: ActType
     target: Target
     confidence: float = Field(ge=0.0, le=1.0)
+    stance: Stance | None = None
 
     def routed(self, min_confidence: float) -> ActType:
         """The act the loop acts on: below ``min_confidence`` a turn is handled as a question,
-        so that an unsure reading can never commit anything."""
+        so that an unsure reading can never commit anything; nor can a dissent."""
+        if self.stance in (Stance.DISSENT, Stance.BACK) and self.act_type is ActType.COMMIT:
+            return ActType.BRAINSTORM
         return self.act_type if self.confidence >= min_confidence else ActType.QUESTION

@@ -18,6 +18,7 @@ from core.deliberation.interpretation import TurnInterpretation
 
 __all__ = [
     "MAX_CLICKS",
+    "MAX_EARLIER",
     "MAX_ITEMS",
     "MAX_ITEM_CHARS",
     "Candidate",
@@ -34,6 +35,7 @@ __all__ = [
 ]
 
 MAX_ITEMS = 20  # per list in context_state: the oldest items give way to new ones
+MAX_EARLIER = 5  # earlier candidates a session keeps, to go back to
 MAX_CLICKS = 50  # clicks remembered per session (idempotency of clicks on older ones is the
 # gateway's: a click's mutation id is derived from the click id)
 MAX_ITEM_CHARS = 300  # characters of one item of working memory
@@ -118,6 +120,14 @@ class InteractionState(BaseModel):
     decided: dict[str, int] = Field(default_factory=dict, max_length=MAX_CLICKS)
     # mutation ids this session's clicks committed: an "Undo" may revert these, no other
     undoable: list[str] = Field(default_factory=list, max_length=MAX_CLICKS)
+    # candidates that were on the table before this one, newest last: "go back to the
+    # previous one" brings the newest back
+    earlier: list[Candidate] = Field(default_factory=list, max_length=MAX_EARLIER)
+
+    def set_aside(self, candidate: Candidate) -> list[Candidate]:
+        """``earlier`` with ``candidate`` as its newest (once: an older copy of it goes)."""
+        kept = [c for c in self.earlier if c.id != candidate.id]
+        return [*kept, candidate][-MAX_EARLIER:]
 
 
 class ContextState(BaseModel):

@@ -12,6 +12,7 @@ from pydantic import JsonValue
 __all__ = [
     "GONE",
     "MOVED_ON",
+    "NOTHING_EARLIER",
     "NOTHING_TO_UNDO",
     "NO_LONGER_PENDING",
     "STALE",
@@ -19,6 +20,7 @@ __all__ = [
     "already_handled",
     "already_resolved",
     "applying_now",
+    "back_to",
     "by_whom",
     "cannot_commit",
     "committed",
@@ -35,6 +37,7 @@ STALE = "This suggestion changed; here is the current one."
 GONE = "This suggestion is no longer on the table."
 NO_LONGER_PENDING = "This proposal is no longer pending."
 NOTHING_TO_UNDO = "There is nothing to undo here: Undo reverts what a click here committed."
+NOTHING_EARLIER = "There is no earlier candidate to go back to."
 MOVED_ON = "The suggestion changed while I was working on it; say it again if it still applies."
 
 
@@ -99,3 +102,7 @@ def already_resolved(status: str, by: str | None) -> str:
 
 def discarded(summary: str) -> str:
     return f"Discarded proposal: {summary}"
+
+
+def back_to(text: str) -> str:
+    return f"Back on the table: {text}"

@@ -20,15 +20,18 @@ from __future__ import annotations
 
 import re
 
-from core.deliberation.interpretation import ActType, Target, TurnInterpretation
+from core.deliberation.interpretation import ActType, Stance, Target, TurnInterpretation
 from core.perception.cues import ARTIFACT, NEW_TOPIC
 from core.perception.features import features, normalise
 from core.perception.linear import softmax
 from core.perception.model import weights
+from core.perception.stances import stance_of
 
-__all__ = ["EmbeddedClassifier", "unfamiliar"]
+__all__ = ["RULE_SURE", "EmbeddedClassifier", "unfamiliar"]
 
 _ACTS = list(ActType)
+# how sure an agreement read by rule is ("same", "+1"): above the shipped gate
+RULE_SURE = 0.9
 _LATIN_WORD = re.compile(r"[a-z]+")
 
 
@@ -48,18 +51,35 @@ class EmbeddedClassifier:
 
     def classify(self, text: str, topic: str | None = None) -> TurnInterpretation:
         said = normalise(text)
+        stance = stance_of(said)  # "same", "no, not that": said plainly (stances.py)
+        if stance is Stance.AGREE:
+            return TurnInterpretation(
+                act_type=ActType.COMMIT,
+                target=Target.CURRENT_CANDIDATE,
+                confidence=RULE_SURE,
+                stance=stance,
+            )
         found = features(text, topic)
         if unfamiliar(said, found):  # unsure on purpose: handled as a question
             return TurnInterpretation(
-                act_type=ActType.QUESTION, target=Target.CURRENT_CANDIDATE, confidence=0.0
+                act_type=ActType.QUESTION,
+                target=Target.CURRENT_CANDIDATE,
+                confidence=0.0,
+                stance=stance,
             )
-        logits = weights().logits(found)
-        probs = softmax(logits)
+        probs = softmax(weights().logits(found))
+        if stance is not None:  # a dissent, or "back": never a commit; the rest's shares
+            commit = _ACTS.index(ActType.COMMIT)
+            rest = 1.0 - probs[commit]
+            probs = [0.0 if k == commit else p / rest for k, p in enumerate(probs)]
         # ties go to the act listed first, so the answer never depends on float noise order
         best = max(range(len(_ACTS)), key=lambda k: (probs[k], -k))
         act = _ACTS[best]
         return TurnInterpretation(
-            act_type=act, target=_target(act, said), confidence=round(probs[best], 4)
+            act_type=act,
+            target=_target(act, said),
+            confidence=round(probs[best], 4),
+            stance=stance,
         )
 
 

@@ -14,6 +14,8 @@ from core.llm.frame import PromptFrame
 from core.llm.replies import first_error, parse_reply
 from core.metrics import Meter
 from core.perception.classifier import Classifier
+from core.perception.features import normalise
+from core.perception.stances import stance_of
 
 __all__ = ["EXAMPLES", "TASK", "LLMClassifier"]
 
@@ -95,4 +97,6 @@ class LLMClassifier:
             audit.finish("invalid", f"falling back to {self.fallback.name}: {first_error(exc)}")
             return self.fallback.classify(text, topic), self.fallback.name
         audit.finish("ok")
+        if turn.stance is None:  # what the words say plainly holds for a model too
+            turn = turn.model_copy(update={"stance": stance_of(normalise(text))})
         return turn, self.name

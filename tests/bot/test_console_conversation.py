@@ -231,3 +231,30 @@ def test_undo_of_another_commit_leaves_the_decision_alone(
     events = run(capsys, monkeypatch, workspace, "doc", [str(undo["n"])])
     assert events[0]["event"] == "committed"
     assert "ConfirmCurrent" not in [b["action"] for b in events[1]["buttons"]]
+
+
+def test_no_and_go_back_are_read_as_people_mean_them(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, workspace: str
+) -> None:
+    lines = [
+        "how about mysql with galera",
+        "what about postgres with read replicas",
+        "no, go back to the previous one",
+        "nah, not that either",
+        "same",
+    ]
+    events = run(capsys, monkeypatch, workspace, "stances", lines)
+    replies = [e for e in events if e["event"] == "reply"]
+    back = replies[2]
+    assert back["text"] == "Back on the table: mysql with galera"
+    assert back["candidate"]["text"] == "mysql with galera" and back["mode"] == "exploring"
+    set_aside = replies[3]
+    assert set_aside["candidate"] is None  # nothing offered to commit
+    assert all(b["action"] != "ConfirmCurrent" for b in set_aside["buttons"])
+    assert not [e for e in events if e["event"] == "committed"]  # no words commit
+    events = run(capsys, monkeypatch, workspace, "stances", ["go back to the previous one"])
+    [again] = [e for e in events if e["event"] == "reply"]
+    assert again["candidate"]["text"] == "mysql with galera"
+    events = run(capsys, monkeypatch, workspace, "stances", ["+1"])
+    [agreed] = [e for e in events if e["event"] == "reply"]
+    assert agreed["mode"] == "deciding" and agreed["buttons"][0]["action"] == "ConfirmCurrent"

@@ -167,6 +167,8 @@ def _generate(
         working = merge(working, set_aside)
         candidate = None
     changed = _record(state, msg, ClickStatus.DONE).model_copy(update={"candidate": candidate})
+    if candidate is None:  # set aside: "go back to the previous one" brings it back
+        changed = changed.model_copy(update={"earlier": state.set_aside(state.candidate)})
     model = model.with_interaction(changed).model_copy(update={"working": working})
     turn = turn_for(settings, "", effect.generate, candidate, model)
     return model, [Generate(turn, msg.correlation_id, asker=msg.actor)]

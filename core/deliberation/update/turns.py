@@ -9,10 +9,12 @@ import hashlib
 from core.deliberation import sentences as say
 from core.deliberation.actions import Task
 from core.deliberation.commands import Classify, Cmd, Generate, Record
-from core.deliberation.interpretation import ActType
+from core.deliberation.interpretation import ActType, Stance
 from core.deliberation.memory import (
+    MAX_ITEM_CHARS,
     MAX_ITEMS,
     Candidate,
+    ContextStateDelta,
     Mode,
     ProposalRef,
     ThreadStatus,
@@ -53,13 +55,65 @@ def on_classified(
     settings: LoopSettings, model: Session, msg: Classified
 ) -> tuple[Session, list[Cmd]]:
     state, act = model.interaction, msg.routed
+    stance = msg.interpretation.stance
+    if stance in (Stance.BACK, Stance.DISSENT):  # still looking for the idea: no drift
+        act = ActType.BRAINSTORM
     # what beats see is the act the loop acts on: an unsure "commit" is a question
     seen = msg.interpretation.model_copy(update={"act_type": act})
     mode = MODE_FOR.get(act, Mode.EXPLORING if state.mode is Mode.IDLE else state.mode)
     changed = state.model_copy(update={"last_interpretation": seen, "mode": mode})
-    turn = turn_for(settings, msg.text, Task(act.value), changed.candidate, model)
+    if stance is Stance.BACK:
+        return _back(settings, model.with_interaction(changed), msg.correlation_id)
+    task = Task(act.value)
+    if stance is Stance.DISSENT and changed.candidate is not None:
+        return _set_aside(settings, model.with_interaction(changed), msg)
+    if stance is Stance.DISSENT:  # a "no" with nothing on the table is no idea to put there
+        task = Task.TANGENT
+    turn = turn_for(settings, msg.text, task, changed.candidate, model)
     generate = Generate(turn, msg.correlation_id, asker=msg.actor)
     return model.with_interaction(changed), [generate]
+
+
+def _set_aside(
+    settings: LoopSettings, model: Session, msg: Classified
+) -> tuple[Session, list[Cmd]]:
+    """ "No, not that": the candidate joins the rejected ideas (with the words that turned it
+    down) and the earlier candidates, and another angle is asked for, as "Try another angle"
+    does."""
+    state = model.interaction
+    assert state.candidate is not None
+    why = " ".join(msg.text.split())
+    idea = f"{state.candidate.text} (rejected: {why})"
+    idea = idea if len(idea) <= MAX_ITEM_CHARS else idea[: MAX_ITEM_CHARS - 2] + "…)"
+    working = merge(model.working, ContextStateDelta(add_rejected_ideas=[idea]))
+    changed = state.model_copy(
+        update={"candidate": None, "earlier": state.set_aside(state.candidate)}
+    )
+    model = model.with_interaction(changed).model_copy(update={"working": working})
+    turn = turn_for(settings, msg.text, Task.ALTERNATIVE, None, model)
+    return model, [Generate(turn, msg.correlation_id, asker=msg.actor)]
+
+
+def _back(settings: LoopSettings, model: Session, correlation_id: str) -> tuple[Session, list[Cmd]]:
+    """ "Go back to the previous one": the newest earlier candidate is on the table again, at
+    its next version (its old buttons stay stale), and the one it replaces becomes the
+    newest earlier one, so saying it twice goes back and forth."""
+    state = model.interaction
+    if not state.earlier:
+        text = say.NOTHING_EARLIER
+        if state.candidate is not None:
+            text += f'\nOn the table: "{state.candidate.text}"'
+        model, cmds = show(settings, model, state, correlation_id, ViewKind.REPLY, text)
+        return model, [Record("assistant", text, correlation_id), *cmds]
+    *rest, previous = state.earlier
+    back = previous.model_copy(update={"version": previous.version + 1})
+    earlier = rest if state.candidate is None else [*rest, state.candidate]
+    changed = state.model_copy(
+        update={"candidate": back, "earlier": earlier, "thread_status": ThreadStatus.OPEN}
+    )
+    text = say.back_to(back.text)
+    model, cmds = show(settings, model, changed, correlation_id, ViewKind.REPLY, text)
+    return model, [Record("assistant", text, correlation_id), *cmds]
 
 
 def on_replied(
@@ -77,9 +131,15 @@ def on_replied(
         text = say.MOVED_ON + (f'\n"{state.candidate.text}"' if state.candidate else "")
         return show(settings, model, state, msg.correlation_id, ViewKind.REPLY, text)
     candidate = _next_candidate(state.candidate, msg)
+    replaced = state.candidate is not None and (
+        candidate is None or candidate.id != state.candidate.id
+    )
     changed = state.model_copy(
         update={
             "candidate": candidate,
+            "earlier": state.set_aside(state.candidate)
+            if replaced and state.candidate is not None
+            else state.earlier,
             "pending_proposals": _add_proposals(state.pending_proposals, msg.proposals),
             "thread_status": ThreadStatus.OPEN
             if candidate is not None and candidate != state.candidate
