@@ -24,6 +24,7 @@ class Stance(StrEnum):
     AGREE = "agree"  # "same", "+1", "me too": agreement with what was said before
     DISSENT = "dissent"  # "no, not that": the candidate set aside, never committed
     BACK = "back"  # "go back to the previous one": the candidate before it, back
+    EDIT = "edit"  # "and announce it on the blog": a change to the candidate on the table
 
 
 class Target(StrEnum):

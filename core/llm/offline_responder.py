@@ -9,6 +9,7 @@ from core.deliberation.actions import Task
 from core.deliberation.memory import ModelDelta
 from core.deliberation.topics import asks_for_ideas, without_asking
 from core.deliberation.turn import Answer, ExecutorOutput, Turn
+from core.llm.offline_edits import edit
 from core.state.actor import Actor
 
 __all__ = ["OfflineResponder"]
@@ -87,19 +88,19 @@ def _idea(text: str) -> str:
 
 
 def _refined(current: str, text: str) -> ExecutorOutput:
-    """The candidate with this refinement added after the earlier ones: nothing people said
-    is dropped (one already in it is not added twice; one that would make it too long is
-    refused, and the candidate stays as it is)."""
-    change = text.rstrip(".")
-    if re.search(rf"(?<!\w){re.escape(change)}(?!\w)", current, re.IGNORECASE):
+    """The candidate as the refinement edits it (``offline_edits``): a replacement or a
+    removal where its words stand in it, else an addition after the earlier ones. Nothing
+    people said is dropped (one already in it is not added twice; one that would make it too
+    long is refused, and the candidate stays as it is)."""
+    edited = edit(current, text)
+    if edited is None:
         return ExecutorOutput(reply=f'That is already in it: "{current}"')
-    revised = f"{current}; {change}"
-    if len(revised) > MAX_CANDIDATE:
+    if len(edited.text) > MAX_CANDIDATE:
         return ExecutorOutput(
             reply=f"That would make the candidate longer than {MAX_CANDIDATE:,} characters: "
             "lock it in or set it aside first. It stays as it was."
         )
-    return ExecutorOutput(reply=f"Revised candidate: {revised}", candidate=revised)
+    return ExecutorOutput(reply=f"Revised candidate: {edited.text}", candidate=edited.text)
 
 
 def _decided(text: str) -> str | None:

@@ -68,7 +68,7 @@ class EmbeddedClassifier:
                 stance=stance,
             )
         probs = softmax(weights().logits(found))
-        if stance is not None:  # a dissent, or "back": never a commit; the rest's shares
+        if stance in (Stance.DISSENT, Stance.BACK):  # never a commit: the rest's shares
             commit = _ACTS.index(ActType.COMMIT)
             rest = 1.0 - probs[commit]
             probs = [0.0 if k == commit else p / rest for k, p in enumerate(probs)]

@@ -6,6 +6,11 @@ model's reading is used: no learned weight may turn them around.
   not one, however strongly the words "ship it" or "go with" pull the model towards it.
 - **Back** ("go back to the previous one", "the first version was better") asks for the
   candidate before this one: no commit either.
+- **Edit** ("and announce it on the blog", "also record it", "make sure support is
+  staffed", "change it so ...", "without the replica", "needs a runbook too") changes what
+  is on the table: with a candidate there, a refinement, whatever act the words read as
+  alone ("and announce it" is no new idea). A question or a new idea ("but what if ...")
+  is no edit.
 - **Echo** ("same", "me too", "ditto", "seconded", "this", "^", "+1") is agreement with what
   was said before it, a commit turn: the model, reading the turn alone, cannot know that.
 
@@ -19,7 +24,7 @@ import re
 
 from core.deliberation.interpretation import Stance
 
-__all__ = ["BACK", "DISSENT", "ECHO", "dissents", "echoes", "stance_of"]
+__all__ = ["BACK", "DISSENT", "ECHO", "EDIT", "dissents", "echoes", "stance_of"]
 
 _NOT_A_NO = (
     r"(?!-brainer|\s+(problem|worries|doubts?|objections?|complaints?|changes?|issues?|more|"
@@ -47,6 +52,16 @@ BACK = re.compile(
     rf"\bback to (the |that |our )?{_EARLIER}\b|\b(the |that )?{_EARLIER} (was|is) better\b|"
     rf"\b(bring|put) (back )?(the |that )?{_EARLIER} back\b|\brestore (the |that )?{_EARLIER}\b"
 )
+EDIT = re.compile(
+    # a change said as an instruction, or joined on to what is on the table
+    r"^(?:(?:ok(?:ay)?|so|oh|hmm|actually)[,.!]?\s+)*(?:and also|and|also|plus|oh and|but|"
+    r"make sure|make it(?! so\b)|make them|change|replace|swap|drop|remove|without|instead of|"
+    r"no more|skip|keep it|keep them|move it|push it|only)\b"
+    r"|^(?:please\s+)?add\b.*\b(to it|to that|to this|as well|too)\W*$"
+    r"|\b(too|as well)\W*$"
+)
+# a new idea or a question, not a change: "but what if we used X", "and how about Y"
+_NEW_IDEA = re.compile(r"\b(what if|how about|what about|or maybe|alternatively|instead,)\b|\?\s*$")
 # a "no" that agrees: "no, you're right", "no I agree", "no ok"
 _AGREEING = re.compile(
     r"\b(right|agree|agreed|ok(ay)?|true|exactly|fair|good point|yes|yeah|yep|of course|sure)\b"
@@ -74,4 +89,8 @@ def stance_of(said: str) -> Stance | None:
         return Stance.AGREE
     if BACK.search(said) is not None:
         return Stance.BACK
-    return Stance.DISSENT if dissents(said) else None
+    if dissents(said):
+        return Stance.DISSENT
+    if EDIT.search(said) is not None and _NEW_IDEA.search(said) is None:
+        return Stance.EDIT
+    return None

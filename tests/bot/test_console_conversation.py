@@ -258,3 +258,27 @@ def test_no_and_go_back_are_read_as_people_mean_them(
     events = run(capsys, monkeypatch, workspace, "stances", ["+1"])
     [agreed] = [e for e in events if e["event"] == "reply"]
     assert agreed["mode"] == "deciding" and agreed["buttons"][0]["action"] == "ConfirmCurrent"
+
+
+def test_plain_edits_refine_the_candidate_rather_than_replace_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, workspace: str
+) -> None:
+    """The new user's turns of the issue, in the console as they typed them."""
+    lines = [
+        "how about a launch webinar on March 12",
+        "and announce it a week before on the blog",
+        "make sure support is staffed that day",
+        "change March 12 to March 19",
+    ]
+    events = run(capsys, monkeypatch, workspace, "edits", lines)
+    on_table = [e["candidate"]["text"] for e in events if e["event"] == "reply"]
+    assert on_table == [
+        "a launch webinar on March 12",
+        "a launch webinar on March 12; announce it a week before on the blog",
+        "a launch webinar on March 12; announce it a week before on the blog; "
+        "support is staffed that day",
+        "a launch webinar on March 19; announce it a week before on the blog; "
+        "support is staffed that day",
+    ]
+    ids = {e["candidate"]["id"] for e in events if e["event"] == "reply"}
+    assert len(ids) == 1  # one candidate, refined: never replaced by an edit

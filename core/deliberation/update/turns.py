@@ -58,6 +58,8 @@ def on_classified(
     stance = msg.interpretation.stance
     if stance in (Stance.BACK, Stance.DISSENT):  # still looking for the idea: no drift
         act = ActType.BRAINSTORM
+    if stance is Stance.EDIT and state.candidate is not None and act is not ActType.COMMIT:
+        act = ActType.REFINE  # "and announce it on the blog": a change to what is there
     # what beats see is the act the loop acts on: an unsure "commit" is a question
     seen = msg.interpretation.model_copy(update={"act_type": act})
     mode = MODE_FOR.get(act, Mode.EXPLORING if state.mode is Mode.IDLE else state.mode)

@@ -122,3 +122,19 @@ def test_earlier_keeps_each_candidate_once_newest_last_and_at_most_five(ids: lis
     assert len(kept) == len(set(kept)) <= MAX_EARLIER
     newest_first = list(dict.fromkeys(reversed(ids)))[:MAX_EARLIER]
     assert kept == newest_first[::-1]
+
+
+def test_an_edit_refines_what_is_on_the_table_and_puts_up_nothing_alone() -> None:
+    session = two_ideas()
+    edit = turn("and announce it on the blog", Stance.EDIT, ActType.BRAINSTORM)
+    after, cmds = LOOP.update(session, edit)
+    [generate] = cmds
+    assert isinstance(generate, Generate) and generate.turn.task is Task.REFINE
+    assert after.interaction.candidate == session.interaction.candidate
+    _, cmds = LOOP.update(Session(id="s1"), edit)  # nothing to edit: read as it reads
+    [generate] = cmds
+    assert isinstance(generate, Generate) and generate.turn.task is Task.BRAINSTORM
+    ship = turn("and ship it", Stance.EDIT, ActType.COMMIT)
+    _, cmds = LOOP.update(session, ship)
+    [generate] = cmds
+    assert isinstance(generate, Generate) and generate.turn.task is Task.COMMIT

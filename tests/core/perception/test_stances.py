@@ -110,3 +110,25 @@ def test_whatever_follows_a_refusal_it_never_commits(opening: str, rest: str) ->
     assume(stance_of(normalise(said)) in (Stance.DISSENT, Stance.BACK))
     for pull in ("", " ship it", " let's go with it, locked in"):
         assert CLASSIFIER.classify(said + pull).routed(0.0) is not ActType.COMMIT
+
+
+EDITS = [
+    "and announce it a week before on the blog",
+    "make sure support is staffed that day",
+    "change it so support is fully staffed",
+    "also record it",
+    "plus a Q&A at the end",
+    "without the read replica",
+    "needs a runbook too",
+]
+NO_EDIT = ["but what if we used mysql", "and how about a webinar?", "make it so", "also, why?"]
+
+
+@pytest.mark.parametrize("said", EDITS)
+def test_a_change_said_as_an_instruction_is_an_edit(said: str) -> None:
+    assert stance_of(normalise(said)) is Stance.EDIT
+
+
+@pytest.mark.parametrize("said", NO_EDIT)
+def test_a_new_idea_or_a_question_is_no_edit(said: str) -> None:
+    assert stance_of(normalise(said)) is not Stance.EDIT
