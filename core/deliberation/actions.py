@@ -1,6 +1,6 @@
 """Typed actions: the complete set of ways a person changes state from a view.
 
-Nine are built in; more come from the config's ``actions:`` section (``SwitchScene`` →
+Ten are built in; more come from the config's ``actions:`` section (``SwitchScene`` →
 ``set scene.name``). Each maps deterministically to at most one model command and, for the
 committing ones, one gateway mutation. Labels are contextual (the beats choose them); types
 are fixed. Nothing here does I/O: the loop turns an :class:`Effect` into commands.
@@ -49,6 +49,7 @@ class ActionType(StrEnum):
     EDIT_PROPOSAL = "EditProposal"  # apply with a value of the clicker's own (``note``)
     DISCARD_PROPOSAL = "DiscardProposal"  # with a reason, if the clicker gives one (``note``)
     REVERT_MUTATION = "RevertMutation"  # "Undo" under what a click committed
+    RESTORE_CANDIDATE = "RestoreCandidate"  # "Back to: ..." an earlier candidate
 
 
 PROPOSAL_ACTIONS = frozenset(

@@ -9,7 +9,14 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from core.deliberation.actions import ASKS, PROPOSAL_ACTIONS, AppAction, Asks, is_builtin
+from core.deliberation.actions import (
+    ASKS,
+    PROPOSAL_ACTIONS,
+    ActionType,
+    AppAction,
+    Asks,
+    is_builtin,
+)
 from core.deliberation.beat_evaluator import EvaluationResult, SurfacedAction
 from core.deliberation.beats import ActionStyle
 from core.deliberation.memory import Candidate, ClickStatus, InteractionState, Mode
@@ -97,6 +104,16 @@ def _bind(
             confirm=apply and proposal.protected,
             asks=ASKS.get(surfaced.type),
             prefill=proposal.value if edit else "",
+        )
+    if surfaced.type == ActionType.RESTORE_CANDIDATE:
+        if not state.earlier:
+            return None
+        previous = state.earlier[-1]
+        return Button(
+            **common,
+            label=_fit(f"{surfaced.label}: {previous.text}"),
+            target_id=previous.id,
+            target_version=previous.version,
         )
     if state.candidate is None:
         return None

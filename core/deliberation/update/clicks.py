@@ -44,6 +44,7 @@ from core.deliberation.session import Session
 from core.deliberation.topics import topic_part
 from core.deliberation.update.present import notice, show, to_asker, turn_for
 from core.deliberation.update.settings import LoopSettings
+from core.deliberation.update.turns import restored
 from core.deliberation.view import Button, ViewKind
 from core.state.mutation import Mutation
 
@@ -61,6 +62,8 @@ def on_clicked(
         return _again(settings, model, msg, earlier)
     if msg.action in PROPOSAL_ACTIONS:
         return _on_proposal(model, msg)
+    if msg.action == ActionType.RESTORE_CANDIDATE:
+        return _restore(settings, model, msg)
     if msg.action == ActionType.REVERT_MUTATION:
         if msg.target_id not in state.undoable:  # only what a click here committed
             return model, [_notice(model, msg, say.NOTHING_TO_UNDO)]
@@ -98,6 +101,24 @@ def _again(
         if effect.op is not None:
             return model, [Commit(_mutation(model, msg, effect), msg)]
     return model, [_notice(model, msg, say.already_handled(earlier.status))]
+
+
+def _restore(
+    settings: LoopSettings, model: Session, msg: ActionClicked
+) -> tuple[Session, list[Cmd]]:
+    """ "Back to: ...": that earlier candidate, as it was when the button was shown, is on
+    the table again (a button for one no longer kept, or changed since, is stale)."""
+    state = model.interaction
+    previous = next(
+        (c for c in state.earlier if (c.id, c.version) == (msg.target_id, msg.expected_version)),
+        None,
+    )
+    if previous is None:
+        return _stale(settings, model, msg)
+    changed = _record(restored(state, previous), msg, ClickStatus.DONE)
+    assert changed.candidate is not None
+    text = say.back_to(changed.candidate.text)
+    return show(settings, model, changed, msg.correlation_id, ViewKind.OUTCOME, text)
 
 
 def _on_proposal(model: Session, msg: ActionClicked) -> tuple[Session, list[Cmd]]:

@@ -15,6 +15,7 @@ from core.deliberation.memory import (
     MAX_ITEMS,
     Candidate,
     ContextStateDelta,
+    InteractionState,
     Mode,
     ProposalRef,
     ThreadStatus,
@@ -27,7 +28,15 @@ from core.deliberation.update.present import show, turn_for
 from core.deliberation.update.settings import LoopSettings
 from core.deliberation.view import ViewKind
 
-__all__ = ["MAX_ATTEMPTS", "MODE_FOR", "candidate_id", "on_classified", "on_replied", "on_said"]
+__all__ = [
+    "MAX_ATTEMPTS",
+    "MODE_FOR",
+    "candidate_id",
+    "on_classified",
+    "on_replied",
+    "on_said",
+    "restored",
+]
 
 MAX_ATTEMPTS = 3  # answers made again because the candidate moved on meanwhile
 
@@ -107,15 +116,23 @@ def _back(settings: LoopSettings, model: Session, correlation_id: str) -> tuple[
             text += f'\nOn the table: "{state.candidate.text}"'
         model, cmds = show(settings, model, state, correlation_id, ViewKind.REPLY, text)
         return model, [Record("assistant", text, correlation_id), *cmds]
-    *rest, previous = state.earlier
-    back = previous.model_copy(update={"version": previous.version + 1})
-    earlier = rest if state.candidate is None else [*rest, state.candidate]
-    changed = state.model_copy(
-        update={"candidate": back, "earlier": earlier, "thread_status": ThreadStatus.OPEN}
-    )
-    text = say.back_to(back.text)
+    changed = restored(state, state.earlier[-1])
+    assert changed.candidate is not None
+    text = say.back_to(changed.candidate.text)
     model, cmds = show(settings, model, changed, correlation_id, ViewKind.REPLY, text)
     return model, [Record("assistant", text, correlation_id), *cmds]
+
+
+def restored(state: InteractionState, previous: Candidate) -> InteractionState:
+    """``state`` with the earlier candidate ``previous`` on the table again, at its next
+    version (its old buttons stay stale); the one it replaces becomes the newest earlier
+    one, so going back twice goes back and forth."""
+    back = previous.model_copy(update={"version": previous.version + 1})
+    rest = [c for c in state.earlier if c.id != previous.id]
+    earlier = rest if state.candidate is None else [*rest, state.candidate]
+    return state.model_copy(
+        update={"candidate": back, "earlier": earlier, "thread_status": ThreadStatus.OPEN}
+    )
 
 
 def on_replied(

@@ -138,3 +138,54 @@ def test_an_edit_refines_what_is_on_the_table_and_puts_up_nothing_alone() -> Non
     _, cmds = LOOP.update(session, ship)
     [generate] = cmds
     assert isinstance(generate, Generate) and generate.turn.task is Task.COMMIT
+
+
+def test_back_to_is_a_button_once_the_table_is_empty_and_its_click_restores() -> None:
+    session = two_ideas()
+    after, cmds = LOOP.update(session, turn("no, not that", Stance.DISSENT))
+    replied = AssistantReplied(
+        task=Task.ALTERNATIVE,
+        output=ExecutorOutput(reply="Set that one aside."),
+        responder="offline",
+        correlation_id="c",
+    )
+    after, cmds = LOOP.update(after, replied)
+    [view] = [c.view for c in cmds if isinstance(c, Show)]
+    [back] = view.buttons
+    postgres = after.interaction.earlier[-1]
+    assert back.action == ActionType.RESTORE_CANDIDATE
+    assert back.label == "Back to: postgres"
+    assert (back.target_id, back.target_version) == (postgres.id, postgres.version)
+    clicked = ActionClicked(
+        action=back.action,
+        target_id=back.target_id,
+        expected_version=back.target_version,
+        click_id="k2",
+        actor=ALICE,
+    )
+    restored, cmds = LOOP.update(after, clicked)
+    assert restored.interaction.candidate is not None
+    assert restored.interaction.candidate.text == "postgres"
+    [view] = [c.view for c in cmds if isinstance(c, Show)]
+    assert view.text == "Back on the table: postgres"
+    # the same button again: that version is on the table now, no longer an earlier one
+    again, cmds = LOOP.update(restored, clicked.model_copy(update={"click_id": "k3"}))
+    assert again.interaction.candidate == restored.interaction.candidate
+    [view] = [c.view for c in cmds if isinstance(c, Show)]
+    assert view.kind.value == "notice"
+
+
+def test_a_forged_back_to_names_no_earlier_candidate_and_changes_nothing() -> None:
+    session = two_ideas()
+    forged = ActionClicked(
+        action=ActionType.RESTORE_CANDIDATE,
+        target_id="c-someone-elses",
+        expected_version=1,
+        click_id="k9",
+        actor=ALICE,
+    )
+    after, cmds = LOOP.update(session, forged)
+    assert after.interaction.candidate == session.interaction.candidate
+    assert after.interaction.earlier == session.interaction.earlier
+    [view] = [c.view for c in cmds if isinstance(c, Show)]
+    assert view.kind.value == "notice"

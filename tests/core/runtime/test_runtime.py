@@ -124,7 +124,11 @@ def test_artifact_task_and_alternative(app: App) -> None:
     [task] = app.store.entries("entity.task.")
     assert task.value["title"] == "what if we ran a weekly demo"
     [aside] = views(press(runtime, view, ActionType.ALTERNATIVE_CURRENT, "a3", session="s2"))
-    assert aside.candidate is None and aside.buttons == []
+    assert aside.candidate is None
+    # nothing on the table but the way back to what was set aside
+    [back] = aside.buttons
+    assert back.action == ActionType.RESTORE_CANDIDATE
+    assert back.label == "Back to: what if we ran a weekly demo"
     session = SessionStore(app.redis, app.store.workspace).load("s2")
     assert session.working.rejected_ideas == ["what if we ran a weekly demo"]
 
