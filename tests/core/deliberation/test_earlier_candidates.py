@@ -31,6 +31,16 @@ def turn(text: str, stance: Stance | None, act: ActType = ActType.BRAINSTORM) ->
     )
 
 
+def clicked(action: str, target_id: str, version: int, click_id: str) -> ActionClicked:
+    return ActionClicked(
+        action=action,
+        target_id=target_id,
+        expected_version=version,
+        click_id=click_id,
+        actor=ALICE,
+    )
+
+
 def brainstormed(session: Session, idea: str, corr: str) -> Session:
     output = ExecutorOutput(reply=f"Candidate: {idea}", candidate=idea)
     msg = AssistantReplied(
@@ -100,14 +110,8 @@ def test_try_another_angle_keeps_the_candidate_to_go_back_to() -> None:
     session = two_ideas()
     postgres = session.interaction.candidate
     assert postgres is not None
-    clicked = ActionClicked(
-        action=ActionType.ALTERNATIVE_CURRENT,
-        target_id=postgres.id,
-        expected_version=postgres.version,
-        click_id="k1",
-        actor=ALICE,
-    )
-    after, _ = LOOP.update(session, clicked)
+    aside = clicked(ActionType.ALTERNATIVE_CURRENT, postgres.id, postgres.version, "k1")
+    after, _ = LOOP.update(session, aside)
     assert [c.text for c in after.interaction.earlier] == ["mysql", "postgres"]
 
 
@@ -156,20 +160,14 @@ def test_back_to_is_a_button_once_the_table_is_empty_and_its_click_restores() ->
     assert back.action == ActionType.RESTORE_CANDIDATE
     assert back.label == "Back to: postgres"
     assert (back.target_id, back.target_version) == (postgres.id, postgres.version)
-    clicked = ActionClicked(
-        action=back.action,
-        target_id=back.target_id,
-        expected_version=back.target_version,
-        click_id="k2",
-        actor=ALICE,
-    )
-    restored, cmds = LOOP.update(after, clicked)
+    click = clicked(back.action, back.target_id, back.target_version, "k2")
+    restored, cmds = LOOP.update(after, click)
     assert restored.interaction.candidate is not None
     assert restored.interaction.candidate.text == "postgres"
     [view] = [c.view for c in cmds if isinstance(c, Show)]
     assert view.text == "Back on the table: postgres"
     # the same button again: that version is on the table now, no longer an earlier one
-    again, cmds = LOOP.update(restored, clicked.model_copy(update={"click_id": "k3"}))
+    again, cmds = LOOP.update(restored, click.model_copy(update={"click_id": "k3"}))
     assert again.interaction.candidate == restored.interaction.candidate
     [view] = [c.view for c in cmds if isinstance(c, Show)]
     assert view.kind.value == "notice"
@@ -177,13 +175,7 @@ def test_back_to_is_a_button_once_the_table_is_empty_and_its_click_restores() ->
 
 def test_a_forged_back_to_names_no_earlier_candidate_and_changes_nothing() -> None:
     session = two_ideas()
-    forged = ActionClicked(
-        action=ActionType.RESTORE_CANDIDATE,
-        target_id="c-someone-elses",
-        expected_version=1,
-        click_id="k9",
-        actor=ALICE,
-    )
+    forged = clicked(ActionType.RESTORE_CANDIDATE, "c-someone-elses", 1, "k9")
     after, cmds = LOOP.update(session, forged)
     assert after.interaction.candidate == session.interaction.candidate
     assert after.interaction.earlier == session.interaction.earlier
