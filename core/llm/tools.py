@@ -186,7 +186,7 @@ class AgentTools:
         proposal = None
         if isinstance(outcome, Pending):
             rule = self.gateway.policy.rule_for(mutation.key)
-            secret = rule is not None and rule.secret
+            secret = self.gateway.policy.is_secret(mutation.key)  # the one test of secrecy
             proposal = ProposalRef(
                 id=outcome.proposal.id,
                 summary=outcome.proposal.summary(secret)[:300],
