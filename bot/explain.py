@@ -6,7 +6,7 @@ people to decide: each proposal, whom it awaits, or what became of it. Shared by
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,7 @@ __all__ = [
     "awaiting",
     "evaluation_line",
     "last_change",
+    "masked_record",
     "origin",
     "proposal_lines",
     "proposal_summary",
@@ -35,6 +36,12 @@ __all__ = [
 
 CAUSE_SCAN = 5000  # how far back the cause of a derived mutation is looked for
 _WHEN = "%Y-%m-%d %H:%M:%SZ"
+
+
+def masked_record(app: App, record: LogRecord) -> dict[str, Any]:
+    """``record`` as JSON: the log keeps a secret key's values; a window shows them
+    masked."""
+    return replace(record, mutation=app.gateway.secrecy.mutation(record.mutation)).to_dict()
 
 
 def origin(app: App, record: LogRecord, *, reveal: bool = True) -> str:

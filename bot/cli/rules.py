@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from bot.app import App, load_app_config
 from bot.cli.args import json_object, state_key
 from bot.cli.render import json_line
-from bot.explain import evaluation_line, origin
+from bot.explain import evaluation_line, masked_record, origin
 from core.config.core_config import CoreConfig, config_path
 from core.errors import ConfigError
 from core.state.mutation import Mutation
@@ -111,15 +111,11 @@ def _test(app: App, args: argparse.Namespace) -> int:
 
 def _dry_run(book: RuleBook, rule_id: str, record: LogRecord, state: StateView) -> dict[str, Any]:
     rule = book.by_id[rule_id]
-    check = check_rule(rule, record, state)
     secrets = book.secrets(record, state)
-    report: dict[str, Any] = {
-        "rule": rule.id,
-        "held": check.held,
-        "why": book.mask(check.why, secrets),
-    }
+    check = check_rule(rule, record, state, book.is_secret, lambda t: book.mask(t, secrets))
+    report: dict[str, Any] = {"rule": rule.id, "held": check.held, "why": book.mask(check.why)}
     if check.held:
-        steps = book.mask_json(plan_steps(rule, record, state, book.is_secret), secrets)
+        steps = book.mask_json(plan_steps(rule, record, state, book.is_secret))
         for step in steps:  # the worker skips these, naming what is unset (rules.worker.steps)
             unset = book.unset_env(rule, step["step"])
             if unset:
@@ -162,15 +158,16 @@ def _describe(report: dict[str, Any]) -> str:
 def _why(app: App, args: argparse.Namespace) -> int:
     records = app.log.latest(1, key=args.key)
     rows = app.evaluations.for_key(args.key, args.limit)
+    secret = app.policy.is_secret(args.key)  # a secret's value stays in the entry and the log
     if args.json:
-        last = records[-1].to_dict() if records else None
+        last = masked_record(app, records[-1]) if records else None
         print(json_line({"key": args.key, "lastMutation": last, "evaluations": rows}))
         return 0 if records or rows else 1
     if not records:
         mark = app.log.compacted()
         print(f"{args.key}: no mutation in the log" + ("" if mark is None else f"; {mark}"))
     else:
-        print(origin(app, records[-1]))
+        print(origin(app, records[-1], reveal=not secret))
     for row in rows:
         print(f"  {evaluation_line(row)}")
     return 0 if records or rows else 1

@@ -14,7 +14,6 @@ import logging
 import re
 import sys
 from collections.abc import Iterable
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +27,9 @@ from bot.cli.render import (
     rule_verdict,
     step_label,
 )
+from bot.explain import masked_record, proposal_lines
 from core.state.mutation_log import LogRecord, UnreadableRecord
+from core.state.scripts import server_ms
 from core.state.streams import Row, stream_ms
 from rules.history import newest_rows
 
@@ -88,7 +89,7 @@ def _collect(app: App, correlation_ids: Iterable[str], scan: int) -> list[dict[s
     mutations = [
         # the log entry's own id, as for every other log: the record's ts may be a
         # millisecond older (the script reads the time before it appends)
-        {"ms": stream_ms(record.log_id), "event": "mutation", "data": _shown(app, record)}
+        {"ms": stream_ms(record.log_id), "event": "mutation", "data": masked_record(app, record)}
         for record in _records(app, scan, ids)
         if record.mutation.correlation_id in ids
     ]
@@ -280,9 +281,6 @@ def _trace(app: App, args: argparse.Namespace) -> int:
 
 def _header(app: App, proposal_id: str, steps: list[dict[str, Any]], as_json: bool) -> None:
     """What the proposal is now, before the steps of its life."""
-    from bot.explain import proposal_lines
-    from core.state.scripts import server_ms
-
     proposal = app.gateway.proposals.get(proposal_id)
     if as_json:
         data = {"id": proposal_id} if proposal is None else _dumped(app, proposal)
@@ -293,11 +291,6 @@ def _header(app: App, proposal_id: str, steps: list[dict[str, Any]], as_json: bo
         now = server_ms(app.redis, app.store.keys.versions)
         deadline = app.gateway.proposals.deadline(proposal)
         print("proposal " + "\n".join(proposal_lines(app.policy, proposal, now, deadline)))
-
-
-def _shown(app: App, record: LogRecord) -> dict[str, Any]:
-    """The log keeps a secret key's values; a trace shows them masked."""
-    return replace(record, mutation=app.gateway.secrecy.mutation(record.mutation)).to_dict()
 
 
 def _dumped(app: App, proposal: Proposal) -> dict[str, Any]:

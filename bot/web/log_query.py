@@ -24,6 +24,22 @@ _CURSOR = re.compile(r"^\d{1,20}-\d{1,20}$")
 _TIMES = ("%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d")
 
 
+_ID_MAX = 2**64 - 1  # each part of a stream id
+
+
+def _cursor(text: str, name: str) -> str | None:
+    """A log id a page can start after or end before: Redis refuses a part past 2^64 - 1,
+    anything before 0-0 and anything after the largest id."""
+    if not _CURSOR.match(text):
+        return None
+    ms, seq = (int(part) for part in text.split("-"))
+    if ms > _ID_MAX or seq > _ID_MAX:
+        return None
+    if (name == "before" and ms == seq == 0) or (name == "after" and ms == seq == _ID_MAX):
+        return None
+    return text
+
+
 @dataclass(frozen=True)
 class LogFilter:
     key: str = ""
@@ -83,7 +99,7 @@ class LogFilter:
         cursors: dict[str, str | None] = {}
         for name in ("before", "after"):
             text = args.get(name, "").strip()
-            cursors[name] = text if _CURSOR.match(text) else None
+            cursors[name] = _cursor(text, name)
             if text and cursors[name] is None:
                 problems.append(f"{name}: {text!r} is not a log id such as 1795474691733-0")
         return (

@@ -17,12 +17,12 @@ import json
 from collections import defaultdict
 from typing import Any
 
-from flask import Blueprint, abort, render_template, request, session
+from flask import Blueprint, abort, render_template, request
 
 from bot.app import App
 from bot.cli.render import step_label
 from bot.cli.trace import describe, steps_of
-from bot.web.context import web, workspace_app
+from bot.web.context import person, web, workspace_app
 from bot.web.formats import MASK
 from bot.web.log_query import PAGE, LogFilter, read_page
 from bot.web.trace_limits import MAX_SCAN, TRACE_SCAN, over_limit
@@ -66,7 +66,8 @@ def trace(workspace: str, some_id: str) -> Any:
     ):
         abort(404, description="that is not an id")
     scan = _scan(request.args.get("scan", ""))
-    who = str(session.get("sid") or "operator-header")
+    asker = person()
+    who = f"{asker.platform}:{asker.user_id}"
     wait = over_limit(app.redis, workspace, who, web().settings.trace_per_minute)
     if wait is not None:
         refused = render_template(
@@ -95,7 +96,7 @@ def _scan(text: str) -> int:
     """How far back a trace is searched: ``?scan=N``, at most ``MAX_SCAN``."""
     if not text:
         return TRACE_SCAN
-    if not text.isdigit() or not 1 <= int(text) <= MAX_SCAN:
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_SCAN:
         abort(400, description=f"scan: a number of records from 1 to {MAX_SCAN}")
     return int(text)
 

@@ -101,7 +101,8 @@ def _refused(why: str, status: int = 400) -> tuple[str, int]:
 @blueprint.get("/signin")
 def page() -> Any:
     after = request.args.get("next", "")
-    session["next"] = after if _SAME_SITE.match(after) else None
+    if "sid" not in session:  # a GET never alters a signed-in person's session
+        session["next"] = after if _SAME_SITE.match(after) else None
     return render_template(
         "signin.html",
         operator=web().settings.operator_token is not None,

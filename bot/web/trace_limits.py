@@ -43,7 +43,13 @@ class TraceCache:
                 kept = self._kept.get(key)
                 if kept is not None and now - kept[0] < CACHE_SEC:
                     return kept[1]
-            found = search()
+            try:
+                found = search()
+            except BaseException:  # nothing kept: the lock goes too, or it would stay forever
+                with self._guard:
+                    if key not in self._kept:
+                        self._locks.pop(key, None)
+                raise
             with self._guard:
                 self.computed += 1
                 self._kept[key] = (self._clock(), found)
@@ -55,8 +61,9 @@ class TraceCache:
 
 
 def over_limit(redis: RedisClient, workspace: str, who: str, per_minute: int) -> int | None:
-    """Count one trace page of ``workspace`` for ``who`` (a session, or the operator's
-    header); the seconds to wait when that is past ``per_minute``."""
+    """Count one trace page of ``workspace`` for ``who`` (a person, whatever their session:
+    signing in again starts no new count); the seconds to wait when that is past
+    ``per_minute``. (A person who may read several workspaces has a count in each.)"""
     window = int(time.time() // 60)
     asker = hashlib.sha256(f"{workspace}\0{who}".encode()).hexdigest()[:32]
     key = "{deliberate}:web:trace-rate:" + f"{asker}:{window}"

@@ -48,6 +48,9 @@ def field_path(path: Path) -> str:
     return out
 
 
+_TOO_DEEP = "YAML: nests too deep (lists or maps inside one another thousands of levels down)"
+
+
 def load_located(text: str, filename: str) -> Located:
     loader = yaml.SafeLoader(text)
     try:
@@ -60,11 +63,16 @@ def load_located(text: str, filename: str) -> Located:
         raise ConfigError([ConfigIssue(filename, line, "", f"YAML syntax: {problem}")]) from None
     except yaml.YAMLError as exc:
         raise ConfigError([ConfigIssue(filename, None, "", f"YAML: {exc}")]) from None
+    except RecursionError:
+        raise ConfigError([ConfigIssue(filename, None, "", _TOO_DEEP)]) from None
     finally:
         loader.dispose()
     walker = _Walker(filename)
     if node is not None:
-        walker.walk(node, ())
+        try:
+            walker.walk(node, ())
+        except RecursionError:
+            raise ConfigError([ConfigIssue(filename, None, "", _TOO_DEEP)]) from None
     if walker.issues:
         raise ConfigError(walker.issues)
     return Located(filename, data, walker.lines)

@@ -247,11 +247,12 @@ class Policy:
         size = len(mutation.value_json.encode())
         if size > self.config.max_value_bytes:
             return f"value is {size} bytes, more than the {self.config.max_value_bytes} allowed"
+        secret = self.is_secret(mutation.key)
         if mutation.op is Op.SET:
-            return rule.check(mutation.value)
+            return rule.check(mutation.value, secret=secret)
         if mutation.op is Op.APPEND:
-            return rule.check_item(mutation.value)
-        return rule.check_delta(mutation.value)
+            return rule.check_item(mutation.value, secret=secret)
+        return rule.check_delta(mutation.value, secret=secret)
 
 
 def _reject(

@@ -57,6 +57,7 @@ def _texts(value: JsonValue) -> set[str]:
         found.add(dumps(value))
     else:
         found.add(dumps(value)[1:-1])  # as it stands inside a JSON string (escaped)
+        found.add(repr(value)[1:-1])  # as Python quotes it (an error message may)
     return {t for t in found if t and t.strip() and t != SECRET}
 
 

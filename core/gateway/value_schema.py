@@ -9,6 +9,7 @@ from typing import Self
 from pydantic import ConfigDict, Field, JsonValue, model_validator
 
 from core.derived import Derived
+from core.state.value_json import dumps
 
 __all__ = ["ValueSchema", "ValueType"]
 
@@ -80,33 +81,37 @@ class ValueSchema(Derived):
             raise ValueError("max_length applies to strings and arrays only")
         return self
 
-    def check(self, value: JsonValue) -> str | None:
-        """None when ``value`` fits, else what is wrong with it."""
+    def check(self, value: JsonValue, *, secret: bool = False) -> str | None:
+        """None when ``value`` fits, else what is wrong with it: without the value when it
+        is ``secret`` (nor the enum's values, among which a masked one would stand out)."""
         if problem := _type_error(self.type, value):
             return problem
         if self.enum is not None and value not in self.enum:
-            return f"must be one of {', '.join(map(repr, self.enum))}; got {value!r}"
+            if secret:
+                return f"must be one of the {len(self.enum)} values the policy allows"
+            return f"must be one of {', '.join(map(dumps, self.enum))}; got {dumps(value)}"
         if isinstance(value, str | list) and len(value) > (self.max_length or len(value)):
             unit = "characters" if isinstance(value, str) else "items"
             return f"must be at most {self.max_length} {unit}, got {len(value)}"
         if self.items is not None and isinstance(value, list):
             for index, item in enumerate(value):
-                if problem := self.items.check(item):
+                if problem := self.items.check(item, secret=secret):
                     return f"item {index} {problem}"
         return None
 
-    def check_item(self, item: JsonValue) -> str | None:
+    def check_item(self, item: JsonValue, *, secret: bool = False) -> str | None:
         """For append: the key must hold a list, and the item must fit ``items``."""
         if self.type not in (ValueType.ARRAY, ValueType.ANY):
             return f"append needs a list, and this key holds {self.type.value}"
-        return self.items.check(item) if self.items else None
+        return self.items.check(item, secret=secret) if self.items else None
 
-    def check_delta(self, delta: JsonValue) -> str | None:
+    def check_delta(self, delta: JsonValue, *, secret: bool = False) -> str | None:
         """For incr: the key must hold a number, an integer key takes integer steps."""
         if self.type not in (ValueType.INTEGER, ValueType.NUMBER, ValueType.ANY):
             return f"incr needs a number, and this key holds {self.type.value}"
         if self.type is ValueType.INTEGER and not isinstance(delta, int):
-            return f"incr of an integer key needs an integer step, got {delta!r}"
+            got = "another number" if secret else dumps(delta)
+            return f"incr of an integer key needs an integer step, got {got}"
         if self.enum is not None:
             return "incr cannot keep a value inside an enum"
         return None

@@ -9,13 +9,21 @@ from typing import Any
 
 from pydantic import JsonValue
 
+from core.gateway.secrecy import masked
 from core.state.mutation_log import LogRecord
 from core.state.value_json import dumps
 from rules.dsl import Condition, Rule, When
 from rules.templates import TemplateFailed, render
 from rules.variables import after_value, masked_variables, same, variables, was
 
-__all__ = ["Check", "check_condition", "check_rule", "check_trigger", "plan_steps"]
+__all__ = [
+    "Check",
+    "check_condition",
+    "check_rule",
+    "check_trigger",
+    "plan_steps",
+    "shown",
+]
 
 
 @dataclass
@@ -28,43 +36,92 @@ class Check:
     details: list[str] = field(default_factory=list)
 
 
-def check_trigger(when: When, record: LogRecord) -> str | None:
+Secrets = Callable[[str], bool]
+
+
+def _nothing_secret(key: str) -> bool:
+    return False
+
+
+def _as_is(text: str) -> str:
+    return text
+
+
+def shown(key: str, value: JsonValue, is_secret: Secrets) -> str:
+    """``value`` of ``key`` as a reason quotes it: a secret key's as ``(secret)``. Masked by
+    key, never by value: text a member wrote into another key is quoted as written, so a
+    reason cannot tell anyone that their guess matched a secret."""
+    return dumps(masked(value) if is_secret(key) else value)
+
+
+def check_trigger(
+    when: When, record: LogRecord, is_secret: Secrets = _nothing_secret
+) -> str | None:
     """None when the mutation triggers; else why not."""
     m = record.mutation
     if when.op and m.op not in when.op:
         return f"op {m.op.value} is not {'/'.join(op.value for op in when.op)}"
     if when.tests_from and not was(record, when.from_):
-        before = dumps(record.prev) if record.prev_kept else f"{record.prev_bytes} bytes"
+        kept = shown(m.key, record.prev, is_secret)
+        before = kept if record.prev_kept else f"{record.prev_bytes} bytes"
         return f"from: was {before}, not {dumps(when.from_)}"
     if when.tests_to and not same(after_value(record), when.to):
-        return f"to: is {dumps(after_value(record))}, not {dumps(when.to)}"
+        return f"to: is {shown(m.key, after_value(record), is_secret)}, not {dumps(when.to)}"
     return None
 
 
-def check_condition(condition: Condition | None, names: Mapping[str, Any]) -> str | None:
+def check_condition(
+    condition: Condition | None,
+    names: Mapping[str, Any],
+    is_secret: Secrets = _nothing_secret,
+    mask: Callable[[str], str] = _as_is,
+) -> str | None:
+    """None when ``condition`` holds over ``names``; else why not. A value is quoted only
+    where its key is known (``shown``); an expression's result is named by its type, and
+    ``mask`` strikes secrets out of an expression's error (it may quote anything)."""
     if condition is None:
         return None
     state = names["state"]
     for key, wanted in condition.state.items():
         if not same(state[key], wanted):
-            return f"if.state: {key} is {dumps(state[key])}, not {dumps(wanted)}"
+            return f"if.state: {key} is {shown(key, state[key], is_secret)}, not {dumps(wanted)}"
     if condition.program is None:
         return None
     activation = dict(names, state=dict(state.items()))
     try:
         result = condition.program.execute(activation)
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
-        return f"if.expr failed: {type(exc).__name__}: {exc}"
-    if result is not True:
-        return f"if.expr is {dumps(result) if isinstance(result, bool) else repr(result)}"
+        return f"if.expr failed: {type(exc).__name__}: {mask(str(exc))}"
+    if result is False:
+        return "if.expr is false"
+    if result is not True:  # the result may be derived from a secret: its type, not itself
+        return f"if.expr is {_kind(result)}, not true or false"
     return None
 
 
-def check_rule(rule: Rule, record: LogRecord, state: Mapping[str, JsonValue]) -> Check:
-    why = check_trigger(rule.when, record)
+def _kind(result: Any) -> str:
+    if result is None:
+        return "null"
+    names = {str: "a string", int: "a number", float: "a number", list: "a list", dict: "a map"}
+    for kind, name in names.items():
+        if isinstance(result, kind):
+            return name
+    return f"a {type(result).__name__}"
+
+
+def check_rule(
+    rule: Rule,
+    record: LogRecord,
+    state: Mapping[str, JsonValue],
+    is_secret: Secrets = _nothing_secret,
+    mask: Callable[[str], str] = _as_is,
+) -> Check:
+    """Whether ``rule`` fires for ``record`` over ``state``, and why not: a reason quotes no
+    secret key's value (``is_secret``: the policy's; ``mask`` for an expression's error)."""
+    why = check_trigger(rule.when, record, is_secret)
     if why is not None:
         return Check(False, why)
-    why = check_condition(rule.if_, variables(record, state))
+    why = check_condition(rule.if_, variables(record, state), is_secret, mask)
     if why is not None:
         return Check(False, why)
     return Check(True, "the trigger and the condition hold")

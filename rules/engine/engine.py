@@ -4,6 +4,7 @@ allow). Every evaluation is recorded, fired or not, with why."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
@@ -14,7 +15,7 @@ from core.state.store import StateStore
 from rules.book import RuleBook
 from rules.dsl import Rule
 from rules.engine.admission import RunStarter
-from rules.engine.conditions import check_condition, check_rule, plan_steps
+from rules.engine.conditions import check_condition, check_rule, plan_steps, shown
 from rules.engine.signals import SignalCounter
 from rules.engine.timers import DueTimer, Timers
 from rules.history import RuleHistory
@@ -68,13 +69,13 @@ class Engine:
         self._record(record, "cut", rule, fired=False, why=why)
 
     def _evaluate(self, rule: Rule, record: LogRecord, state: StateView, depth: int) -> int:
-        check = check_rule(rule, record, state)
+        check = check_rule(rule, record, state, self.book.is_secret, self._masker(record, state))
         m = record.mutation
         if rule.for_ is not None:
             if not check.held:
                 cancelled = self.timers.cancel(rule.id, m.key)
                 why = check.why + ("; its for-timer is cancelled" if cancelled else "")
-                self._record(record, "evaluated", rule, fired=False, why=why, state=state)
+                self._record(record, "evaluated", rule, fired=False, why=why)
                 return 0
             due = record.ts + int(rule.for_ * 1000)
             # with `to`, holding again keeps the timer; without, the new value must hold anew
@@ -85,10 +86,10 @@ class Engine:
                 if new
                 else ("holds; a for-timer started earlier is still running")
             )
-            self._record(record, "evaluated", rule, fired=False, why=why, waiting=True, state=state)
+            self._record(record, "evaluated", rule, fired=False, why=why, waiting=True)
             return 0
         if not check.held:
-            self._record(record, "evaluated", rule, fired=False, why=check.why, state=state)
+            self._record(record, "evaluated", rule, fired=False, why=check.why)
             return 0
         if rule.signal is not None:
             count, confidence = self.signals.observe(rule.id, rule.signal, record)
@@ -98,7 +99,7 @@ class Engine:
                     f"≥ {rule.signal.confidence:g} in {rule.signal.within:g}s "
                     f"(this one: {confidence})"
                 )
-                self._record(record, "evaluated", rule, fired=False, why=why, state=state)
+                self._record(record, "evaluated", rule, fired=False, why=why)
                 return 0
         return self._fire(rule, record, state, depth, "the trigger and the condition hold")
 
@@ -121,7 +122,6 @@ class Engine:
             why=f"{why}; {admission.why}",
             job=admission.job_id,
             steps=plan_steps(rule, record, state, self.book.is_secret),
-            state=state,
         )
         return int(fired)
 
@@ -141,7 +141,7 @@ class Engine:
         why = self._still_holds(rule, record, state)
         if why is not None:
             why = f"stopped holding: {why}"
-            self._record(record, "evaluated", rule, fired=False, why=why, state=state)
+            self._record(record, "evaluated", rule, fired=False, why=why)
             return 0
         held = f"held for {rule.for_:g}s"
         return self._fire(rule, record, state, _depth(record), held)
@@ -150,10 +150,15 @@ class Engine:
         key = record.mutation.key
         if rule.when.tests_to:
             if not same(state[key], rule.when.to):
-                return f"{key} is now {state[key]!r}"
+                return f"{key} is now {shown(key, state[key], self.book.is_secret)}"
         elif self.store.version(key) != record.version:
             return f"{key} changed since"
-        return check_condition(rule.if_, variables(record, state))
+        names = variables(record, state)
+        return check_condition(rule.if_, names, self.book.is_secret, self._masker(record, state))
+
+    def _masker(self, record: LogRecord, state: StateView) -> Callable[[str], str]:
+        """Strikes the secret values in play out of an expression's error message."""
+        return lambda text: self.book.mask(text, self.book.secrets(record, state))
 
     def _record(
         self,
@@ -163,23 +168,23 @@ class Engine:
         *,
         fired: bool,
         why: str,
-        state: StateView | None = None,
         **extra: Any,
     ) -> None:
-        """Kept with no secret in it: the environment's values, nor a secret key's (of the
-        mutation, or of ``state`` as far as the evaluation read it)."""
+        """Kept with no secret in it: ``why`` and the planned steps quote a secret key's
+        value as ``(secret)`` already (``shown``, ``plan_steps``: masked by key, so that no
+        member's own words come back masked, which would confirm a guess); the
+        environment's values are masked here."""
         m = record.mutation
-        secrets = self.book.secrets(record, {} if state is None else state)
         data: dict[str, JsonValue] = {
             "rule": rule.id,
             "fired": fired,
-            "why": self.book.mask(why, secrets),
+            "why": self.book.mask(why),
             "mutationId": m.id,
             "logId": record.log_id,
             "op": m.op.value,
         }
         if "steps" in extra:
-            extra["steps"] = self.book.mask_json(extra["steps"], secrets)
+            extra["steps"] = self.book.mask_json(extra["steps"])
         data.update(extra)
         self.evaluations.record(m.correlation_id, m.key, event, data)
 

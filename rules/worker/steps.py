@@ -20,11 +20,20 @@ from core.state.mutation_log import LogRecord
 from rules.connector_api import ActionContext, ConnectorError
 from rules.dsl import Rule, Step
 from rules.templates import TemplateFailed, render
-from rules.variables import StateView, variables
+from rules.variables import StateView, masked_variables, variables
 from rules.worker.context import WorkerContext
 from rules.worker.ledger import Claim, Lease, LeaseLost, StepLedger
 
-__all__ = ["Run", "StepFailed"]
+__all__ = ["Run", "StepFailed", "problems"]
+
+
+def problems(exc: ValidationError) -> str:
+    """What pydantic found wrong, without the input it found it in: its messages quote the
+    input (cut to its first and last characters when long, which no masking recognises)."""
+    return "; ".join(
+        f"{'.'.join(str(part) for part in error['loc']) or 'value'}: {error['msg']}"
+        for error in exc.errors(include_input=False, include_url=False)
+    )
 
 
 class StepFailed(Exception):
@@ -135,8 +144,9 @@ class Run:
         names = variables(self.record, self.state)
         try:
             key, value = render(step.mutate.key, names), render(step.mutate.value, names)
+            self._no_secret_copied(index, step, key, value)
         except TemplateFailed as exc:
-            raise self._fail(index, step, f"template failed: {exc}") from None
+            raise self._fail(index, step, f"template failed: {self._mask(str(exc))}") from None
         cause = self.record.mutation
         digest = hashlib.blake2s(self.idempotency_key(index).encode(), digest_size=16)
         try:
@@ -153,7 +163,7 @@ class Run:
                 meta={"rule": self.rule.id, "step": index, "depth": self.depth + 1},
             )
         except ValidationError as exc:
-            raise self._fail(index, step, f"derived mutation is invalid: {exc}") from None
+            raise self._fail(index, step, f"derived mutation is invalid: {problems(exc)}") from None
         outcome = self.context.gateway.propose(mutation)
         if isinstance(outcome, Committed):
             return {"committed": key, "version": outcome.version}
@@ -161,6 +171,25 @@ class Run:
         if isinstance(outcome, Rejected) and outcome.reason is RejectReason.RATE_LIMITED:
             self._retry_or_fail(index, step, ConnectorError(f"gateway: {message}", retryable=True))
         raise self._fail(index, step, f"gateway refused {key}: {message}")
+
+    def _no_secret_copied(self, index: int, step: Step, key: Any, value: Any) -> None:
+        """A derived mutation may write a secret key's value (or anything made of it) only
+        into a secret key: elsewhere it would be read by everyone. Told apart by rendering
+        again with the secrets masked: a value that changes came from one."""
+        if not isinstance(key, str) or self.context.book.is_secret(key):
+            return
+        masked = masked_variables(self.record, self.state, self.context.book.is_secret)
+        assert step.mutate is not None
+        try:  # a template that works only on the real value is made of it
+            same = (
+                render(step.mutate.value, masked) == value
+                and render(step.mutate.key, masked) == key
+            )
+        except TemplateFailed:
+            same = False
+        if not same:
+            why = f"would copy a secret key's value into {key}, which is not secret; not written"
+            raise self._fail(index, step, why)
 
     def _action(self, index: int, step: Step, *, abandoned: bool) -> Any:
         assert step.action is not None
@@ -172,7 +201,8 @@ class Run:
             names = variables(self.record, self.state)
             args = action.args.model_validate(render(step.args, names, action.escape))
         except (TemplateFailed, ValidationError) as exc:
-            raise self._fail(index, step, f"bad arguments: {self._mask(str(exc))}") from None
+            error = problems(exc) if isinstance(exc, ValidationError) else str(exc)
+            raise self._fail(index, step, f"bad arguments: {self._mask(error)}") from None
         ctx = ActionContext(
             self.idempotency_key(index), self.record.mutation.correlation_id, self.context.env
         )

@@ -179,6 +179,10 @@ def the_paths(
         corr = {r["corr"] for r in app.evaluations.recent()}
         said_cli += [run(capsys, ws, "--config", config, "trace", c) for c in sorted(corr)]
         said_cli.append(run(capsys, ws, "--config", config, "rules", "why", "vault.token"))
+        # (a key that holds its value: "rules why" printed it, in words and as JSON)
+        for json_flag in ((), ("--json",)):
+            why = ("rules", "why", "vault.web", *json_flag)
+            said_cli.append(run(capsys, ws, "--config", config, *why))
         shown += [out + err for _, out, err in said_cli[1:]]  # (the first: the admin's own)
         shown += list(pages(site).values())
     finally:

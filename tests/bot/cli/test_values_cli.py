@@ -151,3 +151,16 @@ def test_what_the_store_keeps_still_goes_through(
         done = deliberate(config, workspace, "state", "get", key, "--json")
         assert json.loads(done.stdout)["value"] == value
     assert footprints(redis_client, [workspace])[workspace][1] == len(given)  # the log
+
+
+def test_a_config_nested_thousands_deep_is_one_line_naming_the_file(
+    tmp_path: Path, workspace: str
+) -> None:
+    """``rules check`` of a YAML file 100,000 lists deep printed a RecursionError
+    traceback."""
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("a: " + deep_array(100_000) + "\n", encoding="utf-8")
+    done = deliberate(deep, workspace, "rules", "check")
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr[-800:]
+    said = (done.stdout + done.stderr).strip().splitlines()
+    assert len(said) <= 3 and any("deep.yaml" in line and "nests too deep" in line for line in said)

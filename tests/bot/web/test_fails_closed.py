@@ -15,7 +15,7 @@ import pytest
 
 from bot.people import person
 from bot.web.trace_limits import MAX_SCAN, TRACE_SCAN
-from tests.bot.web.conftest import MOD, OPERATOR_TOKEN, Site
+from tests.bot.web.conftest import MOD, OPERATOR_TOKEN, PERSON, Site
 from tests.bot.web.sessions import person_in, signed_in
 from tests.bot.web.test_signin_slack import session_of
 
@@ -108,7 +108,7 @@ def test_an_unknown_trace_is_searched_once_however_many_ask_at_once(site: Site) 
         assert refused.status_code == 400, scan
 
 
-def test_trace_pages_are_rate_limited_per_session(site: Site, moderator: httpx.Client) -> None:
+def test_trace_pages_are_rate_limited_per_person(site: Site, moderator: httpx.Client) -> None:
     url = f"/w/{site.app.store.workspace}/trace/nosuchid4567"
     PER_MINUTE = site.flask.extensions["deliberate"].settings.trace_per_minute
     codes = [moderator.get(url).status_code for _ in range(PER_MINUTE)]
@@ -120,5 +120,46 @@ def test_trace_pages_are_rate_limited_per_session(site: Site, moderator: httpx.C
         None,
     )
     assert refused is not None and 1 <= int(refused.headers["Retry-After"]) <= 60
-    with signed_in(site, person_in(site.app.store.workspace, MODERATOR)) as another:
-        assert another.get(url).status_code == 404  # another session's count is its own
+    # signing in again starts no new count (a count per session was one sign-in away)
+    with signed_in(site, person_in(site.app.store.workspace, MODERATOR)) as again:
+        assert again.get(url).status_code == 429
+    someone = person("slack", PERSON, ("moderator",))
+    with signed_in(site, person_in(site.app.store.workspace, someone)) as another:
+        assert another.get(url).status_code == 404  # another person's count is their own
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "before=0-0",
+        "after=18446744073709551616-0",
+        "before=1-18446744073709551616",
+        "after=18446744073709551615-18446744073709551615",
+    ],
+)
+def test_a_log_id_redis_would_refuse_is_a_400(site: Site, query: str) -> None:
+    """Each matched the cursor's pattern and reached Redis, which refused it: a 500."""
+    headers = {"Authorization": f"Bearer {OPERATOR_TOKEN}"}
+    answer = httpx.get(f"{site.base}/w/{site.app.store.workspace}/log?{query}", headers=headers)
+    assert answer.status_code == 400, (query, answer.status_code)
+    assert "is not a log id" in answer.text
+
+
+@pytest.mark.parametrize("scan", ["\u00b2", "\u0663", "\uff11"])  # ², Arabic 3, fullwidth 1
+def test_a_scan_in_digits_that_are_not_ascii_is_a_400(site: Site, scan: str) -> None:
+    headers = {"Authorization": f"Bearer {OPERATOR_TOKEN}"}
+    url = f"{site.base}/w/{site.app.store.workspace}/trace/abc"
+    assert httpx.get(url, params={"scan": scan}, headers=headers).status_code == 400
+
+
+def test_the_signin_page_leaves_a_signed_in_session_alone(
+    site: Site, moderator: httpx.Client
+) -> None:
+    """``/signin?next=/x`` wrote ``next`` into a signed-in person's cookie: a link from
+    anywhere set where their next sign-in would land."""
+    serializer = site.flask.session_interface.get_signing_serializer(site.flask)  # type: ignore[attr-defined]
+    before = serializer.loads(moderator.cookies["deliberate"])
+    answer = moderator.get("/signin", params={"next": f"/w/{site.app.store.workspace}/log"})
+    assert answer.status_code == 200
+    after = serializer.loads(moderator.cookies["deliberate"])
+    assert after["sid"] == before["sid"] and "next" not in after, after

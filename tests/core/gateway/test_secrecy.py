@@ -18,6 +18,7 @@ from core.gateway.edits import Edit
 from core.gateway.mutation_gateway import MutationGateway
 from core.gateway.outcome import SECRET, Pending, ProposalStatus
 from core.gateway.secrecy import MIN_INSIDE, Redactor
+from core.gateway.value_schema import ValueSchema, ValueType
 from core.runtime.outcome_notes import note_under
 from core.state.commit_result import Committed, Rejected, RejectReason
 from tests.bot.secret_paths import RULES, VAULT
@@ -65,11 +66,15 @@ def test_a_stale_apply_is_refused_without_reading_out_the_new_value(vault: App) 
     assert vault.store.get("vault.token") is None  # and nothing changed
 
 
-def test_a_refusal_that_quotes_the_value_is_given_and_kept_masked(vault: App) -> None:
+def test_a_refusal_of_a_secret_value_quotes_neither_it_nor_the_allowed_ones(vault: App) -> None:
+    """The schema's refusal said "must be one of 'red', 'blue'; got '...'": the value, and,
+    once masking struck a secret "red" out of the list, which one the key held."""
     refused = vault.gateway.propose(mutation("set", "vault.choice", NEW, "admin:root"))
     assert isinstance(refused, Rejected) and refused.reason is RejectReason.SCHEMA
-    assert refused.message.endswith(f"got '{SECRET}'"), refused.message
+    assert refused.message == "vault.choice: must be one of the 2 values the policy allows"
     assert NEW not in refused.message and NEW not in kept(vault)
+    schema = ValueSchema(type=ValueType.STRING, enum=["red", "blue"])
+    assert schema.check(NEW) == f'must be one of "red", "blue"; got "{NEW}"'  # not secret
 
 
 def test_a_conflict_on_a_secret_key_says_what_is_there_masked(vault: App) -> None:
