@@ -1,0 +1,117 @@
+"""What an attacker's read of the masking found, each kept as a test that fails if it works
+again: a long secret cut short by pydantic's error text (no masking recognised the cut
+form), a value quoted with Python's ``repr``, a member learning whether a guess equals a
+secret because their own words came back masked, and a rule copying a secret into a key
+everyone reads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from redis import Redis
+
+from core.gateway.outcome import SECRET
+from tests.bot.secret_paths import VAULT, leaks
+from tests.rules.rig import make_rig
+
+# long enough that pydantic quotes only its first and last characters
+LONG = "xoxb-1234567890-1234567890-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+QUOTES = 'it\'s "q1x" \x01'  # both quotes and a control character: repr differs from JSON
+PIN = "4711"
+
+RULES = """\
+  - id: long_level
+    when: {key: test.go}
+    then: [{action: log.write, args: {message: "x", level: "{{ state['vault.long'] }}"}}]
+  - id: quoted_result
+    when: {key: test.go}
+    if: {expr: 'state["vault.quotes"]'}
+    then: [{action: log.write, args: {message: "never"}}]
+  - id: reads_state
+    when: {key: test.go}
+    if: {state: {test.flag: true}}
+    then: [{action: log.write, args: {message: "flag"}}]
+  - id: guess
+    when: {key: test.guess, to: "never"}
+    then: [{action: log.write, args: {message: "never"}}]
+  - id: copies_out
+    when: {key: test.copy_it}
+    then:
+      - mutate: {op: set, key: test.copy, value: "{{ state['vault.long'] }}"}
+  - id: copies_derived
+    when: {key: test.copy_derived}
+    then:
+      - mutate: {op: set, key: test.upper, value: "{{ state['vault.quotes'] | upper }}"}
+  - id: copies_plain
+    when: {key: test.copy_plain}
+    then:
+      - mutate: {op: set, key: test.plain, value: "{{ mutation.value }} again"}
+"""
+
+
+def _rig(tmp_path: Path, server_redis: Redis, workspace: str):  # type: ignore[no-untyped-def]
+    rig = make_rig(tmp_path, server_redis, workspace, RULES, keys=VAULT)
+    rig.commit("set", "vault.long", LONG, who="admin:root")
+    rig.commit("set", "vault.quotes", QUOTES, who="admin:root")
+    rig.commit("set", "vault.pin", PIN, who="admin:root")
+    return rig
+
+
+def test_a_long_secret_is_kept_nowhere_not_even_in_part(
+    tmp_path: Path, server_redis: Redis, workspace: str
+) -> None:
+    rig = _rig(tmp_path, server_redis, workspace)
+    rig.commit("set", "test.go", 1)
+    rig.work()
+    [failed] = [r for r in rig.evaluations("action.failed") if r["data"]["rule"] == "long_level"]
+    assert failed["data"]["error"].startswith("bad arguments: level:"), failed["data"]
+    for part in (LONG, LONG[:24], LONG[-24:]):
+        found = leaks(server_redis, workspace, [part], queue=rig.queue)
+        assert not found, found.where
+
+
+def test_an_expressions_result_is_named_by_its_type_never_quoted(
+    tmp_path: Path, server_redis: Redis, workspace: str
+) -> None:
+    rig = _rig(tmp_path, server_redis, workspace)
+    rig.commit("set", "test.go", 1)
+    rig.work()
+    why = {r["data"]["rule"]: r["data"]["why"] for r in rig.evaluations("evaluated")}
+    assert why["quoted_result"] == "if.expr is a string, not true or false"
+    assert not leaks(server_redis, workspace, [QUOTES, repr(QUOTES)[1:-1]], queue=rig.queue)
+
+
+def test_a_members_guess_comes_back_as_written_whether_or_not_it_is_the_secret(
+    tmp_path: Path, server_redis: Redis, workspace: str
+) -> None:
+    """Masking by value struck the member's own "4711" out of ``to: is "4711"`` when, and
+    only when, it was the PIN: three writes and one ``why`` told them the secret."""
+    rig = _rig(tmp_path, server_redis, workspace)
+    rig.commit("set", "test.go", 1)  # a rule reads state: the secrets are in play
+    for guess in ("1234", PIN, "9999"):
+        rig.commit("set", "test.guess", guess, who="user:al")
+    rig.work()
+    said = [r["data"]["why"] for r in rig.evaluations("evaluated") if r["data"]["rule"] == "guess"]
+    assert said == [f'to: is "{g}", not "never"' for g in ("1234", PIN, "9999")]
+
+
+def test_a_rule_cannot_copy_a_secret_or_what_is_made_of_it_into_a_key_all_read(
+    tmp_path: Path, server_redis: Redis, workspace: str
+) -> None:
+    rig = _rig(tmp_path, server_redis, workspace)
+    for key in ("test.copy_it", "test.copy_derived", "test.copy_plain"):
+        rig.commit("set", key, "go")
+    rig.work()
+    assert rig.app.store.get("test.copy") is None
+    assert rig.app.store.get("test.upper") is None
+    plain = rig.app.store.get("test.plain")
+    assert plain is not None and plain.value == "go again"  # a plain copy still works
+    errors = {r["data"]["rule"]: r["data"]["error"] for r in rig.evaluations("action.failed")}
+    for rule, key in (("copies_out", "test.copy"), ("copies_derived", "test.upper")):
+        assert errors[rule] == (
+            f"would copy a secret key's value into {key}, which is not secret; not written"
+        )
+    found = leaks(server_redis, workspace, [LONG, QUOTES.upper()], queue=rig.queue)
+    assert not found, found.where
+    assert SECRET not in json.dumps(rig.app.store.get("test.plain").value)  # type: ignore[union-attr]
