@@ -2,13 +2,17 @@
 regular-expression baseline (``core/perception/evaluation.py``), in one run; and the
 calibration of ``perception.min_confidence``.
 
-- Real people: ``tests/data/human_test.jsonl``, utterances of ICSI MRDA meetings that no
+- Real written chat: ``tests/data/chat_test.jsonl``, 700 messages of public IRC channels
+  (Ubuntu's meetings, Rust, Stripe and MediaWiki developers) from logs no message of which
+  trains (``bench/irc_chat.py`` says where from and how they were labelled; CC BY 4.0).
+- Real speech: ``tests/data/human_test.jsonl``, utterances of ICSI MRDA meetings that no
   training or tuning ever saw (other meetings than the training and calibration splits;
   ``bench/mrda.py`` says how they are chosen and mapped; CC BY 4.0).
 - Ours: ``tests/data/utterances.jsonl``, written for this project and never trained on;
   its odd lines were never looked at while writing cues or training turns (held out).
-- Calibration: ``tests/data/human_calibration.jsonl`` (other MRDA meetings again) sets the
-  gate (``core/perception/calibration.py``); the held-out split only reports what it costs.
+- Calibration: ``tests/data/chat_calibration.jsonl`` (real written chat again, other
+  messages) sets the gate (``core/perception/calibration.py``); the held-out splits only
+  report what it costs.
 
 Reported for each: accuracy, precision and recall per act (``--details``), the confusion
 matrix, the false-commit and missed-commit rates, of the acts as the loop routes them
@@ -37,10 +41,11 @@ from core.perception.model import load_rows
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 CORPORA = {
-    "real people (MRDA meetings, held out)": DATA / "human_test.jsonl",
+    "real written chat (IRC, held out)": DATA / "chat_test.jsonl",
+    "real speech (MRDA meetings, held out)": DATA / "human_test.jsonl",
     "ours (tests/data/utterances.jsonl)": DATA / "utterances.jsonl",
 }
-CALIBRATION = DATA / "human_calibration.jsonl"
+CALIBRATION = DATA / "chat_calibration.jsonl"
 
 
 def load(path: Path) -> list[dict[str, str]]:

@@ -22,7 +22,7 @@ import re
 
 from core.deliberation.interpretation import ActType, Stance, Target, TurnInterpretation
 from core.perception.cues import ARTIFACT, NEW_TOPIC
-from core.perception.features import features, normalise
+from core.perception.features import features, normalise, unaddressed
 from core.perception.linear import softmax
 from core.perception.model import weights
 from core.perception.stances import stance_of
@@ -51,7 +51,7 @@ class EmbeddedClassifier:
 
     def classify(self, text: str, topic: str | None = None) -> TurnInterpretation:
         said = normalise(text)
-        stance = stance_of(said)  # "same", "no, not that": said plainly (stances.py)
+        stance = stance_of(unaddressed(said))  # "same", "no, not that": plainly (stances.py)
         if stance is Stance.AGREE:
             return TurnInterpretation(
                 act_type=ActType.COMMIT,

@@ -2,8 +2,11 @@
 
 Words and word pairs carry most of the signal; the shape of the turn (a closing question mark,
 an opening wh-word, an emoji) and the hand-written cues in ``cues.py`` add what a small
-training corpus cannot: the cues generalise to phrasings the corpus never spelled out, and the
-learned weights decide how much each one is worth. Feature names are the keys of
+training corpus cannot. Written chat carries marks speech does not: an @mention or an IRC
+"nick:" address, a quoted line ("> ..."), a link, `code`, an emoticon or a ``:shortcode:``;
+each is one token or one shape feature, never the name or address it stands for. The cues
+generalise to phrasings the corpus never spelled out, and the learned weights decide how
+much each one is worth. Feature names are the keys of
 ``weights.json``, so changing anything here means retraining (see ``embedded.py``).
 """
 
@@ -14,10 +17,33 @@ from itertools import pairwise
 
 from core.perception.cues import ACT_CUES, STOPWORDS
 
-__all__ = ["content_words", "features", "normalise"]
+__all__ = ["content_words", "features", "normalise", "unaddressed"]
 
-# a word, a "+1", or a single emoji/pictograph (they carry tone in chat: 👍 vs 😂)
-_TOKEN = re.compile(r"[a-z0-9]+|\+1|[\u2600-\u27bf\U0001f300-\U0001faff]")
+# a word, a "+1"/"-1", or a single emoji/pictograph (they carry tone in chat: 👍 vs 😂)
+_TOKEN = re.compile(r"[a-z0-9]+|[+-]1\b|[\u2600-\u27bf\U0001f300-\U0001faff]")
+# what written chat carries besides words, each read as one placeholder token (in angle
+# brackets, which no word contains): who is named, where a link points, what code says
+_MARKS = (
+    (re.compile(r"<@[a-z0-9]+(\|[^>]*)?>|(?<![\w.])@[\w.-]+"), " <mention> "),  # Slack, Discord
+    (re.compile(r"<#[a-z0-9]+(\|[^>]*)?>"), " <channel> "),
+    (re.compile(r"<?https?://\S+"), " <link> "),
+    (re.compile(r"`[^`]+`"), " <code> "),
+    (re.compile(r"(?<!\S)[:;]-?[()dp/|](?!\w)"), " <emoticon> "),  # :) ;-) :D :/
+    (re.compile(r":[a-z0-9_+-]+:"), " <emoji> "),  # :thumbsup:
+)
+# an address a turn opens with: a Slack/Discord mention, "@maya", IRC's "nick: ..." (not
+# "note: ..."), and "nick, ..." when the nick cannot be a word
+_NICK = r"[\w\[\]|^`{}-]"
+_ADDRESS = re.compile(
+    r"^(<@[a-z0-9]+(?:\|[^>]*)?>[:,]?\s+"
+    r"|@([\w.-]+)[:,]?\s+"
+    rf"|({_NICK}{{2,}}): (?=\S)"
+    rf"|({_NICK}*[\d_|^`-]{_NICK}*), )"
+)
+_NOT_NICKS = frozenset("note edit update fyi ps re btw q a answer question idea also".split())  # noqa: SIM905
+# what may follow a closing question mark: "right? :)", "ok?!", "really? 🤔"
+_TRAILING = re.compile(r"(\s|<emoticon>|<emoji>|[!.)]|[\u2600-\u27bf\U0001f300-\U0001faff])+$")
+_MARK_TOKEN = re.compile(r"<(mention|channel|link|code|emoticon|emoji)>")
 _WORD = re.compile(r"[a-z0-9]+")
 _EMOJI = re.compile(r"[\u2600-\u27bf\U0001f300-\U0001faff]")
 _WH = frozenset("what how why when where who which whose".split())  # noqa: SIM905
@@ -39,24 +65,70 @@ def content_words(text: str) -> set[str]:
 
 def features(text: str, topic: str | None = None) -> list[str]:
     """The features present in a turn, without repeats, in a stable order."""
-    said = normalise(text)
+    own, chat = _unquoted(text)
+    said = normalise(own)
+    plain = unaddressed(said)
+    if plain != said:
+        chat.append("chat:addressed")
+    marked = _marked(plain)
     # "let's" and "lets" are one word in chat
-    tokens = _TOKEN.findall(said.replace("'", ""))
-    found = [f"w:{t}" for t in tokens]
-    framed = ["<s>", *tokens, "</s>"]
+    tokens = _tokens(marked.replace("'", ""))
+    words = ["<mention>", *tokens] if plain != said else tokens
+    found = [f"w:{t}" for t in words]
+    framed = ["<s>", *words, "</s>"]
     found += [f"b:{a} {b}" for a, b in pairwise(framed)]
-    found += _shape(said, tokens)
+    found += chat + _shape(marked, tokens)
     found += [
-        name for name, cue in zip(_CUE_NAMES, ACT_CUES, strict=True) if cue.pattern.search(said)
+        name for name, cue in zip(_CUE_NAMES, ACT_CUES, strict=True) if cue.pattern.search(plain)
     ]
     found += _topic(said, topic)
     return list(dict.fromkeys(found))
 
 
+def unaddressed(said: str) -> str:
+    """``said`` (normalised) without the address it opens with: "maya: +1", "@maya +1",
+    "<@U123> +1" say what "+1" says, to someone."""
+    address = _ADDRESS.match(said)
+    if address is None:
+        return said
+    nick = address.group(3) or address.group(4)
+    if nick is not None and nick in _NOT_NICKS:
+        return said
+    rest = said[address.end() :]
+    return rest if rest.strip() else said
+
+
+def _unquoted(text: str) -> tuple[str, list[str]]:
+    """A turn that quotes another ("> we could ship" then "please no") is what it adds: the
+    quoted lines go, and a feature says something was quoted."""
+    lines = text.split("\n")
+    own = [line for line in lines if not line.lstrip().startswith(">")]
+    if len(own) == len(lines) or not "".join(own).strip():
+        return text, []
+    return "\n".join(own), ["chat:quote"]
+
+
+def _marked(said: str) -> str:
+    """``said`` with chat's marks as placeholder tokens."""
+    for pattern, token in _MARKS:
+        said = pattern.sub(token, said)
+    return " ".join(said.split())
+
+
+def _tokens(said: str) -> list[str]:
+    tokens: list[str] = []
+    for part in re.split(r"(<[a-z]+>)", said):
+        mark = _MARK_TOKEN.fullmatch(part)
+        tokens += [part] if mark else _TOKEN.findall(part)
+    return tokens
+
+
 def _shape(said: str, tokens: list[str]) -> list[str]:
     shape = []
-    if said.rstrip(" !.)").endswith("?"):
+    if _TRAILING.sub("", said).endswith("?"):
         shape.append("shape:ends?")
+    elif "?" in said:  # "any idea? I tried X": a question in the middle of a turn
+        shape.append("shape:has?")
     if tokens and tokens[0] in _WH:
         shape.append("shape:wh-first")
     if tokens and tokens[0] in _AUX:
@@ -70,6 +142,10 @@ def _shape(said: str, tokens: list[str]) -> list[str]:
     # no bucket for one or two words: that would make any unknown short word look like "ok"
     if len(tokens) >= 8:
         shape.append("shape:long")
+    if len(tokens) >= 3:  # a few words, a sentence, a paragraph: chat's turns vary most here
+        shape.append(
+            "len:3-5" if len(tokens) < 6 else "len:6-11" if len(tokens) < 12 else "len:12+"
+        )
     return shape
 
 

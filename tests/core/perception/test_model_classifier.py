@@ -22,13 +22,19 @@ from core.llm.chat import ChatModel
 from core.perception import EmbeddedClassifier
 from core.perception.evaluation import evaluate, regex_baseline
 from core.perception.llm import EXAMPLES, LLMClassifier
-from core.perception.model import HUMAN_TRAINING, TRAINING, load_rows
+from core.perception.model import CHAT_TRAINING, load_rows
 from tests.bot.cli.process import run
 from tests.openai_server import OpenAIServer, Reply
 
 ROOT = Path(__file__).resolve().parents[3]
 DATA = ROOT / "tests" / "data"
-EVALUATION = ("human_test.jsonl", "human_calibration.jsonl", "utterances.jsonl")
+EVALUATION = (
+    "chat_test.jsonl",
+    "chat_calibration.jsonl",
+    "human_test.jsonl",
+    "human_calibration.jsonl",
+    "utterances.jsonl",
+)
 
 
 def _same(text: str) -> str:
@@ -43,11 +49,9 @@ def test_every_act_has_labelled_examples_from_training_never_from_evaluation() -
         "tangent": 3,
         "refine": 2,
     }
-    real = {(r["act_type"], r["text"]) for r in load_rows(HUMAN_TRAINING)}
-    ours = {(r["act_type"], r["text"]) for r in load_rows(TRAINING)}
-    for act, text in EXAMPLES:
-        # real people's turns wherever MRDA has the act; refine, which it lacks, from ours
-        assert (act, text) in (ours if act == "refine" else real), text
+    chat = {(r["act_type"], r["text"]) for r in load_rows(CHAT_TRAINING)}
+    for act, text in EXAMPLES:  # real people's written chat, from the training split
+        assert (act, text) in chat, text
     held = {_same(r["text"]) for name in EVALUATION for r in load_rows(DATA / name)}
     assert not [text for _, text in EXAMPLES if _same(text) in held]
 
@@ -118,7 +122,7 @@ def test_classify_eval_measures_the_model_and_counts_its_failures(
     assert len(openai_server.requests) == 40
 
 
-def test_the_bench_measures_the_model_on_both_corpora(openai_server: OpenAIServer) -> None:
+def test_the_bench_measures_the_model_on_every_corpus(openai_server: OpenAIServer) -> None:
     openai_server.answer_with = _as_baseline(set())
     env = {**os.environ, "OPENAI_API_KEY": "k", "OPENAI_BASE_URL": openai_server.base_url}
     done = subprocess.run(
@@ -136,11 +140,13 @@ def test_the_bench_measures_the_model_on_both_corpora(openai_server: OpenAIServe
         check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    # answered as the baseline answers: the model's score is the baseline's, on both corpora
+    # answered as the baseline answers: the model's score is the baseline's, on each corpus
     rows = re.findall(
-        r"^\| (real people|ours)[^|]*\| 12 \| \*\*([\d.]+)%\*\* \| ([\d.]+)%", done.stdout, re.M
+        r"^\| (real written chat|real speech|ours)[^|]*\| 12 \| \*\*([\d.]+)%\*\* \| ([\d.]+)%",
+        done.stdout,
+        re.M,
     )
-    assert [name for name, _, _ in rows] == ["real people", "ours"]
+    assert [name for name, _, _ in rows] == ["real written chat", "real speech", "ours"]
     assert all(model == baseline for _, model, baseline in rows)
-    assert "read by: llm 24" in done.stdout
-    assert len(openai_server.requests) == 24
+    assert "read by: llm 36" in done.stdout
+    assert len(openai_server.requests) == 36
