@@ -143,7 +143,8 @@ class RuleService:
         if deliveries < MAX_DELIVERIES:
             return False
         m = record.mutation
-        why = f"handling failed {deliveries} times, given up: {type(exc).__name__}: {exc}"
+        # (its message may quote a value of state: the worker's log has it, the record not)
+        why = f"handling failed {deliveries} times, given up: {type(exc).__name__}"
         data = {
             "rule": None,
             "fired": False,

@@ -79,6 +79,10 @@ class Redactor:
     def __bool__(self) -> bool:
         return self._pattern is not None
 
+    def within(self, text: str) -> Redactor:
+        """Strikes out only the secrets that stand in ``text`` (what a step sent out)."""
+        return Redactor([t for t in self.texts if t in text])
+
     def also(self, values: Iterable[JsonValue]) -> Redactor:
         return Redactor([*self.texts, *values])
 

@@ -94,10 +94,11 @@ class Engine:
         if rule.signal is not None:
             count, confidence = self.signals.observe(rule.id, rule.signal, record)
             if count < rule.signal.at_least:
+                this_one = shown(record.mutation.key, confidence, self.book.is_secret)
                 why = (
                     f"signal: {count} of {rule.signal.at_least} observations with confidence "
                     f"≥ {rule.signal.confidence:g} in {rule.signal.within:g}s "
-                    f"(this one: {confidence})"
+                    f"(this one: {this_one})"
                 )
                 self._record(record, "evaluated", rule, fired=False, why=why)
                 return 0
@@ -157,8 +158,16 @@ class Engine:
         return check_condition(rule.if_, names, self.book.is_secret, self._masker(record, state))
 
     def _masker(self, record: LogRecord, state: StateView) -> Callable[[str], str]:
-        """Strikes the secret values in play out of an expression's error message."""
-        return lambda text: self.book.mask(text, self.book.secrets(record, state))
+        """An expression's error message as kept: not at all while secret values are in
+        play (it may quote one, and striking out only what equals one would confirm a
+        member's guess), else with the environment's values masked."""
+
+        def kept(text: str) -> str:
+            if self.book.secrets(record, state):
+                return "(its message is not kept: secret values were in play)"
+            return self.book.mask(text)
+
+        return kept
 
     def _record(
         self,

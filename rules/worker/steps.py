@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 from typing import Any, NoReturn
 
 from pydantic import JsonValue, ValidationError
@@ -59,6 +60,7 @@ class Run:
         self.lease = lease
         self.ledger = StepLedger(context.redis, context.keys, job_id, lease)
         self.state = StateView.of_store(context.gateway.store)
+        self._sent = ""  # what the step under way sent out (its arguments, its mutation)
 
     def _rule(self, rule_id: str) -> Rule:
         rule = self.context.book.by_id.get(rule_id)
@@ -146,7 +148,9 @@ class Run:
             key, value = render(step.mutate.key, names), render(step.mutate.value, names)
             self._no_secret_copied(index, step, key, value)
         except TemplateFailed as exc:
-            raise self._fail(index, step, f"template failed: {self._mask(str(exc))}") from None
+            raise self._fail(index, step, f"template failed: {self._mask_all(str(exc))}") from None
+        # (sent nothing secret: into a key everyone reads, _no_secret_copied saw to that; a
+        # secret key's refusals quote no value)
         cause = self.record.mutation
         digest = hashlib.blake2s(self.idempotency_key(index).encode(), digest_size=16)
         try:
@@ -174,22 +178,35 @@ class Run:
 
     def _no_secret_copied(self, index: int, step: Step, key: Any, value: Any) -> None:
         """A derived mutation may write a secret key's value (or anything made of it) only
-        into a secret key: elsewhere it would be read by everyone. Told apart by rendering
-        again with the secrets masked: a value that changes came from one."""
-        if not isinstance(key, str) or self.context.book.is_secret(key):
-            return
-        masked = masked_variables(self.record, self.state, self.context.book.is_secret)
+        as the value of a secret key: as another key's value, or in any key's name, it would
+        be read by everyone. Told apart by rendering again with the secrets masked: what
+        changes came from one. (Only templates that read state, or a secret mutation, are
+        rendered twice: a ``random`` elsewhere is no secret.)"""
         assert step.mutate is not None
+        book = self.context.book
+        if not isinstance(key, str) or not self._reads_secrets(
+            [step.mutate.key, step.mutate.value]
+        ):
+            return
+        masked = masked_variables(self.record, self.state, book.is_secret)
         try:  # a template that works only on the real value is made of it
-            same = (
-                render(step.mutate.value, masked) == value
-                and render(step.mutate.key, masked) == key
-            )
+            same_key = render(step.mutate.key, masked) == key
+            same_value = book.is_secret(key) or render(step.mutate.value, masked) == value
         except TemplateFailed:
-            same = False
-        if not same:
+            same_key = same_value = False
+        if not same_key:
+            raise self._fail(index, step, "would put a secret key's value in a key's name")
+        if not same_value:
             why = f"would copy a secret key's value into {key}, which is not secret; not written"
             raise self._fail(index, step, why)
+
+    def _reads_secrets(self, templates: Any) -> bool:
+        """Whether ``templates`` may read a secret: they read state, or the mutation when its
+        key is secret. (Others are rendered once: a ``random`` in them is no secret.)"""
+        text = json.dumps(templates, default=str)
+        return "state" in text or (
+            "mutation" in text and self.context.book.is_secret(self.record.mutation.key)
+        )
 
     def _action(self, index: int, step: Step, *, abandoned: bool) -> Any:
         assert step.action is not None
@@ -198,11 +215,18 @@ class Run:
         except KeyError as exc:
             raise self._fail(index, step, str(exc)) from None
         try:
-            names = variables(self.record, self.state)
-            args = action.args.model_validate(render(step.args, names, action.escape))
+            rendered = render(step.args, variables(self.record, self.state), action.escape)
+            args = action.args.model_validate(rendered)
         except (TemplateFailed, ValidationError) as exc:
             error = problems(exc) if isinstance(exc, ValidationError) else str(exc)
-            raise self._fail(index, step, f"bad arguments: {self._mask(error)}") from None
+            raise self._fail(index, step, f"bad arguments: {self._mask_all(error)}") from None
+        if self._reads_secrets(step.args):
+            try:
+                masked = masked_variables(self.record, self.state, self.context.book.is_secret)
+                plain = render(step.args, masked, action.escape) == rendered
+            except TemplateFailed:
+                plain = False
+            self._sent = "" if plain else json.dumps(rendered, default=str)
         ctx = ActionContext(
             self.idempotency_key(index), self.record.mutation.correlation_id, self.context.env
         )
@@ -260,11 +284,18 @@ class Run:
         raise ConnectorError(error, retryable=True) from None  # RQ keeps it: masked
 
     def _secrets(self) -> Redactor:
-        """The secret values this run may have quoted (state as far as it was read)."""
-        return self.context.book.secrets(self.record, self.state)
+        """The secret values the step under way sent out (of those in play: the mutation's,
+        state's as far as it was read). A result or an error may echo them; only they are
+        struck out, so that no member's own words come back masked for equalling a secret
+        (which would confirm a guess)."""
+        return self.context.book.secrets(self.record, self.state).within(self._sent)
 
     def _mask(self, text: str) -> str:
         return self.context.book.mask(text, self._secrets())
+
+    def _mask_all(self, text: str) -> str:
+        """A template's error, from before anything was sent: every secret in play."""
+        return self.context.book.mask(text, self.context.book.secrets(self.record, self.state))
 
     def _report(self, event: str, index: int, step: Step, **data: Any) -> None:
         body: dict[str, Any] = {

@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from redis import Redis
 
 from core.gateway.outcome import SECRET
 from tests.bot.secret_paths import VAULT, leaks
-from tests.rules.rig import make_rig
+from tests.rules.rig import Rig, make_rig
 
 # long enough that pydantic quotes only its first and last characters
 LONG = "xoxb-1234567890-1234567890-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
@@ -47,23 +48,62 @@ RULES = """\
     when: {key: test.copy_plain}
     then:
       - mutate: {op: set, key: test.plain, value: "{{ mutation.value }} again"}
+  - id: names_a_key_after_it
+    when: {key: test.name_it}
+    then:
+      - mutate: {op: set, key: "vault.k{{ state['vault.pin'] }}", value: "x"}
+  - id: random_is_no_secret
+    when: {key: test.roll}
+    then:
+      - mutate: {op: set, key: test.rolled, value: "{{ [1, 2, 3] | random }}"}
+  - id: seen_thrice
+    when: {key: vault.seen, op: set}
+    signal: {at_least: 3, confidence: 0.5, within: 60s}
+    then: [{action: log.write, args: {message: "seen"}}]
+  - id: indexes_by_it
+    when: {key: test.idx}
+    if: {expr: '[1][int(state["vault.pin"])] == 1'}
+    then: [{action: log.write, args: {message: "never"}}]
+  - id: looks_it_up
+    when: {key: test.lookup}
+    if: {expr: '{"yes": true}[mutation.value]'}
+    then: [{action: log.write, args: {message: "never"}}]
+  - id: paints
+    when: {key: test.paint}
+    then:
+      - mutate:
+          op: set
+          key: "test.color{{ '' if state['test.flag'] else '' }}"
+          value: "{{ mutation.value }}"
+"""
+COLOR = """\
+    - pattern: "test.color"
+      type: string
+      enum: [red, blue]
 """
 
 
-def _rig(tmp_path: Path, server_redis: Redis, workspace: str):  # type: ignore[no-untyped-def]
-    rig = make_rig(tmp_path, server_redis, workspace, RULES, keys=VAULT)
+def _rig(tmp_path: Path, server_redis: Redis, workspace: str) -> Rig:
+    rig = make_rig(tmp_path, server_redis, workspace, RULES, keys=COLOR + VAULT)
     rig.commit("set", "vault.long", LONG, who="admin:root")
     rig.commit("set", "vault.quotes", QUOTES, who="admin:root")
     rig.commit("set", "vault.pin", PIN, who="admin:root")
     return rig
 
 
-def test_a_long_secret_is_kept_nowhere_not_even_in_part(
-    tmp_path: Path, server_redis: Redis, workspace: str
-) -> None:
+@pytest.fixture
+def went(tmp_path: Path, server_redis: Redis, workspace: str) -> Rig:
+    """The secrets set, then ``test.go`` written and every rule run."""
     rig = _rig(tmp_path, server_redis, workspace)
     rig.commit("set", "test.go", 1)
     rig.work()
+    return rig
+
+
+def test_a_long_secret_is_kept_nowhere_not_even_in_part(
+    went: Rig, server_redis: Redis, workspace: str
+) -> None:
+    rig = went
     [failed] = [r for r in rig.evaluations("action.failed") if r["data"]["rule"] == "long_level"]
     assert failed["data"]["error"].startswith("bad arguments: level:"), failed["data"]
     for part in (LONG, LONG[:24], LONG[-24:]):
@@ -72,11 +112,9 @@ def test_a_long_secret_is_kept_nowhere_not_even_in_part(
 
 
 def test_an_expressions_result_is_named_by_its_type_never_quoted(
-    tmp_path: Path, server_redis: Redis, workspace: str
+    went: Rig, server_redis: Redis, workspace: str
 ) -> None:
-    rig = _rig(tmp_path, server_redis, workspace)
-    rig.commit("set", "test.go", 1)
-    rig.work()
+    rig = went
     why = {r["data"]["rule"]: r["data"]["why"] for r in rig.evaluations("evaluated")}
     assert why["quoted_result"] == "if.expr is a string, not true or false"
     assert not leaks(server_redis, workspace, [QUOTES, repr(QUOTES)[1:-1]], queue=rig.queue)
@@ -115,3 +153,43 @@ def test_a_rule_cannot_copy_a_secret_or_what_is_made_of_it_into_a_key_all_read(
     found = leaks(server_redis, workspace, [LONG, QUOTES.upper()], queue=rig.queue)
     assert not found, found.where
     assert SECRET not in json.dumps(rig.app.store.get("test.plain").value)  # type: ignore[union-attr]
+
+
+def test_no_reason_tells_a_guess_of_the_secret_from_another_guess(
+    went: Rig, server_redis: Redis, workspace: str
+) -> None:
+    """A member's guess came back masked where it equalled the PIN: in an expression's
+    error ("KeyError: '(secret)'") and in a derived mutation's refusal ('got "(secret)"')."""
+    rig = went
+    for guess in ("1234", PIN):
+        for key in ("test.lookup", "test.paint"):
+            rig.commit("set", key, guess, who="user:al")
+    rig.work()
+    rows = rig.evaluations()
+    lookups = [r["data"]["why"] for r in rows if r["data"].get("rule") == "looks_it_up"]
+    assert len(lookups) == 2 and lookups[0] == lookups[1], lookups
+    assert "not kept" in lookups[0]
+    refusals = [
+        r["data"]["error"]
+        for r in rows
+        if r["event"] == "action.failed" and r["data"]["rule"] == "paints"
+    ]
+    assert [e.rsplit("got ", 1)[1] for e in refusals] == ['"1234"', f'"{PIN}"']  # as written
+
+
+def test_a_secret_is_named_nowhere_not_in_a_signal_a_crash_or_a_key(
+    went: Rig, server_redis: Redis, workspace: str
+) -> None:
+    rig = went
+    rig.commit("set", "vault.seen", {"value": "x", "confidence": 0.8137}, who="admin:root")
+    for key in ("test.idx", "test.name_it", "test.roll"):
+        rig.commit("set", key, 1)
+    rig.work()
+    why = {r["data"]["rule"]: r["data"]["why"] for r in rig.evaluations("evaluated")}
+    assert why["seen_thrice"].endswith(f'(this one: "{SECRET}")'), why["seen_thrice"]
+    assert why["indexes_by_it"].startswith("if.expr failed: IndexError"), why["indexes_by_it"]
+    assert rig.app.store.get(f"vault.k{PIN}") is None
+    rolled = rig.app.store.get("test.rolled")  # a template with a random in it: no secret
+    assert rolled is not None and rolled.value in (1, 2, 3)
+    found = leaks(server_redis, workspace, ["0.8137", f"bounds: {PIN}", f"vault.k{PIN}"])
+    assert not found, found.where
