@@ -22,7 +22,7 @@ import re
 
 from core.deliberation.interpretation import ActType, Stance, Target, TurnInterpretation
 from core.perception.cues import ARTIFACT, NEW_TOPIC
-from core.perception.features import features, normalise, unaddressed
+from core.perception.features import MAX_CHARS, features, normalise, unaddressed
 from core.perception.linear import softmax
 from core.perception.model import weights
 from core.perception.stances import stance_of
@@ -50,7 +50,7 @@ class EmbeddedClassifier:
         return self.classify(text, topic), self.name
 
     def classify(self, text: str, topic: str | None = None) -> TurnInterpretation:
-        said = normalise(text)
+        said = normalise(text[:MAX_CHARS])
         stance = stance_of(unaddressed(said))  # "same", "no, not that": plainly (stances.py)
         if stance is Stance.AGREE:
             return TurnInterpretation(

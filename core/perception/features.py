@@ -17,15 +17,20 @@ from itertools import pairwise
 
 from core.perception.cues import ACT_CUES, STOPWORDS
 
-__all__ = ["content_words", "features", "normalise", "unaddressed"]
+__all__ = ["MAX_CHARS", "content_words", "features", "normalise", "unaddressed"]
 
 # a word, a "+1"/"-1", or a single emoji/pictograph (they carry tone in chat: 👍 vs 😂)
 _TOKEN = re.compile(r"[a-z0-9]+|[+-]1\b|[\u2600-\u27bf\U0001f300-\U0001faff]")
 # what written chat carries besides words, each read as one placeholder token (in angle
 # brackets, which no word contains): who is named, where a link points, what code says
 _MARKS = (
-    (re.compile(r"<@[a-z0-9]+(\|[^>]*)?>|(?<![\w.])@[\w.-]+"), " <mention> "),  # Slack, Discord
-    (re.compile(r"<#[a-z0-9]+(\|[^>]*)?>"), " <channel> "),
+    # Slack's <@U123|name>, Discord's <@123>, <@!123> and <@&role>, a plain @name
+    (re.compile(r"<@[!&]?[a-z0-9]{1,40}(\|[^>|]{0,80})?>|(?<![\w.])@[\w.-]{1,40}"), " <mention> "),
+    # a channel, and Slack's <!channel>, <!here>, <!subteam^ID>: one more mention, of many
+    (
+        re.compile(r"<#[a-z0-9]{1,40}(\|[^>|]{0,80})?>|<![a-z^0-9]{1,40}(\|[^>|]{0,80})?>"),
+        " <channel> ",
+    ),
     (re.compile(r"<?https?://\S+"), " <link> "),
     (re.compile(r"`[^`]+`"), " <code> "),
     (re.compile(r"(?<!\S)[:;]-?[()dp/|](?!\w)"), " <emoticon> "),  # :) ;-) :D :/
@@ -33,16 +38,24 @@ _MARKS = (
 )
 # an address a turn opens with: a Slack/Discord mention, "@maya", IRC's "nick: ..." (not
 # "note: ..."), and "nick, ..." when the nick cannot be a word
-_NICK = r"[\w\[\]|^`{}-]"
 _ADDRESS = re.compile(
-    r"^(<@[a-z0-9]+(?:\|[^>]*)?>[:,]?\s+"
-    r"|@([\w.-]+)[:,]?\s+"
-    rf"|({_NICK}{{2,}}): (?=\S)"
-    rf"|({_NICK}*[\d_|^`-]{_NICK}*), )"
+    r"^(<@[!&]?[a-z0-9]{1,40}(?:\|[^>|]{0,80})?>[:,]?\s+"
+    r"|@([\w.-]{1,40})[:,]?\s+"
+    r"|([\w\[\]|^`{}-]{2,32}): (?=\S)"
+    r"|([\w\[\]|^`{}-]{2,32}), )"
 )
-_NOT_NICKS = frozenset("note edit update fyi ps re btw q a answer question idea also".split())  # noqa: SIM905
+# words that open a turn with a colon or a comma without being anyone's name
+_NOT_NICKS = frozenset(
+    {
+        *("note", "edit", "update", "fyi", "ps", "re", "btw", "q", "a", "answer", "question"),
+        *("idea", "also", "todo", "imo", "imho", "fwiw", "tldr", "no", "nope", "nah", "yes"),
+        *("yeah", "yep", "ok", "okay", "sure", "agreed", "right", "true", "well", "so", "and"),
+        *("but", "http", "https"),
+    }
+)
 # what may follow a closing question mark: "right? :)", "ok?!", "really? 🤔"
-_TRAILING = re.compile(r"(\s|<emoticon>|<emoji>|[!.)]|[\u2600-\u27bf\U0001f300-\U0001faff])+$")
+_TRAILING_MARKS = ("<emoticon>", "<emoji>")
+_TRAILING_CHARS = " !.)"
 _MARK_TOKEN = re.compile(r"<(mention|channel|link|code|emoticon|emoji)>")
 _WORD = re.compile(r"[a-z0-9]+")
 _EMOJI = re.compile(r"[\u2600-\u27bf\U0001f300-\U0001faff]")
@@ -63,9 +76,13 @@ def content_words(text: str) -> set[str]:
     return {w[:5] for w in _WORD.findall(text) if len(w) > 3 and w not in STOPWORDS}
 
 
+MAX_CHARS = 2000  # what of a turn is read: all a short turn says, and a bound on the time
+
+
 def features(text: str, topic: str | None = None) -> list[str]:
-    """The features present in a turn, without repeats, in a stable order."""
-    own, chat = _unquoted(text)
+    """The features present in a turn (its first ``MAX_CHARS`` characters), without
+    repeats, in a stable order."""
+    own, chat = _unquoted(text[:MAX_CHARS])
     said = normalise(own)
     plain = unaddressed(said)
     if plain != said:
@@ -91,9 +108,12 @@ def unaddressed(said: str) -> str:
     address = _ADDRESS.match(said)
     if address is None:
         return said
-    nick = address.group(3) or address.group(4)
-    if nick is not None and nick in _NOT_NICKS:
-        return said
+    colon, comma = address.group(3), address.group(4)
+    nick = colon or comma
+    if nick is not None and (nick in _NOT_NICKS or not re.search("[a-z]", nick)):
+        return said  # "no: ...", "-1, ...", "10: 30": no names
+    if comma is not None and not re.search(r"[\d_|^`-]", comma):
+        return said  # "maya, ..." may as well be "so, ...": only a nick no word can be
     rest = said[address.end() :]
     return rest if rest.strip() else said
 
@@ -125,7 +145,7 @@ def _tokens(said: str) -> list[str]:
 
 def _shape(said: str, tokens: list[str]) -> list[str]:
     shape = []
-    if _TRAILING.sub("", said).endswith("?"):
+    if _without_trailing(said).endswith("?"):
         shape.append("shape:ends?")
     elif "?" in said:  # "any idea? I tried X": a question in the middle of a turn
         shape.append("shape:has?")
@@ -147,6 +167,19 @@ def _shape(said: str, tokens: list[str]) -> list[str]:
             "len:3-5" if len(tokens) < 6 else "len:6-11" if len(tokens) < 12 else "len:12+"
         )
     return shape
+
+
+def _without_trailing(said: str) -> str:
+    """``said`` without what may follow a closing question mark (in linear time)."""
+    while True:
+        before = said
+        said = said.rstrip(_TRAILING_CHARS)
+        for mark in _TRAILING_MARKS:
+            said = said.removesuffix(mark)
+        if said and _EMOJI.match(said[-1]):
+            said = said[:-1]
+        if said == before:
+            return said
 
 
 def _topic(said: str, topic: str | None) -> list[str]:
