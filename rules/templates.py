@@ -19,12 +19,12 @@ from functools import lru_cache
 from itertools import chain, islice
 from typing import Any
 
-from jinja2 import StrictUndefined, Template, TemplateError, Undefined
+from jinja2 import StrictUndefined, Template, TemplateError, Undefined, meta
 from jinja2.nativetypes import NativeCodeGenerator
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from pydantic import JsonValue
 
-__all__ = ["Escape", "TemplateFailed", "check_templates", "render"]
+__all__ = ["NAMES", "Escape", "TemplateFailed", "check_templates", "render"]
 
 Escape = Callable[[str], str]  # people's words as a connector's text writes them
 
@@ -76,17 +76,28 @@ def _compile(text: str, escape: Escape | None = None) -> Template:
     return _environment(escape).from_string(text)
 
 
+# the names every trigger gives a template (rules.variables.variables)
+NAMES = frozenset({"state", "mutation", "actor"})
+
+
 def check_templates(value: JsonValue) -> JsonValue:
     """Compile every template in ``value`` (a pydantic validator's check); raise ValueError
-    naming the template's own line on a syntax error."""
+    naming the template's own line on a syntax error, and naming a name no trigger gives
+    ("mutaton": it would fail at every run)."""
     for text in _strings(value):
         if _is_template(text):
             try:
                 _compile(text)
+                unknown = meta.find_undeclared_variables(_ENV.parse(text)) - NAMES
             except TemplateError as exc:
                 line = getattr(exc, "lineno", None)
                 where = f" (line {line} of the template)" if line and line > 1 else ""
                 raise ValueError(f"template does not compile{where}: {exc}") from None
+            unknown -= set(_ENV.globals)
+            if unknown:
+                names = ", ".join(sorted(unknown))
+                known = ", ".join(sorted(NAMES))
+                raise ValueError(f"template uses {names}, which no trigger gives (only {known})")
     return value
 
 

@@ -22,6 +22,7 @@ from redis.exceptions import RedisError
 from bot.app import App, build_app
 from bot.embedded_redis import EmbeddedServer
 from bot.redis_connection import connect, connection_url, embedded_client
+from core.metrics.tally import discard_unsent, flush_all
 from core.redis_client import RedisClient
 from core.state.keys import WORKSPACE_DIRECTORY, WorkspaceKeys
 from tests.faults.embedded import Home
@@ -100,6 +101,16 @@ def own_redis(tmp_path: Path) -> Iterator[RedisProcess]:
     server = RedisProcess(tmp_path / "own-redis")
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_counts_left_for_servers_gone() -> Iterator[None]:
+    """Set up first, so torn down last: the counts of servers still up are sent, those of
+    the servers tests started and stopped are dropped, so that the process's last flush has
+    nothing to say after pytest's summary line."""
+    yield
+    flush_all()
+    discard_unsent()
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -101,11 +101,16 @@ def _test(app: App, args: argparse.Namespace) -> int:
     record = LogRecord("dry-run", mutation, 0, 0, None, None if prev is None else json.dumps(prev))
     book = app.rules
     matched = book.index.match(mutation.key)
+    failing = 0
     for rule in matched:
         report = _dry_run(book, rule.id, record, StateView.of(values))
+        failing += any("error" in step for step in report.get("steps", []))
         print(json_line(report) if args.json else _describe(report))
     if not matched and not args.json:
         print(f"no rule watches {mutation.key} ({len(book.rules)} rules loaded)")
+    if failing:  # a rule that would run and fail: as a check, this one fails
+        print(f"deliberate: {failing} rule(s) would fail at a step", file=sys.stderr)
+        return 1
     return 0
 
 

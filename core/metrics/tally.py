@@ -38,7 +38,15 @@ from core.state.keys import WorkspaceKeys
 if TYPE_CHECKING:
     from core.redis_client import RedisClient
 
-__all__ = ["FLUSH_SEC", "KEEP_SEC", "Tally", "counts_key", "flush_all", "tally_for"]
+__all__ = [
+    "FLUSH_SEC",
+    "KEEP_SEC",
+    "Tally",
+    "counts_key",
+    "discard_unsent",
+    "flush_all",
+    "tally_for",
+]
 
 FLUSH_SEC = 1.0
 KEEP_SEC = 35 * 86_400
@@ -100,8 +108,9 @@ class Tally:
             return sent
 
     def forget(self) -> None:
-        """In a forked child: drop what is not sent (its parent sends it), and the locks
-        (another thread of the parent may have held one at the fork)."""
+        """Drop what is not sent, and the locks: in a forked child (its parent sends the
+        counts; another thread of the parent may have held a lock at the fork), or when the
+        counts have nowhere to go (``discard_unsent``)."""
         self._lock, self._sending = threading.Lock(), threading.Lock()
         self._counts = {}
 
@@ -187,6 +196,19 @@ def flush_all(tallies: Iterable[Tally] | None = None) -> int:
             if not was_failing:
                 _log.warning("metrics: counts not sent yet: %s: %s", type(exc).__name__, exc)
     return moved
+
+
+def discard_unsent() -> int:
+    """Drop every count not sent yet, of every tally (one whose server is gone, as a test
+    session's are when it ends, has nowhere to send them); how many series were dropped."""
+    with _tallies_lock:
+        tallies = dict.fromkeys([*_tallies.values(), *_retired])
+        _retired.clear()
+    dropped = 0
+    for tally in tallies:
+        dropped += tally.pending()
+        tally.forget()
+    return dropped
 
 
 def _at_exit() -> None:

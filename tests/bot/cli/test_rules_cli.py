@@ -147,3 +147,38 @@ def test_burst_worker_runs_the_rules_then_why_and_trace_explain_them(
     assert any("rule.action.done  notify step 2 (mutate test.last)" in line for line in lines)
     code, _, _ = rcli(capsys, workspace, config, "rules", "why", "nothing.here")
     assert code == 1
+
+
+def test_check_names_a_template_name_no_trigger_gives_with_its_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``{{ mutaton.key }}`` passed ``rules check`` and failed at every run."""
+    typo = write_config(
+        tmp_path,
+        "rules:\n  - id: x\n    when: {key: a}\n    then:\n"
+        "      - action: log.write\n        args: {message: '{{ mutaton.key }}'}\n",
+        "typo.yaml",
+    )
+    code, out, err = run(capsys, "w", "rules", "check", str(typo))
+    assert code == 2 and "OK" not in out
+    assert f"{typo}:6: rules[0].then[0].args" in err
+    assert "template uses mutaton, which no trigger gives (only actor, mutation, state)" in err
+
+
+def test_test_fails_when_a_rule_that_would_run_would_fail(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, workspace: str
+) -> None:
+    """``rules test`` printed the failing step and exited 0: a check that cannot fail."""
+    rules = """
+  - id: reads_a_missing_field
+    when: {key: "decision.*", op: set}
+    then:
+      - action: log.write
+        args: {message: "{{ mutation.value.missing }}"}
+"""
+    config = str(write_config(tmp_path, config_text(rules)))
+    mutation = json.dumps({"op": "set", "key": "decision.db", "value": "postgres"})
+    code, out, err = dry(capsys, workspace, config, mutation, "--state", "{}")
+    assert code == 1, (out, err)
+    assert "reads_a_missing_field: WOULD RUN" in out and "template failed" in out
+    assert "1 rule(s) would fail at a step" in err

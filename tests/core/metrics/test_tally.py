@@ -146,6 +146,35 @@ def test_a_flush_that_fails_keeps_its_counts_for_the_next(server_redis: Redis) -
             through.close()
 
 
+def test_counts_with_nowhere_to_go_are_dropped_when_asked_and_nothing_is_said_at_exit(
+    server_redis: Redis,
+) -> None:
+    """A process whose server went away says at exit how many series it could not send; a
+    test session, whose own servers are gone by then, drops them first (tests/conftest.py),
+    so nothing is printed after pytest's summary line."""
+    code = (
+        "import sys\n"
+        "from redis import Redis\n"
+        "from core.metrics import TURNS, Meter\n"
+        "from core.metrics.tally import discard_unsent\n"
+        "gone = Redis(host='127.0.0.1', port=int(sys.argv[1]), socket_connect_timeout=0.5)\n"
+        "Meter.of(gone, 'w').count(TURNS, amount=7)\n"
+        "if sys.argv[2] == 'discard':\n"
+        "    print(discard_unsent())\n"
+    )
+    with RedisProxy(server_redis) as proxy:
+        port = proxy.port
+    said = {
+        how: subprocess.run(
+            [sys.executable, "-c", code, str(port), how],
+            capture_output=True, text=True, check=True, timeout=120,
+        )
+        for how in ("keep", "discard")
+    }  # fmt: skip
+    assert "1 metric series not sent: ConnectionError" in said["keep"].stderr
+    assert said["discard"].stdout.strip() == "1" and said["discard"].stderr == ""
+
+
 def test_a_process_sends_its_counts_when_it_exits(redis_client: RedisClient) -> None:
     """No flush is asked for: the exit sends them (REDIS_URL is the suite's server)."""
     workspace = new_workspace()

@@ -105,7 +105,7 @@ def test_a_plan_renders_actions_and_derived_mutations() -> None:
         then=[
             {"action": "obs.setScene", "args": {"name": "{{ mutation.value }}"}},
             {"mutate": {"op": "set", "key": "test.{{ actor.id }}", "value": "{{ mutation.ts }}"}},
-            {"action": "log.write", "args": {"message": "{{ missing.x }}"}},
+            {"action": "log.write", "args": {"message": "{{ mutation.value.missing }}"}},
         ],
     )
     planned = plan_steps(r, record("set", "scene.name", "BRB"), STATE, lambda key: False)
