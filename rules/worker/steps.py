@@ -143,6 +143,7 @@ class Run:
 
     def _mutate(self, index: int, step: Step) -> JsonValue:
         assert step.mutate is not None
+        self._sent = ""  # (nothing secret goes out: _no_secret_copied sees to that)
         names = variables(self.record, self.state)
         try:
             key, value = render(step.mutate.key, names), render(step.mutate.value, names)
@@ -210,6 +211,7 @@ class Run:
 
     def _action(self, index: int, step: Step, *, abandoned: bool) -> Any:
         assert step.action is not None
+        self._sent = ""  # a step's secrets are its own: an earlier step's are not this one's
         try:
             action = self.context.registry.get(step.action)
         except KeyError as exc:
