@@ -20,8 +20,10 @@ from core.errors import ConfigError
 from core.state.mutation import Mutation
 from core.state.mutation_log import LogRecord
 from rules.book import RuleBook
+from rules.dsl import Rule
 from rules.engine.conditions import check_rule, plan_steps
-from rules.variables import StateView, live_values
+from rules.templates import TemplateFailed, render
+from rules.variables import StateView, live_values, variables
 
 __all__ = ["register"]
 
@@ -104,7 +106,11 @@ def _test(app: App, args: argparse.Namespace) -> int:
     failing = 0
     for rule in matched:
         report = _dry_run(book, rule.id, record, StateView.of(values))
-        failing += any("error" in step for step in report.get("steps", []))
+        failing += any(
+            _fails(rule, step["step"], record, values)
+            for step in report.get("steps", [])
+            if "error" in step and "skipped" not in step
+        )
         print(json_line(report) if args.json else _describe(report))
     if not matched and not args.json:
         print(f"no rule watches {mutation.key} ({len(book.rules)} rules loaded)")
@@ -112,6 +118,18 @@ def _test(app: App, args: argparse.Namespace) -> int:
         print(f"deliberate: {failing} rule(s) would fail at a step", file=sys.stderr)
         return 1
     return 0
+
+
+def _fails(rule: Rule, index: int, record: LogRecord, values: dict[str, Any]) -> bool:
+    """Whether step ``index`` fails with the real values too (the plan shows a secret as
+    "(secret)", on which ``state['secret.n'] + 1`` fails and the run would not)."""
+    step = rule.then[index]
+    templates = step.args if step.mutate is None else [step.mutate.key, step.mutate.value]
+    try:
+        render(templates, variables(record, StateView.of(values)))
+    except TemplateFailed:
+        return True
+    return False
 
 
 def _dry_run(book: RuleBook, rule_id: str, record: LogRecord, state: StateView) -> dict[str, Any]:

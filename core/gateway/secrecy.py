@@ -18,6 +18,7 @@ gets the value masked *before* it is written, by the writer, through this module
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -57,6 +58,7 @@ def _texts(value: JsonValue) -> set[str]:
         found.add(dumps(value))
     else:
         found.add(dumps(value)[1:-1])  # as it stands inside a JSON string (escaped)
+        found.add(json.dumps(value)[1:-1])  # the same, with \\u escapes (ASCII-only JSON)
         found.add(repr(value)[1:-1])  # as Python quotes it (an error message may)
     return {t for t in found if t and t.strip() and t != SECRET}
 
@@ -65,8 +67,9 @@ class Redactor:
     """Known secret values struck out of text and JSON data."""
 
     def __init__(self, values: Iterable[JsonValue] = ()) -> None:
+        self.values = [v for v in values if v is not None]
         texts: set[str] = set()
-        for value in values:
+        for value in self.values:
             texts |= _texts(value)
         self.texts = frozenset(texts)
         ordered = sorted(texts, key=len, reverse=True)  # the longest first: no half-masks
@@ -80,11 +83,12 @@ class Redactor:
         return self._pattern is not None
 
     def within(self, text: str) -> Redactor:
-        """Strikes out only the secrets that stand in ``text`` (what a step sent out)."""
-        return Redactor([t for t in self.texts if t in text])
+        """Strikes out only the secrets that stand in ``text`` (what a step sent out), in
+        any of their forms."""
+        return Redactor([v for v in self.values if any(t in text for t in _texts(v))])
 
     def also(self, values: Iterable[JsonValue]) -> Redactor:
-        return Redactor([*self.texts, *values])
+        return Redactor([*self.values, *values])
 
     def text(self, text: str) -> str:
         if self._pattern is None:

@@ -226,9 +226,11 @@ class Run:
             try:
                 masked = masked_variables(self.record, self.state, self.context.book.is_secret)
                 plain = render(step.args, masked, action.escape) == rendered
+                # as sent before the connector's escaping, every character as itself
+                sent = render(step.args, variables(self.record, self.state))
             except TemplateFailed:
-                plain = False
-            self._sent = "" if plain else json.dumps(rendered, default=str)
+                plain, sent = False, rendered
+            self._sent = "" if plain else json.dumps(sent, default=str, ensure_ascii=False)
         ctx = ActionContext(
             self.idempotency_key(index), self.record.mutation.correlation_id, self.context.env
         )

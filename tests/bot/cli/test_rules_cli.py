@@ -12,6 +12,7 @@ from redis import Redis
 
 from rules.keys import RuleKeys
 from tests.bot.cli.process import run
+from tests.bot.secret_paths import VAULT
 from tests.conftest import write_config
 from tests.rules.rig import config_text
 from tests.servers.webhook import WebhookServer
@@ -182,3 +183,22 @@ def test_test_fails_when_a_rule_that_would_run_would_fail(
     assert code == 1, (out, err)
     assert "reads_a_missing_field: WOULD RUN" in out and "template failed" in out
     assert "1 rule(s) would fail at a step" in err
+
+
+def test_test_passes_a_rule_that_fails_only_on_the_masked_plan(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, workspace: str
+) -> None:
+    """The plan shows a secret as "(secret)", on which ``+ 1`` fails; the run would not."""
+    rules = """
+  - id: counts_on_a_secret
+    when: {key: "decision.*", op: set}
+    then:
+      - action: log.write
+        args: {message: "{{ state['vault.n'] + 1 }}"}
+"""
+    config = str(write_config(tmp_path, config_text(rules, keys=VAULT)))
+    mutation = json.dumps({"op": "set", "key": "decision.db", "value": "postgres"})
+    code, out, err = dry(capsys, workspace, config, mutation, "--state", '{"vault.n": 41}')
+    assert "counts_on_a_secret: WOULD RUN" in out and "template failed" in out  # (masked)
+    assert "42" not in out and "41" not in out
+    assert code == 0 and "would fail" not in err

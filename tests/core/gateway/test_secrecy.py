@@ -156,3 +156,15 @@ def test_a_short_secret_is_struck_out_only_as_a_word_of_its_own(number: int, wor
     assert redactor.text(f"it is {secret}.") == f"it is {SECRET}."
     assert redactor.text(f"v{secret}{word}") == f"v{secret}{word}"  # inside a word: kept
     assert redactor.json(number) == SECRET and redactor.json(number + 1) == number + 1
+
+
+@pytest.mark.parametrize("secret", ["pässwörd-123", 'hun"ter2-xyz', "line1\nline2", "a<b>&c-9"])
+def test_what_a_step_sent_finds_its_secret_in_every_form_and_masks_the_echo(secret: str) -> None:
+    """``within`` kept the escaped forms it found and lost the secret itself: an echo of a
+    secret with a quote, a newline or a letter outside ASCII stayed unmasked."""
+    sent = json.dumps({"message": f"rotated to {secret}"}, ensure_ascii=False)
+    found = Redactor([secret, "never-sent-zzz"]).within(sent)
+    assert found.values == [secret]
+    assert found.text(f"echo: {secret}") == f"echo: {SECRET}"
+    quoted = found.text(json.dumps(secret))  # as a JSON string quotes it, escapes and all
+    assert SECRET in quoted and secret not in quoted
