@@ -16,7 +16,7 @@ from bot.cli.args import json_object, state_key
 from bot.cli.render import json_line
 from bot.explain import evaluation_line, masked_record, origin
 from core.config.core_config import CoreConfig, config_path
-from core.errors import ConfigError
+from core.errors import ConfigError, validation_problems
 from core.state.mutation import Mutation
 from core.state.mutation_log import LogRecord
 from rules.book import RuleBook
@@ -95,8 +95,7 @@ def _test(app: App, args: argparse.Namespace) -> int:
     try:
         mutation = Mutation.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        print(f"deliberate: --mutation: {problems}", file=sys.stderr)
+        print(f"deliberate: --mutation: {validation_problems(exc)}", file=sys.stderr)
         return EXIT_USAGE
     values = args.state if args.state is not None else live_values(app.store)
     prev = values.get(mutation.key)

@@ -13,6 +13,7 @@ from pydantic import JsonValue, ValidationError
 from redis.exceptions import RedisError
 from rq.timeouts import JobTimeoutException
 
+from core.errors import validation_problems
 from core.gateway.secrecy import Redactor
 from core.state.actor import Actor, ActorKind
 from core.state.commit_result import Committed, Rejected, RejectReason
@@ -20,21 +21,12 @@ from core.state.mutation import Mutation
 from core.state.mutation_log import LogRecord
 from rules.connector_api import ActionContext, ConnectorError
 from rules.dsl import Rule, Step
-from rules.templates import TemplateFailed, render
+from rules.templates import Escape, TemplateFailed, render
 from rules.variables import StateView, masked_variables, variables
 from rules.worker.context import WorkerContext
 from rules.worker.ledger import Claim, Lease, LeaseLost, StepLedger
 
-__all__ = ["Run", "StepFailed", "problems"]
-
-
-def problems(exc: ValidationError) -> str:
-    """What pydantic found wrong, without the input it found it in: its messages quote the
-    input (cut to its first and last characters when long, which no masking recognises)."""
-    return "; ".join(
-        f"{'.'.join(str(part) for part in error['loc']) or 'value'}: {error['msg']}"
-        for error in exc.errors(include_input=False, include_url=False)
-    )
+__all__ = ["Run", "StepFailed"]
 
 
 class StepFailed(Exception):
@@ -168,7 +160,9 @@ class Run:
                 meta={"rule": self.rule.id, "step": index, "depth": self.depth + 1},
             )
         except ValidationError as exc:
-            raise self._fail(index, step, f"derived mutation is invalid: {problems(exc)}") from None
+            raise self._fail(
+                index, step, f"derived mutation is invalid: {validation_problems(exc)}"
+            ) from None
         outcome = self.context.gateway.propose(mutation)
         if isinstance(outcome, Committed):
             return {"committed": key, "version": outcome.version}
@@ -180,26 +174,29 @@ class Run:
     def _no_secret_copied(self, index: int, step: Step, key: Any, value: Any) -> None:
         """A derived mutation may write a secret key's value (or anything made of it) only
         as the value of a secret key: as another key's value, or in any key's name, it would
-        be read by everyone. Told apart by rendering again with the secrets masked: what
-        changes came from one. (Only templates that read state, or a secret mutation, are
+        be read by everyone. (Only templates that read state, or a secret mutation, are
         rendered twice: a ``random`` elsewhere is no secret.)"""
         assert step.mutate is not None
-        book = self.context.book
         if not isinstance(key, str) or not self._reads_secrets(
             [step.mutate.key, step.mutate.value]
         ):
             return
-        masked = masked_variables(self.record, self.state, book.is_secret)
-        try:  # a template that works only on the real value is made of it
-            same_key = render(step.mutate.key, masked) == key
-            same_value = book.is_secret(key) or render(step.mutate.value, masked) == value
-        except TemplateFailed:
-            same_key = same_value = False
-        if not same_key:
+        if self._made_of_secrets(step.mutate.key, key):
             raise self._fail(index, step, "would put a secret key's value in a key's name")
-        if not same_value:
+        if not self.context.book.is_secret(key) and self._made_of_secrets(step.mutate.value, value):
             why = f"would copy a secret key's value into {key}, which is not secret; not written"
             raise self._fail(index, step, why)
+
+    def _made_of_secrets(
+        self, templates: JsonValue, rendered: Any, escape: Escape | None = None
+    ) -> bool:
+        """Whether ``rendered`` (``templates`` rendered) came from a secret: rendered again
+        with the secrets masked, it changes, or it fails (it works only on the real value)."""
+        masked = masked_variables(self.record, self.state, self.context.book.is_secret)
+        try:
+            return bool(render(templates, masked, escape) != rendered)
+        except TemplateFailed:
+            return True
 
     def _reads_secrets(self, templates: Any) -> bool:
         """Whether ``templates`` may read a secret: they read state, or the mutation when its
@@ -220,17 +217,13 @@ class Run:
             rendered = render(step.args, variables(self.record, self.state), action.escape)
             args = action.args.model_validate(rendered)
         except (TemplateFailed, ValidationError) as exc:
-            error = problems(exc) if isinstance(exc, ValidationError) else str(exc)
+            error = validation_problems(exc) if isinstance(exc, ValidationError) else str(exc)
             raise self._fail(index, step, f"bad arguments: {self._mask_all(error)}") from None
-        if self._reads_secrets(step.args):
-            try:
-                masked = masked_variables(self.record, self.state, self.context.book.is_secret)
-                plain = render(step.args, masked, action.escape) == rendered
-                # as sent before the connector's escaping, every character as itself
-                sent = render(step.args, variables(self.record, self.state))
-            except TemplateFailed:
-                plain, sent = False, rendered
-            self._sent = "" if plain else json.dumps(sent, default=str, ensure_ascii=False)
+        if self._reads_secrets(step.args) and self._made_of_secrets(
+            step.args, rendered, action.escape
+        ):  # as sent before the connector's escaping, every character as itself
+            sent = render(step.args, variables(self.record, self.state))
+            self._sent = json.dumps(sent, default=str, ensure_ascii=False)
         ctx = ActionContext(
             self.idempotency_key(index), self.record.mutation.correlation_id, self.context.env
         )

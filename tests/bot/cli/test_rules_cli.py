@@ -166,6 +166,21 @@ def test_check_names_a_template_name_no_trigger_gives_with_its_line(
     assert "template uses mutaton, which no trigger gives (only actor, mutation, state)" in err
 
 
+def decided(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    workspace: str,
+    rules: str,
+    state: str,
+    keys: str = "",
+) -> tuple[int, str, str]:
+    """``rules test`` of ``decision.db`` set to "postgres", with ``rules`` (and the policy
+    patterns ``keys``) over ``state``."""
+    config = str(write_config(tmp_path, config_text(rules, keys=keys)))
+    mutation = json.dumps({"op": "set", "key": "decision.db", "value": "postgres"})
+    return dry(capsys, workspace, config, mutation, "--state", state)
+
+
 def test_test_fails_when_a_rule_that_would_run_would_fail(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, workspace: str
 ) -> None:
@@ -177,9 +192,7 @@ def test_test_fails_when_a_rule_that_would_run_would_fail(
       - action: log.write
         args: {message: "{{ mutation.value.missing }}"}
 """
-    config = str(write_config(tmp_path, config_text(rules)))
-    mutation = json.dumps({"op": "set", "key": "decision.db", "value": "postgres"})
-    code, out, err = dry(capsys, workspace, config, mutation, "--state", "{}")
+    code, out, err = decided(capsys, tmp_path, workspace, rules, "{}")
     assert code == 1, (out, err)
     assert "reads_a_missing_field: WOULD RUN" in out and "template failed" in out
     assert "1 rule(s) would fail at a step" in err
@@ -196,9 +209,7 @@ def test_test_passes_a_rule_that_fails_only_on_the_masked_plan(
       - action: log.write
         args: {message: "{{ state['vault.n'] + 1 }}"}
 """
-    config = str(write_config(tmp_path, config_text(rules, keys=VAULT)))
-    mutation = json.dumps({"op": "set", "key": "decision.db", "value": "postgres"})
-    code, out, err = dry(capsys, workspace, config, mutation, "--state", '{"vault.n": 41}')
+    code, out, err = decided(capsys, tmp_path, workspace, rules, '{"vault.n": 41}', keys=VAULT)
     assert "counts_on_a_secret: WOULD RUN" in out and "template failed" in out  # (masked)
     assert "42" not in out and "41" not in out
     assert code == 0 and "would fail" not in err
