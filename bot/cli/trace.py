@@ -234,23 +234,27 @@ def causal(*logs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 # classified (by a model call, perhaps), answered (the model's tool calls may commit or
 # propose); a click commits, then its outcome is done; the beats are evaluated last; the
 # worker evaluates rules on the committed mutations, and their steps act (a step that
-# mutates commits before it is reported done)
+# mutates commits before it is reported done). A proposal waits (a pending decision: it is
+# proposed, or approved short of its quorum) before the mutation that applies it commits,
+# and the two may share a millisecond
 _RULE_ACTIONS = tuple(f"rule.action.{step}" for step in ("done", "failed", "retry", "skipped"))
 _STAGE = {
     **dict.fromkeys(("user_said", "action_clicked", "topic_set", "show_requested"), 0),
     **dict.fromkeys(("llm.call", "classified"), 1),
-    **dict.fromkeys(("mutation", "decision"), 2),
-    **dict.fromkeys(("assistant_replied", "action_done"), 3),
-    "beats": 4,
-    **dict.fromkeys(("rule", "rule.cut"), 5),
-    **dict.fromkeys(_RULE_ACTIONS, 7),
+    **dict.fromkeys(("mutation", "decision"), 3),
+    **dict.fromkeys(("assistant_replied", "action_done"), 4),
+    "beats": 5,
+    **dict.fromkeys(("rule", "rule.cut"), 6),
+    **dict.fromkeys(_RULE_ACTIONS, 8),
 }
 
 
 def _stage(step: dict[str, Any]) -> int:
+    if step["event"] == "decision" and step["data"].get("outcome") == "pending":
+        return 2  # a proposal waits: before whatever applies it
     if step["event"] == "mutation" and step["data"]["actor"]["kind"] == "automation":
-        return 6  # a rule's step: after the rule fired, before the step is reported done
-    return _STAGE.get(step["event"], 8)
+        return 7  # a rule's step: after the rule fired, before the step is reported done
+    return _STAGE.get(step["event"], 9)
 
 
 def steps_of(app: App, some_id: str, scan: int = 10_000) -> tuple[str | None, list[dict[str, Any]]]:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from redis import Redis
 
+from bot.cli.trace import causal
 from core.state.keys import WorkspaceKeys
 from rules.keys import RuleKeys
 from tests.bot.cli.process import run
@@ -118,3 +119,14 @@ def test_trace_lists_a_click_in_causal_order_within_one_millisecond(
         "rule",
         "rule.action.done",
     ]
+
+
+def test_a_proposal_waits_before_the_commit_that_applies_it_within_one_millisecond() -> None:
+    # the last approver's commit and the approval before it share a millisecond: the
+    # mutation log is merged before the decision log, yet the approval came first
+    actor = {"kind": "user", "id": "carol", "platform": "local", "roles": []}
+    applied = {"ms": 5, "event": "mutation", "data": {"actor": actor, "meta": {"proposal": "p1"}}}
+    waits = {"ms": 5, "event": "decision", "data": {"outcome": "pending", "proposal_id": "p1"}}
+    refused = {"ms": 5, "event": "decision", "data": {"outcome": "rejected"}}
+    said = {"ms": 5, "event": "user_said", "data": {}}
+    assert causal([applied], [waits, refused], [said]) == [said, waits, applied, refused]
