@@ -5,11 +5,10 @@ the embedded classifier and the offline responder)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.redis_connection import connect
-from core.config.core_config import load_config
+from core.config.core_config import Paths, load_config
 from core.deliberation.turn import Answering
 from core.deliberation.update.loop import Loop
 from core.gateway.mutation_gateway import MutationGateway
@@ -124,15 +123,15 @@ def action_names() -> list[str]:
     return default_registry().names()
 
 
-def load_app_config(path: Path | None) -> RulesConfig:
-    """The whole config: core sections, and the rules checked against the actions that
-    this program's connectors provide."""
+def load_app_config(path: Paths) -> RulesConfig:
+    """The whole config (the shipped defaults, ``path``'s files merged on top): core
+    sections, and the rules checked against the actions this program's connectors provide."""
     return load_config(path, RulesConfig, context={"actions": action_names()})
 
 
 def build_app(
     workspace: str = "local",
-    config_path: Path | None = None,
+    config_path: Paths = None,
     redis_url: str | None = None,
     client: RedisClient | None = None,
 ) -> App:

@@ -19,6 +19,7 @@ from typing import Any
 from bot.app import App, build_app
 from bot.cli.render import json_line
 from bot.redis_connection import connect, connection_url
+from core.config.core_config import config_paths
 from core.redis_client import RedisClient, resend
 from core.state.actor import Actor
 from core.state.commit_result import Committed, Rejected, RejectReason
@@ -87,7 +88,7 @@ class Job:
     keys: int
     rounds: int
     workspace: str
-    config: str | None
+    config: list[str]  # the --config files
     redis_url: str
     reread: bool
 
@@ -178,7 +179,7 @@ def _worker(job: Job, barrier: Barrier, results: Any) -> None:
 def _alternate(job: Job, barrier: Barrier) -> list[tuple[str, int, Chunk]]:
     """Alternate a chunk of gateway increments and a chunk of raw SETs, every writer starting
     each chunk together, so that both kinds see the same machine at the same time."""
-    app = build_app(job.workspace, Path(job.config) if job.config else None, job.redis_url)
+    app = build_app(job.workspace, [Path(path) for path in job.config], job.redis_url)
     actor = Actor.parse(f"user:bench-{job.writer}")
     raw_client = connect(job.redis_url)
     last: dict[str, Seen] = {}
@@ -266,7 +267,7 @@ def _commits(app: App, args: argparse.Namespace) -> int:
         args.keys,
         min(args.rounds, args.ops),
         app.store.workspace,
-        str(args.config) if args.config else None,
+        [str(path) for path in config_paths(args.config)],
         connection_url(app.redis),
         args.reread,
     )

@@ -36,10 +36,12 @@ COMMANDS = {
     "console": "bot.cli.console",
     "trace": "bot.cli.trace",
     "rules": "bot.cli.rules",
+    "why": "bot.cli.rules",
     "worker": "bot.cli.worker",
     "run": "bot.cli.run",
     "workspaces": "bot.cli.workspaces",
     "redis": "bot.cli.redis_server",
+    "config": "bot.cli.config",
     "web": "bot.web.command",
 }
 
@@ -79,8 +81,11 @@ def _global_options() -> argparse.ArgumentParser:
     top.add_argument(
         "--config",
         type=Path,
+        action="append",
         metavar="PATH",
-        help="config file (default: $DELIBERATE_CONFIG or the shipped config)",
+        help="a config file merged on top of the shipped defaults; repeat it to layer "
+        "several, later ones winning (default: $DELIBERATE_CONFIG, several separated by "
+        f"'{os.pathsep}'; 'deliberate config show --origin' prints the result)",
     )
     top.add_argument(
         "--redis-url",
@@ -204,11 +209,11 @@ def _dispatch(args: argparse.Namespace) -> int:
     # the config's models, the rules and the connectors they name: loaded only for the
     # commands that use them (bot.app imports nothing of the command line)
     from bot.app import build_app, load_app_config
-    from core.config.core_config import config_path
+    from core.config.core_config import config_paths
 
     if getattr(args, "offline", False):
-        return int(args.handler(load_app_config(config_path(args.config)), args))
-    app = build_app(args.workspace, config_path(args.config), args.redis_url)
+        return int(args.handler(load_app_config(config_paths(args.config)), args))
+    app = build_app(args.workspace, config_paths(args.config), args.redis_url)
     return int(args.handler(app, args))
 
 

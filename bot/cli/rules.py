@@ -15,7 +15,7 @@ from bot.app import App, load_app_config
 from bot.cli.args import json_object, state_key
 from bot.cli.render import json_line
 from bot.explain import evaluation_line, masked_record, origin
-from core.config.core_config import CoreConfig, config_path
+from core.config.core_config import CoreConfig, config_paths
 from core.errors import ConfigError, validation_problems
 from core.state.mutation import Mutation
 from core.state.mutation_log import LogRecord
@@ -38,8 +38,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     check = sub.add_parser(
         "check",
         help="validate config or rule files",
-        description="Validate each file (a config file, or one holding only `rules:`); exit 2 "
-        "naming file:line and field for every problem.",
+        description="Validate each file (a config file, or one holding only `rules:`) merged "
+        "on the shipped defaults, or without PATH the config --config names; exit 2 naming "
+        "file:line and field for every problem.",
     )
     check.add_argument("paths", nargs="*", type=Path, metavar="PATH")
     check.set_defaults(handler=_check, offline=True)
@@ -64,29 +65,33 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     test.add_argument("--json", action="store_true", help="one JSON object per rule")
     test.set_defaults(handler=_test)
-    why = sub.add_parser(
-        "why",
-        help="how a key came to hold its value, and what its changes triggered",
-        description="The mutation that set KEY (actor, reason, the rule that derived it and "
-        "its cause), then the newest rule evaluations and actions on KEY's changes.",
-    )
-    why.add_argument("key", type=state_key, metavar="KEY")
-    why.add_argument("--limit", type=int, default=10, help="evaluations to show (default 10)")
-    why.add_argument("--json", action="store_true")
-    why.set_defaults(handler=_why)
+    # `deliberate why KEY` and `deliberate rules why KEY` are the same command
+    for parent in (commands, sub):
+        why = parent.add_parser(
+            "why",
+            help="how a key came to hold its value, and what its changes triggered",
+            description="The mutation that set KEY (actor, reason, the rule that derived it "
+            "and its cause), then the newest rule evaluations and actions on KEY's changes.",
+        )
+        why.add_argument("key", type=state_key, metavar="KEY")
+        why.add_argument("--limit", type=int, default=10, help="evaluations to show (default 10)")
+        why.add_argument("--json", action="store_true")
+        why.set_defaults(handler=_why)
 
 
 def _check(config: CoreConfig, args: argparse.Namespace) -> int:
-    paths: list[Path | None] = list(args.paths) or [config_path(args.config)]
+    # each file given, on the shipped defaults; else the config the other commands load
+    layers = [[path] for path in args.paths] or [config_paths(args.config)]
     failed = False
-    for path in paths:
+    for paths in layers:
         try:
-            loaded = load_app_config(path)
+            loaded = load_app_config(paths)
         except ConfigError as exc:
             failed = True
             print(exc, file=sys.stderr)
             continue
-        print(f"{path or 'the shipped config'}: OK, {len(loaded.rules)} rules")
+        named = " + ".join(str(path) for path in paths) or "the shipped config"
+        print(f"{named}: OK, {len(loaded.rules)} rules (with the shipped defaults)")
     return EXIT_USAGE if failed else 0
 
 

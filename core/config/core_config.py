@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib.resources import as_file, files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -26,6 +26,7 @@ from pydantic import (
 )
 
 from core.config.env_refs import EnvRef, resolve_env_refs
+from core.config.layers import Layer, Node, merge
 from core.config.roles import PLATFORMS, RoleBinding, name_entries
 from core.config.tenants import TenantsConfig, default_workspace
 from core.config.yaml_source import Located, load_located
@@ -46,12 +47,14 @@ if TYPE_CHECKING:
 __all__ = [
     "CoreConfig",
     "DeliberationConfig",
+    "Paths",
     "PerceptionConfig",
     "ReplicasConfig",
     "RetentionConfig",
     "SessionsConfig",
     "StoreConfig",
     "config_path",
+    "config_paths",
     "load_config",
 ]
 
@@ -166,10 +169,17 @@ class CoreConfig(BaseModel):
 
     # where the file referred to the environment (values resolved in memory, never stored)
     _env_refs: list[EnvRef] = PrivateAttr(default_factory=list)
+    # the merged data and where each value came from (``deliberate config show --origin``)
+    _located: Located | None = PrivateAttr(default=None)
 
     @property
     def env_refs(self) -> list[EnvRef]:
         return self._env_refs
+
+    @property
+    def located(self) -> Located | None:
+        """The data this config was validated from, with the file and line of each value."""
+        return self._located
 
     def loop_settings(self) -> LoopSettings:
         """What the deliberation loop takes from this file."""
@@ -203,24 +213,43 @@ def config_path(explicit: str | os.PathLike[str] | None = None) -> Path | None:
     return Path(chosen) if chosen else None
 
 
+def config_paths(explicit: Sequence[str | os.PathLike[str]] | None = None) -> list[Path]:
+    """The files to layer on the shipped defaults: each ``--config``, in order, else those
+    ``DELIBERATE_CONFIG`` lists (separated by ``os.pathsep``), else none."""
+    if explicit:
+        return [Path(p) for p in explicit]
+    listed = os.environ.get("DELIBERATE_CONFIG", "")
+    return [Path(p) for p in listed.split(os.pathsep) if p]
+
+
+Paths = Path | Sequence[Path] | None
+
+
 def load_config(
-    path: Path | None = None,
+    path: Paths = None,
     model: type[C] = CoreConfig,  # type: ignore[assignment]
     *,
     env: Mapping[str, str] | None = None,
     context: dict[str, Any] | None = None,
 ) -> C:
-    """Load and validate ``path`` (the shipped default config when None). ``${NAME}`` values
+    """The shipped default config with each file of ``path`` (one, several, or none) merged
+    on top, validated (``core/config/layers.py`` says how files merge). ``${NAME}`` values
     come from ``env`` (the process environment by default); ``context`` reaches validators
     (what a section can only check against the running program, such as action names)."""
     env = os.environ if env is None else env
-    if path is None:
-        with as_file(files("core.config").joinpath("default.yaml")) as shipped:
-            return _load(shipped, model, env, context)
-    return _load(path, model, env, context)
+    paths = [] if path is None else [path] if isinstance(path, Path) else list(path)
+    with as_file(files("core.config").joinpath("default.yaml")) as shipped:
+        layer = _file_layer(shipped, [])
+    for each in paths:
+        layer = merge(layer, _file_layer(each, []))
+    data = layer.data
+    data.pop("include", None)
+    label = str(paths[-1]) if paths else str(shipped)
+    located = Located(label, data, {}, origins=layer.origins, sources=layer.sources)
+    return _validated(located, model, env, context)
 
 
-def _load(path: Path, model: type[C], env: Mapping[str, str], context: dict[str, Any] | None) -> C:
+def _read(path: Path) -> Located:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -234,6 +263,46 @@ def _load(path: Path, model: type[C], env: Mapping[str, str], context: dict[str,
         located.data = {}
     if not isinstance(located.data, dict):
         raise ConfigError([located.issue((), "the file must be a mapping of sections")])
+    return located
+
+
+def _file_layer(path: Path, chain: list[Path]) -> Layer:
+    """``path`` as a layer: the files it includes merged in order, then its own values."""
+    located = _read(path)
+    layer: Layer | None = None
+    for index, included in enumerate(_includes(located)):
+        seen = [p.resolve() for p in (*chain, path)]
+        if included.resolve() in seen:
+            shown = " -> ".join(str(p) for p in (*chain, path, included))
+            raise ConfigError([located.issue(("include", index), f"includes itself: {shown}")])
+        try:
+            part = _file_layer(included, [*chain, path])
+        except ConfigError as exc:
+            if exc.issues and exc.issues[0].file == str(included) and exc.issues[0].line is None:
+                # it could not be read: say which include named it
+                raise ConfigError([located.issue(("include", index), str(exc))]) from None
+            raise
+        layer = part if layer is None else merge(layer, part)
+    origins = {p: (located.filename, line) for p, line in located.lines.items()}
+    own = Layer(Node.of(located.data, origins, located.replaced))
+    return own if layer is None else merge(layer, own)
+
+
+def _includes(located: Located) -> list[Path]:
+    """The files the ``include:`` of ``located`` names, relative to its directory."""
+    listed = located.data.get("include")
+    if listed is None:
+        return []
+    if isinstance(listed, str):
+        listed = [listed]
+    if not isinstance(listed, list) or not all(isinstance(item, str) for item in listed):
+        raise ConfigError([located.issue(("include",), "a list of file paths to merge first")])
+    return [Path(located.filename).parent / item for item in listed]
+
+
+def _validated(
+    located: Located, model: type[C], env: Mapping[str, str], context: dict[str, Any] | None
+) -> C:
     data, refs, issues = resolve_env_refs(located.data, env, located.issue)
     if issues:
         raise ConfigError(issues)
@@ -242,6 +311,7 @@ def _load(path: Path, model: type[C], env: Mapping[str, str], context: dict[str,
     except ValidationError as exc:
         raise ConfigError(located.issues_from(exc)) from None
     config._env_refs = refs
+    config._located = located
     issues = config.extra_issues(located)
     if issues:
         raise ConfigError(issues)

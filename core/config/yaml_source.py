@@ -18,21 +18,51 @@ Path = tuple[str | int, ...]
 class Located:
     """Parsed YAML data plus the 1-based line of each path in it."""
 
-    def __init__(self, filename: str, data: Any, lines: dict[Path, int]) -> None:
+    def __init__(
+        self,
+        filename: str,
+        data: Any,
+        lines: dict[Path, int],
+        replaced: set[Path] | None = None,
+        origins: dict[Path, tuple[str, int]] | None = None,
+        sources: dict[Path, Path] | None = None,
+    ) -> None:
         self.filename = filename
         self.data = data
         self.lines = lines
+        self.replaced = replaced or set()  # the paths marked !replace
+        # where each path was written, when the data merges several files (else: this one)
+        self.origins = origins
+        self.sources = sources or {}  # a merged path's path in the file that wrote it
+
+    def origin_of(self, path: Path) -> tuple[str, int | None]:
+        """The file and line of ``path``, or of its nearest ancestor a file spells out."""
+        for end in range(len(path), -1, -1):
+            if self.origins is not None:
+                origin = self.origins.get(path[:end])
+                if origin is not None:
+                    return origin
+            else:
+                line = self.lines.get(path[:end])
+                if line is not None:
+                    return self.filename, line
+        return self.filename, None
 
     def line_of(self, path: Path) -> int | None:
-        """The line of ``path``, or of its nearest ancestor that the file spells out."""
-        for end in range(len(path), -1, -1):
-            line = self.lines.get(path[:end])
-            if line is not None:
-                return line
-        return None
+        return self.origin_of(path)[1]
 
     def issue(self, path: Path, message: str) -> ConfigIssue:
-        return ConfigIssue(self.filename, self.line_of(path), field_path(path), message)
+        filename, line = self.origin_of(path)
+        return ConfigIssue(filename, line, field_path(self.as_written(path)), message)
+
+    def as_written(self, path: Path) -> Path:
+        """``path`` as the file that wrote it spells it (an entry a file added to a list is
+        that file's ``rules[0]``, whatever its place in the merged list)."""
+        for end in range(len(path), 0, -1):
+            source = self.sources.get(path[:end])
+            if source is not None:
+                return source + path[end:]
+        return path
 
     def issues_from(self, error: ValidationError, prefix: Path = ()) -> list[ConfigIssue]:
         return [
@@ -51,8 +81,26 @@ def field_path(path: Path) -> str:
 _TOO_DEEP = "YAML: nests too deep (lists or maps inside one another thousands of levels down)"
 
 
+class _Loader(yaml.SafeLoader):
+    """YAML as ``yaml.safe_load`` reads it, and ``!replace`` before a mapping or a list (the
+    value replaces what earlier layers had there instead of merging into it)."""
+
+
+def _replace(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+    if isinstance(node, yaml.MappingNode):
+        return loader.construct_mapping(node, deep=True)
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node, deep=True)
+    raise yaml.constructor.ConstructorError(
+        None, None, "!replace goes before a mapping or a list", node.start_mark
+    )
+
+
+_Loader.add_constructor("!replace", _replace)
+
+
 def load_located(text: str, filename: str) -> Located:
-    loader = yaml.SafeLoader(text)
+    loader = _Loader(text)
     try:
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
@@ -75,7 +123,7 @@ def load_located(text: str, filename: str) -> Located:
             raise ConfigError([ConfigIssue(filename, None, "", _TOO_DEEP)]) from None
     if walker.issues:
         raise ConfigError(walker.issues)
-    return Located(filename, data, walker.lines)
+    return Located(filename, data, walker.lines, walker.replaced)
 
 
 MAX_NODES = 100_000  # after aliases are expanded: a few lines of aliases can mean billions
@@ -91,6 +139,7 @@ class _Walker:
         self.issues: list[ConfigIssue] = []
         self.visits = 0
         self.open: set[int] = set()  # nodes on the current path
+        self.replaced: set[Path] = set()
 
     def issue(self, node: yaml.Node, path: Path, message: str) -> None:
         self.issues.append(
@@ -106,6 +155,8 @@ class _Walker:
             self.issue(node, path, "an alias here refers to a value that contains it")
             return
         self.lines.setdefault(path, node.start_mark.line + 1)
+        if node.tag == "!replace":
+            self.replaced.add(path)
         self.open.add(id(node))
         if isinstance(node, yaml.MappingNode):
             self._mapping(node, path)

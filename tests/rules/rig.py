@@ -37,7 +37,7 @@ def config_text(rules_yaml: str, automation: str = "", keys: str = "") -> str:
     head = head.replace("  keys:\n", "  keys:\n" + keys + POLICY_EXTRA.lstrip("\n"), 1)
     if automation:
         head = head.split("\nautomation:\n")[0] + "\nautomation:\n" + automation
-    return head + "\nrules:\n" + rules_yaml
+    return head + "\nrules: !replace\n" + rules_yaml
 
 
 @dataclass

@@ -281,7 +281,7 @@ def test_a_bad_log_level_from_the_environment_is_a_usage_error() -> None:
     assert "Traceback" not in done.stderr
 
 
-NO_BENCH_KEYS = "policy:\n  keys:\n    - pattern: decision.*\n"
+NO_BENCH_KEYS = "policy:\n  keys: !replace\n    - pattern: decision.*\n"
 ONE_COMMIT_A_MINUTE = """
 policy:
   keys:

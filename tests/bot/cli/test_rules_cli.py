@@ -139,6 +139,8 @@ def test_burst_worker_runs_the_rules_then_why_and_trace_explain_them(
         in out
     )
     assert "derived by rule notify from decision.db (set by user:alice" in out
+    # `deliberate why` is `deliberate rules why`
+    assert rcli(capsys, workspace, config, "why", "test.last")[:2] == (code, out)
     code, out, _ = rcli(capsys, workspace, config, "rules", "why", "decision.db")
     assert "evaluated notify: fired: the trigger and the condition hold; enqueued rule-" in out
     assert "action.done notify step 1 (http.post)" in out

@@ -41,8 +41,10 @@ def test_the_shipped_config_loads_with_both_packs() -> None:
     assert protected == {"stream.state", "stream.end", "clip.delete"}
 
 
-def test_an_empty_file_is_the_empty_config(tmp_path: Path) -> None:
-    assert load_config(write_config(tmp_path, "")) == CoreConfig()
+def test_an_empty_file_is_the_shipped_config(tmp_path: Path) -> None:
+    # files merge on top of the shipped defaults (tests/core/config/test_layers.py)
+    empty = load_config(write_config(tmp_path, ""))
+    assert empty.model_dump() == load_config().model_dump() != CoreConfig().model_dump()
 
 
 def test_a_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:
@@ -146,9 +148,11 @@ def test_merged_keys_may_be_overridden(tmp_path: Path) -> None:
         "    - <<: *base\n      pattern: 'b.*'\n"
     )
     config = load_config(write_config(tmp_path, text))
-    assert [(r.pattern, r.type.value) for r in config.policy.keys] == [
+    # (new patterns come before the shipped ones, in the file's order)
+    assert [(r.pattern, r.type.value) for r in config.policy.keys][:3] == [
         ("a.*", "string"),
         ("b.*", "string"),
+        ("decision.*", "string"),
     ]
 
 

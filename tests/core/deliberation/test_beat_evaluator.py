@@ -101,7 +101,7 @@ def test_evaluation_is_pure() -> None:
 
 def test_a_condition_that_errors_does_not_fire_and_says_why(tmp_path: Path) -> None:
     text = (
-        "beats:\n  - id: Broken\n    when: state.candidate.text.size() > 3\n"
+        "beats: !replace\n  - id: Broken\n    when: state.candidate.text.size() > 3\n"
         "  - id: WrongType\n    when: state.turn_count + 1\n"
     )
     beats = load_config(write_config(tmp_path, text)).beats

@@ -177,6 +177,7 @@ SHORT_MEMORY = (
     + """
 store:
   idempotency_ttl_sec: 60
+  commit_retry_sec: 20  # under half of it (the shipped 30 is not)
 """
 )
 
