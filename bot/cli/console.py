@@ -2,7 +2,7 @@
 terminal, offline unless ``OPENAI_API_KEY`` is set. With stdin and stdout both terminals (and
 no ``--json``), lines are read through ``bot.console.terminal`` (editing, history, Ctrl-C as
 in a shell); otherwise one line at a time from stdin. Ctrl-C while a line is handled stops
-the console as it stops any command (``bot.cli.interrupted``: exit code 130)."""
+the console as it stops any command (``bot.cli.main``: exit code 130)."""
 
 from __future__ import annotations
 

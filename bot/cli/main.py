@@ -7,6 +7,7 @@ that this holds from the first instant, the module imports nothing heavy: ``_run
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import signal
@@ -15,12 +16,27 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from bot.cli.interrupted import EXIT_INTERRUPTED, exit_at_once, say_interrupted
 from bot.json_logging import configure as configure_logging
 
-__all__ = ["COMMANDS", "main", "parser"]
+__all__ = ["COMMANDS", "EXIT_INTERRUPTED", "exit_at_once", "main", "parser", "say_interrupted"]
 
-EXIT_OK, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
+# Ctrl-C, wherever it lands: one line, ``deliberate: interrupted``, and exit code 130 (128 +
+# SIGINT, as a shell reports it); ``worker`` says it too when RQ stops warmly
+EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def say_interrupted() -> None:
+    fresh = "\n" if sys.stderr.isatty() else ""  # the ^C a terminal echoed ends no line
+    with contextlib.suppress(OSError, ValueError):
+        print(f"{fresh}deliberate: interrupted", file=sys.stderr, flush=True)
+
+
+def exit_at_once(*_: object) -> NoReturn:
+    """Gone, without unwinding (usable as a signal handler): what was printed is flushed."""
+    with contextlib.suppress(OSError, ValueError, RuntimeError):
+        sys.stdout.flush()
+    os._exit(EXIT_INTERRUPTED)
+
 
 # each command and the module that registers it, in the order ``--help`` lists them: a run
 # imports the module of its own command alone, so no command pays for another's SDKs

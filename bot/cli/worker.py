@@ -22,7 +22,7 @@ from rq import Queue
 
 from bot.app import App
 from bot.cli.history import compaction_line
-from bot.cli.interrupted import exit_at_once, say_interrupted
+from bot.cli.main import exit_at_once, say_interrupted
 from bot.redis_connection import connection_url
 from core.config.tenants import Tenancy
 from core.state.compaction import Compactor

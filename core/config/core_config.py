@@ -26,10 +26,11 @@ from pydantic import (
 )
 
 from core.config.env_refs import EnvRef, resolve_env_refs
-from core.config.layers import Layer, Node, merge
+from core.config.files import file_layer
+from core.config.layers import merge
 from core.config.roles import PLATFORMS, RoleBinding, name_entries
 from core.config.tenants import TenantsConfig, default_workspace
-from core.config.yaml_source import Located, load_located
+from core.config.yaml_source import Located
 from core.deliberation.actions import ACTION_NAME, AppAction, KeyTemplates, is_builtin
 from core.deliberation.beats import Beat
 from core.deliberation.update.settings import LoopSettings
@@ -239,65 +240,14 @@ def load_config(
     env = os.environ if env is None else env
     paths = [] if path is None else [path] if isinstance(path, Path) else list(path)
     with as_file(files("core.config").joinpath("default.yaml")) as shipped:
-        layer = _file_layer(shipped, [])
+        layer = file_layer(shipped)
     for each in paths:
-        layer = merge(layer, _file_layer(each, []))
+        layer = merge(layer, file_layer(each))
     data = layer.data
     data.pop("include", None)
     label = str(paths[-1]) if paths else str(shipped)
     located = Located(label, data, {}, origins=layer.origins, sources=layer.sources)
     return _validated(located, model, env, context)
-
-
-def _read(path: Path) -> Located:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        issue = ConfigIssue(str(path), None, "", f"cannot read: {exc.strerror}")
-        raise ConfigError([issue]) from None
-    except UnicodeDecodeError as exc:
-        issue = ConfigIssue(str(path), None, "", f"not UTF-8 text (byte {exc.start})")
-        raise ConfigError([issue]) from None
-    located = load_located(text, str(path))
-    if located.data is None:
-        located.data = {}
-    if not isinstance(located.data, dict):
-        raise ConfigError([located.issue((), "the file must be a mapping of sections")])
-    return located
-
-
-def _file_layer(path: Path, chain: list[Path]) -> Layer:
-    """``path`` as a layer: the files it includes merged in order, then its own values."""
-    located = _read(path)
-    layer: Layer | None = None
-    for index, included in enumerate(_includes(located)):
-        seen = [p.resolve() for p in (*chain, path)]
-        if included.resolve() in seen:
-            shown = " -> ".join(str(p) for p in (*chain, path, included))
-            raise ConfigError([located.issue(("include", index), f"includes itself: {shown}")])
-        try:
-            part = _file_layer(included, [*chain, path])
-        except ConfigError as exc:
-            if exc.issues and exc.issues[0].file == str(included) and exc.issues[0].line is None:
-                # it could not be read: say which include named it
-                raise ConfigError([located.issue(("include", index), str(exc))]) from None
-            raise
-        layer = part if layer is None else merge(layer, part)
-    origins = {p: (located.filename, line) for p, line in located.lines.items()}
-    own = Layer(Node.of(located.data, origins, located.replaced))
-    return own if layer is None else merge(layer, own)
-
-
-def _includes(located: Located) -> list[Path]:
-    """The files the ``include:`` of ``located`` names, relative to its directory."""
-    listed = located.data.get("include")
-    if listed is None:
-        return []
-    if isinstance(listed, str):
-        listed = [listed]
-    if not isinstance(listed, list) or not all(isinstance(item, str) for item in listed):
-        raise ConfigError([located.issue(("include",), "a list of file paths to merge first")])
-    return [Path(located.filename).parent / item for item in listed]
 
 
 def _validated(

@@ -8,9 +8,14 @@ How a later layer merges into what came before, section by section:
   ``tenants``…); a value that is not a mapping replaces the one before;
 - ``rules`` and ``beats`` extend by ``id``: an entry whose id is new is added, one whose id
   is already there replaces that entry where it stands;
-- ``policy.keys`` extends by ``pattern``: a new pattern comes *before* the earlier layers'
-  (the first pattern that matches decides, so the later file's wins), one already there is
-  replaced where it stands;
+- ``policy.keys`` extends by ``pattern``: the later file's patterns come *before* the
+  earlier layers', in the later file's own order (the first pattern that matches decides, so
+  the later file's win, and its patterns decide among themselves as the file reads), then the
+  earlier layers' patterns it does not name;
+- within one file an id or a pattern written twice stays as the file wrote it: only its
+  first entry takes the place of an earlier layer's (so a copy of the shipped file with a
+  pattern put before the shipped one reads as it would alone, and a rule id given twice is
+  reported as it would be alone);
 - ``tenants.discord.servers`` and ``tenants.slack.teams`` extend by ``id`` (an entry may be
   its id alone), as rules do;
 - the ``members`` and ``groups`` of a role binding extend: ids not yet there are added;
@@ -156,16 +161,23 @@ def _merge_list(rule: str, old: list[Node], new: list[Node]) -> list[Node]:
         have = {str(node.value) for node in old}
         return old + [node for node in new if str(node.value) not in have]
     field_name = rule.split()[1].rstrip(",")
+    if rule.endswith("new first"):
+        # the later file's list as it reads, then what it does not name: its first match
+        # decides before the earlier layers' and among its own entries as in the file
+        named = {_name(node, field_name) for node in new} - {None}
+        return new + [node for node in old if _name(node, field_name) not in named]
     kept = list(old)
     places = {_name(node, field_name): n for n, node in enumerate(kept)}
     fresh = []
+    taken: set[str] = set()
     for node in new:
         name = _name(node, field_name)
-        if name is not None and name in places:
+        if name is not None and name in places and name not in taken:
             kept[places[name]] = node
+            taken.add(name)
         else:
-            fresh.append(node)
-    return fresh + kept if rule.endswith("new first") else kept + fresh
+            fresh.append(node)  # a new id, or one this file wrote twice (the check reports it)
+    return kept + fresh
 
 
 def _name(node: Node, field_name: str) -> str | None:

@@ -70,6 +70,36 @@ def test_a_new_key_pattern_comes_first_so_it_wins_over_a_shipped_one(tmp_path: P
     assert shipped is not None and shipped.pattern == "decision.*"
 
 
+def test_a_file_s_own_key_patterns_decide_in_the_order_it_writes_them(tmp_path: Path) -> None:
+    # a copy of the shipped file with a protected scene.name put before the shipped entry:
+    # in that file alone the first one decides, and so it does on top of the shipped file
+    shipped = (Path(load_config.__code__.co_filename).parent / "default.yaml").read_text("utf-8")
+    first = "  keys:\n    - {pattern: scene.name, type: string, protected: true}\n"
+    assert shipped.count("  keys:\n") == 1
+    copy = write_config(tmp_path, shipped.replace("  keys:\n", first), "copy.yaml")
+    rule = Policy(load_config(copy).policy).rule_for("scene.name")
+    assert rule is not None and rule.protected
+    # a known pattern, then a wider new one: the known one still decides its own keys
+    text = (
+        "policy:\n  keys:\n"
+        "    - {pattern: stream.state, type: string, protected: false}\n"
+        '    - {pattern: "stream.*", type: string, protected: true}\n'
+    )
+    policy = Policy(load_config(write_config(tmp_path, text)).policy)
+    state, other = policy.rule_for("stream.state"), policy.rule_for("stream.other")
+    assert state is not None and state.pattern == "stream.state" and not state.protected
+    assert other is not None and other.pattern == "stream.*" and other.protected
+    assert [key.pattern for key in policy.config.keys].count("stream.state") == 1
+
+
+def test_an_id_a_file_gives_twice_is_reported_as_in_that_file_alone(tmp_path: Path) -> None:
+    text = ONE_RULE.replace("tell_the_team", "switch_scene") + ONE_RULE.replace(
+        "rules:\n", ""
+    ).replace("tell_the_team", "switch_scene")
+    found = issues([write_config(tmp_path, text)])
+    assert any("duplicate rule id switch_scene" in issue for issue in found), found
+
+
 def test_maps_merge_other_lists_replace_and_role_members_extend(tmp_path: Path) -> None:
     first = write_config(
         tmp_path,
