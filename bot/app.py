@@ -67,14 +67,17 @@ class App:
 
     def for_workspace(self, workspace: str, *, rules: bool = True) -> App:
         """The same program on another workspace (another tenant's): its own store, log and
-        gateway on the shared Redis, config and policy. ``rules``: rules run there (a
+        gateway on the shared Redis, and the config and policy that hold there (the tenant's
+        own sections merged over the whole config). ``rules``: rules run there (a
         workspace nobody configured, such as a direct message's, gets no rule consumer)."""
         if workspace == self.store.workspace:
             return self
-        store = self.config.store.open(self.redis, workspace)
+        config = self.config.for_workspace(workspace)  # with its tenant's own sections
+        policy = self.policy if config is self.config else Policy(config.policy)
+        store = config.store.open(self.redis, workspace)
         if rules:
             ensure_group(self.redis, RuleKeys(workspace))
-        return App(self.config, self.redis, store, self.policy, MutationGateway(store, self.policy))
+        return App(config, self.redis, store, policy, MutationGateway(store, policy))
 
     def runtime(self, model: ChatModel | None = None, *, use_env: bool = True) -> Runtime:
         """The loop's runtime. The model comes from ``model``, else (with ``use_env``) from
@@ -136,7 +139,7 @@ def build_app(
     client: RedisClient | None = None,
 ) -> App:
     """Load the config first (a bad file should fail before any server starts)."""
-    config = load_app_config(config_path)
+    config = load_app_config(config_path).for_workspace(workspace)
     redis = client if client is not None else connect(redis_url)
     store = config.store.open(redis, workspace)
     policy = Policy(config.policy)

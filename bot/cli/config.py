@@ -31,7 +31,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "show",
         help="print the merged configuration as YAML",
         description="The shipped defaults with each --config file (and what it includes) "
-        "merged on top, as one YAML document that loads as it is.",
+        "merged on top, as one YAML document that loads as it is; with --workspace, the "
+        "config that holds there (its tenant's own sections merged on top).",
     )
     show.add_argument(
         "--origin", action="store_true", help="end each line with '# FILE:LINE' of its value"
@@ -41,7 +42,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def _show(config: CoreConfig, args: argparse.Namespace) -> int:
-    located = config.located
+    located = config.for_workspace(args.workspace).located  # with its tenant's own sections
     assert located is not None  # a loaded config always has it
     if args.json:
         print(json.dumps(located.data, ensure_ascii=False))

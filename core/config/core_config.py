@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from importlib.resources import as_file, files
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -27,8 +27,9 @@ from pydantic import (
 
 from core.config.env_refs import EnvRef, resolve_env_refs
 from core.config.files import file_layer
-from core.config.layers import merge
+from core.config.layers import Layer, merge
 from core.config.roles import PLATFORMS, RoleBinding, name_entries
+from core.config.tenant_layers import tenant_layers
 from core.config.tenants import TenantsConfig, default_workspace
 from core.config.yaml_source import Located
 from core.deliberation.actions import ACTION_NAME, AppAction, KeyTemplates, is_builtin
@@ -172,6 +173,9 @@ class CoreConfig(BaseModel):
     _env_refs: list[EnvRef] = PrivateAttr(default_factory=list)
     # the merged data and where each value came from (``deliberate config show --origin``)
     _located: Located | None = PrivateAttr(default=None)
+    # each listed tenant's own config, where it writes sections of its own (tenant_layers.py)
+    _workspaces: dict[str, CoreConfig] = PrivateAttr(default_factory=dict)
+    _base: CoreConfig | None = PrivateAttr(default=None)  # a tenant's: the whole config's
 
     @property
     def env_refs(self) -> list[EnvRef]:
@@ -181,6 +185,12 @@ class CoreConfig(BaseModel):
     def located(self) -> Located | None:
         """The data this config was validated from, with the file and line of each value."""
         return self._located
+
+    def for_workspace(self, workspace: str) -> Self:
+        """The config that holds in ``workspace``: its tenant's own sections merged on top of
+        this one, or this one where the tenant writes none."""
+        own = self._workspaces.get(workspace, self._base or self)
+        return own if isinstance(own, type(self)) else self
 
     def loop_settings(self) -> LoopSettings:
         """What the deliberation loop takes from this file."""
@@ -243,11 +253,21 @@ def load_config(
         layer = file_layer(shipped)
     for each in paths:
         layer = merge(layer, file_layer(each))
+    label = str(paths[-1]) if paths else str(shipped)
+    config = _validated(_located_of(layer, label), model, env, context)
+    for (platform, listing, index), own in tenant_layers(layer):
+        tenant = getattr(getattr(config.tenants, platform), listing)[index]
+        workspace = tenant.workspace or default_workspace(tenant)
+        tenant_config = _validated(_located_of(own, label), model, env, context)
+        tenant_config._workspaces, tenant_config._base = config._workspaces, config
+        config._workspaces[workspace] = tenant_config
+    return config
+
+
+def _located_of(layer: Layer, label: str) -> Located:
     data = layer.data
     data.pop("include", None)
-    label = str(paths[-1]) if paths else str(shipped)
-    located = Located(label, data, {}, origins=layer.origins, sources=layer.sources)
-    return _validated(located, model, env, context)
+    return Located(label, data, {}, origins=layer.origins, sources=layer.sources)
 
 
 def _validated(

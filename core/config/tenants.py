@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, JsonValue, model_validator
 
 from core.config.roles import RoleBinding, is_id, merge_bindings
 from core.state.keys import validate_workspace
@@ -57,6 +57,14 @@ class _Listed(BaseModel):
     workspace: str | None = None
     roles: dict[str, RoleBinding] = {}
     members: Literal["commit", "talk"] = "commit"
+    # the tenant's own sections, merged over the whole config for its workspace alone and
+    # validated there (``tenant_layers.py``; ``CoreConfig.for_workspace``)
+    policy: dict[str, JsonValue] | None = None
+    beats: list[JsonValue] | None = None
+    rules: list[JsonValue] | None = None
+    actions: dict[str, JsonValue] | None = None
+    deliberation: dict[str, JsonValue] | None = None
+    perception: dict[str, JsonValue] | None = None
 
     @model_validator(mode="before")
     @classmethod
