@@ -1,7 +1,9 @@
 """One workspace per tenant: the adapters ask ``Workspaces`` for the app and the runtime of
 the tenant an event belongs to (``Tenancy`` decides which, from the payload's ids), and it
 builds each once, on the shared Redis, config and model. It also keeps the directory of
-workspaces that ``deliberate workspaces`` lists: each one's tenant and last activity."""
+workspaces: each one's tenant and last activity; ``every_workspace`` adds to it the tenants
+the config lists and the workspaces that hold data (``bot.census``), for ``deliberate
+workspaces`` and the operator's view of the web."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from bot.census import census, holds_data
 from core.config.tenants import Tenancy, Tenant
 from core.redis_client import RedisClient
 from core.state.codec import text
@@ -22,7 +25,15 @@ if TYPE_CHECKING:
     from core.llm.chat import ChatModel
     from core.runtime.runner import Runtime
 
-__all__ = ["Recent", "WorkspaceDirectory", "WorkspaceSeen", "Workspaces"]
+__all__ = [
+    "Listing",
+    "Recent",
+    "WorkspaceDirectory",
+    "WorkspaceFound",
+    "WorkspaceSeen",
+    "Workspaces",
+    "every_workspace",
+]
 
 TOUCH_EVERY_SEC = 30.0  # last activity is kept to this precision: one write per workspace
 KEPT = 256  # workspaces whose app and runtime stay built; others are built again when needed
@@ -110,6 +121,71 @@ class WorkspaceDirectory:
                 )
             )
         return sorted(found, key=lambda w: (-w.last_active_ms, w.workspace))
+
+
+@dataclass(frozen=True)
+class WorkspaceFound:
+    """One workspace of ``every_workspace``: ``seen`` when a platform event reached it,
+    ``configured`` when the config lists its tenant, ``holds_data`` when its keys hold state,
+    decisions, proposals or traces (``core.state.keys.DATA_KEYS``; one only holding data was
+    written with ``--workspace``, say)."""
+
+    workspace: str
+    seen: WorkspaceSeen | None
+    configured: Tenant | None
+    holds_data: bool
+
+    @property
+    def kind(self) -> str:
+        if self.configured is not None:
+            return "configured"
+        return "seen" if self.seen is not None else "data only"
+
+    @property
+    def described(self) -> str:
+        if self.seen is not None:
+            return self.seen.described
+        if self.configured is not None:
+            tenant = self.configured
+            row = WorkspaceSeen(tenant.workspace, tenant.platform, tenant.id, tenant.private, 0)
+            return row.described
+        return "no tenant: holds data only"
+
+    @property
+    def last_active_ms(self) -> int:
+        return self.seen.last_active_ms if self.seen is not None else 0
+
+
+@dataclass(frozen=True)
+class Listing:
+    """``complete``: False when the keyspace was too large to walk whole (a workspace that
+    holds data may be missing; ``holds_data`` still answers for one by name)."""
+
+    workspaces: list[WorkspaceFound]
+    complete: bool
+
+    @property
+    def names(self) -> list[str]:
+        return [found.workspace for found in self.workspaces]
+
+
+def every_workspace(redis: RedisClient, tenancy: Tenancy, own: str | None = None) -> Listing:
+    """Each workspace a platform event reached (most recently active first), then each the
+    config lists and none reached, then each only holding data (by name); ``own``: the
+    process's own workspace (``--workspace``), listed only when it holds data."""
+    seen = {row.workspace: row for row in WorkspaceDirectory(redis).seen()}
+    listed = {tenant.workspace: tenant for tenant in tenancy.configured()}
+    found = census(redis)
+    holding = set(found.workspaces)
+    if own is not None and own not in holding and holds_data(redis, own):
+        holding.add(own)  # beyond what the walk could read, or written since
+    names = list(dict.fromkeys([*seen, *listed, *sorted(holding)]))
+
+    def holds(name: str) -> bool:
+        return name in holding or (not found.complete and holds_data(redis, name))
+
+    rows = [WorkspaceFound(n, seen.get(n), listed.get(n), holds(n)) for n in names]
+    return Listing(rows, found.complete)
 
 
 class Workspaces:

@@ -1,23 +1,31 @@
 """What every page reaches through the request: the program (``Web``: the base app, the
 settings, the sessions, which tenants exist), the person signed in, and a workspace's app,
 given only to someone who may see it (anyone else gets 404: a workspace's name is not
-confirmed to strangers)."""
+confirmed to strangers). A person of Slack or Discord sees the workspaces they signed in to;
+the operator sees every workspace (``bot.workspaces.every_workspace``: each configured, each
+a platform event reached, each that holds data)."""
 
 from __future__ import annotations
 
+import threading
+import time
 from dataclasses import dataclass, field
 
 from flask import abort, current_app, g
 
 from bot.app import App
+from bot.census import holds_data
 from bot.web.people import Sessions, SignedIn
 from bot.web.settings import WebSettings
 from bot.web.trace_limits import TraceCache
-from bot.workspaces import Recent, WorkspaceDirectory
+from bot.workspaces import Listing, Recent, every_workspace
 from core.config.tenants import Tenancy
 from core.state.actor import Actor
+from core.state.keys import validate_workspace
 
-__all__ = ["Web", "acting_as", "person", "web", "workspace_app"]
+__all__ = ["LISTING_FOR_SEC", "Web", "acting_as", "may_read", "person", "web", "workspace_app"]
+
+LISTING_FOR_SEC = 30.0  # the operator's listing walks the keyspace: read again this often
 
 
 @dataclass
@@ -29,10 +37,8 @@ class Web:
     env: dict[str, str]  # the sign-in providers' settings are read here
     _apps: Recent[App] = field(default_factory=Recent)
     traces: TraceCache = field(default_factory=TraceCache)  # what the Trace page found lately
-
-    @property
-    def directory(self) -> WorkspaceDirectory:
-        return WorkspaceDirectory(self.base.redis)
+    _listed: tuple[float, Listing] | None = None
+    _listing_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def app_for(self, workspace: str) -> App:
         """The workspace's app (no rule consumer is made: the web only reads rules' work)."""
@@ -41,13 +47,20 @@ class Web:
             app = self._apps.put(workspace, self.base.for_workspace(workspace, rules=False))
         return app
 
+    def listing(self) -> Listing:
+        """``every_workspace``, read again when it is older than ``LISTING_FOR_SEC``."""
+        with self._listing_lock:
+            if self._listed is None or time.monotonic() - self._listed[0] > LISTING_FOR_SEC:
+                found = every_workspace(
+                    self.base.redis, self.tenancy, own=self.base.store.workspace
+                )
+                self._listed = (time.monotonic(), found)
+            return self._listed[1]
+
     def workspaces(self) -> list[str]:
-        """Every workspace there is: the CLI's own, each configured tenant's, and each one a
-        platform event reached."""
-        names = [self.base.store.workspace]
-        names += [t.workspace for t in self.tenancy.configured()]
-        names += [seen.workspace for seen in self.directory.seen()]
-        return list(dict.fromkeys(names))
+        """Every workspace there is: the web process's own, each configured tenant's, each
+        one a platform event reached, and each that holds data."""
+        return list(dict.fromkeys([self.base.store.workspace, *self.listing().names]))
 
 
 def web() -> Web:
@@ -67,9 +80,24 @@ def visible(who: SignedIn) -> list[str]:
     return list(who.access)
 
 
+def may_read(who: SignedIn, workspace: str) -> bool:
+    """A person reads the workspaces they signed in to; the operator reads every one listed,
+    and any other that holds data now (written since the listing was read, or beyond what it
+    could walk)."""
+    if not who.read_only:
+        return workspace in who.access
+    if workspace in web().workspaces():
+        return True
+    try:
+        validate_workspace(workspace)
+    except ValueError:
+        return False
+    return holds_data(web().base.redis, workspace)
+
+
 def workspace_app(workspace: str) -> App:
     """``workspace``'s app, when the person may see it; else 404."""
-    if workspace not in visible(person()):
+    if not may_read(person(), workspace):
         abort(404, description=f"no workspace {workspace!r} of yours")
     return web().app_for(workspace)
 

@@ -42,6 +42,7 @@ from bot.slack.roles import SlackPeople
 from bot.web import discord_people
 from bot.web.context import web
 from bot.web.people import SignedIn
+from bot.web.settings import MIN_TOKEN_CHARS
 
 __all__ = ["blueprint", "install", "start_session"]
 
@@ -108,6 +109,9 @@ def page() -> Any:
         operator=web().settings.operator_token is not None,
         slack=_client("slack") is not None,
         discord=_client("discord") is not None,
+        slack_back=_back_here("signin.slack_back"),
+        discord_back=_back_here("signin.discord_back"),
+        token_chars=MIN_TOKEN_CHARS,
     )
 
 

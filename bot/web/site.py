@@ -24,6 +24,7 @@ from bot.web.context import Web, person, visible, web
 from bot.web.metrics import plain
 from bot.web.people import Sessions, SignedIn
 from bot.web.settings import WebSettings
+from bot.workspaces import WorkspaceFound
 from core.config.tenants import Tenancy
 from core.redis_client import RedisClient
 
@@ -41,6 +42,7 @@ QUERY: dict[str, frozenset[str] | None] = {
     "signin.discord_back": None,
 }
 SECRET_KEY = "{deliberate}:web:secret"
+SWITCHER = 30  # workspaces the header's switcher names
 
 
 def create_app(base: App, settings: WebSettings, *, env: Mapping[str, str] | None = None) -> Flask:
@@ -71,6 +73,7 @@ def create_app(base: App, settings: WebSettings, *, env: Mapping[str, str] | Non
     app.register_error_handler(CSRFError, _csrf_refused)
     app.register_error_handler(HTTPException, _http_error)
     app.add_url_rule("/", "index", _index)
+    app.add_url_rule("/workspaces", "workspaces", _workspaces)
     app.add_url_rule("/health", "health", metrics.health)
     app.add_url_rule("/favicon.ico", "favicon", _favicon)  # asked for by every browser
     app.context_processor(_everywhere)
@@ -159,7 +162,20 @@ def _index() -> Any:
     names = visible(person())
     if len(names) == 1:
         return redirect(url_for("inbox.page", workspace=names[0]))
-    return render_template("index.html", workspaces=names)
+    return _workspaces()
+
+
+def _workspaces() -> str:
+    """The workspaces the person may open; to the operator, with what each one is."""
+    who = person()
+    found: dict[str, WorkspaceFound] = {}
+    complete = True
+    if who.read_only:
+        listing = web().listing()
+        found = {row.workspace: row for row in listing.workspaces}
+        complete = listing.complete
+    rows = [(name, found.get(name)) for name in visible(who)]
+    return render_template("index.html", rows=rows, operator=who.read_only, complete=complete)
 
 
 def _favicon() -> Response:
@@ -167,4 +183,13 @@ def _favicon() -> Response:
 
 
 def _everywhere() -> dict[str, Any]:
-    return {"who": g.get("person"), "workspace": (request.view_args or {}).get("workspace")}
+    """What the header shows: who is signed in, the workspace of the page, and the others
+    the person may switch to (the first ``SWITCHER`` of them; the listing has them all)."""
+    who: SignedIn | None = g.get("person")
+    names = visible(who) if who is not None else []
+    return {
+        "who": who,
+        "workspace": (request.view_args or {}).get("workspace"),
+        "switch_to": names[:SWITCHER],
+        "switch_more": len(names) > SWITCHER,
+    }

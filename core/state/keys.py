@@ -9,16 +9,26 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "DATA_KEYS",
     "WORKSPACE_DIRECTORY",
     "WorkspaceKeys",
+    "data_key_pattern",
     "validate_session_id",
     "validate_state_key",
     "validate_workspace",
+    "workspace_of_data_key",
 ]
 
 # the one key outside every workspace: each workspace a platform event reached, with its
 # tenant and last activity (a hash; ``deliberate workspaces`` reads it)
 WORKSPACE_DIRECTORY = "{deliberate}:workspaces"
+
+# the keys whose presence says a workspace holds data: its state was ever written (versions
+# outlive deletes, expiry and compaction), a decision, a proposal, a turn's trace or a rule's
+# evaluation. Not the mutation log: opening a workspace makes its stream, empty, for the
+# rules' consumer group. Sessions, deliveries, rate windows and metrics come and go with
+# activity, and say nothing a listing of workspaces needs.
+DATA_KEYS = ("versions", "checkpoint", "decisions", "proposals", "trace", "beats")
 
 _WORKSPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 _STATE_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,199}$")
@@ -29,6 +39,22 @@ def validate_workspace(workspace: str) -> str:
         raise ValueError(
             f"workspace {workspace!r} must be 1-64 characters of letters, digits, '_', '.', '-'"
         )
+    return workspace
+
+
+def data_key_pattern() -> str:
+    """SCAN MATCH pattern of every workspace's keys whose name starts as a ``DATA_KEYS`` one
+    does (the tag's braces escaped): a superset, which ``workspace_of_data_key`` narrows."""
+    return "\\{ws:*\\}:[" + "".join(sorted({name[0] for name in DATA_KEYS})) + "]*"
+
+
+def workspace_of_data_key(key: str) -> str | None:
+    """The workspace whose ``DATA_KEYS`` key ``key`` is, or None for any other key."""
+    if not key.startswith("{ws:"):
+        return None
+    workspace, _, rest = key[4:].partition("}:")
+    if rest not in DATA_KEYS or not _WORKSPACE.match(workspace):
+        return None
     return workspace
 
 
@@ -61,6 +87,11 @@ class WorkspaceKeys:
     def every_key(self) -> str:
         """SCAN MATCH pattern of all the workspace's keys (the tag's braces escaped)."""
         return self.tag.replace("{", "\\{").replace("}", "\\}") + "*"
+
+    @property
+    def data_keys(self) -> list[str]:
+        """The workspace's ``DATA_KEYS``: it holds data when any of them exists."""
+        return [f"{self.tag}:{name}" for name in DATA_KEYS]
 
     def entry(self, key: str) -> str:
         """Hash holding one live state entry (value, updatedAt, updatedBy, expiresAt, meta)."""

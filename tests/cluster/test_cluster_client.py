@@ -1,6 +1,7 @@
 """The cluster client a ``redis+cluster://`` URL builds: it carries the URL's options to every
 node, hands other processes a URL that reaches the same cluster, finds a workspace's keys on
-whichever shard holds them, and makes a copy with timeouts of its own (the rules' leases)."""
+whichever shard holds them (and every workspace holding data, across the shards), and makes
+a copy with timeouts of its own (the rules' leases)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import uuid
 
 from redis.cluster import RedisCluster
 
+from bot.census import census, holds_data
 from bot.redis_connection import connect, connection_url
 from core.redis_client import disconnect, timed_copy
 from core.state.keys import WorkspaceKeys
@@ -51,6 +53,25 @@ def test_a_workspaces_keys_are_found_on_its_shard_and_deleted_there(
             assert WorkspaceKeys(name).log in found and all(name in k for k in found)
             delete_workspace(client, name)
             assert list(client.scan_iter(match=WorkspaceKeys(name).every_key)) == []
+    finally:
+        for name in names:
+            delete_workspace(client, name)
+        client.close()
+
+
+def test_every_workspace_holding_data_is_found_whichever_shard_holds_it(
+    cluster: LocalCluster,
+) -> None:
+    client = connect(cluster.url)
+    names = [f"census-{uuid.uuid4().hex[:8]}-{n}" for n in range(6)]
+    try:
+        for name in names:
+            StateStore(client, name).commit(mutation("set", "decision.db", name))
+        assert len({cluster.primary_of(WorkspaceKeys(n).versions).port for n in names}) > 1
+        found = census(client)
+        assert found.complete and set(names) <= set(found.workspaces)
+        assert all(holds_data(client, name) for name in names)
+        assert not holds_data(client, f"census-{uuid.uuid4().hex[:8]}-none")
     finally:
         for name in names:
             delete_workspace(client, name)

@@ -105,3 +105,43 @@ def test_workspaces_lists_tenants_with_their_last_activity(
     records = {r["workspace"]: r for r in map(json.loads, out.splitlines())}
     assert records[a]["rules"] is True and records[dm]["private"] is True
     assert records[b]["lastActiveMs"] is None
+
+
+def test_workspaces_lists_each_that_holds_data_beside_the_configured_ones(
+    capsys: pytest.CaptureFixture[str],
+    redis_client: Redis,
+    tmp_path: Path,
+    hook: WebhookServer,
+    tenants: tuple[str, str, str],
+    workspace: str,
+) -> None:
+    """The issue's case: a workspace written with ``--workspace`` and in no config, nor
+    reached by any event, was missing ("No workspace yet" beside two with data)."""
+    a, b, _ = tenants
+    config = config_for(tmp_path, hook, a, b)
+    written = f"rulesdemo-{uuid.uuid4().hex[:8]}"
+    try:
+        argv = ["state", "set", "decision.db", "postgres", "--actor", "user:x"]
+        assert run(capsys, written, *argv)[0] == 0
+        code, out, err = run(capsys, workspace, "--config", config, "workspaces")
+        lines = {line.split()[0]: line for line in out.splitlines()}
+        assert code == 0 and not err and {a, b, written} <= set(lines)
+        assert "configured" in lines[a] and "slack team T0AAA" in lines[a]
+        assert "data only" in lines[written] and "holds data only" in lines[written]
+        assert workspace not in lines  # the CLI's own, opened but empty: nothing to list
+        code, out, _ = run(capsys, workspace, "--config", config, "workspaces", "--json")
+        records = {r["workspace"]: r for r in map(json.loads, out.splitlines())}
+        assert records[written] | {"lastActiveMs": None} == {
+            "workspace": written,
+            "kind": "data only",
+            "configured": False,
+            "holdsData": True,
+            "platform": None,
+            "tenant": None,
+            "private": False,
+            "rules": False,
+            "lastActiveMs": None,
+        }
+        assert records[a]["configured"] is True and records[a]["holdsData"] is False
+    finally:
+        delete_workspace(redis_client, written)

@@ -1,0 +1,70 @@
+"""Which workspaces hold data, read from the keys themselves: a workspace written with
+``--workspace``, or by a process whose config listed it and no longer does, is in no
+directory. ``holds_data`` asks about one workspace (one ``EXISTS`` of its ``DATA_KEYS``, on
+the shard that holds its slot); ``census`` walks the keyspace with ``SCAN`` and a ``MATCH``
+pattern, each server of a Redis Cluster in turn, for a bounded number of calls."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from redis import Redis
+from redis.cluster import RedisCluster
+from redis.exceptions import RedisClusterException
+
+from core.redis_client import RedisClient
+from core.state.codec import text
+from core.state.keys import WorkspaceKeys, data_key_pattern, workspace_of_data_key
+
+__all__ = ["SCAN_CALLS", "SCAN_COUNT", "Census", "census", "holds_data"]
+
+SCAN_COUNT = 1000  # keys a SCAN call looks at (Redis's hint)
+SCAN_CALLS = 500  # SCAN calls per server: half a million keys looked at, at most, on each
+
+
+@dataclass(frozen=True)
+class Census:
+    """``workspaces``: sorted by name. ``complete``: False when a server's keyspace was
+    larger than the walk may look at (a workspace may hold data and be missing)."""
+
+    workspaces: list[str]
+    complete: bool
+
+
+def holds_data(redis: RedisClient, workspace: str) -> bool:
+    """Whether any of ``workspace``'s ``DATA_KEYS`` exists (all share its slot: one call)."""
+    return bool(redis.exists(*WorkspaceKeys(workspace).data_keys))
+
+
+def census(redis: RedisClient, calls: int = SCAN_CALLS, count: int = SCAN_COUNT) -> Census:
+    """Every workspace holding data that ``calls`` SCAN calls per server find."""
+    found: set[str] = set()
+    complete = True
+    for server in _servers(redis):
+        cursor, made = 0, 0
+        while True:
+            cursor, keys = server.scan(cursor, match=data_key_pattern(), count=count)
+            made += 1
+            for key in keys:
+                name = workspace_of_data_key(str(text(key)))
+                if name is not None:
+                    found.add(name)
+            if not cursor:
+                break
+            if made >= calls:
+                complete = False
+                break
+    return Census(sorted(found), complete)
+
+
+def _servers(redis: RedisClient) -> Iterator[Redis]:
+    """The one server, or each primary of a cluster (SCAN reads one server's keys)."""
+    if not isinstance(redis, RedisCluster):
+        yield redis
+        return
+    for node in redis.get_primaries():  # type: ignore[no-untyped-call]
+        server: Redis | None = redis.get_redis_connection(node)
+        if server is None:
+            raise RedisClusterException(f"no connection to {node.name}")
+        yield server
