@@ -6,20 +6,29 @@ Who gets which (``configure``): a command a person runs says only warnings and e
 readable line each; asked for a level (``--log-level``), it writes JSON lines from that
 level; a process that serves (a bot, the worker) writes JSON lines from ``info``, for its
 operator. A log file, when named, gets JSON lines whatever stderr shows. RQ's loggers go
-the same way as ours, so its chatter shows only when the level asks for it."""
+the same way as ours, so its chatter shows only when the level asks for it. RQ colours queue
+names and job ids with ANSI escapes when stdout is a terminal: no line here carries them."""
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LIBRARY_LOGGERS", "JsonFormatter", "PlainFormatter", "configure"]
+__all__ = ["LIBRARY_LOGGERS", "JsonFormatter", "PlainFormatter", "configure", "plain_text"]
 
 # libraries whose log lines are ours to route (left alone, RQ prints its own to stdout)
 LIBRARY_LOGGERS = ("rq",)
+# a terminal's control sequences (CSI: colours, cursor moves), and any other escape left
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b")
+
+
+def plain_text(text: str) -> str:
+    """``text`` without terminal escapes."""
+    return _ANSI.sub("", text)
 
 
 class JsonFormatter(logging.Formatter):
@@ -28,13 +37,13 @@ class JsonFormatter(logging.Formatter):
             "ts": round(record.created, 3),
             "level": record.levelname.lower(),
             "logger": record.name,
-            "msg": record.getMessage(),
+            "msg": plain_text(record.getMessage()),
         }
         fields = getattr(record, "fields", None)
         if isinstance(fields, dict):
             data.update(fields)
         if record.exc_info:
-            data["exc"] = self.formatException(record.exc_info)
+            data["exc"] = plain_text(self.formatException(record.exc_info))
         return json.dumps(data, ensure_ascii=False, default=str)
 
 
@@ -47,7 +56,7 @@ class PlainFormatter(logging.Formatter):
         if record.exc_info and record.exc_info[1] is not None:
             error = record.exc_info[1]
             text += f": {type(error).__name__}: {' '.join(str(error).split())}"
-        return f"{record.levelname.lower()}: {text}"
+        return plain_text(f"{record.levelname.lower()}: {text}")
 
 
 def configure(level: str | None = None, *, serving: bool = False, file: Path | None = None) -> None:

@@ -19,6 +19,7 @@ class Reply:
     status: int = 200
     delay: float = 0.0
     tool_calls: list[dict[str, Any]] = field(default_factory=list)  # [{name, arguments}]
+    error: str = "scripted failure"  # the error's message, when status is not 200
 
 
 def tool_call(name: str, arguments: dict[str, Any] | str) -> dict[str, Any]:
@@ -50,8 +51,9 @@ class OpenAIServer:
         status: int = 200,
         delay: float = 0.0,
         tool_calls: list[dict[str, Any]] | None = None,
+        error: str = "scripted failure",
     ) -> None:
-        self.script.append(Reply(content, status, delay, tool_calls or []))
+        self.script.append(Reply(content, status, delay, tool_calls or [], error))
 
     def start(self) -> OpenAIServer:
         self.thread.start()
@@ -68,7 +70,7 @@ class OpenAIServer:
         else:
             reply = self.script.pop(0) if self.script else Reply(status=500)
         if reply.status != 200:
-            error = {"message": "scripted failure", "type": "server_error", "code": None}
+            error = {"message": reply.error, "type": "server_error", "code": None}
             return reply.status, {"error": error}, reply.delay
         prompt = sum(len(m.get("content") or "") for m in request.get("messages", [])) // 4
         done = len(reply.content or "") // 4

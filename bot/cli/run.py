@@ -85,6 +85,7 @@ def _slack(app: App, args: argparse.Namespace) -> int:
 
     from bot.slack.adapter import SlackAdapter
     from bot.slack.bolt import build_bolt_app
+    from bot.slack.links import install_line
     from bot.slack.serve import EVENTS_PATH, http_server, run_socket_mode, socket_mode
     from bot.slack.settings import SlackSettings
 
@@ -111,8 +112,8 @@ def _slack(app: App, args: argparse.Namespace) -> int:
             log.info("slack: listening on %s", url)
             print(f"deliberate: Slack requests go to {url}", file=sys.stderr, flush=True)
             if oauth is not None:
-                install = url.replace(EVENTS_PATH, oauth.install_path)
-                print(f"deliberate: teams install the app at {install}", file=sys.stderr)
+                install = install_line(os.environ, args.host, server.effective_port)
+                print(f"deliberate: {install}", file=sys.stderr, flush=True)
             server.run()
     except KeyboardInterrupt:
         pass

@@ -7,10 +7,13 @@ an accepted one's modal closes before its click is handled."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from concurrent.futures import Executor
+from contextlib import contextmanager
 from typing import Any
 
 from slack_bolt import Ack, App, BoltContext, Respond
+from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 from slack_bolt.oauth.oauth_settings import OAuthSettings
 
 from .adapter import SlackAdapter
@@ -37,15 +40,17 @@ def build_bolt_app(
     in Redis) each request is authorized with its team's installation, the install link and
     the redirect are served beside the events, and an uninstall or a revoked token removes
     the installation."""
-    bolt = App(
-        client=adapter.client,
-        signing_secret=settings.signing_secret,
-        # Socket Mode requests come over the app's own websocket, unsigned
-        request_verification_enabled=not settings.socket_mode,
-        listener_executor=executor,
-        logger=logging.getLogger("deliberate.slack.bolt"),
-        oauth_settings=oauth,
-    )
+    logger = logging.getLogger("deliberate.slack.bolt")
+    with _without(logger, warning_client_prioritized_and_token_skipped()):
+        bolt = App(
+            client=adapter.client,
+            signing_secret=settings.signing_secret,
+            # Socket Mode requests come over the app's own websocket, unsigned
+            request_verification_enabled=not settings.socket_mode,
+            listener_executor=executor,
+            logger=logger,
+            oauth_settings=oauth,
+        )
     if oauth is not None:
         bolt.enable_token_revocation_listeners()
 
@@ -87,3 +92,20 @@ def build_bolt_app(
         respond(text=adapter.on_command(text, origin, user), response_type="ephemeral")
 
     return bolt
+
+
+@contextmanager
+def _without(logger: logging.Logger, message: str) -> Iterator[None]:
+    """``logger`` without ``message`` for a while. Bolt warns that ``token`` goes unused
+    beside ``client`` whenever SLACK_BOT_TOKEN is in the environment (it reads the variable
+    itself when no token is given, and cannot be told not to): the client is the one made
+    from that very variable (``SlackSettings``), so the warning has nothing to say here."""
+
+    def keep(record: logging.LogRecord) -> bool:
+        return record.getMessage() != message
+
+    logger.addFilter(keep)
+    try:
+        yield
+    finally:
+        logger.removeFilter(keep)

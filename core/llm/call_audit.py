@@ -49,8 +49,9 @@ class CallAudit:
         self.outcome, self.error = outcome, error
         level = logging.INFO if outcome == "ok" else logging.WARNING
         fields = {"event": "llm.call"} | self.record()
+        said = f"{outcome}: {error}" if error else outcome  # why, in the line itself
         _log.log(
-            level, "%s call to %s: %s", self.purpose, self.model, outcome, extra={"fields": fields}
+            level, "%s call to %s: %s", self.purpose, self.model, said, extra={"fields": fields}
         )
         if self.meter is not None:
             self.meter.count(MODEL_CALLS, self.purpose, outcome)

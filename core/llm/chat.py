@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from core.errors import DeliberateError
 from core.llm.call_audit import PREVIEW_CHARS, CallAudit, digest
+from core.llm.call_errors import failure
 from core.llm.frame import PromptFrame
 from core.llm.replies import ModelReply, ToolCall
 from core.metrics import Meter
@@ -102,7 +103,8 @@ class ChatModel:
             )
         except openai.OpenAIError as exc:
             audit.latency_ms = round((time.perf_counter() - start) * 1000, 1)
-            raise ModelCallFailed(audit.finish("error", f"{type(exc).__name__}: {exc}")) from exc
+            cause = failure(exc, self.client.api_key)
+            raise ModelCallFailed(audit.finish("error", cause)) from exc
         audit.latency_ms = round((time.perf_counter() - start) * 1000, 1)
         if response.usage is not None:
             audit.prompt_tokens = response.usage.prompt_tokens

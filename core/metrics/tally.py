@@ -69,6 +69,8 @@ class Tally:
         self._lock = threading.Lock()
         self._sending = threading.Lock()  # one flush at a time: the thread's, or a caller's
         self._counts: dict[tuple[str, str], int] = {}
+        # moved on by each discard: counts a flush took before it are not put back after it
+        self._epoch = 0
         self.failing = False  # its last flush failed
 
     def add(self, workspace: str, field: str, amount: int = 1) -> None:
@@ -88,6 +90,7 @@ class Tally:
         with self._sending:
             with self._lock:
                 taken, self._counts = self._counts, {}
+                epoch = self._epoch
             if not taken:
                 return 0
             by_workspace: dict[str, list[tuple[str, int]]] = {}
@@ -101,21 +104,31 @@ class Tally:
                     for field, _ in fields:
                         del taken[(workspace, field)]
             except BaseException:
-                self._keep(taken)  # what was not sent
+                self._keep(taken, epoch)  # what was not sent (unless discarded since)
                 self.failing = True
                 raise
             self.failing = False
             return sent
 
+    def discard(self) -> int:
+        """Drop what is not sent, also what a flush under way fails to send (it is not put
+        back): the counts have nowhere to go. How many series were dropped."""
+        with self._lock:
+            dropped, self._counts = len(self._counts), {}
+            self._epoch += 1
+        return dropped
+
     def forget(self) -> None:
         """Drop what is not sent, and the locks: in a forked child (its parent sends the
-        counts; another thread of the parent may have held a lock at the fork), or when the
-        counts have nowhere to go (``discard_unsent``)."""
+        counts; another thread of the parent may have held a lock at the fork)."""
         self._lock, self._sending = threading.Lock(), threading.Lock()
         self._counts = {}
+        self._epoch += 1
 
-    def _keep(self, unsent: dict[tuple[str, str], int]) -> None:
+    def _keep(self, unsent: dict[tuple[str, str], int], epoch: int) -> None:
         with self._lock:
+            if epoch != self._epoch:  # discarded meanwhile
+                return
             for key, amount in unsent.items():
                 self._counts[key] = self._counts.get(key, 0) + amount
 
@@ -200,15 +213,12 @@ def flush_all(tallies: Iterable[Tally] | None = None) -> int:
 
 def discard_unsent() -> int:
     """Drop every count not sent yet, of every tally (one whose server is gone, as a test
-    session's are when it ends, has nowhere to send them); how many series were dropped."""
+    session's are when it ends, has nowhere to send them), and what a flush under way fails
+    to send; how many series were dropped."""
     with _tallies_lock:
         tallies = dict.fromkeys([*_tallies.values(), *_retired])
         _retired.clear()
-    dropped = 0
-    for tally in tallies:
-        dropped += tally.pending()
-        tally.forget()
-    return dropped
+    return sum(tally.discard() for tally in tallies)
 
 
 def _at_exit() -> None:

@@ -175,6 +175,35 @@ def test_counts_with_nowhere_to_go_are_dropped_when_asked_and_nothing_is_said_at
     assert said["discard"].stdout.strip() == "1" and said["discard"].stderr == ""
 
 
+def test_counts_dropped_while_a_flush_of_them_hangs_stay_dropped(server_redis: Redis) -> None:
+    """The end of a test session: the flushing thread has taken the counts and waits on a
+    server that does not answer when the session drops them; its failure does not put them
+    back, so the exit has nothing to say. The thread, not this test, flushes (each second)."""
+    code = (
+        "import sys, time\n"
+        "from redis import Redis\n"
+        "from core.metrics import TURNS, Meter\n"
+        "from core.metrics.tally import discard_unsent\n"
+        "held = Redis(host='127.0.0.1', port=int(sys.argv[1]))\n"
+        "meter = Meter.of(held, 'w')\n"
+        "meter.count(TURNS, amount=7)\n"
+        "while meter.tally.pending():\n"
+        "    time.sleep(0.01)\n"
+        "print(discard_unsent(), flush=True)\n"
+        "time.sleep(3)\n"  # past the flush's timeout (2 s): it has failed by then
+        "print(meter.tally.pending())\n"
+    )
+    with RedisProxy(server_redis) as proxy:
+        proxy.freeze()  # connections open, nothing answered: the flush waits for its timeout
+        done = subprocess.run(
+            [sys.executable, "-c", code, str(proxy.port)],
+            capture_output=True, text=True, check=True, timeout=120,
+        )  # fmt: skip
+        proxy.thaw()
+    assert done.stdout.split() == ["0", "0"]  # (the thread's failure is logged, as ever)
+    assert "metric series not sent" not in done.stderr
+
+
 def test_a_process_sends_its_counts_when_it_exits(redis_client: RedisClient) -> None:
     """No flush is asked for: the exit sends them (REDIS_URL is the suite's server)."""
     workspace = new_workspace()
