@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import JsonValue
 
 from bot.cli.render import json_line, rule_step, rule_verdict
-from core.gateway.outcome import SECRET, Proposal, ProposalStatus, utc_minute
+from core.gateway.outcome import SECRET, Proposal, ProposalStatus, denials_note, utc_minute
 from core.state.actor import ActorKind
 from core.state.mutation import Mutation
 from core.state.mutation_log import KeyHistory, LogRecord
@@ -203,6 +203,9 @@ def proposal_lines(
     approvals = f"approvals {len(p.approvals)} of {p.quorum}{names}"
     if p.four_eyes:
         approvals += "; four eyes"
+    if p.approve_when is not None:
+        approvals += f"; when {p.approve_when}"
+    approvals += denials_note(p)
     if p.edited is not None:
         proposed = _plain(p.mutation.value) if reveal else SECRET
         approvals += f"; edited by {p.edited.by} (proposed: {proposed})"

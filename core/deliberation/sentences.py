@@ -25,6 +25,7 @@ __all__ = [
     "cannot_commit",
     "committed",
     "conflict",
+    "denied",
     "discarded",
     "not_done",
     "placeholder",
@@ -102,6 +103,11 @@ def already_resolved(status: str, by: str | None) -> str:
 
 def discarded(summary: str) -> str:
     return f"Discarded proposal: {summary}"
+
+
+def denied(summary: str) -> str:
+    """A discard counted towards the denials that end a proposal; it still waits."""
+    return f"Denied proposal: {summary}"
 
 
 def back_to(text: str) -> str:

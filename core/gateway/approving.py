@@ -1,22 +1,77 @@
-"""Applying a proposal, as pure functions: the mutation an approver's click would commit
-(its value as edited, version-checked against the version the proposal was made against,
-its approvers, editor and proposed value in its ``meta``), and why a click is refused before
-anything is counted (an agent, a guest, a discarded or stale proposal, four eyes, an edit
-made since the approver saw it)."""
+"""Applying a proposal, as pure functions: what an approval or a denial makes of it (one
+person counts once, either way), the mutation an approver's click would commit (its value as
+edited, version-checked against the version the proposal was made against, its approvers,
+editor and proposed value in its ``meta``), and why a click is refused before anything is
+counted (an agent, a guest, a discarded or stale proposal, four eyes, an edit made since the
+approver saw it)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import JsonValue
 
+from core.gateway.approval_rule import rule_met
 from core.gateway.edits import Edit
-from core.gateway.outcome import Proposal, ProposalStatus, stale_message
+from core.gateway.outcome import Approval, Denial, Proposal, ProposalStatus, stale_message
 from core.gateway.policy import GuestPolicy
 from core.gateway.secrecy import Secrecy
 from core.state.actor import Actor, ActorKind
 from core.state.commit_result import Rejected, RejectReason
 from core.state.mutation import Mutation
 
-__all__ = ["applying", "edited_since", "moved_on", "refuse_apply"]
+__all__ = ["applying", "counted", "denied", "edited_since", "moved_on", "refuse_apply", "resolved"]
+
+
+def counted(p: Proposal, by: Actor, edit: Edit | None, now: int) -> Proposal | None:
+    """``p`` with ``by``'s approval counted (with ``edit``: the new value, which only ``by``
+    has approved so far, or nobody under four eyes: the editor asked for it), claimed for
+    ``by`` (applied) once its approvals reach its quorum and meet its rule; None when ``by``
+    approved it already. An approval takes back ``by``'s denial: one person, one voice."""
+    approval = Approval(by=by, at=now)
+    denials = [d for d in p.denials if d.by.identity != by.identity]
+    update: dict[str, Any]
+    if edit is not None:
+        update = {
+            "approvals": [] if p.four_eyes else [approval],
+            "edited": approval,
+            "value": edit.value,
+            "revision": p.revision + 1,
+            "denials": denials,
+        }
+    elif p.approved_by(by):
+        return None
+    else:
+        update = {"approvals": [*p.approvals, approval], "denials": denials}
+    counted_in = p.model_copy(update=update)
+    approvals = counted_in.approvals
+    if approvals and len(approvals) >= p.quorum and rule_met(counted_in):
+        return resolved(counted_in, ProposalStatus.APPLIED, by, now)
+    return counted_in
+
+
+def denied(p: Proposal, by: Actor, reason: str | None, now: int) -> Proposal:
+    """``p`` discarded by ``by``, keeping ``reason``: at once where its key has no
+    ``deny_at``, or when ``by`` asked for it (they withdraw it); else ``by``'s denial is
+    counted (once: a second replaces their first, and it takes back their approval), and
+    the ``deny_at``-th distinct one discards it, with the reasons given."""
+    asked = p.requested_by is not None and p.requested_by.identity == by.identity
+    if p.deny_at is None or asked:
+        return resolved(p, ProposalStatus.DISCARDED, by, now).model_copy(update={"reason": reason})
+    denials = [d for d in p.denials if d.by.identity != by.identity]
+    denials.append(Denial(by=by, at=now, reason=reason))
+    approvals = [a for a in p.approvals if a.by.identity != by.identity]
+    moved = p.model_copy(update={"denials": denials, "approvals": approvals})
+    if len(denials) < p.deny_at:
+        return moved
+    reasons = "; ".join(d.reason for d in denials if d.reason) or None
+    return resolved(moved, ProposalStatus.DISCARDED, by, now).model_copy(update={"reason": reasons})
+
+
+def resolved(p: Proposal, to: ProposalStatus, by: Actor | None, now: int) -> Proposal:
+    """``p`` moved to ``to`` by ``by`` at ``now`` (back to pending: held by nobody)."""
+    at = None if to is ProposalStatus.PENDING else now
+    return p.model_copy(update={"status": to, "resolved_by": by, "resolved_at": at})
 
 
 def applying(

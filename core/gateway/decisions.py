@@ -12,7 +12,7 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
-from core.gateway.outcome import Outcome, Pending, Proposal, approvals_message
+from core.gateway.outcome import Outcome, Pending, Proposal, ProposalStatus, approvals_message
 from core.gateway.secrecy import Secrecy
 from core.metrics import COMMITS, REJECTIONS, Meter
 from core.state.actor import Actor
@@ -97,21 +97,27 @@ class DecisionLog:
             self.meter.count(REJECTIONS, outcome.reason.value)
 
     def discarded(self, proposal: Proposal, actor: Actor) -> None:
-        """A person discarded ``proposal`` (with its reason, if they gave one)."""
+        """A person discarded ``proposal`` (with its reason, if they gave one), or denied it,
+        a denial counted towards its ``deny_at`` (it still waits: ``denied``)."""
         m = proposal.mutation
+        denial = next((d for d in proposal.denials if d.by.identity == actor.identity), None)
+        waits = proposal.status is ProposalStatus.PENDING
+        reason = denial.reason if waits and denial is not None else proposal.reason
         fields: dict[str, Any] = {
             "event": "gateway.decision",
-            "outcome": "discarded",
+            "outcome": "denied" if waits else "discarded",
             "key": m.key,
             "op": m.op.value,
             "actor": str(actor),
             "mutation_id": m.id,
             "correlation_id": m.correlation_id,
             "proposed_by": str(m.actor),
-            "reason": proposal.reason or "no reason given",
+            "reason": reason or "no reason given",
             "proposal_id": proposal.id,
         }
-        _log.info("discarded %s %s: %s", fields["op"], fields["key"], fields["reason"])
+        if proposal.deny_at is not None:
+            fields.update(denials=[str(d.by) for d in proposal.denials], deny_at=proposal.deny_at)
+        _log.info("%s %s %s: %s", fields["outcome"], fields["op"], fields["key"], fields["reason"])
         self.redis.xadd(
             self.keys.decisions, {"decision": dumps(fields)}, maxlen=self.keep, approximate=True
         )

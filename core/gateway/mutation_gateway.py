@@ -136,6 +136,8 @@ class MutationGateway:
             base_version=self.store.version(mutation.key) if base is None else base,
             quorum=approval.quorum,
             four_eyes=approval.four_eyes,
+            approve_when=approval.when,
+            deny_at=approval.deny_at,
         )
 
     def _wait(self, mutation: Mutation) -> int:
@@ -363,7 +365,7 @@ class MutationGateway:
         proposal = moved if moved is not None else self._proposal(proposal_id)
         if proposal.status is ProposalStatus.EXPIRED:
             self._expired(proposal, applying(proposal, actor, verb="discard"))
-        elif moved is not None:
+        elif moved is not None:  # discarded, or a denial counted towards ``deny_at``
             self.decisions.discarded(proposal, actor)
         return proposal
 

@@ -22,11 +22,13 @@ __all__ = [
     "SECRET",
     "AppliedCommit",
     "Approval",
+    "Denial",
     "Outcome",
     "Pending",
     "Proposal",
     "ProposalStatus",
     "approvals_message",
+    "denials_note",
     "ending",
     "expired_message",
     "requester",
@@ -53,6 +55,12 @@ class Approval(BaseModel):
 
     by: Actor
     at: int
+
+
+class Denial(Approval):
+    """One person's discard of a proposal whose key ends it at ``deny_at`` of them."""
+
+    reason: str | None = None
 
 
 class AppliedCommit(BaseModel):
@@ -116,7 +124,10 @@ class Proposal(BaseModel):
     base_version: int | None = None  # the key's version when it was made: stale past it
     quorum: int = Field(default=1, ge=1)  # distinct approvers it needs
     four_eyes: bool = False  # ``requested_by`` may not approve it
+    approve_when: str | None = None  # the CEL rule its approvals must also meet
+    deny_at: int | None = Field(default=None, ge=1)  # distinct denials that end it (None: 1)
     approvals: list[Approval] = []  # so far, oldest first (the last one commits it)
+    denials: list[Denial] = []  # so far, under ``deny_at``: one per person
     edited: Approval | None = None  # who changed the value, and when
     value: JsonValue = None  # the value as edited (``edited``), else unused
     revision: int = Field(default=0, ge=0)  # edits so far: an approval names the one it saw
@@ -133,6 +144,9 @@ class Proposal(BaseModel):
 
     def approved_by(self, actor: Actor) -> bool:
         return any(a.by.identity == actor.identity for a in self.approvals)
+
+    def denied_by(self, actor: Actor) -> bool:
+        return any(d.by.identity == actor.identity for d in self.denials)
 
     def summary(self, secret: bool = False) -> str:
         """What it would do; ``secret``: the key's values are never shown (in chat, to the
@@ -194,11 +208,23 @@ class Pending:
 
 
 def approvals_message(proposal: Proposal) -> str:
-    """Where a proposal that needs several approvers stands."""
+    """Where a proposal that needs several approvers (or its rule) stands."""
     names = ", ".join(str(a.by) for a in proposal.approvals)
     missing = proposal.quorum - len(proposal.approvals)
     more = f"{missing} more approval{'s' if missing != 1 else ''}"
-    return f"approved by {names} ({len(proposal.approvals)} of {proposal.quorum}); awaits {more}"
+    if proposal.approve_when is not None:
+        more = f"{more} meeting" if missing > 0 else "approvals meeting"
+        more += f" {proposal.approve_when}"
+    said = f"approved by {names} ({len(proposal.approvals)} of {proposal.quorum}); awaits {more}"
+    return said + denials_note(proposal)
+
+
+def denials_note(proposal: Proposal) -> str:
+    """``; denied by …`` (n of ``deny_at``), or nothing when nobody has denied it."""
+    if not proposal.denials or proposal.deny_at is None:
+        return ""
+    names = ", ".join(str(d.by) for d in proposal.denials)
+    return f"; denied by {names} ({len(proposal.denials)} of {proposal.deny_at} that end it)"
 
 
 Outcome = Committed | Rejected | Pending

@@ -16,6 +16,7 @@ from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from core.gateway.approval_rule import ApprovalRule
 from core.gateway.value_schema import ValueSchema, ValueType
 from core.state.actor import Actor, ActorKind
 from core.state.commit_result import RejectReason
@@ -66,22 +67,6 @@ class TtlRule(BaseModel):
                 f"default_sec {self.default_sec:g} is more than max_sec {self.max_sec:g}"
             )
         return self
-
-
-class ApprovalRule(BaseModel):
-    """How a proposal for a key is approved. ``quorum``: distinct people who must approve it
-    (it commits at the last, once); ``four_eyes``: the person who asked for the change (the
-    turn that led the model to propose it, or the person whose write waits) may not approve
-    it; ``people``: a person's own write (an app action's button) also waits for approval,
-    as an agent's does; ``expire_after_sec``: how long it may wait (else the policy's
-    ``proposals.expire_after_sec``)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    quorum: int = Field(default=1, ge=1, le=10)
-    four_eyes: bool = False
-    people: bool = False
-    expire_after_sec: int | None = Field(default=None, ge=60, le=30 * 86_400)
 
 
 class KeyRule(ValueSchema):

@@ -33,10 +33,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from redis.exceptions import WatchError
 
+from core.gateway.approving import counted, denied, resolved
 from core.gateway.edits import Edit
 from core.gateway.outcome import AppliedCommit, Approval, Proposal, ProposalStatus, ending
 from core.metrics import PROPOSALS, Meter
@@ -152,41 +153,27 @@ class ProposalBox:
     ) -> Approved | None:
         """Count ``by``'s approval of a pending proposal (with ``edit``: the new value, which
         only ``by`` has approved so far, or nobody under four eyes: the editor asked for
-        it), atomically: at its quorum it is claimed for ``by`` (applied: ``by`` commits
-        it). None when it is not pending; expired past its deadline; unchanged (``counted``
-        False) when ``by`` approved it already, or it is no longer at ``revision`` (the
-        value ``by`` saw was edited since)."""
-        counted = True
+        it), atomically: at its quorum, with its rule met, it is claimed for ``by``
+        (applied: ``by`` commits it). None when it is not pending; expired past its
+        deadline; unchanged (``counted`` False) when ``by`` approved it already, or it is no
+        longer at ``revision`` (the value ``by`` saw was edited since)."""
+        was_counted = True
 
         def count(p: Proposal, now: int) -> Proposal | None:
-            nonlocal counted
+            nonlocal was_counted
             if p.status is not ProposalStatus.PENDING:
                 return None
             if self._due(p, now):
                 return self._expired(p, now)
             if revision is not None and revision != p.revision:
-                counted = False
+                was_counted = False
                 return None
-            approval = Approval(by=by, at=now)
-            if edit is not None:
-                update: dict[str, Any] = {
-                    "approvals": [] if p.four_eyes else [approval],
-                    "edited": approval,
-                    "value": edit.value,
-                    "revision": p.revision + 1,
-                }
-            elif p.approved_by(by):
-                counted = False
-                return None
-            else:
-                update = {"approvals": [*p.approvals, approval]}
-            counted_in = p.model_copy(update=update)
-            if counted_in.approvals and len(counted_in.approvals) >= p.quorum:
-                return _resolved(counted_in, ProposalStatus.APPLIED, by, now)
-            return counted_in
+            moved = counted(p, by, edit, now)
+            was_counted = moved is not None
+            return moved
 
         moved = self._move(proposal_id, count)
-        if moved is None and not counted:
+        if moved is None and not was_counted:
             current = self.get(proposal_id)
             return None if current is None else Approved(current, counted=False)
         return None if moved is None else Approved(moved, counted=True)
@@ -211,21 +198,21 @@ class ProposalBox:
                 return None
             if p.resolved_by != claimer:
                 return None
-            return _resolved(p, ProposalStatus.STALE, claimer, now)
+            return resolved(p, ProposalStatus.STALE, claimer, now)
 
         return self._move(proposal_id, give_up)
 
     def discard(self, proposal_id: str, by: Actor, reason: str | None) -> Proposal | None:
-        """Discard a pending proposal, keeping ``reason``; None when it is not pending (an
-        expired one is returned so)."""
+        """Discard a pending proposal, keeping ``reason`` (under ``deny_at``: count ``by``'s
+        denial, which discards it at the last); None when it is not pending (an expired one
+        is returned so)."""
 
         def drop(p: Proposal, now: int) -> Proposal | None:
             if p.status is not ProposalStatus.PENDING:
                 return None
             if self._due(p, now):
                 return self._expired(p, now)
-            discarded = _resolved(p, ProposalStatus.DISCARDED, by, now)
-            return discarded.model_copy(update={"reason": reason})
+            return denied(p, by, reason, now)
 
         return self._move(proposal_id, drop)
 
@@ -275,7 +262,7 @@ class ProposalBox:
         def record(p: Proposal, now: int) -> Proposal | None:
             if p.committed is not None:
                 return None
-            applied = _resolved(p, ProposalStatus.APPLIED, done.request.actor, now)
+            applied = resolved(p, ProposalStatus.APPLIED, done.request.actor, now)
             return applied.model_copy(update={"committed": AppliedCommit.of(done)})
 
         return self._move(proposal_id, record)
@@ -294,7 +281,7 @@ class ProposalBox:
                 return self._expired(p, now)
             # the claimer's approval goes with the claim (they may try again)
             kept = [a for a in p.approvals if a.by.identity != claimer.identity]
-            return _resolved(p, ProposalStatus.PENDING, None, now).model_copy(
+            return resolved(p, ProposalStatus.PENDING, None, now).model_copy(
                 update={"approvals": kept}
             )
 
@@ -317,7 +304,7 @@ class ProposalBox:
             approvals = (
                 p.approvals if p.approved_by(by) else [*p.approvals, Approval(by=by, at=now)]
             )
-            claimed = _resolved(p, ProposalStatus.APPLIED, by, now)
+            claimed = resolved(p, ProposalStatus.APPLIED, by, now)
             return claimed.model_copy(update={"approvals": approvals})
 
         def abandoned(p: Proposal, now: int) -> bool:
@@ -342,7 +329,7 @@ class ProposalBox:
 
     def _expired(self, proposal: Proposal, now: int) -> Proposal:
         """``proposal`` expired: nobody holds it, and its deadline is written into it."""
-        expired = _resolved(proposal, ProposalStatus.EXPIRED, None, now)
+        expired = resolved(proposal, ProposalStatus.EXPIRED, None, now)
         return expired.model_copy(update={"expires_at": self.deadline(proposal)})
 
     def _move(self, proposal_id: str, change: Change, unless: str | None = None) -> Proposal | None:
@@ -387,11 +374,6 @@ class ProposalBox:
             score = -kept_until  # out of the sweep's range; pruned once its key is gone
         pipe.set(self.keys.proposal(proposal.id), data, pxat=kept_until)
         pipe.zadd(self.keys.proposals, {proposal.id: score})
-
-
-def _resolved(p: Proposal, to: ProposalStatus, by: Actor | None, now: int) -> Proposal:
-    at = None if to is ProposalStatus.PENDING else now
-    return p.model_copy(update={"status": to, "resolved_by": by, "resolved_at": at})
 
 
 def _kept_until(deadline: int, now: int) -> int:

@@ -14,6 +14,7 @@ from core.gateway.outcome import (
     Proposal,
     ProposalStatus,
     approvals_message,
+    denials_note,
     expired_message,
 )
 from core.gateway.policy import Policy
@@ -86,6 +87,9 @@ def discard_note(proposal: Proposal, actor: Actor, secret: bool = False) -> Outc
     if proposal.status is ProposalStatus.EXPIRED and proposal.expires_at is not None:
         message = expired_message(proposal.expires_at)
         return OutcomeNote(outcome="rejected", message=message, reason="expired")
+    if proposal.status is ProposalStatus.PENDING and proposal.denied_by(actor):
+        message = say.denied(proposal.summary(secret)) + denials_note(proposal)
+        return OutcomeNote(outcome="pending", message=message, key=proposal.mutation.key)
     if proposal.status is ProposalStatus.PENDING:  # an apply was under way, then refused
         return OutcomeNote(outcome="rejected", message=say.applying_now(), reason="busy")
     if proposal.status is not ProposalStatus.DISCARDED:

@@ -216,3 +216,46 @@ def test_help_lists_edit_and_reject(app: App) -> None:
     assert "/edit [N] VALUE" in HELP and "/reject [N] [REASON]" in HELP and "Undo" in HELP
     alice.handle("/do EditProposal")
     assert said[-1] == "! an edit needs the new value: /edit VALUE"
+
+
+def test_a_rule_waits_for_a_moderator_and_two_denials_end_it(
+    tmp_path: Path, redis_client: Redis, workspace: str
+) -> None:
+    rule = 'approvals.exists(a, "moderator" in a.roles)'
+    path = approval_config(tmp_path, f"{{people: true, four_eyes: true, when: '{rule}'}}")
+    app = build_app(workspace, path, client=redis_client)
+    propose(app)
+    bob, said_b, shown = looking(app, "user:bob")
+    bob.handle(str(shown["ApplyProposal"]))  # a member: counted, the rule not met
+    assert said_b[-1].startswith(
+        f"assistant: set {KEY} = postgres with read replicas: approved by user:bob (1 of 1); "
+        f"awaits approvals meeting {rule}"
+    )
+    bob.handle(str(shown["ApplyProposal"]))  # twice: still once
+    assert app.store.version(KEY) == 0
+    mo, said_m, shown = looking(app, "moderator:mo")
+    mo.handle(str(shown["ApplyProposal"]))
+    assert said_m[-1].startswith(f'assistant: Committed: set {KEY} "postgres with read replicas"')
+    assert app.log.latest(1)[0].mutation.meta["approvedBy"] == ["user:bob", "moderator:mo"]
+
+
+def test_a_denial_under_deny_at_keeps_it_waiting(
+    tmp_path: Path, redis_client: Redis, workspace: str
+) -> None:
+    app = build_app(
+        workspace, approval_config(tmp_path, "{people: true, deny_at: 2}"), client=redis_client
+    )
+    propose(app)
+    bob, said_b, shown = looking(app, "user:bob")
+    bob.handle(f"/reject {shown['DiscardProposal']} not yet")
+    assert said_b[-1].startswith(
+        f"assistant: Denied proposal: set {KEY} = postgres with read replicas; "
+        "denied by user:bob (1 of 2 that end it)"
+    )
+    carol, said_c, shown = looking(app, "user:carol")
+    carol.handle(f"/reject {shown['DiscardProposal']} no")
+    assert said_c[-1].startswith(
+        f"assistant: Discarded proposal: set {KEY} = postgres with read replicas (not yet; no)"
+    )
+    proposal = app.gateway.proposals.get(only_proposal(app))
+    assert proposal is not None and proposal.status is ProposalStatus.DISCARDED

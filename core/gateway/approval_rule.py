@@ -1,0 +1,172 @@
+"""How a key's proposals are approved: a quorum of distinct people, four eyes, and a rule in
+CEL (the language beats are written in) over the approvals and denials so far, the requester
+and the mutation. The rule is checked when the config loads (syntax, the names it reads, the
+functions it calls, a result that is not a bool), so that a mistake names its file, line and
+field; when a proposal is counted it is evaluated, pure, and an error counts as not met."""
+
+from __future__ import annotations
+
+import logging
+import re
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+import cel
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+if TYPE_CHECKING:
+    from core.gateway.outcome import Approval, Proposal
+    from core.state.actor import Actor
+
+__all__ = ["RULE_VARIABLES", "ApprovalRule", "rule_met", "when_problem"]
+
+_log = logging.getLogger("deliberate.gateway")
+
+RULE_VARIABLES = frozenset({"approvals", "denials", "requester", "mutation"})
+# named functions the CEL library has built in (operators are named `_+_`, `@in`, `!_`)
+_BUILT_IN = frozenset(
+    [
+        "size",
+        "contains",
+        "startsWith",
+        "endsWith",
+        "matches",
+        "int",
+        "uint",
+        "double",
+        "string",
+        "bytes",
+        "timestamp",
+        "duration",
+        "type",
+        "dyn",
+        "getFullYear",
+        "getMonth",
+        "getDayOfYear",
+        "getDayOfMonth",
+        "getDate",
+        "getDayOfWeek",
+        "getHours",
+        "getMinutes",
+        "getSeconds",
+        "getMilliseconds",
+    ]
+)
+# the variable a comprehension macro binds: `approvals.filter(a, ...)` binds `a`
+_BOUND = re.compile(r"\.\s*(?:all|exists|exists_one|filter|map)\s*\(\s*([A-Za-z_]\w*)\s*,")
+
+
+class ApprovalRule(BaseModel):
+    """How a proposal for a key is approved. ``quorum``: distinct people who must approve it
+    (it commits at the last, once); ``when``: a CEL rule the approvals must also meet (it
+    commits at the first approval that meets both); ``deny_at``: this many distinct people
+    discarding it end it (without: the first discard does); ``four_eyes``: the person who
+    asked for the change (the turn that led the model to propose it, or the person whose
+    write waits) may not approve it; ``people``: a person's own write (an app action's
+    button) also waits for approval, as an agent's does; ``expire_after_sec``: how long it
+    may wait (else the policy's ``proposals.expire_after_sec``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    quorum: int = Field(default=1, ge=1, le=10)
+    when: str | None = Field(default=None, min_length=1, max_length=2000)
+    deny_at: int | None = Field(default=None, ge=1, le=10)
+    four_eyes: bool = False
+    people: bool = False
+    expire_after_sec: int | None = Field(default=None, ge=60, le=30 * 86_400)
+
+    @field_validator("when")
+    @classmethod
+    def _when_compiles(cls, when: str | None) -> str | None:
+        problem = None if when is None else when_problem(when)
+        if problem is not None:
+            raise ValueError(problem)
+        return when
+
+
+@lru_cache(maxsize=256)
+def _program(when: str) -> Any:
+    return cel.compile(when)
+
+
+def when_problem(when: str) -> str | None:
+    """What is wrong with the rule ``when``, or None: it does not compile, reads a name
+    other than ``approvals``, ``denials``, ``requester`` and ``mutation`` (or one a macro
+    binds), calls a function CEL does not have, or gives something other than a bool."""
+    try:
+        program = _program(when)
+    except ValueError as exc:
+        return f"CEL does not compile: {str(exc).splitlines()[0]}"
+    called = {f for f in program.functions() if f[0].isalpha()} - _BUILT_IN
+    if called:
+        return (
+            f"CEL has no function {sorted(called)}; count with a macro, e.g. "
+            'approvals.filter(a, "moderator" in a.roles).size() >= 1'
+        )
+    bound = set(_BOUND.findall(when))
+    unknown = set(program.variables()) - RULE_VARIABLES - bound
+    if unknown:
+        known = ", ".join(sorted(RULE_VARIABLES))
+        return f"CEL reads unknown names {sorted(unknown)}; it may read {known}"
+    try:
+        result = program.execute(_SAMPLE)
+    except (KeyError, TypeError, ValueError, RuntimeError):
+        return None  # reads what the sample has not: judged on real proposals
+    if not isinstance(result, bool):
+        return f"CEL gives {type(result).__name__}, not a bool"
+    return None
+
+
+def rule_met(proposal: Proposal) -> bool:
+    """Whether ``proposal``'s approvals meet its rule (no rule: they do). An error (a field
+    a value lacks, a type mismatch) or a result that is not a bool: not met, and logged."""
+    if proposal.approve_when is None:
+        return True
+    try:
+        result = _program(proposal.approve_when).execute(activation(proposal))
+    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+        _log.warning("approval rule of proposal %s: %s: %s", proposal.id, type(exc).__name__, exc)
+        return False
+    return result is True
+
+
+def activation(proposal: Proposal) -> dict[str, Any]:
+    """What the rule reads: the approvals and denials so far (each person's id, kind,
+    platform and roles, their kind among them, as the gateway resolved them for the
+    workspace), the requester (null when nobody asked), and the mutation (its value as
+    edited)."""
+    m, asker = proposal.mutation, proposal.requested_by
+    return {
+        "approvals": [_vote(a) for a in proposal.approvals],
+        "denials": [_vote(d) | {"reason": d.reason or ""} for d in proposal.denials],
+        "requester": None if asker is None else _person(asker),
+        "mutation": {
+            "op": m.op.value,
+            "key": m.key,
+            "value": proposal.current_value,
+            "reason": m.reason or "",
+            "actor": _person(m.actor),
+        },
+    }
+
+
+def _person(actor: Actor) -> dict[str, Any]:
+    return {
+        "id": actor.id,
+        "kind": actor.kind.value,
+        "platform": actor.platform,
+        "roles": sorted(actor.effective_roles),
+    }
+
+
+def _vote(approval: Approval) -> dict[str, Any]:
+    return _person(approval.by) | {"at": approval.at}
+
+
+_PERSON = {"id": "al", "kind": "user", "platform": "local", "roles": ["user"]}
+_SAMPLE: dict[str, Any] = {
+    "approvals": [],
+    "denials": [],
+    "requester": _PERSON,
+    "mutation": {"op": "set", "key": "k", "value": "v", "reason": "", "actor": _PERSON},
+}
