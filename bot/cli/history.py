@@ -1,4 +1,4 @@
-"""``deliberate log``, ``deliberate replay [--verify]`` and ``deliberate compact``."""
+"""``deliberate log [verify|head]``, ``deliberate replay [--verify]`` and ``deliberate compact``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,14 @@ import sys
 from bot.app import App
 from bot.cli.args import positive_int, state_key
 from bot.cli.render import json_line, log_line
+from core.state.chain import (
+    SIGNING_KEY_ENV,
+    ChainReport,
+    Head,
+    check_head,
+    signing_key,
+    verify_chain,
+)
 from core.state.checkpoints import HistoryCompacted
 from core.state.compaction import Compaction, Compactor, Retention
 from core.state.replay import Replayer, visible
@@ -25,6 +33,30 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     log.add_argument("--json", action="store_true", help="one JSON object per line")
     log.set_defaults(handler=_log)
+    chain = log.add_subparsers(dest="log_command", metavar="{verify,head}")
+    verify = chain.add_parser(
+        "verify",
+        help="check the log's hash chain",
+        description="Walk the log's hash chain (each record carries the hash of its "
+        "predecessor and its own fields) and name the first record that breaks it: changed, "
+        "deleted, put out of place, or cut off the end. Records written before the log was "
+        "chained are counted, not a break. With --head, also check that a head saved by "
+        "'deliberate log head' is still on the chain (signed under $" + SIGNING_KEY_ENV + "). "
+        "Exit 1 when the chain or the head does not hold.",
+    )
+    verify.add_argument(
+        "--head", metavar="FILE_OR_JSON", help="a saved head: its JSON, or a file holding it"
+    )
+    verify.set_defaults(handler=_verify)
+    head = chain.add_parser(
+        "head",
+        help="print the chain's head, signed, to keep elsewhere",
+        description="Verify the chain, then print its head (the newest record's log id, its "
+        "number in the chain and its hash) as one JSON line, signed with HMAC-SHA256 under "
+        "$" + SIGNING_KEY_ENV + " (unsigned, and said so, when it is not set). Keep it where "
+        "Redis's writers cannot reach; 'deliberate log verify --head' checks it later.",
+    )
+    head.set_defaults(handler=_head)
 
     replay = commands.add_parser(
         "replay",
@@ -77,6 +109,98 @@ def _log(app: App, args: argparse.Namespace) -> int:
     mark = log.compacted() if reached_start else None
     if mark is not None:
         print(f"deliberate log: {mark}", file=sys.stderr)
+    return 0
+
+
+def _chain_report(app: App) -> ChainReport:
+    report = verify_chain(app.redis, app.store.keys)
+    print(f"checked {_count(report.records, 'record')}: {report.start()}")
+    return report
+
+
+def _verify(app: App, args: argparse.Namespace) -> int:
+    saved: Head | None = None
+    if args.head is not None:
+        parsed = _saved_head(args.head)
+        if isinstance(parsed, int):
+            return parsed
+        saved = parsed
+    report = _chain_report(app)
+    if report.broken is not None:
+        print(f"BROKEN at {report.broken}")
+        return 1
+    last = report.last
+    if last is None:
+        print("OK: nothing to check yet")
+    else:
+        print(f"OK: the chain holds through record {last.n} ({last.log_id}) {last.hash}")
+    if saved is None:
+        return 0
+    checked = check_head(app.redis, app.store.keys, saved, report)
+    print(f"head {'OK' if checked.ok else 'REFUSED'}: {checked.says}")
+    return 0 if checked.ok else 1
+
+
+def _saved_head(text: str) -> Head | int:
+    """The head ``--head`` names, its signature checked; else an exit code, said why."""
+    source = text
+    if not text.lstrip().startswith("{"):
+        try:
+            with open(text, encoding="utf-8") as file:
+                source = file.read()
+        except OSError as exc:
+            print(
+                f"deliberate log verify: cannot read --head {text}: {exc.strerror}", file=sys.stderr
+            )
+            return 2
+    try:
+        head = Head.from_json(source)
+    except ValueError as exc:
+        print(f"deliberate log verify: --head: {exc}", file=sys.stderr)
+        return 2
+    key = signing_key()
+    if key is None:
+        if head.signature is not None:
+            print(
+                f"deliberate log verify: the head is signed, but {SIGNING_KEY_ENV} is not set: "
+                "its signature cannot be checked",
+                file=sys.stderr,
+            )
+            return 2
+        print(
+            f"deliberate log verify: the head is unsigned ({SIGNING_KEY_ENV} is not set)",
+            file=sys.stderr,
+        )
+        return head
+    if not head.signature_ok(key):
+        what = "is not signed" if head.signature is None else "has a signature that does not match"
+        print(f"head REFUSED: it {what} under {SIGNING_KEY_ENV}: forged or altered")
+        return 1
+    return head
+
+
+def _head(app: App, args: argparse.Namespace) -> int:
+    report = verify_chain(app.redis, app.store.keys)
+    if report.broken is not None:
+        print(
+            f"deliberate log head: the chain is broken at {report.broken}; nothing signed",
+            file=sys.stderr,
+        )
+        return 1
+    if report.last is None:
+        print("deliberate log head: no record is chained yet; nothing to sign", file=sys.stderr)
+        return 1
+    head = Head(app.store.workspace, report.last)
+    key = signing_key()
+    if key is None:
+        print(
+            f"deliberate log head: {SIGNING_KEY_ENV} is not set: this head is UNSIGNED, so "
+            "anyone who can write to Redis could forge one; set it to sign",
+            file=sys.stderr,
+        )
+    else:
+        head = head.signed(key)
+    print(head.to_json())
     return 0
 
 

@@ -60,11 +60,13 @@ class Image:
 @dataclass(frozen=True)
 class CompactionMark:
     """The log was trimmed through ``through`` (inclusive): ``records`` records in all, the
-    last time at ``at_ms``. The checkpoint holds their result."""
+    last time at ``at_ms``. The checkpoint holds their result; ``chain`` (``<n>:<hash>``)
+    links the hash chain of the records that remain to the ones that went."""
 
     through: str
     records: int
     at_ms: int
+    chain: str | None = None  # the chain field of the record ``through``, if it had one
 
     def __str__(self) -> str:
         until = datetime.fromtimestamp(stream_ms(self.through) / 1000, UTC)
@@ -134,7 +136,9 @@ class Checkpoints:
         fields = {str(k): str(v) for k, v in self.redis.hgetall(self.keys.compacted).items()}
         if "through" not in fields:
             return None
-        return CompactionMark(fields["through"], int(fields["records"]), int(fields["at"]))
+        return CompactionMark(
+            fields["through"], int(fields["records"]), int(fields["at"]), fields.get("chain")
+        )
 
     def load(self) -> Image | None:
         """The latest checkpoint; an unreadable one is logged and ignored (replay starts over)."""

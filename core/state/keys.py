@@ -121,6 +121,12 @@ class WorkspaceKeys:
         return f"{self.tag}:rate:{key}:{actor}"
 
     @property
+    def chain(self) -> str:
+        """Hash: the head of the log's hash chain (``n``, ``hash`` and log ``id`` of its newest
+        record), which commit.lua reads and moves on with every record it appends."""
+        return f"{self.tag}:chain"
+
+    @property
     def checkpoint(self) -> str:
         """String holding the latest replay checkpoint (JSON)."""
         return f"{self.tag}:checkpoint"

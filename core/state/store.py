@@ -218,6 +218,7 @@ class StateStore:
             keys.log,
             keys.idempotency(mutation.id),
             keys.rate_window(mutation.key, mutation.actor.identity),
+            keys.chain,
         ]
         args: list[Any] = [
             mutation.key,

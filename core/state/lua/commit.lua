@@ -11,11 +11,20 @@
 -- KEYS[4] mutation log    {ws:<id>}:log           stream; fields mutation, version, ts, expiresAt,
 --                                                 prev (the value before, '' when absent) or,
 --                                                 when it is longer than ARGV[15] bytes,
---                                                 prevSha1 and prevBytes in its place
+--                                                 prevSha1 and prevBytes in its place;
+--                                                 then chain (below)
 -- KEYS[5] idempotency     {ws:<id>}:idem:<mid>    "<logId>\nv<version>" of mutation <mid>'s
 --                                                 commit: what a retry needs, never the value
 --                                                 (an older release wrote "<logId>\n<value>")
 -- KEYS[6] rate window     {ws:<id>}:rate:<k>:<a>  sorted set of commit times (read iff ARGV[10] > 0)
+-- KEYS[7] chain head      {ws:<id>}:chain         hash: n, hash, id of the newest chained record
+--
+-- The log is a hash chain (tamper-evident; core/state/chain/ verifies it): each record's
+-- last field, chain, is "<n>:<h>", n its number in the chain (1, 2, ...) and
+--   h = SHA-1( h' \n n \n  name \n #value \n value \n  for each other field in order )
+-- where h' is the hash of record n-1 (for n = 1: SHA-1 of the log's key name, KEYS[4]) and
+-- #value a byte count. SHA-1 because it is the one digest Redis's Lua has (redis.sha1hex,
+-- in C): SHA-256 written in Lua took 206 us per 400-byte record here, against 0.8 us.
 --
 -- ARGV[1]  state key
 -- ARGV[2]  op: set | delete | append | incr
@@ -195,15 +204,29 @@ end
 -- a key changed from without reading history; a long one is kept as its SHA-1 and length
 -- only, so that the log does not copy a large document on every change
 local prev_max = tonumber(ARGV[15])
-local log_id
+local record
 if cur[1] and prev_max > 0 and #cur[1] > prev_max then
-  log_id = redis.call('XADD', KEYS[4], '*', 'mutation', ARGV[6], 'version', sversion,
-                      'ts', snow, 'expiresAt', expires_at or '', 'prevSha1',
-                      redis.sha1hex(cur[1]), 'prevBytes', string.format('%d', #cur[1]))
+  record = {'mutation', ARGV[6], 'version', sversion, 'ts', snow, 'expiresAt',
+            expires_at or '', 'prevSha1', redis.sha1hex(cur[1]),
+            'prevBytes', string.format('%d', #cur[1])}
 else
-  log_id = redis.call('XADD', KEYS[4], '*', 'mutation', ARGV[6], 'version', sversion,
-                      'ts', snow, 'expiresAt', expires_at or '', 'prev', cur[1] or '')
+  record = {'mutation', ARGV[6], 'version', sversion, 'ts', snow, 'expiresAt',
+            expires_at or '', 'prev', cur[1] or ''}
 end
+
+-- the chain: this record's number and hash, over its predecessor's and its own fields
+local head = redis.call('HMGET', KEYS[7], 'n', 'hash')
+local n = string.format('%d', tonumber(head[1] or '0') + 1)
+local parts = {head[2] or redis.sha1hex(KEYS[4]), n}
+for i = 1, #record, 2 do
+  local v = record[i + 1]
+  parts[#parts + 1] = record[i] .. '\n' .. #v .. '\n' .. v
+end
+local hash = redis.sha1hex(table.concat(parts, '\n'))
+record[#record + 1] = 'chain'
+record[#record + 1] = n .. ':' .. hash
+local log_id = redis.call('XADD', KEYS[4], '*', unpack(record))
+redis.call('HSET', KEYS[7], 'n', n, 'hash', hash, 'id', log_id)
 
 redis.call('SET', KEYS[5], log_id .. '\nv' .. sversion, 'PX', ARGV[9])
 

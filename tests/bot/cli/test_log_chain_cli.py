@@ -1,0 +1,88 @@
+"""``deliberate log verify`` and ``deliberate log head``, as an operator types them; and
+``deliberate log`` itself as it was."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from redis import Redis
+
+from bot.app import App
+from core.state.chain.verify import raw_rows
+from core.state.commit_result import Committed
+from tests.bot.cli.process import run
+from tests.factories import mutation
+
+
+def commit(app: App, n: int) -> list[Committed]:
+    done = []
+    for i in range(n):
+        outcome = app.store.commit(mutation("set", "decision.db", f"v{i}"))
+        assert isinstance(outcome, Committed)
+        done.append(outcome)
+    return done
+
+
+def test_verify_and_log_as_before(capsys: pytest.CaptureFixture[str], app: App) -> None:
+    done = commit(app, 4)
+    code, out, _ = run(capsys, app.store.workspace, "log", "verify")
+    assert code == 0
+    assert out.splitlines() == [
+        f"checked 4 records: the chain starts at record 1 ({done[0].log_id})",
+        f"OK: the chain holds through record 4 ({done[-1].log_id}) "
+        + app.redis.hget(app.store.keys.chain, "hash"),
+    ]
+    code, out, _ = run(capsys, app.store.workspace, "log", "--key", "decision.db", "--limit", "2")
+    assert code == 0 and len(out.splitlines()) == 2 and '"v3"' in out
+
+
+def test_verify_names_the_record_changed_in_redis(
+    capsys: pytest.CaptureFixture[str], app: App, redis_client: Redis
+) -> None:
+    done = commit(app, 5)
+    rows = list(raw_rows(redis_client, app.store.keys.log))
+    redis_client.delete(app.store.keys.log)
+    for log_id, fields in rows:
+        if log_id == done[1].log_id:
+            fields = {**fields, b"mutation": fields[b"mutation"].replace(b'"v1"', b'"v9"')}
+        redis_client.xadd(app.store.keys.log, fields, id=log_id)  # type: ignore[arg-type]
+    code, out, _ = run(capsys, app.store.workspace, "log", "verify")
+    assert code == 1
+    assert f"BROKEN at {done[1].log_id}: record 2: its hash does not match" in out
+    code, _, err = run(capsys, app.store.workspace, "log", "head")
+    assert code == 1 and "nothing signed" in err
+
+
+def test_head_signed_then_verified_and_a_forged_one_refused(
+    capsys: pytest.CaptureFixture[str],
+    app: App,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    ws = app.store.workspace
+    commit(app, 3)
+    code, unsigned, err = run(capsys, ws, "log", "head")
+    assert code == 0 and "DELIBERATE_LOG_SIGNING_KEY is not set" in err
+    assert '"count":3' in unsigned and "sig" not in unsigned
+    monkeypatch.setenv("DELIBERATE_LOG_SIGNING_KEY", "s3cret")
+    code, signed, err = run(capsys, ws, "log", "head")
+    assert code == 0 and err == "" and '"alg":"HMAC-SHA256"' in signed
+    saved = tmp_path / "head.json"
+    saved.write_text(signed)
+    commit(app, 2)
+    code, out, _ = run(capsys, ws, "log", "verify", "--head", str(saved))
+    assert code == 0 and out.splitlines()[-1].startswith("head OK: record 3 (")
+    forged = signed.replace('"count":3', '"count":4')
+    code, out, _ = run(capsys, ws, "log", "verify", "--head", forged)
+    assert code == 1 and "head REFUSED" in out and "forged or altered" in out
+    code, out, _ = run(capsys, ws, "log", "verify", "--head", unsigned)
+    assert code == 1 and "is not signed" in out
+    monkeypatch.setenv("DELIBERATE_LOG_SIGNING_KEY", "another")
+    code, out, _ = run(capsys, ws, "log", "verify", "--head", str(saved))
+    assert code == 1 and "head REFUSED" in out
+    monkeypatch.delenv("DELIBERATE_LOG_SIGNING_KEY")
+    code, _, err = run(capsys, ws, "log", "verify", "--head", str(saved))
+    assert code == 2 and "cannot be checked" in err
+    code, _, err = run(capsys, ws, "log", "verify", "--head", "{not json")
+    assert code == 2 and "--head" in err
