@@ -142,7 +142,7 @@ class PerceptionConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    min_confidence: float = Field(default=0.4, ge=0.0, le=1.0)
+    min_confidence: float = Field(default=0.0, ge=0.0, le=1.0)
 
 
 class DeliberationConfig(KeyTemplates):

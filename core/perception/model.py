@@ -37,11 +37,13 @@ __all__ = [
 # written-chat calibration split and the dev half of tests/data/utterances.jsonl, never on a
 # test split. Their conventions differ (a bare "ok" acknowledges in real chat; a suggestion
 # ending in "?" is an idea in ours): every chat message reads written chat ~3 points better
-# than one in two, and ours ~2 points worse. Speech (spoken meetings, no punctuation) costs
-# written chat 3 to 5 points and is left out.
+# than one in two. Speech (spoken meetings, no punctuation) costs written chat 3 to 5 points
+# and is left out. With 8,493 chat messages, ours needs its 1,000 turns in chat register
+# (refinements and commits that read like questions or hedges most) and a count of 8 to hold
+# its dev half (89.4%; 10: 90.0%, the same on chat); a weaker penalty suits the larger corpus.
 # (bench/train_classifier.py --dev --weights OURS,CHAT_EVERY,MRDA)
-OURS_WEIGHT, CHAT_EVERY, MRDA_WEIGHT = 6, 1, 0
-L2 = 1e-4  # the penalty on weights (linear.train): a larger corpus wants less of it
+OURS_WEIGHT, CHAT_EVERY, MRDA_WEIGHT = 8, 1, 0
+L2 = 3e-5  # the penalty on weights (linear.train): a larger corpus wants less of it
 
 _HERE = Path(str(files("core.perception")))
 TRAINING = _HERE / "training.jsonl"

@@ -19,6 +19,6 @@ class LoopSettings:
     beats: tuple[Beat, ...] = ()
     actions: Mapping[str, AppAction] = field(default_factory=dict)
     keys: KeyTemplates = field(default_factory=KeyTemplates)
-    min_confidence: float = 0.4  # as core/config/default.yaml: calibrated
+    min_confidence: float = 0.0  # as core/config/default.yaml: calibrated
     context_budget: int = DEFAULT_CONTEXT_BUDGET
     undo: bool = True  # an "Undo" button under what a click committed (policy.undo)

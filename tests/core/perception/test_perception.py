@@ -93,7 +93,8 @@ def test_the_topic_pulls_a_shared_subject_away_from_a_tangent() -> None:
 
 
 # Measured 90.0% (held-out half 87.2%) with the learned model; the rules alone measured 77.5%.
-# Since real written chat trains it too, 85.0% (held-out half 81.7%): on the floor.
+# Since real written chat trains it too, 85.0% (held-out half 81.7%): on the floor; with 8,493
+# chat messages and 1,000 turns of ours in chat register, 87.2% (held-out half 85.0%).
 ACCURACY_FLOOR = 0.85
 
 
