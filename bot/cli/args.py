@@ -6,13 +6,23 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from typing import Any
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from core.state.actor import Actor
 from core.state.keys import validate_session_id, validate_state_key
+from core.state.replay import Moment
+from core.state.scripts import server_ms
 from core.state.value_json import MAX_BYTES, MAX_DEPTH, dumps, loads, nesting
 
+if TYPE_CHECKING:
+    from core.state.store import StateStore
+
 __all__ = [
+    "TIME_HELP",
+    "When",
     "actor",
     "env_port",
     "json_object",
@@ -21,6 +31,7 @@ __all__ = [
     "positive_int",
     "session_id",
     "state_key",
+    "when",
 ]
 
 
@@ -158,3 +169,52 @@ def _storable(value: Any) -> Any:
             f"is {size} bytes as JSON, more than the {MAX_BYTES} a value may take; {_UNWRITTEN}"
         )
     return value
+
+
+# --- a moment in the log's history: TIME -------------------------------------------------
+
+TIME_HELP = (
+    "ISO-8601 (2026-11-25T10:00Z, 2026-11-25 10:00: UTC unless it names a zone), a time "
+    "ago (45s, 30m, 2h, 1d, 1w) or a log id (1795292750809-0)"
+)
+_AGO = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])(?:\s+ago)?", re.IGNORECASE)
+_UNIT_MS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
+_LOG_ID = re.compile(r"(\d{1,19})-(\d{1,20})")
+
+
+@dataclass(frozen=True)
+class When:
+    """A TIME as given: a server time (``ms``), a time ago (``ago_ms``, resolved against the
+    server's clock) or a log id."""
+
+    text: str
+    ms: int | None = None
+    ago_ms: int | None = None
+    log_id: str | None = None
+
+    def moment(self, store: StateStore) -> Moment:
+        if self.log_id is not None:
+            return Moment.at_record(self.log_id)
+        if self.ago_ms is not None:
+            return Moment.at_time(server_ms(store.redis, store.keys.log) - self.ago_ms)
+        assert self.ms is not None
+        return Moment.at_time(self.ms)
+
+
+def when(text: str) -> When:
+    """TIME (see ``TIME_HELP``): a usage error naming the forms when it is none of them."""
+    bare = text.strip()
+    if _LOG_ID.fullmatch(bare):
+        return When(text, log_id=bare)
+    if ago := _AGO.fullmatch(bare):
+        return When(text, ago_ms=round(float(ago.group(1)) * _UNIT_MS[ago.group(2).lower()]))
+    try:
+        moment = datetime.fromisoformat(bare)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a time: give {TIME_HELP}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    ms = round(moment.timestamp() * 1000)
+    if ms < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is before 1970, when no log starts")
+    return When(text, ms=ms)

@@ -40,13 +40,15 @@ def _value(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def entry_line(entry: Entry) -> str:
+def entry_line(entry: Entry, now_ms: int | None = None) -> str:
+    """One entry; its expiry counted from ``now_ms`` (default: the local clock now)."""
     line = (
         f"{entry.key} = {_value(entry.value)}  (v{entry.version}, {entry.updated_by}, "
         f"{_when(entry.updated_at)}"
     )
     if entry.expires_at is not None:
-        left = max(0.0, entry.expires_at / 1000 - time.time())
+        now = time.time() if now_ms is None else now_ms / 1000
+        left = max(0.0, entry.expires_at / 1000 - now)
         line += f", expires in {left:.0f}s"
     return line + ")"
 

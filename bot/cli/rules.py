@@ -1,24 +1,27 @@
-"""``deliberate rules check|test|why``: validate rule files, dry-run a mutation through the
-rules, and explain how a key came to hold its value."""
+"""``deliberate rules check|test|replay|why``: validate rule files, dry-run a mutation (or
+the log's past ones) through the rules, and explain how a key came to hold its value."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from bot.app import App, load_app_config
-from bot.cli.args import json_object, state_key
-from bot.cli.render import json_line
+from bot.cli.args import TIME_HELP, json_object, state_key, when
+from bot.cli.render import json_line, log_line
 from bot.explain import evaluation_line, masked_record, origin
 from core.config.core_config import CoreConfig, config_paths
 from core.errors import ConfigError, validation_problems
 from core.state.mutation import Mutation
 from core.state.mutation_log import LogRecord
+from core.state.replay import Replayer, visible
 from rules.book import RuleBook
 from rules.dsl import Rule
 from rules.engine.conditions import check_rule, plan_steps
@@ -65,6 +68,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     test.add_argument("--json", action="store_true", help="one JSON object per rule")
     test.set_defaults(handler=_test)
+    _register_replay(sub)
     # `deliberate why KEY` and `deliberate rules why KEY` are the same command
     for parent in (commands, sub):
         why = parent.add_parser(
@@ -77,6 +81,34 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         why.add_argument("--limit", type=int, default=10, help="evaluations to show (default 10)")
         why.add_argument("--json", action="store_true")
         why.set_defaults(handler=_why)
+
+
+def _register_replay(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    replay = sub.add_parser(
+        "replay",
+        help="what the rules would have done over past mutations (nothing is executed)",
+        description="Walk the log's records from --since to --until and, for each one a rule "
+        "watches, dry-run it as 'rules test' does, against the state just before it: which "
+        "rules would run and their steps, then a summary. With --config, the rule book "
+        "those files give (on the shipped defaults and any --config before 'rules'), to see "
+        "what a changed rule book would have done. Nothing is committed, enqueued or sent; "
+        "the derived mutations it shows are not replayed in turn.",
+    )
+    replay.add_argument("--since", required=True, type=when, metavar="TIME", help=TIME_HELP)
+    replay.add_argument("--until", type=when, metavar="TIME", help="(default: the newest record)")
+    replay.add_argument(
+        "--config",
+        dest="replay_config",
+        type=Path,
+        action="append",
+        metavar="PATH",
+        help="a config file whose rules to replay, merged on top of the shipped defaults; "
+        "repeat it to layer several",
+    )
+    replay.add_argument(
+        "--json", action="store_true", help="one JSON object per record, then the summary"
+    )
+    replay.set_defaults(handler=_replay)
 
 
 def _check(config: CoreConfig, args: argparse.Namespace) -> int:
@@ -180,6 +212,44 @@ def _describe(report: dict[str, Any]) -> str:
             lines.append(f"  step {step['step'] + 1}: {step['action']} {json_line(step['args'])}")
     lines.extend(f"  note: {note}" for note in report.get("notes", []))
     return "\n".join(lines)
+
+
+def _replay(app: App, args: argparse.Namespace) -> int:
+    book = app.rules
+    if args.replay_config:
+        paths = [*config_paths(args.config), *args.replay_config]
+        book = RuleBook.from_config(load_app_config(paths).for_workspace(app.store.workspace))
+    since = args.since.moment(app.store)
+    until = None if args.until is None else args.until.moment(app.store)
+    read, fired, first, last = 0, Counter[str](), None, None
+    for image, record in Replayer(app.store, checkpoint_every=0).history(since, until):
+        read, first, last = read + 1, first or record.log_id, record.log_id
+        matched = book.index.match(record.mutation.key)
+        if not matched:
+            continue
+        values = {k: e.value for k, e in visible(image, record.ts).items()}
+        reports = [_dry_run(book, rule.id, record, StateView.of(values)) for rule in matched]
+        fired.update(report["rule"] for report in reports if report["held"])
+        shown = replace(record, mutation=app.gateway.secrecy.mutation(record.mutation))
+        if args.json:
+            print(json_line({"record": shown.to_dict(), "rules": reports}))
+        else:
+            print(log_line(shown))
+            print("\n".join(f"  {line}" for r in reports for line in _describe(r).splitlines()))
+    summary = {"records": read, "first": first, "last": last, "fired": dict(fired)}
+    print(json_line({"summary": summary}) if args.json else _summary(read, first, last, fired))
+    return 0
+
+
+def _summary(read: int, first: str | None, last: str | None, fired: Counter[str]) -> str:
+    if not read:
+        return "no record in that window: nothing would have run"
+    window = f" ({first} to {last})" if first != last else f" ({first})"
+    head = f"{read} record{'s' if read != 1 else ''} read{window}"
+    if not fired:
+        return f"{head}; no rule would have run"
+    runs = ", ".join(f"{rule} {n}" for rule, n in fired.most_common())
+    return f"{head}; rules would have run {fired.total()} time(s): {runs}"
 
 
 def _why(app: App, args: argparse.Namespace) -> int:

@@ -8,18 +8,20 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from bot.cli.args import actor, json_or_text, positive_int, state_key
+from bot.cli.args import TIME_HELP, When, actor, json_or_text, positive_int, state_key, when
 from bot.cli.render import entry_line, json_line, outcome_line
 from bot.redis_connection import connect
 from core.state.codec import UnreadableEntry
 from core.state.commit_result import Committed, Rejected, RejectReason
 from core.state.mutation import Mutation, Op
+from core.state.replay import Moment, Replayer, visible
 from core.state.store import StateStore
 from core.state.value_json import MAX_DEPTH
 
 if TYPE_CHECKING:
     from bot.app import App
     from core.gateway.outcome import Outcome
+    from core.state.checkpoints import Image
 
 __all__ = ["register"]
 
@@ -38,6 +40,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     get = sub.add_parser("get", help="show one key", description="Show the live entry of KEY.")
     get.add_argument("key", type=state_key)
     get.add_argument("--json", action="store_true", help="print the entry as JSON")
+    _add_at(get)
     get.set_defaults(handler=_get, standalone=True)  # the store alone: no config to load
 
     lst = sub.add_parser(
@@ -47,6 +50,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     lst.add_argument("prefix", nargs="?", default="")
     lst.add_argument("--json", action="store_true", help="one JSON object per line")
+    _add_at(lst)
     lst.set_defaults(handler=_list)
 
     put = sub.add_parser(
@@ -98,6 +102,18 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         writer.add_argument("--json", action="store_true", help="print the outcome as JSON")
     _register_proposals(commands)
     _register_revert(commands)
+
+
+def _add_at(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--at",
+        type=when,
+        metavar="TIME",
+        help="as it was at TIME, rebuilt in memory from the checkpoint and the log (nothing "
+        f"is written): {TIME_HELP}. The first line says which moment it shows (on stderr "
+        "with --json); a moment the log was compacted past is refused (exit 1), naming the "
+        "oldest one available",
+    )
 
 
 def _register_proposals(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -164,15 +180,29 @@ def _register_revert(commands: argparse._SubParsersAction[argparse.ArgumentParse
     revert.set_defaults(handler=_revert)
 
 
+def _as_of(store: StateStore, at: When, as_json: bool) -> tuple[Image, Moment]:
+    """The state at ``at``, rebuilt in memory; says which moment it shows."""
+    moment = at.moment(store)
+    image = Replayer(store, checkpoint_every=0).as_of(moment)
+    through = f"the log through {image.last_id}" if image.last_id else "before any record"
+    print(f"as of {moment}: {through}", file=sys.stderr if as_json else sys.stdout)
+    return image, moment
+
+
 def _get(args: argparse.Namespace) -> int:
     store = StateStore(connect(args.redis_url), args.workspace)  # a read: no store settings
+    now_ms = None
     try:
-        entry = store.get(args.key)
+        if args.at is None:
+            entry = store.get(args.key)
+        else:
+            image, moment = _as_of(store, args.at, args.json)
+            entry, now_ms = visible(image, moment.at_ms).get(args.key), moment.at_ms
     except UnreadableEntry as exc:
         print(f"deliberate: {exc}", file=sys.stderr)
         return EXIT_REJECTED
     if entry is None:
-        version = store.version(args.key)
+        version = store.version(args.key) if args.at is None else image.versions.get(args.key, 0)
         message = f"{args.key} is not set" + (f" (last version {version})" if version else "")
         if args.json:
             print(json_line({"key": args.key, "found": False, "version": version}))
@@ -180,19 +210,27 @@ def _get(args: argparse.Namespace) -> int:
             print(message)
         return EXIT_REJECTED
     print(
-        json_line(entry.model_dump(mode="json", by_alias=True)) if args.json else entry_line(entry)
+        json_line(entry.model_dump(mode="json", by_alias=True))
+        if args.json
+        else entry_line(entry, now_ms)
     )
     return EXIT_OK
 
 
 def _list(app: App, args: argparse.Namespace) -> int:
     skipped: list[UnreadableEntry] = []
-    entries = app.store.entries(args.prefix, skipped)
+    now_ms = None
+    if args.at is None:
+        entries = app.store.entries(args.prefix, skipped)
+    else:
+        image, moment = _as_of(app.store, args.at, args.json)
+        live, now_ms = visible(image, moment.at_ms), moment.at_ms
+        entries = [live[k] for k in sorted(live) if k.startswith(args.prefix)]
     for entry in entries:
         print(
             json_line(entry.model_dump(mode="json", by_alias=True))
             if args.json
-            else entry_line(entry)
+            else entry_line(entry, now_ms)
         )
     for unreadable in skipped:  # never a silent gap; the others are still shown
         print(f"deliberate state: skipped {unreadable.key}: {unreadable.why}", file=sys.stderr)

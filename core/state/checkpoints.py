@@ -140,6 +140,11 @@ class Checkpoints:
             fields["through"], int(fields["records"]), int(fields["at"]), fields.get("chain")
         )
 
+    def reaches(self) -> str | None:
+        """The last log id the checkpoint covers (None: there is none), without loading it."""
+        last = self.redis.get(self.keys.checkpoint_at)
+        return None if last is None else str(last)
+
     def load(self) -> Image | None:
         """The latest checkpoint; an unreadable one is logged and ignored (replay starts over)."""
         raw = self.redis.get(self.keys.checkpoint)

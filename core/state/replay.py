@@ -7,21 +7,34 @@ reading of the log, so ``verify`` catches a store that drifted from its own hist
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from pydantic import JsonValue
 
 from core.errors import StoreError
-from core.state.checkpoints import Checkpoints, HistoryCompacted, Image, Saved
+from core.state.checkpoints import Checkpoints, CompactionMark, HistoryCompacted, Image, Saved
 from core.state.codec import entry_meta
 from core.state.entry import Entry
 from core.state.mutation import Op
 from core.state.mutation_log import LogRecord, MutationLog, UnreadableRecord
 from core.state.store import Snapshot, StateStore, ttl_ms
-from core.state.streams import id_order
+from core.state.streams import id_order, stream_ms
 
-__all__ = ["Difference", "ReplayMismatch", "Replayer", "apply", "stream_id_le", "visible"]
+__all__ = [
+    "BeforeHistory",
+    "Difference",
+    "Moment",
+    "ReplayMismatch",
+    "Replayer",
+    "apply",
+    "moment_text",
+    "stream_id_le",
+    "visible",
+]
+
+_LAST_SEQ = 2**64 - 1  # the largest sequence a stream id can have
 
 
 class ReplayMismatch(StoreError):
@@ -106,6 +119,57 @@ def _unreachable(image: Image | None, use_checkpoint: bool, until: str | None) -
     return f"the state at {until} is before the checkpoint ({image.last_id})"
 
 
+def moment_text(ms: int) -> str:
+    """A server time to the millisecond, as the CLI shows a moment: ``2026-11-25 10:00:00.000Z``."""
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z"
+
+
+@dataclass(frozen=True)
+class Moment:
+    """A point in the log's history: a server time (every record of that millisecond
+    belongs to it) or one record. ``first`` and ``last``: the smallest and largest log id at
+    the moment; ``at_ms``: the time whose clock decides which entries had expired."""
+
+    first: str
+    last: str
+    at_ms: int
+
+    @classmethod
+    def at_time(cls, ms: int) -> Moment:
+        return cls(f"{ms}-0", f"{ms}-{_LAST_SEQ}", ms)
+
+    @classmethod
+    def at_record(cls, log_id: str) -> Moment:
+        ms, seq = id_order(log_id)
+        return cls(f"{ms}-{seq}", f"{ms}-{seq}", ms)
+
+    def before(self) -> Moment:
+        """The moment just before this one (its records excluded)."""
+        ms, seq = id_order(self.first)
+        if seq:
+            return Moment(f"{ms}-{seq - 1}", f"{ms}-{seq - 1}", ms)
+        return Moment.at_time(max(0, ms - 1))
+
+    def __str__(self) -> str:
+        if self.first == self.last:
+            return f"log {self.last} ({moment_text(self.at_ms)})"
+        return moment_text(self.at_ms)
+
+
+class BeforeHistory(HistoryCompacted):
+    """The state at a moment is no longer on record: compaction trimmed the records after it
+    and the checkpoint, the oldest state left, is later."""
+
+    def __init__(self, mark: CompactionMark, asked: Moment, oldest: str) -> None:
+        super().__init__(
+            mark,
+            f"the state at {asked} is no longer on record: the oldest moment available is "
+            f"{moment_text(stream_ms(oldest))} (log {oldest})",
+        )
+        self.asked = asked
+        self.oldest = oldest
+
+
 def visible(image: Image, at_ms: int) -> dict[str, Entry]:
     return {k: e for k, e in image.entries.items() if _is_live(e, at_ms)}
 
@@ -141,10 +205,13 @@ class Replayer:
     def log(self) -> MutationLog:
         return MutationLog(self.store.redis, self.store.keys)
 
-    def rebuild(self, until: str | None = None, *, use_checkpoint: bool = True) -> Image:
-        """Replay the log (after the latest usable checkpoint) up to ``until`` inclusive.
-        ``HistoryCompacted`` when that needs records compaction trimmed (``meanwhile``: a
-        compaction under way trimmed them, and the checkpoint now starts past them)."""
+    def rebuild(
+        self, until: str | None = None, *, use_checkpoint: bool = True, save: bool = True
+    ) -> Image:
+        """Replay the log (after the latest usable checkpoint) up to ``until`` inclusive,
+        saving checkpoints on the way when ``save``. ``HistoryCompacted`` when that needs
+        records compaction trimmed (``meanwhile``: a compaction under way trimmed them, and
+        the checkpoint now starts past them)."""
         checkpoints = Checkpoints(self.store.redis, self.store.keys)
         mark = checkpoints.mark()
         image = checkpoints.load() if use_checkpoint else None
@@ -168,7 +235,7 @@ class Replayer:
                 raise
             self.applied += 1
             since_saved += 1
-            if self.checkpoint_every and since_saved >= self.checkpoint_every:
+            if save and self.checkpoint_every and since_saved >= self.checkpoint_every:
                 if checkpoints.save(image, base) is Saved.STALE:
                     self._compacted_under(checkpoints, base)
                 since_saved = 0
@@ -176,6 +243,30 @@ class Replayer:
                 self.progress(self.applied)
         self._compacted_under(checkpoints, base)
         return image
+
+    def as_of(self, moment: Moment, attempts: int = 3) -> Image:
+        """The state at ``moment``, rebuilt in memory and never saved: from the checkpoint
+        when it is at or before the moment, else from the start of the log. ``BeforeHistory``
+        when neither reaches it (the log was compacted past it)."""
+        try:
+            return self.rebuild(until=moment.last, save=False)
+        except HistoryCompacted as exc:
+            checkpoints = Checkpoints(self.store.redis, self.store.keys)
+            mark, oldest = checkpoints.mark(), checkpoints.reaches()
+            if mark is not None and oldest is not None and not stream_id_le(oldest, moment.last):
+                raise BeforeHistory(mark, moment, oldest) from None
+            if not exc.meanwhile or attempts <= 1:
+                raise
+        return self.as_of(moment, attempts - 1)
+
+    def history(self, since: Moment, until: Moment | None) -> Iterator[tuple[Image, LogRecord]]:
+        """Each record from ``since`` through ``until`` (None: the newest), oldest first,
+        with the state just before it: one image, which moves on by each record once the
+        next is asked for. Nothing is written."""
+        image = self.as_of(since.before())
+        for record in self._records(image.last_id, None if until is None else until.last):
+            yield image, record
+            apply(image, record)
 
     @staticmethod
     def _compacted_under(checkpoints: Checkpoints, base: str | None) -> None:
