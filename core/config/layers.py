@@ -11,17 +11,24 @@ How a later layer merges into what came before, section by section:
 - ``policy.keys`` extends by ``pattern``: the later file's patterns come *before* the
   earlier layers', in the later file's own order (the first pattern that matches decides, so
   the later file's win, and its patterns decide among themselves as the file reads), then the
-  earlier layers' patterns it does not name;
+  earlier layers' patterns it does not name; an entry for a pattern already there merges
+  into it key by key (``- {pattern: "decision.*", approval: {quorum: 2}}`` adds an approval
+  and keeps the shipped type and limits; a ``secret: true`` written before stays unless the
+  later entry says ``secret: false``);
 - within one file an id or a pattern written twice stays as the file wrote it: only its
   first entry takes the place of an earlier layer's (so a copy of the shipped file with a
   pattern put before the shipped one reads as it would alone, and a rule id given twice is
   reported as it would be alone);
-- ``tenants.discord.servers`` and ``tenants.slack.teams`` extend by ``id`` (an entry may be
-  its id alone), as rules do;
+- ``tenants.discord.servers`` and ``tenants.slack.teams`` extend by ``id``; an entry for an
+  id already there merges into it key by key (its roles, its own sections), and an entry
+  that is the id alone adds nothing to one written in full;
+- the same holds inside a tenant's entry: its ``rules``, ``beats`` and ``policy.keys`` merge
+  as the top-level ones do;
 - the ``members`` and ``groups`` of a role binding extend: ids not yet there are added;
 - any other list replaces the one before (``automation.backoff_sec``, an ``enum``…);
 - ``!replace`` before a mapping or a list (``rules: !replace [...]``) replaces what came
-  before instead of merging into it: the way to drop a shipped rule, beat or pattern.
+  before instead of merging into it: the way to drop a shipped rule, beat or pattern, or to
+  write a pattern's or a tenant's entry afresh (``- !replace {pattern: "scene.*", ...}``).
 
 A file may list others to merge first: ``include: [base.yaml, team.yaml]`` (paths relative
 to the file), each merged in order, then the file itself."""
@@ -37,13 +44,15 @@ __all__ = ["Layer", "Node", "Origin", "Where", "merge", "merge_rule"]
 Where = tuple[str | int, ...]
 Origin = tuple[str, int]  # (file, line)
 
-# lists of named entries: (path pattern, the field that names an entry, new entries first)
-_NAMED: tuple[tuple[tuple[str, ...], str, bool], ...] = (
-    (("rules",), "id", False),
-    (("beats",), "id", False),
-    (("policy", "keys"), "pattern", True),
-    (("tenants", "discord", "servers"), "id", False),
-    (("tenants", "slack", "teams"), "id", False),
+# lists of named entries: (path pattern, the field that names an entry, new entries first,
+# an entry for a known name merges into it rather than replacing it); "#" is a list index
+_TENANT = ("tenants", "*", "*", "#")
+_NAMED: tuple[tuple[tuple[str, ...], str, bool, bool], ...] = (
+    *(((*at, "rules"), "id", False, False) for at in ((), _TENANT)),
+    *(((*at, "beats"), "id", False, False) for at in ((), _TENANT)),
+    *(((*at, "policy", "keys"), "pattern", True, True) for at in ((), _TENANT)),
+    (("tenants", "discord", "servers"), "id", False, True),
+    (("tenants", "slack", "teams"), "id", False, True),
 )
 # lists of ids that extend (a role binding's members and groups)
 _SETS: tuple[tuple[str, ...], ...] = (("roles", "*", "members"), ("roles", "*", "groups"))
@@ -121,7 +130,9 @@ class Layer:
 
 def _matches(path: Where, pattern: tuple[str, ...]) -> bool:
     return len(path) == len(pattern) and all(
-        isinstance(part, str) and fnmatch.fnmatchcase(part, want)
+        isinstance(part, int)
+        if want == "#"
+        else isinstance(part, str) and fnmatch.fnmatchcase(part, want)
         for part, want in zip(path, pattern, strict=True)
     )
 
@@ -129,9 +140,9 @@ def _matches(path: Where, pattern: tuple[str, ...]) -> bool:
 def merge_rule(path: Where) -> str:
     """How a list at ``path`` merges: ``"by <field>"``, ``"by <field>, new first"``,
     ``"extend"`` or ``"replace"`` (the module's documentation says what each does)."""
-    for pattern, name, first in _NAMED:
+    for pattern, name, first, merges in _NAMED:
         if _matches(path, pattern):
-            return f"by {name}" + (", new first" if first else "")
+            return f"by {name}" + (", new first" if first else "") + (", merged" if merges else "")
     return "extend" if any(_matches(path, pattern) for pattern in _SETS) else "replace"
 
 
@@ -151,32 +162,52 @@ def _merge(path: Where, old: Node, new: Node) -> Node:
     if isinstance(old.value, list) and isinstance(new.value, list):
         rule = merge_rule(path)
         if rule != "replace":
-            merged_list = _merge_list(rule, old.value, new.value)
+            merged_list = _merge_list(path, rule, old.value, new.value)
             return Node(merged_list, new.origin or old.origin, source=path)
     return new
 
 
-def _merge_list(rule: str, old: list[Node], new: list[Node]) -> list[Node]:
+def _merge_list(path: Where, rule: str, old: list[Node], new: list[Node]) -> list[Node]:
     if rule == "extend":
         have = {str(node.value) for node in old}
         return old + [node for node in new if str(node.value) not in have]
     field_name = rule.split()[1].rstrip(",")
-    if rule.endswith("new first"):
+    places: dict[str, int] = {}
+    for n, node in enumerate(old):
+        places.setdefault(_name(node, field_name) or "", n)
+    places.pop("", None)
+    taken: set[str] = set()
+
+    def entry(node: Node) -> tuple[str | None, Node]:
+        """``node`` as it stands for an earlier layer's entry of its name (merged into it,
+        or replacing it), and that name; a name this file wrote before stays as written."""
+        name = _name(node, field_name)
+        if name is None or name not in places or name in taken:
+            return None, node  # a new name, or one this file wrote twice (the check reports it)
+        taken.add(name)
+        before = old[places[name]]
+        if "merged" not in rule:
+            return name, node
+        if not isinstance(node.value, dict) and isinstance(before.value, dict):
+            return name, before  # a tenant given by its id alone adds nothing
+        merged = _merge((*path, places[name]), before, node)
+        merged.source = node.source  # an error in it names the entry as the later file wrote it
+        return name, merged
+
+    if "new first" in rule:
         # the later file's list as it reads, then what it does not name: its first match
         # decides before the earlier layers' and among its own entries as in the file
+        written = [entry(node)[1] for node in new]
         named = {_name(node, field_name) for node in new} - {None}
-        return new + [node for node in old if _name(node, field_name) not in named]
+        return written + [node for node in old if _name(node, field_name) not in named]
     kept = list(old)
-    places = {_name(node, field_name): n for n, node in enumerate(kept)}
     fresh = []
-    taken: set[str] = set()
     for node in new:
-        name = _name(node, field_name)
-        if name is not None and name in places and name not in taken:
-            kept[places[name]] = node
-            taken.add(name)
+        name, stands = entry(node)
+        if name is None:
+            fresh.append(stands)
         else:
-            fresh.append(node)  # a new id, or one this file wrote twice (the check reports it)
+            kept[places[name]] = stands
     return kept + fresh
 
 

@@ -242,3 +242,72 @@ def test_mappings_merge_key_by_key_and_each_value_keeps_its_file(
     for path, (name, _) in merged.origins.items():
         if path and not isinstance(merged.root.value, list):
             assert name == ("over" if written_by_over(path) else "base"), path
+
+
+TEAM_IN_FULL = """\
+tenants:
+  slack:
+    teams:
+      - id: T0123ABCD
+        roles: {moderator: {members: ["slack:U0SARA"]}}
+        policy:
+          keys:
+            - pattern: "decision.*"
+              type: string
+              approval: {people: true, quorum: 2}
+"""
+
+
+def test_a_tenant_listed_again_by_its_id_keeps_its_roles_and_its_own_sections(
+    tmp_path: Path,
+) -> None:
+    """Adding a team to the listing in a later file, the others by id alone, is how people
+    list one more: the team written in full before must keep its moderators and its stricter
+    approval (a replaced entry dropped both, silently)."""
+    base = write_config(tmp_path, TEAM_IN_FULL, "base.yaml")
+    more = write_config(tmp_path, "tenants:\n  slack:\n    teams: [T0123ABCD, T0999ZZZZ]\n")
+    config = load_app_config([base, more])
+    team, other = config.tenants.slack.teams
+    assert (team.id, other.id) == ("T0123ABCD", "T0999ZZZZ")
+    assert team.roles["moderator"].members == ["slack:U0SARA"]
+    own = config.for_workspace("slack-T0123ABCD").policy.keys[0]
+    assert (own.pattern, own.approval.people, own.approval.quorum) == ("decision.*", True, 2)
+
+
+def test_a_later_entry_of_a_tenant_merges_into_it(tmp_path: Path) -> None:
+    base = write_config(tmp_path, TEAM_IN_FULL, "base.yaml")
+    more = write_config(
+        tmp_path, "tenants:\n  slack:\n    teams:\n      - {id: T0123ABCD, members: talk}\n"
+    )
+    [team] = load_app_config([base, more]).tenants.slack.teams
+    assert team.members == "talk" and team.roles["moderator"].members == ["slack:U0SARA"]
+
+
+def test_a_later_entry_of_a_key_pattern_merges_into_it_and_keeps_its_secrecy(
+    tmp_path: Path,
+) -> None:
+    """An entry for a pattern already there adds to it: an approval added to a secret key
+    must not make it plain (a replaced entry dropped ``secret: true``); ``!replace`` writes
+    the entry afresh."""
+    base = write_config(
+        tmp_path,
+        'policy:\n  keys:\n    - pattern: "token.*"\n      secret: true\n      type: string\n',
+        "base.yaml",
+    )
+    more = write_config(
+        tmp_path, 'policy:\n  keys:\n    - pattern: "token.*"\n      approval: {quorum: 2}\n'
+    )
+    first = load_app_config([base, more]).policy.keys[0]
+    assert (first.pattern, first.secret, first.type, first.approval.quorum) == (
+        "token.*",
+        True,
+        "string",
+        2,
+    )
+    fresh = write_config(
+        tmp_path,
+        'policy:\n  keys:\n    - !replace {pattern: "token.*", approval: {quorum: 2}}\n',
+        "fresh.yaml",
+    )
+    first = load_app_config([base, fresh]).policy.keys[0]
+    assert (first.pattern, first.secret, first.approval.quorum) == ("token.*", False, 2)
