@@ -41,6 +41,13 @@ policy:
         when: 'mutation.value == "small" || approvals.size() >= 2'
     - pattern: "once.*"
       approval: {{}}
+    - pattern: "num.*"
+      type: integer
+      approval:
+        when: 'mutation.value + 1 > 10 && approvals.size() >= 1'
+    - pattern: "first.*"
+      approval:
+        when: '"moderator" in approvals[0].roles'
 """
 
 AL, BO, CY = (actor(f"user:{n}") for n in ("al", "bo", "cy"))
@@ -250,3 +257,30 @@ def test_the_documented_rule_needs_two_people_even_if_one_holds_both_roles(
     refused = app.gateway.apply_proposal(p.id, OWEN)  # protected: a user may not
     assert isinstance(refused, Rejected) and refused.reason is RejectReason.PROTECTED
     assert isinstance(app.gateway.apply_proposal(p.id, actor("moderator:max")), Committed)
+
+
+# --- a rule that fails on a value ---------------------------------------------------------
+
+
+def test_a_rule_that_overflows_on_a_value_leaves_the_proposal_waiting_never_the_click_failing(
+    app: App,
+) -> None:
+    """A value from chat may make the rule fail (an integer at its limit plus one): the rule
+    is not met, the click is answered, and the proposal waits (CEL raises OverflowError)."""
+    p = proposed(app, "num.x", 9_223_372_036_854_775_807)
+    waiting = app.gateway.apply_proposal(p.id, MO)
+    assert isinstance(waiting, Pending), waiting
+    assert app.store.get("num.x") is None
+    fine = proposed(app, "num.y", 20)
+    assert isinstance(app.gateway.apply_proposal(fine.id, MO), Committed)
+
+
+def test_a_rule_that_indexes_past_the_approvals_loads_and_is_judged_on_real_ones(
+    app: App,
+) -> None:
+    """``approvals[0]`` fails on no approvals (IndexError): the config still loads (the
+    sample cannot judge it), and a moderator's approval meets it."""
+    p = proposed(app, "first.x")
+    assert isinstance(app.gateway.apply_proposal(p.id, MO), Committed)
+    q = proposed(app, "first.y")
+    assert isinstance(app.gateway.apply_proposal(q.id, BO), Pending)
