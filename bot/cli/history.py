@@ -42,7 +42,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "deleted, put out of place, or cut off the end. Records written before the log was "
         "chained are counted, not a break. With --head, also check that a head saved by "
         "'deliberate log head' is still on the chain (signed under $" + SIGNING_KEY_ENV + "). "
-        "Exit 1 when the chain or the head does not hold.",
+        "Exit 1 when the chain or the head does not hold; 3 when the log holds records and "
+        "none of them is chained (nothing vouches for them).",
     )
     verify.add_argument(
         "--head", metavar="FILE_OR_JSON", help="a saved head: its JSON, or a file holding it"
@@ -112,6 +113,9 @@ def _log(app: App, args: argparse.Namespace) -> int:
     return 0
 
 
+EXIT_UNVERIFIED = 3  # the log holds records and none is chained: neither OK nor broken
+
+
 def _chain_report(app: App) -> ChainReport:
     report = verify_chain(app.redis, app.store.keys)
     print(f"checked {_count(report.records, 'record')}: {report.start()}")
@@ -131,6 +135,9 @@ def _verify(app: App, args: argparse.Namespace) -> int:
         return 1
     last = report.last
     if last is None:
+        if report.records:  # records, none of them chained: nothing vouches for them
+            print(f"UNVERIFIED: no record carries a link of the chain ({report.records} held)")
+            return EXIT_UNVERIFIED
         print("OK: nothing to check yet")
     else:
         print(f"OK: the chain holds through record {last.n} ({last.log_id}) {last.hash}")

@@ -117,8 +117,13 @@ def check_head(
         )
     mark = Checkpoints(client, keys).mark()
     if mark is not None and mark.through == link.log_id and mark.chain is not None:
-        if mark.chain == link.field:
-            return HeadCheck(True, f"record {link.n} ({link.log_id}) is on the chain (compacted)")
+        if mark.chain == link.field:  # the link is kept, the records and state are not on it
+            return HeadCheck(
+                False,
+                f"record {link.n} ({link.log_id}) was the last compacted: its link matches, but "
+                "what it vouched for is now the checkpoint, which the chain does not cover; "
+                "anchor a newer head",
+            )
         return HeadCheck(
             False, f"the compacted record {link.log_id} is {mark.chain}, not the head's"
         )

@@ -86,3 +86,21 @@ def test_head_signed_then_verified_and_a_forged_one_refused(
     assert code == 2 and "cannot be checked" in err
     code, _, err = run(capsys, ws, "log", "verify", "--head", "{not json")
     assert code == 2 and "--head" in err
+
+
+def test_a_log_stripped_of_its_chain_is_unverified_not_ok(
+    capsys: pytest.CaptureFixture[str], app: App, redis_client: Redis
+) -> None:
+    """Whoever can write Redis can take every link off (and the head with them): the log then
+    holds records nothing vouches for, which is neither OK nor a break: exit 3."""
+    done = commit(app, 3)
+    rows = list(raw_rows(redis_client, app.store.keys.log))
+    redis_client.delete(app.store.keys.log, app.store.keys.chain)
+    for log_id, fields in rows:
+        kept = {k: v for k, v in fields.items() if k != b"chain"}
+        if log_id == done[1].log_id:
+            kept[b"mutation"] = kept[b"mutation"].replace(b'"v1"', b'"HACKED"')
+        redis_client.xadd(app.store.keys.log, kept, id=log_id)  # type: ignore[arg-type]
+    code, out, _ = run(capsys, app.store.workspace, "log", "verify")
+    assert code == 3 and "UNVERIFIED: no record carries a link of the chain (3 held)" in out
+    assert "OK" not in out

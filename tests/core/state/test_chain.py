@@ -221,10 +221,13 @@ def test_a_signed_head_holds_while_the_log_leads_to_it(redis_client: Redis, work
     commit(store, 5)  # an older head is still on the chain
     later = verify_chain(redis_client, store.keys)
     assert check_head(redis_client, store.keys, again, later).ok
-    # compacted through it (10 records, 5 kept): the mark keeps its link, so it still holds
+    # compacted through it (10 records, 5 kept): the mark keeps its link, but what the head
+    # vouched for is now the checkpoint, which no link covers (a forged checkpoint and mark
+    # would pass): it can no longer be confirmed, and says to anchor a newer one
     Compactor(store, Retention(keep_records=5)).run()
     later = verify_chain(redis_client, store.keys)
-    assert check_head(redis_client, store.keys, again, later).ok
+    checked = check_head(redis_client, store.keys, again, later)
+    assert not checked.ok and "last compacted" in checked.says and "newer head" in checked.says
 
 
 def test_a_forged_head_or_a_rewritten_chain_is_refused(redis_client: Redis, workspace: str) -> None:
