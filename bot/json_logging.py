@@ -22,8 +22,14 @@ __all__ = ["LIBRARY_LOGGERS", "JsonFormatter", "PlainFormatter", "configure", "p
 
 # libraries whose log lines are ours to route (left alone, RQ prints its own to stdout)
 LIBRARY_LOGGERS = ("rq",)
-# a terminal's control sequences (CSI: colours, cursor moves), and any other escape left
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b")
+# a terminal's control sequences: CSI (colours, cursor moves; ESC [ or the 8-bit 0x9b), OSC
+# (a window title, a link: ESC ] or 0x9d, to BEL or ST), any other escape, and the other C1
+# controls, which some terminals obey as well
+_ANSI = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
+    r"|(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+    r"|\x1b[@-_]?|[\x80-\x9f]"
+)
 
 
 def plain_text(text: str) -> str:

@@ -180,6 +180,9 @@ TIME_HELP = (
 _AGO = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])(?:\s+ago)?", re.IGNORECASE)
 _UNIT_MS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
 _LOG_ID = re.compile(r"(\d{1,19})-(\d{1,20})")
+# what a moment may be: a Redis stream id's parts, and a time Python's dates can show
+_MAX_MS = 253_402_300_799_999  # 9999-12-31 23:59:59.999Z
+_MAX_SEQ = 2**64 - 1
 
 
 @dataclass(frozen=True)
@@ -196,7 +199,7 @@ class When:
         if self.log_id is not None:
             return Moment.at_record(self.log_id)
         if self.ago_ms is not None:
-            return Moment.at_time(server_ms(store.redis, store.keys.log) - self.ago_ms)
+            return Moment.at_time(max(0, server_ms(store.redis, store.keys.log) - self.ago_ms))
         assert self.ms is not None
         return Moment.at_time(self.ms)
 
@@ -204,17 +207,24 @@ class When:
 def when(text: str) -> When:
     """TIME (see ``TIME_HELP``): a usage error naming the forms when it is none of them."""
     bare = text.strip()
-    if _LOG_ID.fullmatch(bare):
+    if found := _LOG_ID.fullmatch(bare):
+        if int(found.group(1)) > _MAX_MS or int(found.group(2)) > _MAX_SEQ:
+            raise argparse.ArgumentTypeError(f"{text!r} is past any log id (9999-12-31)")
         return When(text, log_id=bare)
     if ago := _AGO.fullmatch(bare):
-        return When(text, ago_ms=round(float(ago.group(1)) * _UNIT_MS[ago.group(2).lower()]))
+        back = float(ago.group(1)) * _UNIT_MS[ago.group(2).lower()]
+        if not back <= _MAX_MS:  # also an overflow to inf
+            raise argparse.ArgumentTypeError(f"{text!r} ago is before 1970, when no log starts")
+        return When(text, ago_ms=round(back))
     try:
         moment = datetime.fromisoformat(bare)
-    except ValueError:
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        ms = round(moment.timestamp() * 1000)
+    except (ValueError, OverflowError):
         raise argparse.ArgumentTypeError(f"{text!r} is not a time: give {TIME_HELP}") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    ms = round(moment.timestamp() * 1000)
     if ms < 0:
         raise argparse.ArgumentTypeError(f"{text!r} is before 1970, when no log starts")
+    if ms > _MAX_MS:
+        raise argparse.ArgumentTypeError(f"{text!r} is past 9999-12-31")
     return When(text, ms=ms)

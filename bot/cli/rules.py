@@ -219,6 +219,10 @@ def _replay(app: App, args: argparse.Namespace) -> int:
     if args.replay_config:
         paths = [*config_paths(args.config), *args.replay_config]
         book = RuleBook.from_config(load_app_config(paths).for_workspace(app.store.workspace))
+        # a key is secret if either book says so: a replayed book that forgot a key's
+        # secrecy must not print its values in the steps it plans
+        new, live = book.is_secret, app.rules.is_secret
+        book.is_secret = lambda key: live(key) or new(key)
     since = args.since.moment(app.store)
     until = None if args.until is None else args.until.moment(app.store)
     read, fired, first, last = 0, Counter[str](), None, None

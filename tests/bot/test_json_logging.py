@@ -14,7 +14,7 @@ import rq.logutils
 from redis import Redis
 from rq import Queue
 
-from bot.json_logging import configure
+from bot.json_logging import configure, plain_text
 from rules.worker.scheduler import RuleWorker
 
 ESC = "\x1b"
@@ -59,3 +59,19 @@ def test_a_persons_plain_lines_carry_none_either(capsys: pytest.CaptureFixture[s
     configure()
     logging.getLogger("rq.worker").warning("queue %s is stuck", rq.logutils.green("q1"))
     assert capsys.readouterr().err == "warning: queue q1 is stuck\n"
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("\x1b[1;31mred\x1b[0m", "red"),
+        ("\x1b]0;a window title\x07after", "after"),  # OSC to BEL
+        ("\x1b]8;;https://x.example\x1b\\link\x1b]8;;\x1b\\", "link"),  # OSC 8 link, to ST
+        ("\x9b31mx", "x"),  # the 8-bit CSI
+        ("\x9d0;title\x9cy", "y"),  # the 8-bit OSC and ST
+        ("a\x1bb\x85c", "abc"),  # a lone escape, another C1 control
+        ("café ☕ ünïcode", "café ☕ ünïcode"),  # text stays text
+    ],
+)
+def test_every_terminal_control_is_taken_out_of_a_line(raw: str, shown: str) -> None:
+    assert plain_text(raw) == shown

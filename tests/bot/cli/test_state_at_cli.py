@@ -16,6 +16,7 @@ from redis import Redis
 
 from bot.app import App, build_app
 from bot.cli.args import when
+from bot.redis_connection import connect
 from core.metrics.tally import flush_all
 from core.state.keys import WorkspaceKeys
 from core.state.scripts import server_ms
@@ -127,6 +128,21 @@ def test_the_time_forms() -> None:
             when(bad)
 
 
+@pytest.mark.parametrize(
+    "past",
+    [
+        "9" * 300 + "s",  # a float of inf: round() raised OverflowError
+        "999999999w",
+        "9999999999999999-0",
+        "1-99999999999999999999",  # a sequence past a stream id's 64 bits
+        "9999-12-31T23:59:59-01:00",
+    ],
+)
+def test_a_time_past_any_log_is_a_usage_error_not_a_crash(past: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError):
+        when(past)
+
+
 def test_a_bad_time_is_a_usage_error(
     capsys: pytest.CaptureFixture[str], workspace: str, config: str
 ) -> None:
@@ -164,16 +180,17 @@ def test_a_moment_compacted_away_is_refused(
         assert code == 0 and f"test.n = {n}  (v{n}" in out
 
 
-def every_key(workspace: str) -> dict[bytes, tuple[bytes | None, int]]:
-    """Each key of the workspace: its contents (DUMP) and its time to live (ms, -1: none),
-    once the counts this process made (the commits') are flushed."""
+def every_key(workspace: str) -> dict[str, tuple[bytes | None, int]]:
+    """Each key of the workspace: its contents (DUMP, never decoded) and its time to live
+    (ms, -1: none), once the counts this process made (the commits') are flushed; on a
+    single server or a cluster, as the tests run."""
     flush_all()
-    raw = Redis.from_url(os.environ["REDIS_URL"])  # bytes: DUMP is not text
-    names = raw.scan_iter(match=WorkspaceKeys(workspace).every_key, count=1000)
-    return {name: (raw.dump(name), raw.pttl(name)) for name in names}
+    client = connect(os.environ["REDIS_URL"])
+    names = client.scan_iter(match=WorkspaceKeys(workspace).every_key, count=1000)
+    return {name: (client.dump(name), client.pttl(name)) for name in names}
 
 
-def unchanged(before: dict[bytes, tuple[bytes | None, int]], workspace: str) -> None:
+def unchanged(before: dict[str, tuple[bytes | None, int]], workspace: str) -> None:
     """No key written, added or removed: the same contents, and no expiry set or renewed."""
     after = every_key(workspace)
     assert after.keys() == before.keys()
@@ -223,3 +240,26 @@ def test_rules_replay_shows_what_a_new_rule_would_have_done(
     )
     assert code == 0 and out == "no record in that window: nothing would have run\n"
     unchanged(before, workspace)  # nothing written, enqueued or sent
+
+
+def test_a_replayed_book_that_forgets_a_keys_secrecy_still_prints_no_secret(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, redis_client: Redis, workspace: str
+) -> None:
+    """The running config keeps ``vault.*`` secret; a replayed book that writes the pattern
+    afresh without it must not print a past secret value in the steps it plans."""
+    secret_key = '    - pattern: "vault.*"\n      secret: true\n      type: string\n'
+    config = str(write_config(tmp_path, config_text(NO_RULES, keys=secret_key)))
+    app = build_app(workspace, [Path(config)], client=redis_client)
+    leak_rule = """
+  - id: leak
+    when: {key: "vault.token", op: set}
+    then:
+      - mutate: {op: set, key: "test.copy", value: "copied {{ mutation.value }}"}
+"""
+    plain_key = '    - !replace {pattern: "vault.*", type: string}\n'
+    new = str(write_config(tmp_path, config_text(leak_rule, keys=plain_key), "new.yaml"))
+    first = commit(app, "set", "vault.token", "hunter2-tok3n")
+    argv = ("rules", "replay", "--since", first, "--config", new)
+    code, out, _ = cli(capsys, workspace, config, *argv)
+    assert code == 0 and "leak: WOULD RUN" in out
+    assert "hunter2-tok3n" not in out, out
