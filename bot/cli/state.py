@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = ["register"]
 
-EXIT_OK, EXIT_REJECTED = 0, 1
+EXIT_OK, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -94,6 +94,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         )
         writer.add_argument("--reason", default="", help="why, kept in the log")
         writer.add_argument(
+            "--break-glass",
+            metavar="REASON",
+            help="apply at once, skipping the approval the key's writes wait for: only a "
+            "person holding the key's break-glass role, only with a REASON; flagged, "
+            "announced and listed for review ('deliberate proposals --break-glass')",
+        )
+        writer.add_argument(
             "--id",
             metavar="ID",
             help="the mutation id (default: a new one); a change sent again with the same id "
@@ -145,6 +152,19 @@ def _register_proposals(commands: argparse._SubParsersAction[argparse.ArgumentPa
         action="store_true",
         help="one JSON object per proposal, as stored, with 'awaits' on a pending one",
     )
+    proposals.add_argument(
+        "--break-glass",
+        action="store_true",
+        help="list the break-glass changes (applied at once by a role, with a reason) not yet "
+        "reviewed, oldest first (with --all: the reviewed ones too)",
+    )
+    proposals.add_argument(
+        "--reviewed",
+        metavar="MUTATION_ID",
+        help="mark the break-glass change MUTATION_ID reviewed, by --actor (not the person "
+        "who broke the glass); exit 1 when refused",
+    )
+    proposals.add_argument("--actor", type=actor, metavar="KIND:ID", help="who reviews")
     proposals.set_defaults(handler=_proposals)
 
 
@@ -251,7 +271,13 @@ def _write(app: App, args: argparse.Namespace) -> int:
         expected_version=args.expected_version,
         ttl_sec=getattr(args, "ttl", None),
     )
-    outcome: Outcome = app.gateway.propose(mutation)
+    outcome: Outcome
+    if args.break_glass is not None:
+        from core.gateway.break_glass import BreakGlass
+
+        outcome = BreakGlass(app.gateway).write(mutation, args.break_glass)
+    else:
+        outcome = app.gateway.propose(mutation)
     print(json_line(outcome.to_dict()) if args.json else outcome_line(outcome))
     return EXIT_REJECTED if isinstance(outcome, Rejected) else EXIT_OK
 
@@ -261,6 +287,8 @@ def _proposals(app: App, args: argparse.Namespace) -> int:
     from core.gateway.outcome import ProposalStatus
     from core.state.scripts import server_ms
 
+    if args.break_glass or args.reviewed:
+        return _break_glass(app, args)
     box = app.gateway.proposals
     found = box.listed(resolved=args.all, limit=args.limit)
     if args.json:
@@ -277,6 +305,32 @@ def _proposals(app: App, args: argparse.Namespace) -> int:
     now = server_ms(app.redis, app.store.keys.versions)
     shown = ("\n".join(proposal_lines(app.policy, p, now, box.deadline(p))) for p in found)
     print("\n\n".join(shown))  # a blank line between proposals
+    return EXIT_OK
+
+
+def _break_glass(app: App, args: argparse.Namespace) -> int:
+    from core.gateway.break_glass import BreakGlass, ReviewRefused
+
+    glass = BreakGlass(app.gateway)
+    if args.reviewed:
+        if args.actor is None:
+            print("deliberate: --reviewed needs --actor KIND:ID", file=sys.stderr)
+            return EXIT_USAGE
+        try:
+            done = glass.review(args.reviewed, args.actor)
+        except ReviewRefused as exc:
+            print(f"not reviewed: {exc}", file=sys.stderr)
+            return EXIT_REJECTED
+        print(json_line(done) if args.json else f"reviewed {args.reviewed} ({done['reviewedBy']})")
+        return EXIT_OK
+    found = glass.listed(reviewed=args.all)
+    for r in found:
+        by = f"{r['by']['kind']}:{r['by']['id']}"
+        seen = f"; reviewed by {r['reviewedBy']}" if "reviewedBy" in r else ""
+        line = f"{r['mutationId']}  {r['op']} {r['key']} (v{r['version']}) by {by}: {r['reason']}"
+        print(json_line(r) if args.json else line + seen)
+    if not found and not args.json:
+        print("no break-glass change awaits review")
     return EXIT_OK
 
 

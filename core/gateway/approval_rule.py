@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from core.gateway.outcome import Approval, Proposal
     from core.state.actor import Actor
 
-__all__ = ["RULE_VARIABLES", "ApprovalRule", "rule_met", "when_problem"]
+__all__ = ["RULE_VARIABLES", "ApprovalRule", "BreakGlassRule", "rule_met", "when_problem"]
 
 _log = logging.getLogger("deliberate.gateway")
 
@@ -56,6 +56,16 @@ _BUILT_IN = frozenset(
 _BOUND = re.compile(r"\.\s*(?:all|exists|exists_one|filter|map)\s*\(\s*([A-Za-z_]\w*)\s*,")
 
 
+class BreakGlassRule(BaseModel):
+    """Who may break the glass: a person holding ``role`` (a tenant's binding, or an actor
+    kind) may apply a change at once, with a reason, skipping the approvals it would wait
+    for (quorum, four eyes, ``when``, ``people``); flagged, announced and listed for review."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:\-]+$")
+
+
 class ApprovalRule(BaseModel):
     """How a proposal for a key is approved. ``quorum``: distinct people who must approve it
     (it commits at the last, once); ``when``: a CEL rule the approvals must also meet (it
@@ -64,7 +74,8 @@ class ApprovalRule(BaseModel):
     asked for the change (the turn that led the model to propose it, or the person whose
     write waits) may not approve it; ``people``: a person's own write (an app action's
     button) also waits for approval, as an agent's does; ``expire_after_sec``: how long it
-    may wait (else the policy's ``proposals.expire_after_sec``)."""
+    may wait (else the policy's ``proposals.expire_after_sec``); ``break_glass``: who may
+    apply at once, with a reason (else the policy's ``break_glass``)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -74,6 +85,7 @@ class ApprovalRule(BaseModel):
     four_eyes: bool = False
     people: bool = False
     expire_after_sec: int | None = Field(default=None, ge=60, le=30 * 86_400)
+    break_glass: BreakGlassRule | None = None
 
     @field_validator("when")
     @classmethod

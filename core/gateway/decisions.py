@@ -44,6 +44,8 @@ def decision_fields(outcome: Outcome) -> dict[str, Any]:
         fields["proposed_by"] = str(m.proposed_by)
     if isinstance(m.meta.get("proposal"), str):  # applying a proposal: its steps share its id
         fields["proposal_id"] = m.meta["proposal"]
+    if "breakGlass" in m.meta:  # applied at once, by a role that may: flagged for review
+        fields["break_glass"] = m.meta["breakGlass"]
     if isinstance(outcome, Committed):
         fields.update(version=outcome.version, duplicate=outcome.duplicate, reason=m.reason)
     elif isinstance(outcome, Rejected):
@@ -72,7 +74,9 @@ class DecisionLog:
         request (the sweep expiring a proposal), or restates one counted already."""
         if metered:
             self._count(outcome)
-        kept = isinstance(outcome, Rejected | Pending)
+        # (a break-glass commit too: the trace and the review show it)
+        glass = isinstance(outcome, Committed) and "breakGlass" in outcome.request.meta
+        kept = isinstance(outcome, Rejected | Pending) or glass
         if not kept and not _log.isEnabledFor(logging.INFO):
             return
         fields = decision_fields(self.secrecy.outcome(outcome)) | details

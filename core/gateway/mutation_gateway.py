@@ -106,7 +106,7 @@ class MutationGateway:
             # (the first, on a retried id)
             proposal = self.proposals.add(self._proposal_of(verdict.mutation), self._wait(m))
             if proposal.status is ProposalStatus.EXPIRED:
-                return self._expired(proposal, verdict.mutation)
+                return self.expired(proposal, verdict.mutation)
             if proposal.status in (ProposalStatus.DISCARDED, ProposalStatus.STALE):
                 outcome = Rejected(
                     verdict.mutation,
@@ -187,7 +187,7 @@ class MutationGateway:
             return refused
         refusal = refuse_apply(proposal, mutation, actor, self.policy.config.guests)
         if refusal is None and proposal.status is ProposalStatus.EXPIRED:
-            return self._expired(proposal, mutation)
+            return self.expired(proposal, mutation)
         if refusal is None and proposal.status is ProposalStatus.PENDING:
             verdict = self.policy.check(mutation)  # each approver's roles; an edit's schema
             if verdict.kind is VerdictKind.REJECT:
@@ -214,7 +214,7 @@ class MutationGateway:
         if approved is not None and approved.proposal.status is ProposalStatus.PENDING:
             return self._waiting(mutation, approved)
         if approved is not None and approved.proposal.status is ProposalStatus.EXPIRED:
-            return self._expired(approved.proposal, mutation)
+            return self.expired(approved.proposal, mutation)
         if approved is not None and approved.counted:  # claimed: this approver commits
             mutation = applying(approved.proposal, actor, expected_version)
         else:  # only the one who claims it commits
@@ -230,11 +230,11 @@ class MutationGateway:
             if taken is None:
                 return self._not_taken_over(proposal.id, mutation, again)
             if taken.status is ProposalStatus.EXPIRED:
-                return self._expired(taken, mutation)
+                return self.expired(taken, mutation)
             mutation = applying(taken, actor, expected_version)
-        return self._commit_claimed(proposal.id, actor, mutation)
+        return self.commit_claimed(proposal.id, actor, mutation)
 
-    def _commit_claimed(self, proposal_id: str, actor: Actor, mutation: Mutation) -> Outcome:
+    def commit_claimed(self, proposal_id: str, actor: Actor, mutation: Mutation) -> Outcome:
         try:
             outcome = self.propose(mutation)
         except Unacknowledged:
@@ -272,7 +272,7 @@ class MutationGateway:
         )
         return waiting
 
-    def _expired(self, proposal: Proposal, mutation: Mutation, *, clicked: bool = True) -> Rejected:
+    def expired(self, proposal: Proposal, mutation: Mutation, *, clicked: bool = True) -> Rejected:
         """A proposal past its deadline (a click on it, refused, or the sweep): recorded with
         the deadline."""
         deadline = self.proposals.deadline(proposal)
@@ -364,7 +364,7 @@ class MutationGateway:
         moved = self.proposals.discard(proposal_id, actor, reason)
         proposal = moved if moved is not None else self._proposal(proposal_id)
         if proposal.status is ProposalStatus.EXPIRED:
-            self._expired(proposal, applying(proposal, actor, verb="discard"))
+            self.expired(proposal, applying(proposal, actor, verb="discard"))
         elif moved is not None:  # discarded, or a denial counted towards ``deny_at``
             self.decisions.discarded(proposal, actor)
         return proposal
@@ -377,7 +377,7 @@ class MutationGateway:
         for proposal_id in self.proposals.due():
             proposal = self.proposals.expire(proposal_id)
             if proposal is not None:
-                self._expired(proposal, proposal.mutation, clicked=False)
+                self.expired(proposal, proposal.mutation, clicked=False)
                 expired += 1
         return expired
 

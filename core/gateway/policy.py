@@ -16,7 +16,7 @@ from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from core.gateway.approval_rule import ApprovalRule
+from core.gateway.approval_rule import ApprovalRule, BreakGlassRule
 from core.gateway.value_schema import ValueSchema, ValueType
 from core.state.actor import Actor, ActorKind
 from core.state.commit_result import RejectReason
@@ -27,6 +27,7 @@ from core.state.value_json import MAX_BYTES
 
 __all__ = [
     "ApprovalRule",
+    "BreakGlassRule",
     "GuestPolicy",
     "KeyRule",
     "Policy",
@@ -138,12 +139,16 @@ class UndoPolicy(BaseModel):
 
 
 class PolicyConfig(BaseModel):
+    """``break_glass``: who may break the glass on every key whose pattern's approval names
+    no ``break_glass`` of its own."""
+
     model_config = ConfigDict(extra="forbid")
 
     max_value_bytes: int = Field(default=16_384, ge=16, le=MAX_BYTES)
     guests: GuestPolicy = GuestPolicy()
     proposals: ProposalsPolicy = ProposalsPolicy()
     undo: UndoPolicy = UndoPolicy()
+    break_glass: BreakGlassRule | None = None
     keys: list[KeyRule] = []
 
 
@@ -180,6 +185,14 @@ class Policy:
         """How proposals for ``key`` are approved (one person, when no rule matches)."""
         rule = self.rule_for(key)
         return ApprovalRule() if rule is None else rule.approval
+
+    def break_glass(self, key: str) -> BreakGlassRule | None:
+        """Who may break the glass on ``key``: its pattern's, else the policy's (None: nobody;
+        a key no pattern allows: nobody either)."""
+        rule = self.rule_for(key)
+        if rule is None:
+            return None
+        return rule.approval.break_glass or self.config.break_glass
 
     def expire_after_ms(self, key: str) -> int:
         """How long a proposal for ``key`` may wait to be applied."""

@@ -178,6 +178,18 @@ class ProposalBox:
             return None if current is None else Approved(current, counted=False)
         return None if moved is None else Approved(moved, counted=True)
 
+    def claim(self, proposal_id: str, by: Actor) -> Proposal | None:
+        """Claim a pending proposal for ``by`` at once, whatever its approvals (breaking the
+        glass): None when it is not pending; expired past its deadline."""
+
+        def take(p: Proposal, now: int) -> Proposal | None:
+            if p.status is not ProposalStatus.PENDING:
+                return None
+            due = self._due(p, now)
+            return self._expired(p, now) if due else resolved(p, ProposalStatus.APPLIED, by, now)
+
+        return self._move(proposal_id, take)
+
     def expire(self, proposal_id: str) -> Proposal | None:
         """Expire a pending proposal past its deadline (the worker's sweep): None when it is
         not pending or not due yet."""

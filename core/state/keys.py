@@ -196,6 +196,11 @@ class WorkspaceKeys:
         resolved one by minus the time its key goes (``ProposalBox.due`` drops it then)."""
         return f"{self.tag}:proposals"
 
+    @property
+    def break_glass(self) -> str:
+        """Hash mutation id -> a break-glass change (JSON), kept for its review."""
+        return f"{self.tag}:breakglass"
+
     def proposal(self, proposal_id: str) -> str:
         """String holding one agent proposal (JSON)."""
         return f"{self.tag}:proposal:{proposal_id}"

@@ -121,6 +121,7 @@ def test_the_shipped_rules_load() -> None:
     assert ids == [
         "announce_decision",
         "decision_webhook",
+        "announce_break_glass",
         "switch_scene",
         "stream_off",
         "death_cam",

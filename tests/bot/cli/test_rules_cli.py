@@ -64,7 +64,7 @@ def test_check_passes_a_good_file_and_locates_every_problem(
     assert code == 2
     assert f"{bad}:5: rules[0].then[0].action: unknown action 'obs.nope'" in err
     code, out, _ = run(capsys, "w", "rules", "check")
-    assert code == 0 and "the shipped config: OK, 5 rules" in out
+    assert code == 0 and "the shipped config: OK, 6 rules" in out
 
 
 def test_test_is_a_dry_run_that_executes_nothing(

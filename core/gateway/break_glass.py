@@ -1,0 +1,178 @@
+"""Breaking the glass: a person holding the role a key's policy names (``break_glass.role``)
+applies a change at once, skipping the approvals it would wait for (quorum, four eyes,
+``when``, ``people``), only with a reason. Their right to write the key, its schema, ttl
+and rate limit still hold. The mutation's ``meta`` carries ``breakGlass: {by, reason}``, its
+decision is kept in the decision stream, a shipped rule announces it (``announce_break_glass``)
+and it waits in a list until someone other than who broke the glass marks it reviewed."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import JsonValue
+
+from core.errors import DeliberateError
+from core.gateway.approving import applying, refuse_apply
+from core.gateway.mutation_gateway import MutationGateway, UnknownProposal
+from core.gateway.outcome import Outcome, ProposalStatus
+from core.gateway.policy import VerdictKind
+from core.state.actor import Actor, ActorKind
+from core.state.commit_result import Committed, Rejected, RejectReason
+from core.state.mutation import Mutation
+from core.state.scripts import server_ms
+
+__all__ = ["MAX_GLASS_REASON", "BreakGlass", "ReviewRefused"]
+
+MAX_GLASS_REASON = 500  # characters of a break-glass reason that are kept
+
+
+class ReviewRefused(DeliberateError):
+    """A review nobody may make: of an unknown change, or by who broke the glass."""
+
+
+def _flagged(mutation: Mutation, actor: Actor, reason: str) -> Mutation:
+    glass: dict[str, JsonValue] = {"by": str(actor), "reason": reason}
+    return mutation.with_changes(meta={**mutation.meta, "breakGlass": glass})
+
+
+class BreakGlass:
+    """Break-glass writes and applies through ``gateway``, and their review list."""
+
+    def __init__(self, gateway: MutationGateway) -> None:
+        self.gateway = gateway
+        self.redis = gateway.store.redis
+        self.keys = gateway.store.keys
+
+    def refused(self, mutation: Mutation, actor: Actor, reason: str) -> Rejected | None:
+        """Why ``actor`` may not break the glass on ``mutation``'s key with ``reason``, or
+        None: the key's policy names no break-glass role, the actor is not a person (a guest
+        neither) holding it, or the reason is empty."""
+        key = mutation.key
+        rule = self.gateway.policy.break_glass(key)
+        why: str | None = None
+        if rule is None:
+            why = f"no break-glass role is configured for {key}"
+        elif not actor.is_person or actor.kind is ActorKind.GUEST:
+            why = f"{actor} cannot break the glass: a person holding the {rule.role} role must"
+        elif rule.role not in actor.effective_roles:
+            why = (
+                f"{actor} does not hold the {rule.role} role: only it may break the glass on {key}"
+            )
+        elif not reason:
+            why = "breaking the glass needs a reason, said with it"
+        if why is None:
+            return None
+        return Rejected(mutation, RejectReason.FORBIDDEN, f"{why}; nothing was changed")
+
+    def write(self, mutation: Mutation, reason: str) -> Outcome:
+        """Commit ``mutation`` at once (where its key's writes would wait for approval too),
+        flagged with ``reason``."""
+        reason = _said(reason)
+        flagged = _flagged(mutation, mutation.actor, reason)
+        refusal = self.refused(flagged, mutation.actor, reason)
+        gateway = self.gateway
+        verdict = gateway.policy.check(flagged)
+        if refusal is None and verdict.kind is VerdictKind.REJECT:
+            refusal = Rejected(
+                verdict.mutation, verdict.reason or RejectReason.FORBIDDEN, verdict.message
+            )
+        if refusal is not None:
+            return self._refuse(refusal)
+        outcome = gateway.store.commit(verdict.mutation, verdict.limits)
+        gateway.decisions.record(outcome)
+        self._listed(outcome)
+        return gateway.secrecy.outcome(outcome)
+
+    def apply(self, proposal_id: str, actor: Actor, reason: str) -> Outcome:
+        """Apply a pending proposal at once, whatever its approvals, flagged with ``reason``
+        (its value as edited; stale past the version it was made against, as any)."""
+        gateway = self.gateway
+        proposal = gateway.proposals.get(proposal_id)
+        if proposal is None:
+            raise UnknownProposal(proposal_id)
+        reason = _said(reason)
+        mutation = _flagged(applying(proposal, actor, verb="breakglass"), actor, reason)
+        unguarded = proposal.model_copy(update={"four_eyes": False})
+        refusal = self.refused(mutation, actor, reason) or refuse_apply(
+            unguarded, mutation, actor, gateway.policy.config.guests
+        )
+        if refusal is None and proposal.status is ProposalStatus.EXPIRED:
+            return gateway.expired(proposal, mutation)
+        if refusal is None and proposal.status is not ProposalStatus.PENDING:
+            by = f" by {proposal.resolved_by}" if proposal.resolved_by else ""
+            refusal = Rejected(
+                mutation, RejectReason.NOT_FOUND, f"this proposal was already applied{by}"
+            )
+        if refusal is None:
+            verdict = gateway.policy.check(mutation)  # the right to write the key
+            if verdict.kind is VerdictKind.REJECT:
+                reject = verdict.reason or RejectReason.FORBIDDEN
+                refusal = Rejected(verdict.mutation, reject, verdict.message)
+        if refusal is not None:
+            return self._refuse(refusal, proposal_id=proposal.id)
+        claimed = gateway.proposals.claim(proposal.id, actor)
+        if claimed is None:  # moved meanwhile: refused, as it now is
+            return self.apply(proposal_id, actor, reason)
+        if claimed.status is ProposalStatus.EXPIRED:
+            return gateway.expired(claimed, mutation)
+        outcome = gateway.commit_claimed(proposal.id, actor, mutation)
+        self._listed(outcome)
+        return outcome
+
+    def _refuse(self, refusal: Rejected, **details: Any) -> Rejected:
+        self.gateway.decisions.record(refusal, **details)
+        told = self.gateway.secrecy.outcome(refusal)
+        assert isinstance(told, Rejected)
+        return told
+
+    def _listed(self, outcome: Outcome) -> None:
+        """A committed break-glass change, into the review list (once per mutation id)."""
+        if not isinstance(outcome, Committed):
+            return
+        m = outcome.request
+        glass = m.meta["breakGlass"]
+        assert isinstance(glass, dict)
+        record = {
+            "mutationId": m.id,
+            "key": m.key,
+            "op": m.op.value,
+            "version": outcome.version,
+            "by": m.actor.model_dump(mode="json"),
+            "reason": glass["reason"],
+            "proposal": m.meta.get("proposal"),
+            "at": outcome.ts,
+        }
+        self.redis.hsetnx(self.keys.break_glass, m.id, json.dumps(record))
+
+    def listed(self, *, reviewed: bool = False) -> list[dict[str, Any]]:
+        """The break-glass changes not yet reviewed, oldest first (with ``reviewed``: all)."""
+        raws = self.redis.hvals(self.keys.break_glass)
+        found = [json.loads(str(raw)) for raw in raws]
+        return sorted(
+            (r for r in found if reviewed or "reviewedBy" not in r), key=lambda r: r["at"]
+        )
+
+    def review(self, mutation_id: str, by: Actor) -> dict[str, Any]:
+        """Mark the break-glass change ``mutation_id`` reviewed by ``by``, a person other than
+        who broke the glass (a second review keeps the first)."""
+        raw = self.redis.hget(self.keys.break_glass, mutation_id)
+        if raw is None:
+            raise ReviewRefused(f"no break-glass change {mutation_id} is listed for review")
+        record: dict[str, Any] = json.loads(str(raw))
+        if "reviewedBy" in record:
+            return record
+        breaker = Actor.model_validate(record["by"])
+        if not by.is_person:
+            raise ReviewRefused(f"{by} cannot review a break-glass change; a person must")
+        if breaker.identity == by.identity:
+            raise ReviewRefused(
+                f"{by} broke the glass on {record['key']}: someone else must review it"
+            )
+        record.update(reviewedBy=str(by), reviewedAt=server_ms(self.redis, self.keys.versions))
+        self.redis.hset(self.keys.break_glass, mutation_id, json.dumps(record))
+        return record
+
+
+def _said(reason: str | None) -> str:
+    return " ".join((reason or "").split())[:MAX_GLASS_REASON]

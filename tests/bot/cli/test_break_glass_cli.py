@@ -1,0 +1,150 @@
+"""Breaking the glass from the CLI: ``state set --break-glass REASON`` commits at once where
+the key's writes wait for approval, ``proposals --break-glass`` lists it, ``--reviewed`` marks
+it reviewed by someone else; the shipped ``announce_break_glass`` rule renders the post (and
+skips while its channel is unset). Real Redis, the real CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.bot.cli.process import run
+from tests.conftest import write_config
+
+CONFIG = """
+policy:
+  break_glass: {role: moderator}
+  keys:
+    - pattern: "ops.*"
+      approval: {people: true, quorum: 2}
+"""
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> str:
+    return str(write_config(tmp_path, CONFIG))
+
+
+def cli(
+    capsys: pytest.CaptureFixture[str], workspace: str, config: str, *argv: str
+) -> tuple[int, str, str]:
+    return run(capsys, workspace, "--config", config, *argv)
+
+
+def test_set_with_break_glass_then_listed_and_reviewed(
+    capsys: pytest.CaptureFixture[str], workspace: str, config: str
+) -> None:
+    code, out, _ = cli(
+        capsys, workspace, config, "state", "set", "ops.mode", "safe", "--actor", "user:al"
+    )
+    assert code == 0 and out.startswith("pending: proposal")  # without the glass: it waits
+    code, out, _ = cli(
+        capsys,
+        workspace,
+        config,
+        "state",
+        "set",
+        "ops.mode",
+        "safe",
+        "--actor",
+        "user:al",
+        "--break-glass",
+        "outage",
+    )
+    assert code == 1 and "user:al does not hold the moderator role" in out
+    code, out, _ = cli(
+        capsys,
+        workspace,
+        config,
+        "state",
+        "set",
+        "ops.mode",
+        "safe",
+        "--actor",
+        "moderator:mo",
+        "--break-glass",
+        "  ",
+    )
+    assert code == 1 and "breaking the glass needs a reason" in out
+    code, out, _ = cli(capsys, workspace, config, "proposals", "--break-glass")
+    assert out.strip() == "no break-glass change awaits review"
+    code, out, _ = cli(
+        capsys,
+        workspace,
+        config,
+        "state",
+        "set",
+        "ops.mode",
+        "safe",
+        "--actor",
+        "moderator:mo",
+        "--break-glass",
+        "db on fire",
+        "--json",
+    )
+    assert code == 0, out
+    done = json.loads(out)
+    code, out, _ = cli(capsys, workspace, config, "state", "get", "ops.mode", "--json")
+    assert json.loads(out)["meta"]["breakGlass"] == {"by": "moderator:mo", "reason": "db on fire"}
+    code, out, _ = cli(capsys, workspace, config, "proposals", "--break-glass")
+    (line,) = out.splitlines()
+    assert "set ops.mode (v1) by moderator:mo: db on fire" in line
+    mutation_id = line.split()[0]
+    assert mutation_id == done["mutationId"]
+    code, _, err = cli(
+        capsys, workspace, config, "proposals", "--reviewed", mutation_id, "--actor", "moderator:mo"
+    )
+    assert code == 1 and "moderator:mo broke the glass on ops.mode: someone else" in err
+    code, out, _ = cli(
+        capsys, workspace, config, "proposals", "--reviewed", mutation_id, "--actor", "user:bo"
+    )
+    assert code == 0 and out.strip() == f"reviewed {mutation_id} (user:bo)"
+    code, out, _ = cli(capsys, workspace, config, "proposals", "--break-glass")
+    assert out.strip() == "no break-glass change awaits review"
+    code, out, _ = cli(capsys, workspace, config, "proposals", "--break-glass", "--all")
+    assert out.strip().endswith("; reviewed by user:bo")
+
+
+GLASS = {
+    "op": "set",
+    "key": "ops.mode",
+    "value": "safe",
+    "id": "m-glass",
+    "actor": {"kind": "moderator", "id": "mo"},
+    "meta": {"breakGlass": {"by": "moderator:mo", "reason": "db on fire"}},
+}
+
+
+def test_the_shipped_rule_announces_it(
+    capsys: pytest.CaptureFixture[str],
+    workspace: str,
+    config: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    argv = ("rules", "test", "--state", "{}", "--json", "--mutation")
+    monkeypatch.delenv("DELIBERATE_BREAKGLASS_CHANNEL", raising=False)
+    code, out, _ = cli(capsys, workspace, config, *argv, json.dumps(GLASS))
+    (report,) = [
+        r for r in map(json.loads, out.splitlines()) if r["rule"] == "announce_break_glass"
+    ]
+    assert code == 0 and report["held"]
+    assert report["steps"][0]["skipped"] == "DELIBERATE_BREAKGLASS_CHANNEL is not set"
+    monkeypatch.setenv("DELIBERATE_BREAKGLASS_CHANNEL", "C0GLASS")
+    code, out, _ = cli(capsys, workspace, config, *argv, json.dumps(GLASS))
+    (report,) = [
+        r for r in map(json.loads, out.splitlines()) if r["rule"] == "announce_break_glass"
+    ]
+    (step,) = report["steps"]
+    assert step["action"] == "slack.postMessage" and "skipped" not in step
+    assert step["args"]["text"] == (
+        "Break-glass by moderator:mo: set ops.mode (v0), skipping approval. Reason: db on fire. "
+        "Review it: deliberate proposals --break-glass, then --reviewed m-glass"
+    )
+    plain = {k: v for k, v in GLASS.items() if k != "meta"}
+    code, out, _ = cli(capsys, workspace, config, *argv, json.dumps(plain))
+    (report,) = [
+        r for r in map(json.loads, out.splitlines()) if r["rule"] == "announce_break_glass"
+    ]
+    assert not report["held"]

@@ -1,0 +1,149 @@
+"""Breaking the glass (``approval.break_glass``, or the policy's): a person holding the named
+role applies at once, with a reason; the change is flagged in its meta, its log record and the
+decision stream, and listed until someone else marks it reviewed. Real Redis; the attacks: a
+break-glass without a reason (or only blanks), by someone without the role, by an agent, and
+the one who broke the glass reviewing their own change."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from redis import Redis
+
+from bot.app import App, build_app
+from core.gateway.break_glass import BreakGlass, ReviewRefused
+from core.gateway.outcome import Pending, Proposal, ProposalStatus
+from core.state.commit_result import Committed, Rejected, RejectReason
+from core.state.mutation_log import MutationLog
+from tests.conftest import write_config
+from tests.factories import actor, mutation
+
+CONFIG = """
+policy:
+  break_glass: {role: oncall}
+  keys:
+    - pattern: "stream.*"
+      approval:
+        quorum: 2
+        four_eyes: true
+        when: 'approvals.exists(a, "moderator" in a.roles)'
+        people: true
+        break_glass: {role: incident}
+    - pattern: "plain.*"
+      approval: {people: true}
+"""
+
+AL, BO = actor("user:al"), actor("user:bo")
+INA = actor("user:ina", "incident")  # the tenant binds the role
+OLI = actor("user:oli", "oncall")
+
+
+@pytest.fixture
+def app(tmp_path: Path, server_redis: Redis, workspace: str) -> App:
+    return build_app(workspace, write_config(tmp_path, CONFIG), client=server_redis)
+
+
+def proposed(app: App, key: str = "stream.state", value: object = "off") -> Proposal:
+    pending = app.gateway.propose(mutation("set", key, value, AL))
+    assert isinstance(pending, Pending), pending
+    return pending.proposal
+
+
+def test_the_role_applies_a_pending_proposal_at_once_flagged(app: App) -> None:
+    p = proposed(app)
+    done = BreakGlass(app.gateway).apply(p.id, INA, "  outage:   stream   loops ")
+    assert isinstance(done, Committed), done
+    glass = {"by": "user:ina", "reason": "outage: stream loops"}
+    assert done.mutation.meta["breakGlass"] == glass
+    assert done.mutation.meta["requestedBy"] == "user:al"
+    assert app.store.get("stream.state").value == "off"  # type: ignore[union-attr]
+    stored = app.gateway.proposals.get(p.id)
+    assert stored is not None and stored.status is ProposalStatus.APPLIED
+    assert stored.committed is not None
+    # the mutation log and the decision stream keep the flag
+    (record,) = list(MutationLog(app.redis, app.store.keys).records())
+    assert record.mutation.meta["breakGlass"] == glass
+    (row,) = [d for d in app.gateway.decisions.recent() if d["outcome"] == "committed"]
+    assert row["break_glass"] == glass and row["proposal_id"] == p.id
+    # a later Apply is answered with what it committed
+    again = app.gateway.apply_proposal(p.id, actor("moderator:mo"))
+    assert isinstance(again, Committed) and again.version == done.version
+
+
+def test_a_direct_write_commits_where_people_would_wait(app: App) -> None:
+    done = BreakGlass(app.gateway).write(mutation("set", "plain.x", 1, OLI), "db on fire")
+    assert isinstance(done, Committed), done
+    assert done.mutation.meta["breakGlass"] == {"by": "user:oli", "reason": "db on fire"}
+    # the key's own role wins over the policy's: oncall is not incident on stream.*
+    refused = BreakGlass(app.gateway).write(mutation("set", "stream.state", "off", OLI), "x")
+    assert isinstance(refused, Rejected)
+    assert "user:oli does not hold the incident role" in refused.message
+    assert app.store.get("stream.state") is None
+
+
+@pytest.mark.parametrize("reason", ["", "   \n\t "])
+def test_without_a_reason_it_is_refused_and_nothing_changes(app: App, reason: str) -> None:
+    p = proposed(app)
+    refused = BreakGlass(app.gateway).apply(p.id, INA, reason)
+    assert isinstance(refused, Rejected) and refused.reason is RejectReason.FORBIDDEN
+    assert refused.message == (
+        "breaking the glass needs a reason, said with it; nothing was changed"
+    )
+    still = app.gateway.proposals.get(p.id)
+    assert still is not None and still.status is ProposalStatus.PENDING and not still.approvals
+    assert app.store.get("stream.state") is None
+    write = BreakGlass(app.gateway).write(mutation("set", "stream.state", "on", INA), reason)
+    assert isinstance(write, Rejected) and "needs a reason" in write.message
+    assert app.store.get("stream.state") is None
+    assert BreakGlass(app.gateway).listed() == []
+    refusals = [d for d in app.gateway.decisions.recent() if d["outcome"] == "rejected"]
+    assert len(refusals) == 2 and all("needs a reason" in d["message"] for d in refusals)
+
+
+def test_without_the_role_or_as_an_agent_it_is_refused(app: App) -> None:
+    p = proposed(app)
+    glass = BreakGlass(app.gateway)
+    for who in (BO, actor("moderator:mo"), actor("agent:llm", "incident")):
+        refused = glass.apply(p.id, who, "because")
+        assert isinstance(refused, Rejected), who
+        assert refused.reason is RejectReason.FORBIDDEN
+        assert "nothing was changed" in refused.message
+    assert "agent:llm cannot break the glass" in refused.message
+    still = app.gateway.proposals.get(p.id)
+    assert still is not None and still.status is ProposalStatus.PENDING
+    assert app.store.get("stream.state") is None
+
+
+def test_no_role_configured_means_nobody(
+    tmp_path: Path, server_redis: Redis, workspace: str
+) -> None:
+    text = 'policy:\n  keys:\n    - pattern: "k.*"\n      approval: {people: true}\n'
+    app = build_app(workspace, write_config(tmp_path, text), client=server_redis)
+    refused = BreakGlass(app.gateway).write(mutation("set", "k.a", 1, INA), "urgent")
+    assert isinstance(refused, Rejected)
+    assert refused.message == "no break-glass role is configured for k.a; nothing was changed"
+
+
+def test_listed_for_review_and_reviewed_by_someone_else(app: App) -> None:
+    glass = BreakGlass(app.gateway)
+    p = proposed(app)
+    applied = glass.apply(p.id, INA, "outage")
+    written = glass.write(mutation("set", "plain.y", 2, OLI), "hotfix")
+    assert isinstance(applied, Committed) and isinstance(written, Committed)
+    listed = glass.listed()
+    assert [(r["mutationId"], r["by"]["id"], r["reason"]) for r in listed] == [
+        (applied.mutation.id, "ina", "outage"),
+        (written.mutation.id, "oli", "hotfix"),
+    ]
+    assert listed[0]["proposal"] == p.id
+    with pytest.raises(ReviewRefused, match=r"user:ina broke the glass on stream\.state"):
+        glass.review(applied.mutation.id, INA)
+    with pytest.raises(ReviewRefused, match="no break-glass change nope"):
+        glass.review("nope", BO)
+    record = glass.review(applied.mutation.id, BO)
+    assert record["reviewedBy"] == "user:bo"
+    assert [r["mutationId"] for r in glass.listed()] == [written.mutation.id]
+    assert len(glass.listed(reviewed=True)) == 2
+    # a second review keeps the first
+    assert glass.review(applied.mutation.id, actor("user:cy"))["reviewedBy"] == "user:bo"
