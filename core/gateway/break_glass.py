@@ -142,6 +142,7 @@ class BreakGlass:
             "reason": glass["reason"],
             "proposal": m.meta.get("proposal"),
             "at": outcome.ts,
+            "logId": outcome.log_id,
         }
         self.redis.hsetnx(self.keys.break_glass, m.id, json.dumps(record))
 
@@ -150,7 +151,7 @@ class BreakGlass:
         raws = self.redis.hvals(self.keys.break_glass)
         found = [json.loads(str(raw)) for raw in raws]
         return sorted(
-            (r for r in found if reviewed or "reviewedBy" not in r), key=lambda r: r["at"]
+            (r for r in found if reviewed or "reviewedBy" not in r), key=_commit_order
         )
 
     def review(self, mutation_id: str, by: Actor) -> dict[str, Any]:
@@ -176,3 +177,10 @@ class BreakGlass:
 
 def _said(reason: str | None) -> str:
     return " ".join((reason or "").split())[:MAX_GLASS_REASON]
+
+
+def _commit_order(record: dict[str, Any]) -> tuple[int, int, int]:
+    """When a listed change was committed: its time, then its log id (two in one
+    millisecond keep the order they were committed in)."""
+    ms, _, seq = str(record.get("logId") or "0-0").partition("-")
+    return int(record["at"]), int(ms or 0), int(seq or 0)
