@@ -18,6 +18,7 @@ from core.gateway.outcome import (
     expired_message,
 )
 from core.gateway.policy import Policy
+from core.gateway.timed import until_text
 from core.state.actor import Actor
 from core.state.commit_result import Committed, Rejected, RejectReason
 from core.state.mutation import Op
@@ -39,9 +40,13 @@ def note_for(outcome: Outcome, protected: bool = False, secret: bool = False) ->
     m = outcome.mutation
     if isinstance(outcome, Committed):
         shown = SECRET if secret and m.value is not None else m.value
+        reverts = outcome.reverts_at
+        until = None if reverts is None else until_text(reverts)
         return OutcomeNote(
             outcome="committed",
-            message=say.committed(m.op.value, m.key, shown, outcome.version, outcome.duplicate),
+            message=say.committed(
+                m.op.value, m.key, shown, outcome.version, outcome.duplicate, until
+            ),
             key=m.key,
             value=None if secret else m.value,
             version=outcome.version,
