@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import JsonValue
 
 from bot.cli.render import json_line, rule_step, rule_verdict
+from core.gateway.durations import duration_text, until_text
 from core.gateway.outcome import SECRET, Proposal, ProposalStatus, denials_note, utc_minute
-from core.gateway.timed import duration_text, until_text
 from core.state.actor import ActorKind
 from core.state.mutation import Mutation
 from core.state.mutation_log import KeyHistory, LogRecord

@@ -71,7 +71,7 @@ def positive_int(text: str) -> int:
 
 def duration(text: str) -> int:
     """``--for 30m``: seconds (``core.gateway.timed.duration_sec`` reads it)."""
-    from core.gateway.timed import duration_sec  # the gateway, loaded by a write alone
+    from core.gateway.durations import duration_sec  # the gateway, loaded by a write alone
 
     try:
         return duration_sec(text)

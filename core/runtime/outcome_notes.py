@@ -6,6 +6,7 @@ from __future__ import annotations
 from core.deliberation import sentences as say
 from core.deliberation.memory import ProposalRef
 from core.deliberation.messages import OutcomeNote
+from core.gateway.durations import until_text
 from core.gateway.edits import MAX_EDIT_CHARS, value_text
 from core.gateway.outcome import (
     SECRET,
@@ -18,7 +19,6 @@ from core.gateway.outcome import (
     expired_message,
 )
 from core.gateway.policy import Policy
-from core.gateway.timed import until_text
 from core.state.actor import Actor
 from core.state.commit_result import Committed, Rejected, RejectReason
 from core.state.mutation import Op

@@ -13,9 +13,10 @@ import pytest
 from redis import Redis
 
 from bot.app import App, build_app
+from core.gateway.durations import duration_sec, duration_text
 from core.gateway.outcome import Pending
 from core.gateway.reverts import revert_id
-from core.gateway.timed import TIMER, duration_sec, duration_text, revert_due
+from core.gateway.timed import TIMER, revert_due
 from core.runtime.outcome_notes import note_for
 from core.state.commit_result import Committed, Rejected
 from core.state.scripts import server_ms
