@@ -94,8 +94,6 @@ def log_line(record: LogRecord) -> str:
     reverts = m.reverts_at(record.ts)
     if reverts is not None:
         extras.append(f"for {m.for_sec:g}s, reverts at {_when(reverts)}")
-    if m.meta.get("timed"):
-        extras.append(f"timed revert of {m.meta.get('reverts')}")
     if m.proposed_by is not None:
         extras.append(f"proposed by {m.proposed_by}")
     if m.reason:

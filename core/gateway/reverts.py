@@ -115,7 +115,9 @@ def _mutation(record: LogRecord, request: Revert) -> Mutation:
         proposed_by=proposed_by,
         reason=reason,
         expected_version=record.version,
-        correlation_id=request.correlation_id or new_id(),
+        # a timed revert is the end of the change's own story: traced with it
+        correlation_id=request.correlation_id
+        or (reverted.correlation_id if request.timed else new_id()),
         causation_id=reverted.id,
         meta=meta,
     )

@@ -13,12 +13,13 @@ import pytest
 from redis import Redis
 
 from bot.app import build_app
+from bot.cli.worker import schedule
 from core.gateway.outcome import Pending
 from core.gateway.timed import revert_due
 from tests.bot.cli.process import run
 from tests.conftest import write_config
 from tests.factories import actor, mutation
-from tests.rules.rig import config_text
+from tests.rules.rig import config_text, make_rig
 
 WHEN = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ"
 
@@ -52,6 +53,7 @@ def test_set_for_a_while_shows_its_deadline_then_reverts(
     assert len(lines) == 3 and "timed revert of" in lines[-1]
     code, out, _ = run(capsys, workspace, "trace", entry["meta"]["correlationId"])
     assert code == 0 and re.search(rf"for a while: reverts at {WHEN}", out)
+    assert "timed revert of " + entry["meta"]["mutationId"] in out  # the same story
 
 
 def test_delete_for_a_while_comes_back(
@@ -96,3 +98,19 @@ def test_proposals_show_how_long_a_change_lasts(
     team.gateway.apply_proposal(asked.proposal.id, actor("user:bo"))  # as a click does
     code, out, _ = run(capsys, workspace, "--config", config, "proposals", "--all")
     assert code == 0 and re.search(r"applied by user:bo .*for a while: reverts at ", out)
+
+
+def test_the_worker_reverts_a_due_change_at_its_next_pass(
+    tmp_path: Path, redis_client: Redis, workspace: str
+) -> None:
+    rig = make_rig(tmp_path, redis_client, workspace, "  []\n")
+    schedule(rig.service, rig.app)
+    assert "revert changes made for a while at their deadline" in [
+        c.name for c in rig.service.chores
+    ]
+    rig.app.gateway.propose(mutation("set", "decision.w", "a", "user:al"))
+    done = rig.app.gateway.propose(mutation("set", "decision.w", "b", "user:al", for_sec=60))
+    # its deadline set in the past: the chore's clock (the Redis server's) finds it due
+    rig.app.redis.zadd(rig.app.store.keys.timed, {done.mutation.id: 1})
+    rig.service.step()
+    assert rig.app.store.get("decision.w").value == "a"  # type: ignore[union-attr]
