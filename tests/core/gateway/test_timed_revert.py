@@ -19,6 +19,7 @@ from core.gateway.reverts import revert_id
 from core.gateway.timed import TIMER, revert_due
 from core.runtime.outcome_notes import note_for
 from core.state.commit_result import Committed, Rejected
+from core.state.compaction import Compactor, Retention
 from core.state.scripts import server_ms
 from tests.conftest import write_config
 from tests.factories import actor, mutation
@@ -180,3 +181,19 @@ def test_durations_read_as_people_write_them(text: str, seconds: int) -> None:
 def test_a_bad_duration_is_refused_saying_what_one_looks_like(text: str) -> None:
     with pytest.raises(ValueError, match=r"duration|no time at all|longer than"):
         duration_sec(text)
+
+
+def test_compaction_keeps_the_record_a_timed_revert_needs(app: App) -> None:
+    for group in app.redis.xinfo_groups(app.store.keys.log):  # no rules worker here
+        app.redis.xgroup_destroy(app.store.keys.log, group["name"])
+    commit(app, "decision.kept", "a")
+    done = commit(app, "decision.kept", "b", for_sec=HALF_HOUR)
+    for n in range(5):
+        commit(app, f"decision.other{n}", str(n))
+    report = Compactor(app.store, Retention(keep_records=1)).run()
+    assert report.trimmed == 1 and report.held_back is not None
+    assert f"made for a while (mutation {done.request.id})" in report.held_back
+    assert revert_due(app.gateway, now_ms=done.reverts_at) == 1
+    assert app.store.get("decision.kept").value == "a"  # type: ignore[union-attr]
+    # reverted: nothing holds the record back any more
+    assert Compactor(app.store, Retention(keep_records=1)).run().held_back is None
