@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import JsonValue
 
 from bot.cli.render import json_line, rule_step, rule_verdict
+from core.gateway.durations import duration_text, until_text
 from core.gateway.outcome import SECRET, Proposal, ProposalStatus, denials_note, utc_minute
 from core.state.actor import ActorKind
 from core.state.mutation import Mutation
@@ -198,6 +199,8 @@ def proposal_lines(
         who += f", requested by {p.requested_by}"
     age = f"{_age(now_ms - p.created_at)} ago"
     until = f"; deadline {utc_minute(deadline_ms)}" if p.status is ProposalStatus.PENDING else ""
+    if p.mutation.for_sec is not None and p.status is ProposalStatus.PENDING:
+        until += f"; for {duration_text(p.mutation.for_sec)} once applied, then reverts"
     lines.append(f"  {who}, {age}{until}")
     names = f" ({', '.join(str(a.by) for a in p.approvals)})" if p.approvals else ""
     approvals = f"approvals {len(p.approvals)} of {p.quorum}{names}"
@@ -221,7 +224,9 @@ def _became(p: Proposal, deadline_ms: int) -> str:
     if p.status is ProposalStatus.APPLIED:
         done = p.committed
         made = f" (v{done.version}, mutation {done.mutation.id})" if done is not None else ""
-        return f"applied{by}{at}{made}"
+        reverts = None if done is None else done.mutation.reverts_at(done.ts)
+        until = f"; for a while: reverts at {until_text(reverts)}" if reverts else ""
+        return f"applied{by}{at}{made}{until}"
     if p.status is ProposalStatus.DISCARDED:
         return f"discarded{by}{at}: {p.reason or 'no reason given'}"
     if p.status is ProposalStatus.EXPIRED:

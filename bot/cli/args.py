@@ -69,6 +69,16 @@ def positive_int(text: str) -> int:
     return int(text)
 
 
+def duration(text: str) -> int:
+    """``--for 30m``: seconds (``core.gateway.timed.duration_sec`` reads it)."""
+    from core.gateway.durations import duration_sec  # the gateway, loaded by a write alone
+
+    try:
+        return duration_sec(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def actor(text: str) -> Actor:
     try:
         return Actor.parse(text)

@@ -40,8 +40,9 @@ def _value(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def entry_line(entry: Entry, now_ms: int | None = None) -> str:
-    """One entry; its expiry counted from ``now_ms`` (default: the local clock now)."""
+def entry_line(entry: Entry, now_ms: int | None = None, reverts_at: int | None = None) -> str:
+    """One entry; its expiry counted from ``now_ms`` (default: the local clock now);
+    ``reverts_at``: when the change that set it reverts by itself (made for a while)."""
     line = (
         f"{entry.key} = {_value(entry.value)}  (v{entry.version}, {entry.updated_by}, "
         f"{_when(entry.updated_at)}"
@@ -50,7 +51,7 @@ def entry_line(entry: Entry, now_ms: int | None = None) -> str:
         now = time.time() if now_ms is None else now_ms / 1000
         left = max(0.0, entry.expires_at / 1000 - now)
         line += f", expires in {left:.0f}s"
-    return line + ")"
+    return line + ")" + (f" (reverts at {_when(reverts_at)})" if reverts_at else "")
 
 
 def outcome_line(outcome: Outcome) -> str:
@@ -65,9 +66,11 @@ def outcome_line(outcome: Outcome) -> str:
                 f"committed: {m.key} (v{outcome.version}){again}; the value it set is no "
                 "longer on record"
             )
+        reverts = outcome.reverts_at
         if outcome.entry is None:
-            return f"committed: deleted {m.key} (v{outcome.version}){again}"
-        return f"committed: {entry_line(outcome.entry)}{again}"
+            until = f" (reverts at {_when(reverts)})" if reverts else ""
+            return f"committed: deleted {m.key} (v{outcome.version}){until}{again}"
+        return f"committed: {entry_line(outcome.entry, reverts_at=reverts)}{again}"
     if isinstance(outcome, Pending):
         return (
             f"pending: proposal {outcome.proposal.id} ({outcome.proposal.summary()}) "
@@ -88,6 +91,9 @@ def log_line(record: LogRecord) -> str:
         extras.append(f"expected v{m.expected_version}")
     if m.ttl_sec is not None:
         extras.append(f"ttl {m.ttl_sec:g}s")
+    reverts = m.reverts_at(record.ts)
+    if reverts is not None:
+        extras.append(f"for {m.for_sec:g}s, reverts at {_when(reverts)}")
     if m.proposed_by is not None:
         extras.append(f"proposed by {m.proposed_by}")
     if m.reason:
@@ -143,7 +149,9 @@ def mutation_step(data: dict[str, Any]) -> str:
             proposed = json_line(meta.get("proposedValue"))[:120]
             line += f", edited by {meta['editedBy']} (proposed {proposed})"
     if meta.get("reverts"):
-        line += f"; reverts {meta['reverts']}"
+        line += f"; {'timed revert of' if meta.get('timed') else 'reverts'} {meta['reverts']}"
+    if data.get("revertsAt"):
+        line += f"; for a while: reverts at {_when(data['revertsAt'])}"
     return line + f"; mutation {data['id']}"
 
 

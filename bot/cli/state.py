@@ -8,11 +8,21 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from bot.cli.args import TIME_HELP, When, actor, json_or_text, positive_int, state_key, when
+from bot.cli.args import (
+    TIME_HELP,
+    When,
+    actor,
+    duration,
+    json_or_text,
+    positive_int,
+    state_key,
+    when,
+)
 from bot.cli.render import entry_line, json_line, outcome_line
 from bot.redis_connection import connect
 from core.state.codec import UnreadableEntry
 from core.state.commit_result import Committed, Rejected, RejectReason
+from core.state.entry import Entry
 from core.state.mutation import Mutation, Op
 from core.state.replay import Moment, Replayer, visible
 from core.state.store import StateStore
@@ -99,6 +109,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             help="apply at once, skipping the approval the key's writes wait for: only a "
             "person holding the key's break-glass role, only with a REASON; flagged, "
             "announced and listed for review ('deliberate proposals --break-glass')",
+        )
+        writer.add_argument(
+            "--for",
+            dest="for_sec",
+            type=duration,
+            metavar="DURATION",
+            help="a change for a while: it reverts by itself after DURATION (90s, 30m, 2h, "
+            "1d, 1h30m), through the gateway, unless the key was changed again meanwhile",
         )
         writer.add_argument(
             "--id",
@@ -229,12 +247,19 @@ def _get(args: argparse.Namespace) -> int:
         else:
             print(message)
         return EXIT_REJECTED
-    print(
-        json_line(entry.model_dump(mode="json", by_alias=True))
-        if args.json
-        else entry_line(entry, now_ms)
-    )
+    reverts = _reverts(store, [entry]) if args.at is None else {}
+    if args.json:
+        data = entry.model_dump(mode="json", by_alias=True)
+        print(json_line(data | ({"revertsAt": reverts[entry.key]} if reverts else {})))
+    else:
+        print(entry_line(entry, now_ms, reverts.get(entry.key)))
     return EXIT_OK
+
+
+def _reverts(store: StateStore, entries: list[Entry]) -> dict[str, int]:
+    """When the change that set each entry reverts, for those made for a while."""
+    ids = {str(e.meta.get("mutationId")): e.key for e in entries if e.meta.get("mutationId")}
+    return {ids[m]: at for m, at in store.reverts_at(list(ids)).items()}
 
 
 def _list(app: App, args: argparse.Namespace) -> int:
@@ -246,12 +271,14 @@ def _list(app: App, args: argparse.Namespace) -> int:
         image, moment = _as_of(app.store, args.at, args.json)
         live, now_ms = visible(image, moment.at_ms), moment.at_ms
         entries = [live[k] for k in sorted(live) if k.startswith(args.prefix)]
+    reverts = _reverts(app.store, entries) if args.at is None else {}
     for entry in entries:
-        print(
-            json_line(entry.model_dump(mode="json", by_alias=True))
-            if args.json
-            else entry_line(entry, now_ms)
-        )
+        if args.json:
+            data = entry.model_dump(mode="json", by_alias=True)
+            at = reverts.get(entry.key)
+            print(json_line(data | ({"revertsAt": at} if at else {})))
+        else:
+            print(entry_line(entry, now_ms, reverts.get(entry.key)))
     for unreadable in skipped:  # never a silent gap; the others are still shown
         print(f"deliberate state: skipped {unreadable.key}: {unreadable.why}", file=sys.stderr)
     if not entries and not skipped and not args.json:
@@ -270,6 +297,7 @@ def _write(app: App, args: argparse.Namespace) -> int:
         reason=args.reason,
         expected_version=args.expected_version,
         ttl_sec=getattr(args, "ttl", None),
+        for_sec=args.for_sec,
     )
     outcome: Outcome
     if args.break_glass is not None:

@@ -10,6 +10,7 @@ scheduler child, which moves retries back onto the queue, dies with the worker
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import os
 import sys
@@ -25,6 +26,7 @@ from bot.cli.history import compaction_line
 from bot.cli.main import exit_at_once, say_interrupted
 from bot.redis_connection import connection_url
 from core.config.tenants import Tenancy
+from core.gateway.timed import revert_due
 from core.state.compaction import Compactor
 from rules.engine.engine import Engine
 from rules.service import RuleService
@@ -32,6 +34,8 @@ from rules.worker.context import WorkerContext, install
 from rules.worker.scheduler import RuleWorker
 
 __all__ = ["queue_for", "register", "rule_workspaces", "schedule", "served"]
+
+TIMED_EVERY_SEC = 5  # how often due changes made for a while are reverted (at most this late)
 
 _log = logging.getLogger("deliberate.worker")
 
@@ -90,6 +94,9 @@ def schedule(service: RuleService, app: App, report: Callable[[str], None] = _lo
     ``report`` (the log of a worker that serves; a person's terminal for ``--burst``)."""
     service.every(86_400, "proposals", app.gateway.proposals.sweep)
     service.every(60, "expire proposals past their deadline", app.gateway.expire_due)
+    # changes made for a while (``--for``): reverted within seconds of their deadline
+    timed = functools.partial(revert_due, app.gateway)
+    service.every(TIMED_EVERY_SEC, "revert changes made for a while at their deadline", timed)
     retention = app.config.store.retention
     if not retention.retention.trims:
         return

@@ -79,10 +79,14 @@ def by_whom(message: str, by: str) -> str:
     return f"{message} (by {by})"
 
 
-def committed(op: str, key: str, value: JsonValue, version: int, duplicate: bool) -> str:
+def committed(
+    op: str, key: str, value: JsonValue, version: int, duplicate: bool, until: str | None = None
+) -> str:
+    """``until``: when a change made for a while reverts by itself."""
     shown = "" if value is None else f" {short(value)}"
     again = " (already committed)" if duplicate else ""
-    return f"Committed: {op} {key}{shown} (v{version}){again}"
+    lasts = f" until {until}" if until else ""
+    return f"Committed: {op} {key}{shown} (v{version}){lasts}{again}"
 
 
 def proposed(summary: str) -> str:

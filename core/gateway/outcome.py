@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from pydantic.alias_generators import to_camel
 
+from core.gateway.durations import duration_text
 from core.state.actor import Actor
 from core.state.codec import entry_meta
 from core.state.commit_result import Committed, Rejected, outcome_fields
@@ -154,7 +155,8 @@ class Proposal(BaseModel):
         m = self.mutation
         value = self.current_value
         shown = "" if value is None else f" = {SECRET}" if secret else f" = {value}"
-        return f"{m.op.value} {m.key}{shown}"
+        lasts = "" if m.for_sec is None else f" for {duration_text(m.for_sec)}"
+        return f"{m.op.value} {m.key}{shown}{lasts}"
 
 
 def requester(mutation: Mutation) -> Actor | None:

@@ -73,7 +73,9 @@ class TtlRule(BaseModel):
 class KeyRule(ValueSchema):
     """``writers``: roles (actor kinds count as roles) that may write; ``protected``: only
     moderator or admin, whatever ``writers`` says; ``agent``: what an agent may do;
-    ``approval``: how its proposals are approved (one person, by default)."""
+    ``approval``: how its proposals are approved (one person, by default);
+    ``revert_after_sec``: a change to the key lasts this long, then reverts by itself,
+    unless it names its own time (``for_sec``; a revert is never timed)."""
 
     pattern: str
     description: str = ""
@@ -83,6 +85,7 @@ class KeyRule(ValueSchema):
     secret: bool = False
     rate_limit: RateLimitRule | None = None
     ttl: TtlRule | None = None
+    revert_after_sec: float | None = Field(default=None, gt=0, le=MAX_TTL_SEC, allow_inf_nan=False)
     approval: ApprovalRule = ApprovalRule()
 
     @model_validator(mode="after")
@@ -232,6 +235,8 @@ class Policy:
                 f"no policy pattern allows the key {mutation.key}",
             )
         mutation, problem = _with_ttl(rule, mutation)
+        if rule.revert_after_sec and mutation.for_sec is None and "reverts" not in mutation.meta:
+            mutation = mutation.with_changes(for_sec=rule.revert_after_sec)
         problem = problem or self._value_problem(rule, mutation)
         if problem:
             return _reject(mutation, RejectReason.SCHEMA, f"{mutation.key}: {problem}", rule)

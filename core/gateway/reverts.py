@@ -8,6 +8,12 @@ delete). Refused when the key moved on in between, when the log no longer holds 
 or the value before it (too large to keep), and, for an "Undo" button, past the time it was
 offered for. A revert has one mutation id per reverted mutation: asked again, it answers its
 first result and commits nothing.
+
+A *timed* revert (``timed=True``) undoes a change made for a while, at its deadline
+(``core/gateway/timed.py``): the person who made the change is its actor (they asked for
+the revert with the change), the timer its ``proposedBy`` (so it commits without asking
+again where the key's writes wait for approval, with that person's right to write the key
+checked), and its meta says ``timed``.
 """
 
 from __future__ import annotations
@@ -15,6 +21,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from pydantic import JsonValue
 
 from core.gateway.outcome import Outcome, utc_minute
 from core.state.actor import Actor
@@ -41,6 +49,7 @@ class Revert:
     offered_for_ms: int | None = None
     correlation_id: str | None = None
     scan: int | None = None  # the newest log records to look in (None: all of them)
+    timed: bool = False  # the deadline of a change made for a while (``actor``: the timer)
 
 
 def revert_id(mutation_id: str) -> str:
@@ -89,17 +98,28 @@ def _record(gateway: MutationGateway, request: Revert) -> tuple[LogRecord | None
 def _mutation(record: LogRecord, request: Revert) -> Mutation:
     reverted = record.mutation
     before = record.prev_json
+    actor, proposed_by = request.actor, None
+    meta: dict[str, JsonValue] = {"reverts": reverted.id, "revertsLogId": record.log_id}
+    reason = f"revert of {reverted.id} (v{record.version})"
+    if request.timed:
+        meta["timed"] = True
+        reason = f"timed {reason}"
+        if reverted.actor.is_person:  # who made it for a while asked for this too
+            actor, proposed_by = reverted.actor, request.actor
     return Mutation(
         id=revert_id(reverted.id),
         op=Op.DELETE if before is None else Op.SET,
         key=reverted.key,
         value=None if before is None else record.prev,
-        actor=request.actor,
-        reason=f"revert of {reverted.id} (v{record.version})",
+        actor=actor,
+        proposed_by=proposed_by,
+        reason=reason,
         expected_version=record.version,
-        correlation_id=request.correlation_id or new_id(),
+        # a timed revert is the end of the change's own story: traced with it
+        correlation_id=request.correlation_id
+        or (reverted.correlation_id if request.timed else new_id()),
         causation_id=reverted.id,
-        meta={"reverts": reverted.id, "revertsLogId": record.log_id},
+        meta=meta,
     )
 
 
@@ -107,7 +127,7 @@ def _problem(
     gateway: MutationGateway, record: LogRecord, request: Revert, mutation: Mutation
 ) -> Rejected | None:
     actor = request.actor
-    if not actor.is_person:
+    if not actor.is_person and not request.timed:
         return Rejected(mutation, RejectReason.FORBIDDEN, f"{actor} cannot revert; a person must")
     if not record.prev_kept:
         return Rejected(

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from core.deliberation.memory import ProposalRef
+from core.gateway.durations import duration_sec
 from core.gateway.edits import MAX_EDIT_CHARS, value_text
 from core.gateway.mutation_gateway import MutationGateway
 from core.gateway.outcome import Outcome, Pending
@@ -49,6 +50,13 @@ class _ProposeMutation(BaseModel):
     value: JsonValue = None
     reason: str = Field(default="", max_length=1000)
     ttl_sec: float | None = Field(default=None, alias="ttlSec")
+    for_: str | None = Field(
+        default=None,
+        alias="for",
+        max_length=20,
+        description="a change for a while: how long it lasts once applied, then it reverts "
+        "by itself (30m, 2h, 1d, 1h30m)",
+    )
 
 
 class _CompareAndSet(BaseModel):
@@ -173,6 +181,7 @@ class AgentTools:
                 actor=self.agent,
                 reason=args.reason,
                 ttl_sec=args.ttl_sec,
+                for_sec=None if args.for_ is None else duration_sec(args.for_),
                 expected_version=expected_version,
                 correlation_id=correlation_id,
                 meta=meta,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from core.deliberation import sentences as say
 from core.deliberation.memory import ProposalRef
 from core.deliberation.messages import OutcomeNote
+from core.gateway.durations import until_text
 from core.gateway.edits import MAX_EDIT_CHARS, value_text
 from core.gateway.outcome import (
     SECRET,
@@ -39,9 +40,13 @@ def note_for(outcome: Outcome, protected: bool = False, secret: bool = False) ->
     m = outcome.mutation
     if isinstance(outcome, Committed):
         shown = SECRET if secret and m.value is not None else m.value
+        reverts = outcome.reverts_at
+        until = None if reverts is None else until_text(reverts)
         return OutcomeNote(
             outcome="committed",
-            message=say.committed(m.op.value, m.key, shown, outcome.version, outcome.duplicate),
+            message=say.committed(
+                m.op.value, m.key, shown, outcome.version, outcome.duplicate, until
+            ),
             key=m.key,
             value=None if secret else m.value,
             version=outcome.version,

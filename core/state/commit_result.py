@@ -91,9 +91,15 @@ class Committed:
             meta=self.meta,
         )
 
+    @property
+    def reverts_at(self) -> int | None:
+        """When a change made for a while reverts by itself (None: made for good)."""
+        return self.request.reverts_at(self.ts)
+
     name: ClassVar[str] = "committed"
 
     def to_dict(self) -> dict[str, Any]:
+        reverts = self.reverts_at
         return (
             outcome_fields(self.name, self.request)
             | {
@@ -103,6 +109,7 @@ class Committed:
                 "duplicate": self.duplicate,
             }
             | ({} if self.value_known else {"valueKnown": False})
+            | ({} if reverts is None else {"revertsAt": reverts})
         )
 
 

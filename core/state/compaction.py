@@ -163,7 +163,32 @@ class Compactor:
                     f"the consumer group {group!r} has not handled the records from {needed} on "
                     "(is the worker running for this workspace?)"
                 )
+        timed = self._timed()
+        if timed is not None and id_order(timed[0]) < id_order(bound):
+            bound = timed[0]
+            why = (
+                f"a change made for a while (mutation {timed[1]}) is still to revert: its "
+                f"record {timed[0]}, which the revert reads, stays until then"
+            )
         return bound, why
+
+    def _timed(self) -> tuple[str, str] | None:
+        """The oldest log record a change made for a while still needs for its revert (the
+        value before it), with its mutation id; None when none waits. Its record is found
+        through the mutation's idempotency record (kept 7 days by default): past that, it
+        holds nothing back."""
+        ids = [str(m) for m in self.redis.zrange(self.keys.timed, 0, -1)]
+        if not ids:
+            return None
+        pipe = self.redis.pipeline(transaction=False)
+        for mutation_id in ids:
+            pipe.get(self.keys.idempotency(mutation_id))
+        found = [
+            (str(first).partition("\n")[0], mutation_id)
+            for mutation_id, first in zip(ids, pipe.execute(), strict=True)
+            if first is not None
+        ]
+        return min(found, key=lambda f: id_order(f[0])) if found else None
 
     def _groups(self) -> Iterator[tuple[str, str]]:
         """Each consumer group of the log, with the first id it still needs."""

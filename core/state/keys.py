@@ -191,6 +191,13 @@ class WorkspaceKeys:
         return f"{self.tag}:bench:{name}"
 
     @property
+    def timed(self) -> str:
+        """Sorted set of the mutation ids of changes made for a while, scored by the moment
+        (epoch ms) they revert at: commit.lua adds one with its commit; the timed revert
+        sweep (``core/gateway/timed.py``) removes it once it has been dealt with."""
+        return f"{self.tag}:timed"
+
+    @property
     def proposals(self) -> str:
         """Sorted set of proposal ids: a pending one scored by its deadline (epoch ms), a
         resolved one by minus the time its key goes (``ProposalBox.due`` drops it then)."""

@@ -16,7 +16,7 @@ from core.state.actor import Actor
 from core.state.keys import validate_state_key
 from core.state.value_json import MAX_DEPTH, dumps, nesting
 
-__all__ = ["MAX_TTL_SEC", "Mutation", "Op", "new_id"]
+__all__ = ["MAX_TTL_SEC", "Mutation", "Op", "new_id", "whole_ms"]
 
 
 class _Ids:
@@ -45,6 +45,12 @@ def new_id() -> str:
 MAX_TTL_SEC = 10 * 365 * 86400
 
 
+def whole_ms(sec: float) -> int:
+    """A ttl or a ``for_sec`` in whole milliseconds, at least one (the commit script and
+    replay count them the same way)."""
+    return max(1, round(sec * 1000))
+
+
 class Op(StrEnum):
     SET = "set"
     DELETE = "delete"
@@ -54,7 +60,8 @@ class Op(StrEnum):
 
 class Mutation(Derived):
     """``value`` is the new value for set, the item for append, the delta for incr, None for
-    delete. ``ts`` is stamped by the store at commit (server clock, milliseconds)."""
+    delete. ``for_sec``: how long the change lasts before a revert undoes it (None: for
+    good). ``ts`` is stamped by the store at commit (server clock, milliseconds)."""
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
 
@@ -66,6 +73,8 @@ class Mutation(Derived):
     reason: str = Field(default="", max_length=1000)
     expected_version: int | None = Field(default=None, ge=0)
     ttl_sec: float | None = Field(default=None, gt=0, le=MAX_TTL_SEC, allow_inf_nan=False)
+    # a change for a while: reverted by itself this long after its commit (core/gateway/timed.py)
+    for_sec: float | None = Field(default=None, gt=0, le=MAX_TTL_SEC, allow_inf_nan=False)
     ts: int | None = None
     correlation_id: str = Field(default_factory=new_id, min_length=1, max_length=128)
     causation_id: str | None = None
@@ -102,6 +111,13 @@ class Mutation(Derived):
     def value_json(self) -> str:
         """The value as compact JSON, encoded once: policy measures it, the store sends it."""
         return dumps(self.value)
+
+    def reverts_at(self, ts: int | None) -> int | None:
+        """When this change, committed at ``ts``, reverts (epoch ms of the Redis server's
+        clock, as commit.lua counts it), or None: made for good."""
+        if self.for_sec is None or ts is None:
+            return None
+        return ts + whole_ms(self.for_sec)
 
     def with_changes(self, **changes: Any) -> Mutation:
         """A validated copy with some fields replaced."""

@@ -85,6 +85,9 @@ class LogRecord:
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = self.mutation.model_dump(mode="json", by_alias=True)
         data.update(logId=self.log_id, version=self.version, expiresAt=self.expires_at)
+        reverts = self.mutation.reverts_at(self.ts)
+        if reverts is not None:  # a change for a while: when it reverts by itself
+            data["revertsAt"] = reverts
         return data
 
 

@@ -28,7 +28,7 @@ from core.state.limits import (
     Durability,
     NotReplicated,
 )
-from core.state.mutation import Mutation, Op
+from core.state.mutation import Mutation, Op, whole_ms
 from core.state.scripts import TIME_LUA, commit_script, read_script, time_ms
 from core.state.streams import stream_rows
 from core.state.value_json import MAX_BYTES, dumps
@@ -100,6 +100,14 @@ class StateStore:
     def version(self, key: str) -> int:
         """The key's last version (0 if never written); kept after delete and expiry."""
         return int(self.redis.hget(self.keys.versions, key) or 0)
+
+    def reverts_at(self, mutation_ids: list[str]) -> dict[str, int]:
+        """When each of ``mutation_ids`` (changes made for a while) reverts by itself, for
+        those whose revert is still to come (``core/gateway/timed.py``)."""
+        if not mutation_ids:
+            return {}
+        scores = self.redis.zmscore(self.keys.timed, mutation_ids)
+        return {m: int(s) for m, s in zip(mutation_ids, scores, strict=True) if s is not None}
 
     def committed(self, mutation_id: str, request: Mutation | None = None) -> Committed | None:
         """The first result of the mutation with this id, as committing it again would answer
@@ -219,6 +227,7 @@ class StateStore:
             keys.idempotency(mutation.id),
             keys.rate_window(mutation.key, mutation.actor.identity),
             keys.chain,
+            keys.timed,
         ]
         args: list[Any] = [
             mutation.key,
@@ -236,6 +245,7 @@ class StateStore:
             min(limits.max_bytes or MAX_BYTES, MAX_BYTES),
             limits.max_items,
             self.prev_max_bytes,
+            "" if mutation.for_sec is None else whole_ms(mutation.for_sec),
         ]
         reply, confirmed, resent = self._send(mutation, names, args)
         outcome = self._outcome(mutation, meta, reply)
@@ -346,7 +356,7 @@ class StateStore:
 
 def ttl_ms(ttl_sec: float) -> int:
     """A ttl in whole milliseconds, at least one (replay computes expiry the same way)."""
-    return max(1, round(ttl_sec * 1000))
+    return whole_ms(ttl_sec)
 
 
 def _int(text: str | None) -> int | None:

@@ -18,6 +18,8 @@
 --                                                 (an older release wrote "<logId>\n<value>")
 -- KEYS[6] rate window     {ws:<id>}:rate:<k>:<a>  sorted set of commit times (read iff ARGV[10] > 0)
 -- KEYS[7] chain head      {ws:<id>}:chain         hash: n, hash, id of the newest chained record
+-- KEYS[8] timed reverts   {ws:<id>}:timed         sorted set: mutation id scored by the moment
+--                                                 it reverts at (written iff ARGV[16] is given)
 --
 -- The log is a hash chain (tamper-evident; core/state/chain/ verifies it): each record's
 -- last field, chain, is "<n>:<h>", n its number in the chain (1, 2, ...) and
@@ -41,6 +43,8 @@
 -- ARGV[13] the most bytes the resulting value may take, 0 for no limit
 -- ARGV[14] append only: the most items the resulting list may hold, 0 for no limit
 -- ARGV[15] the most bytes of the previous value a log record keeps whole, 0 for no limit
+-- ARGV[16] a change for a while: milliseconds after the commit its revert is due, '' (or
+--          absent) for none; KEYS[8] gets (now + ARGV[16], mutation id) with the commit
 --
 -- Returns a flat array whose first element is the status:
 --   ok             : status, version, value, updatedAt, expiresAt, logId
@@ -229,6 +233,9 @@ local log_id = redis.call('XADD', KEYS[4], '*', unpack(record))
 redis.call('HSET', KEYS[7], 'n', n, 'hash', hash, 'id', log_id)
 
 redis.call('SET', KEYS[5], log_id .. '\nv' .. sversion, 'PX', ARGV[9])
+if ARGV[16] and ARGV[16] ~= '' then
+  redis.call('ZADD', KEYS[8], string.format('%d', now + tonumber(ARGV[16])), ARGV[12])
+end
 
 if rate_max > 0 then
   redis.call('ZADD', KEYS[6], now, ARGV[12])

@@ -128,3 +128,18 @@ def test_a_number_json_has_not_is_a_tool_error_never_an_exception(
     ok, result = call(app, name, arguments)
     assert not ok and str(result).startswith(("arguments are not JSON", "bad arguments"))
     assert pending_proposals(app.redis, app.store.workspace) == [] and len(app.log) == 0
+
+
+def test_the_model_may_propose_a_change_for_a_while(app: App) -> None:
+    ok, result = call(
+        app, "proposeMutation", {"op": "set", "key": "scene.name", "value": "BRB", "for": "30m"}
+    )
+    assert ok and result["outcome"] == "pending"
+    (proposal,) = app.gateway.proposals.listed()
+    assert (
+        proposal.mutation.for_sec == 1800 and proposal.summary() == "set scene.name = BRB for 30m"
+    )
+    ok, result = call(
+        app, "proposeMutation", {"op": "set", "key": "scene.name", "value": "BRB", "for": "soon"}
+    )
+    assert not ok and str(result).startswith("bad mutation: 'soon' is not a duration")
