@@ -150,9 +150,7 @@ class BreakGlass:
         """The break-glass changes not yet reviewed, oldest first (with ``reviewed``: all)."""
         raws = self.redis.hvals(self.keys.break_glass)
         found = [json.loads(str(raw)) for raw in raws]
-        return sorted(
-            (r for r in found if reviewed or "reviewedBy" not in r), key=_commit_order
-        )
+        return sorted((r for r in found if reviewed or "reviewedBy" not in r), key=_commit_order)
 
     def review(self, mutation_id: str, by: Actor) -> dict[str, Any]:
         """Mark the break-glass change ``mutation_id`` reviewed by ``by``, a person other than
