@@ -14,11 +14,12 @@ from bot.app import App, build_app
 from core.config.core_config import load_config
 from core.errors import ConfigError
 from core.gateway.edits import Edit
-from core.gateway.outcome import Pending, Proposal, ProposalStatus
-from core.state.actor import Actor
+from core.gateway.outcome import Pending, ProposalStatus
 from core.state.commit_result import Committed, Rejected, RejectReason
 from tests.conftest import write_config
-from tests.factories import actor, mutation
+from tests.core.gateway.test_lifecycle import agent_proposal as proposed
+from tests.core.gateway.test_lifecycle import stored
+from tests.factories import actor
 
 MOD_AND_OWNER = (
     'approvals.exists(a, "moderator" in a.roles) && approvals.exists(a, "owner" in a.roles)'
@@ -58,19 +59,6 @@ OWEN = actor("user:owen", "owner")  # the tenant's role binding: owner
 @pytest.fixture
 def app(tmp_path: Path, server_redis: Redis, workspace: str) -> App:
     return build_app(workspace, write_config(tmp_path, CONFIG), client=server_redis)
-
-
-def proposed(app: App, key: str, value: object = "a", asker: Actor | None = AL) -> Proposal:
-    meta = {} if asker is None else {"requestedBy": asker.model_dump(mode="json")}
-    pending = app.gateway.propose(mutation("set", key, value, "agent:llm", meta=meta))
-    assert isinstance(pending, Pending), pending
-    return pending.proposal
-
-
-def stored(app: App, pid: str) -> Proposal:
-    proposal = app.gateway.proposals.get(pid)
-    assert proposal is not None
-    return proposal
 
 
 # --- the rule ------------------------------------------------------------------------------
