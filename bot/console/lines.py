@@ -1,7 +1,8 @@
 """The console's lines: each a turn, unless it is a command (``HELP`` lists them). ``N``
 alone or ``/click N`` clicks button N; a button that asks for something (where a platform
 opens a form) is clicked with it, Edit by ``/edit [N] VALUE``, Discard by
-``/reject [N] [REASON]`` (or its number alone).
+``/reject [N] [REASON]`` (or its number alone); ``/breakglass N REASON`` clicks Apply N
+breaking the glass (an ``ApplyProposal`` click carrying ``break_glass``: applied at once).
 
 A button keeps its number with the session (``ButtonNumbers``): "Add to doc" stays 4 after
 a click made other buttons come and go and after a resume, and a number whose button is no
@@ -39,6 +40,9 @@ Type a message to think out loud. Commands:
   /reject [N] [REASON]
                    discard the proposal (N: its Discard button), saying why: the reason is
                    kept with it and the assistant takes it into account
+  /breakglass N REASON
+                   apply the proposal of Apply button N at once, whatever approvals it
+                   awaits: only a person holding the key's break-glass role, with a reason
   /do ACTION [yes] do an action (e.g. ConfirmCurrent, SwitchScene) on what is on the table
   /show            what is on the table now, with its buttons (after --session, say)
   /topic NAME      name what this session decides (the decision key follows it)
@@ -49,6 +53,7 @@ Type a message to think out loud. Commands:
 In a terminal: Up and Down recall earlier lines, Ctrl-C clears the line, a second Ctrl-C or
 Ctrl-D leaves; Ctrl-C while a reply is on its way stops the console (exit code 130)."""
 
+_GLASS_USAGE = "type /breakglass N REASON (N: the proposal's Apply button); nothing was changed"
 _EDIT_USAGE = "Edit asks for the new value: type /edit {n} VALUE (proposed: {now!r})"
 
 
@@ -106,6 +111,7 @@ class Console:
             "/click": self._click,
             "/edit": self._edit,
             "/reject": self._reject,
+            "/breakglass": self._break_glass,
             "/do": self._do,
             "/as": self._as,
             "/state": self._state,
@@ -169,6 +175,30 @@ class Console:
             self._press(button.action, button, note=reason or None)
         return True
 
+    def _break_glass(self, rest: str) -> bool:
+        """``/breakglass N REASON``: the Apply button N, applied at once for REASON (the
+        gateway checks the role; a reason is asked for here first)."""
+        number, _, reason = rest.partition(" ")
+        reason = " ".join(reason.split())
+        given = int(number) if number.isascii() and number.isdigit() else None
+        was = None if given is None else self.numbers.label(given)
+        button = None if given is None else self.numbers.find(given, self.buttons)
+        if given is None:
+            self._problem(_GLASS_USAGE)
+        elif button is None:
+            self._problem(
+                f'button {given} ("{was}") is no longer offered: nothing was done'
+                if was
+                else f"no button {given} is shown"
+            )
+        elif button.action != ActionType.APPLY_PROPOSAL:
+            self._problem(f'button {given} is "{button.label}", not a proposal\'s Apply')
+        elif not reason:
+            self._problem(f"breaking the glass needs a reason, said with it: {_GLASS_USAGE}")
+        else:
+            self._press(button.action, button, break_glass=reason)
+        return True
+
     def _asking(self, asks: str, rest: str) -> tuple[Button | None, str]:
         """The button asking for ``asks`` that ``rest`` names by its number first (or else
         the only one shown, all of ``rest`` then being what is typed in), and what is. A
@@ -215,7 +245,13 @@ class Console:
         self._press(action, shown)
         return True
 
-    def _press(self, action: str, button: Button | None, note: str | None = None) -> None:
+    def _press(
+        self,
+        action: str,
+        button: Button | None,
+        note: str | None = None,
+        break_glass: str | None = None,
+    ) -> None:
         target, version = (button.target_id, button.target_version) if button else self._now(action)
         click = ActionClicked(
             action=action,
@@ -224,6 +260,7 @@ class Console:
             click_id=f"console-{uuid.uuid4().hex}",
             actor=self.actor,
             note=None if note is None else note[:4000],
+            break_glass=None if break_glass is None else break_glass[:4000],
         )
         self._send(click)
 

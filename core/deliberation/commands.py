@@ -60,8 +60,9 @@ class Commit:
 
 @dataclass(frozen=True)
 class ResolveProposal:
-    """Apply (with the click's ``note`` as an edited value, for EditProposal) or discard
-    (with the click's ``note`` as the reason) the proposal the click names."""
+    """Apply (with the click's ``note`` as an edited value, for EditProposal; at once with
+    its ``break_glass`` reason, for an ApplyProposal that breaks the glass) or discard (with
+    the click's ``note`` as the reason) the proposal the click names."""
 
     apply: bool
     click: ActionClicked

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
-from core.deliberation.actions import ACTION_NAME, Task
+from core.deliberation.actions import ACTION_NAME, ActionType, Task
 from core.deliberation.interpretation import ActType, TurnInterpretation
 from core.deliberation.memory import Candidate, ProposalRef
 from core.deliberation.turn import ExecutorOutput
@@ -78,6 +78,15 @@ class ActionClicked(_Msg):
     # what the clicker typed into the form the button asked for: an edited value
     # (EditProposal), a reason (DiscardProposal)
     note: str | None = Field(default=None, max_length=4000)
+    # an ApplyProposal click that breaks the glass (applies at once, whatever approvals it
+    # awaits), for this reason; the gateway checks the clicker holds the role
+    break_glass: str | None = Field(default=None, max_length=4000)
+
+    @model_validator(mode="after")
+    def _glass_on_apply(self) -> ActionClicked:
+        if self.break_glass is not None and self.action != ActionType.APPLY_PROPOSAL:
+            raise ValueError(f"only ApplyProposal breaks the glass, not {self.action}")
+        return self
 
 
 class TopicSet(_Msg):

@@ -21,6 +21,7 @@ __all__ = [
     "already_resolved",
     "applying_now",
     "back_to",
+    "broke_glass",
     "by_whom",
     "cannot_commit",
     "committed",
@@ -87,6 +88,11 @@ def committed(
     again = " (already committed)" if duplicate else ""
     lasts = f" until {until}" if until else ""
     return f"Committed: {op} {key}{shown} (v{version}){lasts}{again}"
+
+
+def broke_glass(message: str, reason: str) -> str:
+    """A commit made by breaking the glass: said so, with why."""
+    return f"Break-glass apply. {message}; reason: {reason}"
 
 
 def proposed(summary: str) -> str:

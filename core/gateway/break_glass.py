@@ -13,22 +13,31 @@ from typing import Any
 from pydantic import JsonValue
 
 from core.errors import DeliberateError
-from core.gateway.approving import applying, refuse_apply
+from core.gateway.approving import applying, edited_since, refuse_apply
 from core.gateway.mutation_gateway import MutationGateway, UnknownProposal
 from core.gateway.outcome import Outcome, ProposalStatus
-from core.gateway.policy import VerdictKind
+from core.gateway.policy import Policy, VerdictKind
 from core.state.actor import Actor, ActorKind
 from core.state.commit_result import Committed, Rejected, RejectReason
 from core.state.mutation import Mutation
 from core.state.scripts import server_ms
 
-__all__ = ["MAX_GLASS_REASON", "BreakGlass", "ReviewRefused"]
+__all__ = ["MAX_GLASS_REASON", "BreakGlass", "ReviewRefused", "may_break_glass"]
 
 MAX_GLASS_REASON = 500  # characters of a break-glass reason that are kept
 
 
 class ReviewRefused(DeliberateError):
     """A review nobody may make: of an unknown change, or by who broke the glass."""
+
+
+def may_break_glass(policy: Policy, actor: Actor, key: str) -> bool:
+    """Whether ``actor`` holds the role that may break the glass on ``key`` (a person, not a
+    guest), as ``BreakGlass.refused`` has it: whom a page offers it to."""
+    rule = policy.break_glass(key)
+    if rule is None or not actor.is_person or actor.kind is ActorKind.GUEST:
+        return False
+    return rule.role in actor.effective_roles
 
 
 def _flagged(mutation: Mutation, actor: Actor, reason: str) -> Mutation:
@@ -84,9 +93,12 @@ class BreakGlass:
         self._listed(outcome)
         return gateway.secrecy.outcome(outcome)
 
-    def apply(self, proposal_id: str, actor: Actor, reason: str) -> Outcome:
+    def apply(
+        self, proposal_id: str, actor: Actor, reason: str, revision: int | None = None
+    ) -> Outcome:
         """Apply a pending proposal at once, whatever its approvals, flagged with ``reason``
-        (its value as edited; stale past the version it was made against, as any)."""
+        (its value as edited; stale past the version it was made against, as any).
+        ``revision``: the edit of it the person saw (an edit made since refuses it)."""
         gateway = self.gateway
         proposal = gateway.proposals.get(proposal_id)
         if proposal is None:
@@ -109,11 +121,13 @@ class BreakGlass:
             if verdict.kind is VerdictKind.REJECT:
                 reject = verdict.reason or RejectReason.FORBIDDEN
                 refusal = Rejected(verdict.mutation, reject, verdict.message)
+        if refusal is None and revision is not None:
+            refusal = edited_since(proposal, mutation, revision, gateway.secrecy)
         if refusal is not None:
             return self._refuse(refusal, proposal_id=proposal.id)
-        claimed = gateway.proposals.claim(proposal.id, actor)
+        claimed = gateway.proposals.claim(proposal.id, actor, reason, revision)
         if claimed is None:  # moved meanwhile: refused, as it now is
-            return self.apply(proposal_id, actor, reason)
+            return self.apply(proposal_id, actor, reason, revision)
         if claimed.status is ProposalStatus.EXPIRED:
             return gateway.expired(claimed, mutation)
         outcome = gateway.commit_claimed(proposal.id, actor, mutation)

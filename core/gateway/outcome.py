@@ -133,6 +133,7 @@ class Proposal(BaseModel):
     value: JsonValue = None  # the value as edited (``edited``), else unused
     revision: int = Field(default=0, ge=0)  # edits so far: an approval names the one it saw
     reason: str | None = None  # why it was discarded, as its discarder said
+    break_glass: str | None = None  # why its applier broke the glass (applied at once)
 
     @property
     def proposed_by(self) -> Actor:

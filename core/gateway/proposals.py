@@ -178,15 +178,20 @@ class ProposalBox:
             return None if current is None else Approved(current, counted=False)
         return None if moved is None else Approved(moved, counted=True)
 
-    def claim(self, proposal_id: str, by: Actor) -> Proposal | None:
+    def claim(
+        self, proposal_id: str, by: Actor, reason: str, revision: int | None = None
+    ) -> Proposal | None:
         """Claim a pending proposal for ``by`` at once, whatever its approvals (breaking the
-        glass): None when it is not pending; expired past its deadline."""
+        glass, for ``reason``): None when it is not pending, or not at ``revision`` (edited
+        since); expired past its deadline."""
 
         def take(p: Proposal, now: int) -> Proposal | None:
-            if p.status is not ProposalStatus.PENDING:
+            if p.status is not ProposalStatus.PENDING or revision not in (None, p.revision):
                 return None
-            due = self._due(p, now)
-            return self._expired(p, now) if due else resolved(p, ProposalStatus.APPLIED, by, now)
+            if self._due(p, now):
+                return self._expired(p, now)
+            claimed = resolved(p, ProposalStatus.APPLIED, by, now)
+            return claimed.model_copy(update={"break_glass": reason})
 
         return self._move(proposal_id, take)
 

@@ -42,11 +42,13 @@ def note_for(outcome: Outcome, protected: bool = False, secret: bool = False) ->
         shown = SECRET if secret and m.value is not None else m.value
         reverts = outcome.reverts_at
         until = None if reverts is None else until_text(reverts)
+        message = say.committed(m.op.value, m.key, shown, outcome.version, outcome.duplicate, until)
+        glass = m.meta.get("breakGlass")
+        if isinstance(glass, dict):
+            message = say.broke_glass(message, str(glass.get("reason", "")))
         return OutcomeNote(
             outcome="committed",
-            message=say.committed(
-                m.op.value, m.key, shown, outcome.version, outcome.duplicate, until
-            ),
+            message=message,
             key=m.key,
             value=None if secret else m.value,
             version=outcome.version,

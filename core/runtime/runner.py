@@ -46,6 +46,7 @@ from core.deliberation.turn import Answering
 from core.deliberation.update.loop import Loop
 from core.deliberation.view import View
 from core.errors import DeliberateError, StoreError
+from core.gateway.break_glass import BreakGlass
 from core.gateway.edits import Edit, edited_value
 from core.gateway.mutation_gateway import DiscardRefused, MutationGateway, UnknownProposal
 from core.gateway.outcome import SECRET, Outcome, ProposalStatus
@@ -235,6 +236,12 @@ class Runtime:
     def _resolve(self, cmd: ResolveProposal) -> OutcomeNote:
         click = cmd.click
         try:
+            if cmd.apply and click.break_glass is not None:
+                glass = BreakGlass(self.gateway)
+                broken = glass.apply(
+                    click.target_id, click.actor, click.break_glass, click.expected_version
+                )
+                return self._note(broken)
             if cmd.apply:
                 edit = self._edit(click)
                 if isinstance(edit, OutcomeNote):
