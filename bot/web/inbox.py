@@ -1,7 +1,9 @@
 """The Inbox: a workspace's pending proposals, each with what it would do, who asked, its
 deadline, its approvals so far against its quorum, and whom it waits for; and the ones
 resolved lately. Apply, Edit (then apply) and Reject (with a reason) go through the
-gateway as a chat click does (``apply_proposal``, ``discard_proposal``): the same roles,
+gateway as a chat click does (``apply_proposal``, ``discard_proposal``), and Break glass
+(with a reason, offered to whoever holds the key's break-glass role) as ``/breakglass``
+does (``BreakGlass.apply``, at the revision the page showed): the same roles,
 four eyes, quorum and schema; a second click of the same person is answered from what the
 first did. The person acts as who they are in chat (the session's actor for this
 workspace); the operator token acts nowhere. Each answer is flashed on the page it returns
@@ -17,6 +19,7 @@ from bot.app import App
 from bot.explain import awaiting
 from bot.web.context import acting_as, person, workspace_app
 from core.errors import DeliberateError
+from core.gateway.break_glass import BreakGlass, may_break_glass
 from core.gateway.edits import edited_value, value_text
 from core.gateway.mutation_gateway import UnknownProposal
 from core.gateway.outcome import Outcome, Proposal, ProposalStatus
@@ -26,12 +29,18 @@ from core.state.actor import Actor
 from core.state.limits import Unacknowledged
 from core.state.scripts import server_ms
 
-__all__ = ["LISTED", "RESOLVED_SHOWN", "blueprint"]
+__all__ = ["LISTED", "NO_REASON", "RESOLVED_SHOWN", "blueprint"]
 
 RESOLVED_SHOWN = 20
 LISTED = 1000  # proposals read for one page (pending ones first)
 blueprint = Blueprint("inbox", __name__)
-VERBS = ("apply", "edit", "reject")
+VERBS = ("apply", "edit", "reject", "breakglass")
+NO_REASON = {
+    "reject": "Say why it is rejected: the reason goes to the log and to the model. "
+    "Nothing was changed.",
+    "breakglass": "Breaking the glass needs a reason: it goes to the log, the announcement "
+    "and the review list. Nothing was changed.",
+}
 
 
 @blueprint.get("/w/<workspace>/inbox")
@@ -58,12 +67,16 @@ def _card(
     policy: Policy, deadline: int, proposal: Proposal, now: int, actor: Actor | None
 ) -> dict[str, Any]:
     """What the page shows of ``proposal``; Reject only to whoever may discard it (the
-    right to apply it: ``Policy.refuse_deciding``), else why not."""
-    secret = policy.is_secret(proposal.mutation.key)
+    right to apply it: ``Policy.refuse_deciding``), else why not; Break glass only to whoever
+    holds the key's break-glass role."""
+    key = proposal.mutation.key
+    secret = policy.is_secret(key)
     pending = proposal.status is ProposalStatus.PENDING
-    refused = None if actor is None else policy.refuse_deciding(actor, proposal.mutation.key)
+    refused = None if actor is None else policy.refuse_deciding(actor, key)
     return {
         "no_reject": "" if refused is None else refused[1],
+        "break_glass": pending and actor is not None and may_break_glass(policy, actor, key),
+        "broke_glass": proposal.status is ProposalStatus.APPLIED and bool(proposal.break_glass),
         "p": proposal,
         "secret": secret,
         "deadline": deadline,
@@ -82,19 +95,18 @@ def act(workspace: str, proposal_id: str, verb: str) -> Any:
     app = workspace_app(workspace)
     back = redirect(url_for("inbox.page", workspace=workspace), 303)
     revision = _revision(request.form.get("revision", ""))
+    reason = " ".join(request.form.get("reason", "").split())
+    if verb in NO_REASON and not reason:
+        flash(NO_REASON[verb], "error")
+        return back
     try:
         if verb == "reject":
-            reason = " ".join(request.form.get("reason", "").split())
-            if not reason:
-                flash(
-                    "Say why it is rejected: the reason goes to the log and to the model. "
-                    "Nothing was changed.",
-                    "error",
-                )
-                return back
             proposal = app.gateway.discard_proposal(proposal_id, actor, reason)
             secret = app.policy.is_secret(proposal.mutation.key)
             note = discard_note(proposal, actor, secret)
+        elif verb == "breakglass":  # the gateway checks the role, as for a chat click
+            broken = BreakGlass(app.gateway).apply(proposal_id, actor, reason, revision)
+            note = note_under(app.policy, broken)
         else:
             outcome = _apply(app, proposal_id, actor, verb, revision)
             if isinstance(outcome, str):
