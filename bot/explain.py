@@ -191,6 +191,8 @@ def proposal_lines(
     awaits, or what became of it. ``deadline_ms``: its deadline (``ProposalBox.deadline``)."""
     p = proposal
     status = "" if p.status is ProposalStatus.PENDING else f"  [{p.status.value}]"
+    if p.status is ProposalStatus.APPLIED and p.break_glass:
+        status = "  [applied, break-glass]"
     lines = [f"{p.id}  {proposal_summary(p, reveal=reveal)}{status}"]
     who = f"proposed by {p.proposed_by}"
     if p.requested_by == p.proposed_by:  # a person's own write, waiting for approval
@@ -226,7 +228,8 @@ def _became(p: Proposal, deadline_ms: int) -> str:
         made = f" (v{done.version}, mutation {done.mutation.id})" if done is not None else ""
         reverts = None if done is None else done.mutation.reverts_at(done.ts)
         until = f"; for a while: reverts at {until_text(reverts)}" if reverts else ""
-        return f"applied{by}{at}{made}{until}"
+        glass = f"; broke the glass: {p.break_glass}" if p.break_glass else ""
+        return f"applied{by}{at}{made}{until}{glass}"
     if p.status is ProposalStatus.DISCARDED:
         return f"discarded{by}{at}: {p.reason or 'no reason given'}"
     if p.status is ProposalStatus.EXPIRED:

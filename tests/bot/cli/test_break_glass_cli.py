@@ -1,7 +1,8 @@
 """Breaking the glass from the CLI: ``state set --break-glass REASON`` commits at once where
 the key's writes wait for approval, ``proposals --break-glass`` lists it, ``--reviewed`` marks
-it reviewed by someone else; the shipped ``announce_break_glass`` rule renders the post (and
-skips while its channel is unset). Real Redis, the real CLI."""
+it reviewed by someone else, ``proposals`` marks a proposal applied by breaking the glass; the
+shipped ``announce_break_glass`` rule renders the post (and skips while its channel is unset).
+Real Redis, the real CLI."""
 
 from __future__ import annotations
 
@@ -9,9 +10,14 @@ import json
 from pathlib import Path
 
 import pytest
+from redis import Redis
 
+from bot.app import build_app
+from core.gateway.break_glass import BreakGlass
+from core.state.commit_result import Committed
 from tests.bot.cli.process import run
 from tests.conftest import write_config
+from tests.factories import actor
 
 CONFIG = """
 policy:
@@ -148,3 +154,26 @@ def test_the_shipped_rule_announces_it(
         r for r in map(json.loads, out.splitlines()) if r["rule"] == "announce_break_glass"
     ]
     assert not report["held"]
+
+
+def test_proposals_marks_a_proposal_applied_by_breaking_the_glass(
+    capsys: pytest.CaptureFixture[str], workspace: str, config: str, redis_client: Redis
+) -> None:
+    code, out, _ = cli(
+        capsys, workspace, config, "state", "set", "ops.mode", "safe", "--actor", "user:al"
+    )
+    assert code == 0 and out.startswith("pending: proposal")
+    app = build_app(workspace, Path(config), client=redis_client)
+    [proposal] = app.gateway.proposals.listed()
+    done = BreakGlass(app.gateway).apply(proposal.id, actor("moderator:mo"), "db on fire")
+    assert isinstance(done, Committed), done
+    code, out, _ = cli(capsys, workspace, config, "proposals", "--all")
+    lines = out.splitlines()
+    assert code == 0 and lines[0] == f"{proposal.id}  set ops.mode = safe  [applied, break-glass]"
+    assert lines[-1].startswith("  applied by moderator:mo at ")
+    assert lines[-1].endswith(
+        f" (v1, mutation breakglass-{proposal.id}); broke the glass: db on fire"
+    )
+    code, out, _ = cli(capsys, workspace, config, "proposals", "--all", "--json")
+    (row,) = map(json.loads, out.splitlines())
+    assert row["status"] == "applied" and row["breakGlass"] == "db on fire"
