@@ -15,14 +15,17 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.webhook import WebhookClient
 
 from bot.click_lines import ClickLines
+from bot.click_outcome import EXPIRED
+from bot.shown.expiry import expired_sentence
+from bot.shown.refs import Shown
 
-from .blocks import closed_blocks
+from .blocks import closed_blocks, escape
 from .threads import PLATFORM
 
 if TYPE_CHECKING:
     from core.redis_client import RedisClient
 
-__all__ = ["ClosedMessages"]
+__all__ = ["ClosedMessages", "SlackCloser"]
 
 log = logging.getLogger("deliberate.slack")
 
@@ -63,3 +66,27 @@ class ClosedMessages:
             return
         if response.status_code != 200:
             log.warning("cannot replace the clicked ephemeral message: %s", response.body)
+
+
+class SlackCloser:
+    """Closes a message that shows an expired proposal (``bot.shown.expiry``), with
+    ``chat.update``: its buttons gone, its lines below."""
+
+    def __init__(self, client: WebClient) -> None:
+        self.client = client
+
+    def line(self, deadline_ms: int) -> str:
+        return f"{EXPIRED} {escape(expired_sentence(deadline_ms))}"
+
+    def edit(self, shown: Shown, lines: list[str]) -> bool:
+        try:
+            self.client.chat_update(
+                channel=shown.channel,
+                ts=shown.message,
+                text=shown.text,
+                blocks=closed_blocks(shown.blocks, lines),
+            )
+        except (SlackApiError, SlackClientError, OSError) as error:
+            log.warning("cannot close the slack message %s: %s", shown.ref, error)
+            return False
+        return True
