@@ -27,6 +27,7 @@ from bot.cli.main import exit_at_once, say_interrupted
 from bot.redis_connection import connection_url
 from bot.shown.closers import closers_from_env
 from bot.shown.expiry import ExpiredMessages
+from bot.shown.telling import Requesters
 from core.config.tenants import Tenancy
 from core.gateway.timed import revert_due
 from core.state.compaction import Compactor
@@ -97,13 +98,15 @@ def schedule(service: RuleService, app: App, report: Callable[[str], None] = _lo
     bot tokens of the environment: ``closers_from_env``). What compaction did goes to
     ``report`` (the log of a worker that serves; a person's terminal for ``--burst``)."""
     service.every(86_400, "proposals", app.gateway.proposals.sweep)
-    closing = ExpiredMessages(app, closers_from_env(os.environ))
+    closers = closers_from_env(os.environ)
+    closing, telling = ExpiredMessages(app, closers), Requesters(app, closers)
 
     def expire() -> None:  # then their messages say so, on every platform with a token here
         app.gateway.expire_due()
+        telling.run()  # (before their messages are done with)
         closing.run()
 
-    service.every(60, "expire proposals past their deadline and close their messages", expire)
+    service.every(60, "expire proposals, tell their requesters, close their messages", expire)
     # changes made for a while (``--for``): reverted within seconds of their deadline
     timed = functools.partial(revert_due, app.gateway)
     service.every(TIMED_EVERY_SEC, "revert changes made for a while at their deadline", timed)

@@ -23,9 +23,10 @@ from bot.shown.expiry import expired_sentence
 from bot.shown.refs import Shown
 from bot.workspaces import Workspaces
 from core.config.tenants import Tenant
+from core.state.actor import Actor
 
 from .channels import PLATFORM
-from .render import NO_PINGS, closed_content, disabled_buttons
+from .render import MAX_CONTENT, NO_PINGS, closed_content, disabled_buttons
 
 __all__ = ["Closing", "DiscordCloser"]
 
@@ -135,5 +136,25 @@ class DiscordCloser:
             return True
         if answer.is_error:
             log.warning("cannot close the discord message %s: %s", shown.ref, answer.text[:200])
+            return False
+        return True
+
+    def tell(self, shown: Shown, who: Actor, text: str) -> bool:
+        """Posted as a reply to ``shown``, pinging ``who`` alone."""
+        ours = who.platform == PLATFORM and who.id.isdigit()
+        named = f"<@{who.id}>" if ours else discord.utils.escape_markdown(str(who))
+        inert = discord.utils.escape_mentions(discord.utils.escape_markdown(text))
+        body = {
+            "content": f"{named} {inert}"[:MAX_CONTENT],
+            "allowed_mentions": {"parse": [], "users": [who.id] if ours else []},
+            "message_reference": {"message_id": shown.message, "fail_if_not_exists": False},
+        }
+        try:
+            answer = self.http.post(f"/channels/{shown.channel}/messages", json=body)
+        except httpx.HTTPError as error:
+            log.warning("cannot post in the channel of %s: %s", shown.ref, error)
+            return False
+        if answer.is_error:
+            log.warning("cannot post in the channel of %s: %s", shown.ref, answer.text[:200])
             return False
         return True

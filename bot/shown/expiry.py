@@ -20,6 +20,7 @@ from redis.exceptions import LockError
 
 from bot.click_lines import ClickLines
 from core.gateway.outcome import ProposalStatus, expired_message
+from core.state.actor import Actor
 
 from .refs import Shown, ShownMessages
 
@@ -32,7 +33,7 @@ log = logging.getLogger("deliberate.shown")
 
 
 class Closer(Protocol):
-    """Edits messages of one platform."""
+    """Edits messages of one platform, and posts in their threads."""
 
     def line(self, deadline_ms: int) -> str:
         """The expiry line, in the platform's markup (as a click that finds it expired)."""
@@ -40,6 +41,11 @@ class Closer(Protocol):
 
     def edit(self, shown: Shown, lines: list[str]) -> bool:
         """``shown`` without buttons, with ``lines`` below its text; False if not done."""
+        ...
+
+    def tell(self, shown: Shown, who: Actor, text: str) -> bool:
+        """Post ``text`` (plain: made inert here) in ``shown``'s thread, to ``who`` (a
+        mention of one of the platform's own people, who alone is pinged)."""
         ...
 
 
@@ -59,34 +65,43 @@ class ExpiredMessages:
         self.lines = ClickLines(app.redis, app.store.workspace, app.config.sessions.ttl_sec)
 
     def run(self) -> int:
-        """Close the messages of every proposal past its deadline; how many were edited."""
-        return sum(self.close(proposal_id) for proposal_id in self.shown.due())
+        """Close the messages of every proposal past its deadline; how many were edited. A
+        proposal leaves the index once nothing is left to do with its messages."""
+        edited = 0
+        for proposal_id in self.shown.due():
+            done, left = self._close_all(proposal_id)
+            edited += done
+            if not left:
+                self.shown.done(proposal_id)
+        return edited
 
     def close(self, proposal_id: str, already: Shown | None = None) -> int:
         """Close the messages of ``proposal_id`` if it expired (``already`` is closed: a
-        clicked one); how many were edited. One resolved otherwise, or gone, leaves the index
-        (a pending one waits for the sweep)."""
+        clicked one); how many were edited. It stays in the index for the sweep (its
+        requester is told first)."""
+        return self._close_all(proposal_id, already)[0]
+
+    def _close_all(self, proposal_id: str, already: Shown | None = None) -> tuple[int, bool]:
+        """Edited, and whether anything is left to do (a pending one waits for the sweep; one
+        resolved otherwise, or gone, has nothing to close)."""
         box = self.app.gateway.proposals
         proposal = box.get(proposal_id)
         if proposal is not None and proposal.status is ProposalStatus.PENDING:
-            return 0
+            return 0, True
         if proposal is None or proposal.status is not ProposalStatus.EXPIRED:
-            self.shown.done(proposal_id)
-            return 0
-        edited, left = 0, 0
+            return 0, False
+        edited, left = 0, False
         for shown in self.shown.of(proposal_id):
             if already is not None and shown.field == already.field:
                 self.shown.closed(proposal_id, shown)
                 continue
             closer = self.closers.get(shown.platform)
             if closer is None or not self._close(closer, shown, box.deadline(proposal)):
-                left += 1
+                left = True
                 continue
             self.shown.closed(proposal_id, shown)
             edited += 1
-        if not left:
-            self.shown.done(proposal_id)
-        return edited
+        return edited, left
 
     def _close(self, closer: Closer, shown: Shown, deadline_ms: int) -> bool:
         line = closer.line(deadline_ms)

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["Shown", "ShownMessages", "proposals_in"]
 
 NAME = "shown"  # the adapter keys' name (``{ws:<id>}:adapter:chat:shown…``)
+TOLD = "told:"  # a proposal's hash field: a change its requester was told of
 
 
 class Shown(BaseModel):
@@ -86,7 +87,22 @@ class ShownMessages:
 
     def of(self, proposal_id: str) -> list[Shown]:
         raw = self.redis.hgetall(self.key(proposal_id))
-        return [Shown.model_validate_json(str(v)) for _, v in sorted(raw.items())]
+        return [
+            Shown.model_validate_json(str(v))
+            for k, v in sorted(raw.items())
+            if not str(k).startswith(TOLD)
+        ]
+
+    def listed(self) -> list[str]:
+        """Every proposal shown in chat and not done with."""
+        return [str(i) for i in self.redis.zrange(self.index, 0, -1)]
+
+    def mark(self, proposal_id: str, change: str) -> bool:
+        """Note that ``change`` of the proposal was told: False if it was already."""
+        key = self.key(proposal_id)
+        if not self.redis.exists(key):
+            return False
+        return bool(self.redis.hsetnx(key, f"{TOLD}{change}", "1"))
 
     def due(self) -> list[str]:
         """The proposals shown in chat whose deadline has passed (server time)."""

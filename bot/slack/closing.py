@@ -18,8 +18,9 @@ from bot.click_lines import ClickLines
 from bot.click_outcome import EXPIRED
 from bot.shown.expiry import expired_sentence
 from bot.shown.refs import Shown
+from core.state.actor import Actor
 
-from .blocks import closed_blocks, escape
+from .blocks import closed_blocks, escape, mention
 from .threads import PLATFORM
 
 if TYPE_CHECKING:
@@ -88,5 +89,17 @@ class SlackCloser:
             )
         except (SlackApiError, SlackClientError, OSError) as error:
             log.warning("cannot close the slack message %s: %s", shown.ref, error)
+            return False
+        return True
+
+    def tell(self, shown: Shown, who: Actor, text: str) -> bool:
+        named = mention(str(who)) if who.platform == PLATFORM else escape(str(who))
+        text = f"{named} {escape(text)}"
+        try:
+            self.client.chat_postMessage(
+                channel=shown.channel, thread_ts=shown.thread or shown.message, text=text
+            )
+        except (SlackApiError, SlackClientError, OSError) as error:
+            log.warning("cannot post in the thread of %s: %s", shown.ref, error)
             return False
         return True
