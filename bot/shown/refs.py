@@ -19,9 +19,10 @@ if TYPE_CHECKING:
     from core.gateway.proposals import ProposalBox
     from core.redis_client import RedisClient
 
-__all__ = ["Shown", "ShownMessages", "proposals_in"]
+__all__ = ["MAX_MESSAGES", "Shown", "ShownMessages", "proposals_in"]
 
 NAME = "shown"  # the adapter keys' name (``{ws:<id>}:adapter:chat:shown…``)
+MAX_MESSAGES = 50  # a proposal's messages kept at most (each turn may show it again)
 TOLD = "told:"  # a proposal's hash field: a change its requester was told of
 
 
@@ -69,7 +70,8 @@ class ShownMessages:
 
     def record(self, proposals: ProposalBox, ids: Iterable[str], shown: Shown) -> int:
         """Keep ``shown`` for each pending proposal of ``ids``, as long as the proposal is
-        kept (a message updated again replaces what it said); how many."""
+        kept (a message updated again replaces what it said), up to ``MAX_MESSAGES`` a
+        proposal; how many."""
         kept = 0
         for proposal_id in ids:
             proposal = proposals.get(proposal_id)
@@ -77,6 +79,9 @@ class ShownMessages:
             if proposal is None or ttl <= 0:
                 continue  # gone, or (an older release's) kept for ever: the sweep gives one
             key = self.key(proposal_id)
+            full = int(self.redis.hlen(key)) >= MAX_MESSAGES
+            if full and not self.redis.hexists(key, shown.field):
+                continue  # the first ones are kept: the thread's last message shows it too
             pipe = self.redis.pipeline(transaction=True)  # (a cluster client defaults to False)
             pipe.hset(key, shown.field, shown.model_dump_json())
             pipe.pexpire(key, ttl)

@@ -13,7 +13,7 @@ from slack_sdk import WebClient
 
 from bot.cli.worker import schedule
 from bot.shown.closers import closers_from_env
-from bot.shown.refs import Shown, ShownMessages
+from bot.shown.refs import MAX_MESSAGES, Shown, ShownMessages
 from bot.shown.telling import Requesters
 from core.gateway.edits import Edit
 from core.gateway.mutation_gateway import MutationGateway
@@ -99,3 +99,19 @@ def test_each_change_is_told_once_and_not_to_whoever_made_it(
             "it waits for approval again.",
             "<@U0ALICE> your change was applied by user:U0CAROL: set test.q = b.",
         ]
+
+
+def test_a_proposal_keeps_a_bounded_number_of_messages(
+    tmp_path: Path, redis_client: Redis, workspace: str
+) -> None:
+    rig = make_rig(tmp_path, redis_client, workspace, "  []\n", keys=QUORUM)
+    pending = rig.app.gateway.propose(mutation("set", "test.q", "a", "agent:model"))
+    assert isinstance(pending, Pending)
+    shown = ShownMessages(rig.app.redis, workspace)
+    box, ids = rig.app.gateway.proposals, [pending.proposal.id]
+    for n in range(MAX_MESSAGES + 3):
+        shown.record(box, ids, Shown(platform="slack", channel=CHANNEL, message=f"{n}.0"))
+    assert len(shown.of(pending.proposal.id)) == MAX_MESSAGES
+    kept = rig.app.redis.pttl(shown.key(pending.proposal.id))
+    proposal_kept = rig.app.redis.pttl(box.keys.proposal(pending.proposal.id))
+    assert kept > 0 and abs(kept - proposal_kept) < 1000  # as long as the proposal
