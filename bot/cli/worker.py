@@ -25,6 +25,9 @@ from bot.app import App
 from bot.cli.history import compaction_line
 from bot.cli.main import exit_at_once, say_interrupted
 from bot.redis_connection import connection_url
+from bot.shown.closers import closers_from_env
+from bot.shown.expiry import ExpiredMessages
+from bot.shown.telling import Requesters
 from core.config.tenants import Tenancy
 from core.gateway.timed import revert_due
 from core.state.compaction import Compactor
@@ -90,10 +93,20 @@ def schedule(service: RuleService, app: App, report: Callable[[str], None] = _lo
 
     Compaction (``store.retention``) runs here: it never trims what the consumer has not
     handled, and the consumer is the one that handles it. So does the daily sweep that gives
-    an expiry to proposals an older release stored without one. What compaction did goes to
+    an expiry to proposals an older release stored without one, and the minute's sweep that
+    expires those past their deadline and closes the chat messages that show them (with the
+    bot tokens of the environment: ``closers_from_env``). What compaction did goes to
     ``report`` (the log of a worker that serves; a person's terminal for ``--burst``)."""
     service.every(86_400, "proposals", app.gateway.proposals.sweep)
-    service.every(60, "expire proposals past their deadline", app.gateway.expire_due)
+    closers = closers_from_env(os.environ)
+    closing, telling = ExpiredMessages(app, closers), Requesters(app, closers)
+
+    def expire() -> None:  # then their messages say so, on every platform with a token here
+        app.gateway.expire_due()
+        telling.run()  # (before their messages are done with)
+        closing.run()
+
+    service.every(60, "expire proposals, tell their requesters, close their messages", expire)
     # changes made for a while (``--for``): reverted within seconds of their deadline
     timed = functools.partial(revert_due, app.gateway)
     service.every(TIMED_EVERY_SEC, "revert changes made for a while at their deadline", timed)

@@ -32,6 +32,7 @@ from bot.notices import (
     not_served,
 )
 from bot.session_requests import request_of
+from bot.shown.refs import Shown, ShownMessages, proposals_in
 from bot.workspaces import Workspaces
 from core.config.tenants import Tenant
 from core.deliberation.messages import ActionClicked, ShowRequested, TopicSet, UserSaid
@@ -102,7 +103,7 @@ class DiscordAdapter:
             return
         for event in events:
             if isinstance(event, View):
-                await self._show(event, message.channel, reply_to=message)
+                await self._show(event, message.channel, reply_to=message, tenant=tenant)
 
     def _tenant(self, guild_id: int | None, user_id: int) -> Tenant | None:
         tenancy = self.workspaces.tenancy
@@ -179,7 +180,7 @@ class DiscordAdapter:
         line = outcome.closing_line(clicker, label, _mention, discord.utils.escape_markdown)
         closed = line is not None and await self.closing.close(interaction, tenant, line)
         for view in outcome.follow_ups(closed):
-            await self._show(view, interaction.channel, interaction=interaction)
+            await self._show(view, interaction.channel, interaction=interaction, tenant=tenant)
 
     async def _ask(self, interaction: Interaction, ref: ButtonRef, label: str) -> None:
         """Discord buttons have no confirm dialog: the first click asks, for the clicker
@@ -259,7 +260,7 @@ class DiscordAdapter:
             return await self._followup(interaction, TROUBLE)
         views = [event for event in events if isinstance(event, View)]
         for view in views:
-            await self._show(view, interaction.channel, interaction=interaction)
+            await self._show(view, interaction.channel, interaction=interaction, tenant=tenant)
         if not any(view.ephemeral for view in views):  # the answer went to the channel
             await self._followup(interaction, "Done: see the channel.")
 
@@ -282,13 +283,30 @@ class DiscordAdapter:
         *,
         reply_to: discord.Message | None = None,
         interaction: Interaction | None = None,
+        tenant: Tenant | None = None,
     ) -> None:
+        """``view``'s messages; those that show a proposal's buttons are kept, with
+        ``tenant``, so that they close when it expires (``bot.shown``)."""
+        proposals = proposals_in(view) if tenant is not None else []
         for part in render(view):
             if view.ephemeral and interaction is not None:
                 await self._followup(interaction, part.content, part.buttons)
-            else:
-                await self._send(channel, part.content, part.buttons, reply_to=reply_to)
-                reply_to = None  # the first part answers the message; the rest follow it
+                continue
+            sent = await self._send(channel, part.content, part.buttons, reply_to=reply_to)
+            reply_to = None  # the first part answers the message; the rest follow it
+            if sent is not None and part.buttons is not None and proposals and tenant:
+                await asyncio.to_thread(self._remember, tenant, proposals, sent)
+
+    def _remember(self, tenant: Tenant, proposals: list[str], sent: discord.Message) -> None:
+        channel, message = str(sent.channel.id), str(sent.id)
+        shown = Shown(platform=PLATFORM, channel=channel, message=message, text=sent.content)
+        try:
+            app = self.workspaces.app(tenant)
+            ShownMessages(app.redis, app.store.workspace).record(
+                app.gateway.proposals, proposals, shown
+            )
+        except RedisError as error:
+            log.error("cannot keep discord message %s: %s", shown.ref, error)
 
     async def _send(
         self,
@@ -297,14 +315,16 @@ class DiscordAdapter:
         buttons: discord.ui.View | None = None,
         *,
         reply_to: discord.Message | None = None,
-    ) -> None:
+    ) -> discord.Message | None:
         extra: dict[str, Any] = {"view": buttons} if buttons is not None else {}
         if reply_to is not None:
             extra["reference"] = reply_to.to_reference(fail_if_not_exists=False)
         try:
-            await channel.send(content, allowed_mentions=NO_PINGS, **extra)
+            sent: discord.Message = await channel.send(content, allowed_mentions=NO_PINGS, **extra)
         except discord.HTTPException as error:
             log.error("cannot post to Discord channel %s: %s", getattr(channel, "id", "?"), error)
+            return None
+        return sent
 
     async def _refuse(self, interaction: Interaction, why: str) -> None:
         """``why``, to the person alone, as the interaction's answer (nothing acknowledged it)."""

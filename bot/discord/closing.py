@@ -13,17 +13,22 @@ import weakref
 from typing import Any
 
 import discord
+import httpx
 from redis.exceptions import RedisError
 from redis.lock import Lock
 
 from bot.click_lines import LOCK_SEC, ClickLines
+from bot.click_outcome import EXPIRED
+from bot.shown.expiry import expired_sentence
+from bot.shown.refs import Shown
 from bot.workspaces import Workspaces
 from core.config.tenants import Tenant
+from core.state.actor import Actor
 
 from .channels import PLATFORM
-from .render import NO_PINGS, closed_content, disabled_buttons
+from .render import MAX_CONTENT, NO_PINGS, closed_content, disabled_buttons
 
-__all__ = ["Closing"]
+__all__ = ["Closing", "DiscordCloser"]
 
 log = logging.getLogger("deliberate.discord")
 Interaction = discord.Interaction[Any]
@@ -97,3 +102,59 @@ async def _acquire(lock: Lock) -> bool:
             return False
         await asyncio.sleep(0.05)  # another replica's edit: a Discord round trip or two
     return True
+
+
+class DiscordCloser:
+    """Closes a message that shows an expired proposal (``bot.shown.expiry``) through
+    Discord's REST API (``PATCH /channels/{channel}/messages/{message}``) with the bot's
+    token: the worker has no gateway connection, and needs none to edit a message. Its
+    buttons go (they could do nothing more), its lines come below its text."""
+
+    def __init__(self, token: str, api_url: str, *, timeout: float) -> None:
+        self.http = httpx.Client(
+            base_url=api_url.rstrip("/"),
+            headers={"Authorization": f"Bot {token}"},
+            timeout=timeout,
+        )
+
+    def line(self, deadline_ms: int) -> str:
+        return f"{EXPIRED} {discord.utils.escape_markdown(expired_sentence(deadline_ms))}"
+
+    def edit(self, shown: Shown, lines: list[str]) -> bool:
+        body = {
+            "content": closed_content(shown.text, lines),
+            "components": [],
+            "allowed_mentions": {"parse": []},
+        }
+        path = f"/channels/{shown.channel}/messages/{shown.message}"
+        try:
+            answer = self.http.patch(path, json=body)
+        except httpx.HTTPError as error:
+            log.warning("cannot close the discord message %s: %s", shown.ref, error)
+            return False
+        if answer.status_code == 404:  # deleted meanwhile: nothing left to close
+            return True
+        if answer.is_error:
+            log.warning("cannot close the discord message %s: %s", shown.ref, answer.text[:200])
+            return False
+        return True
+
+    def tell(self, shown: Shown, who: Actor, text: str) -> bool:
+        """Posted as a reply to ``shown``, pinging ``who`` alone."""
+        ours = who.platform == PLATFORM and who.id.isdigit()
+        named = f"<@{who.id}>" if ours else discord.utils.escape_markdown(str(who))
+        inert = discord.utils.escape_mentions(discord.utils.escape_markdown(text))
+        body = {
+            "content": f"{named} {inert}"[:MAX_CONTENT],
+            "allowed_mentions": {"parse": [], "users": [who.id] if ours else []},
+            "message_reference": {"message_id": shown.message, "fail_if_not_exists": False},
+        }
+        try:
+            answer = self.http.post(f"/channels/{shown.channel}/messages", json=body)
+        except httpx.HTTPError as error:
+            log.warning("cannot post in the channel of %s: %s", shown.ref, error)
+            return False
+        if answer.is_error:
+            log.warning("cannot post in the channel of %s: %s", shown.ref, answer.text[:200])
+            return False
+        return True

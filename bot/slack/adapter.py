@@ -35,6 +35,8 @@ from bot.notices import (
     not_served,
 )
 from bot.session_requests import request_of
+from bot.shown.expiry import ExpiredMessages
+from bot.shown.refs import Shown
 from bot.workspaces import Recent, Workspaces
 from core.deliberation.messages import ID_PATTERN, ActionClicked, ShowRequested, UserSaid
 from core.deliberation.view import View
@@ -44,6 +46,7 @@ from core.state.limits import Unacknowledged
 
 from .blocks import escape, fallback_text, mention, view_blocks
 from .buttons import parse_button
+from .closing import SlackCloser
 from .forms import (
     NOT_OPENED,
     Submission,
@@ -210,6 +213,10 @@ class SlackAdapter:
         shown = line is not None and close(team, click, line)
         for view in outcome.follow_ups(shown):
             post(team, click.ref.session, click.user, [view])
+        if outcome.expired is not None:  # its other messages too, without waiting
+            closers = {PLATFORM: SlackCloser(team.client)}
+            clicked = _shown(click) if shown else None
+            ExpiredMessages(team.app, closers).close(click.ref.target_id, clicked)
 
     # --- forms ---------------------------------------------------------------------------
 
@@ -301,6 +308,14 @@ class SlackAdapter:
             log.exception("slack /deliberate %r failed", text)
             return TROUBLE
         return f"```\n{escape(text)}\n```"
+
+
+def _shown(click: Click) -> Shown | None:
+    """The clicked public message, as ``bot.shown`` keeps it."""
+    if click.message is None:
+        return None
+    channel = thread_of(click.ref.session)[0]
+    return Shown(platform=PLATFORM, channel=channel, message=str(click.message.get("ts")))
 
 
 def _in_thread(team: Team, said: Said) -> bool:

@@ -15,14 +15,18 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.webhook import WebhookClient
 
 from bot.click_lines import ClickLines
+from bot.click_outcome import EXPIRED
+from bot.shown.expiry import expired_sentence
+from bot.shown.refs import Shown
+from core.state.actor import Actor
 
-from .blocks import closed_blocks
+from .blocks import closed_blocks, escape, mention
 from .threads import PLATFORM
 
 if TYPE_CHECKING:
     from core.redis_client import RedisClient
 
-__all__ = ["ClosedMessages"]
+__all__ = ["ClosedMessages", "SlackCloser"]
 
 log = logging.getLogger("deliberate.slack")
 
@@ -63,3 +67,39 @@ class ClosedMessages:
             return
         if response.status_code != 200:
             log.warning("cannot replace the clicked ephemeral message: %s", response.body)
+
+
+class SlackCloser:
+    """Closes a message that shows an expired proposal (``bot.shown.expiry``), with
+    ``chat.update``: its buttons gone, its lines below."""
+
+    def __init__(self, client: WebClient) -> None:
+        self.client = client
+
+    def line(self, deadline_ms: int) -> str:
+        return f"{EXPIRED} {escape(expired_sentence(deadline_ms))}"
+
+    def edit(self, shown: Shown, lines: list[str]) -> bool:
+        try:
+            self.client.chat_update(
+                channel=shown.channel,
+                ts=shown.message,
+                text=shown.text,
+                blocks=closed_blocks(shown.blocks, lines),
+            )
+        except (SlackApiError, SlackClientError, OSError) as error:
+            log.warning("cannot close the slack message %s: %s", shown.ref, error)
+            return False
+        return True
+
+    def tell(self, shown: Shown, who: Actor, text: str) -> bool:
+        named = mention(str(who)) if who.platform == PLATFORM else escape(str(who))
+        text = f"{named} {escape(text)}"
+        try:
+            self.client.chat_postMessage(
+                channel=shown.channel, thread_ts=shown.thread or shown.message, text=text
+            )
+        except (SlackApiError, SlackClientError, OSError) as error:
+            log.warning("cannot post in the thread of %s: %s", shown.ref, error)
+            return False
+        return True

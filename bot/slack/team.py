@@ -8,10 +8,12 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from redis.exceptions import RedisError
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.deliveries import Deliveries
+from bot.shown.refs import Shown, ShownMessages, proposals_in
 from core.config.tenants import Tenant
 from core.deliberation.view import View
 from core.runtime.runner import Event, Runtime
@@ -21,7 +23,7 @@ from .buttons import ButtonRef
 from .closing import ClosedMessages
 from .forms import OpenForms
 from .roles import SlackPeople
-from .threads import thread_of
+from .threads import PLATFORM, thread_of
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -92,11 +94,32 @@ def post(team: Team, session: str, user: str, events: list[Event]) -> None:
                     channel=channel, user=user, thread_ts=thread_ts, text=text, blocks=blocks
                 )
             else:
-                team.client.chat_postMessage(
+                sent = team.client.chat_postMessage(
                     channel=channel, thread_ts=thread_ts, text=text, blocks=blocks
                 )
+                shown = Shown(
+                    platform=PLATFORM,
+                    channel=channel,
+                    message=str(sent.get("ts")),
+                    thread=thread_ts,
+                    text=text,
+                    blocks=blocks,
+                )
+                remember(team, proposals_in(event), shown)
         except (SlackApiError, SlackClientError, OSError) as error:
             log.error("cannot post to Slack channel %s: %s", channel, error)
+
+
+def remember(team: Team, proposals: list[str], shown: Shown) -> None:
+    """Keep where ``proposals`` are shown, so that their messages close when they expire
+    (a message that cannot be kept is still posted)."""
+    if not proposals:
+        return
+    try:
+        messages = ShownMessages(team.app.redis, team.app.store.workspace)
+        messages.record(team.app.gateway.proposals, proposals, shown)
+    except RedisError as error:
+        log.error("cannot keep slack message %s: %s", shown.ref, error)
 
 
 def tell(client: WebClient, channel: str, thread_ts: str | None, user: str, text: str) -> None:

@@ -1,0 +1,120 @@
+"""Closing the chat messages of expired proposals: each message recorded as showing one
+(``ShownMessages``) is edited on its platform to say "⌛ This proposal expired at …", its
+buttons gone, below the lines earlier clicks on it added (``ClickLines``). The worker runs
+it after each expiry sweep, with the bot tokens from the environment; a click that finds a
+proposal expired runs it for its own platform at once. The closers live with their
+adapters (``bot.slack.closing``, ``bot.discord.closing``); ``closers`` builds them from the
+environment.
+
+It is idempotent: the expiry line joins a message's lines once (the click that found it
+expired may have added it already), each message is forgotten once edited, and a message
+that could not be edited (the platform down, no token here) is tried again next time."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Protocol
+
+from redis.exceptions import LockError
+
+from bot.click_lines import ClickLines
+from core.gateway.outcome import ProposalStatus, expired_message
+from core.state.actor import Actor
+
+from .refs import Shown, ShownMessages
+
+if TYPE_CHECKING:
+    from bot.app import App
+
+__all__ = ["Closer", "ExpiredMessages", "expired_sentence"]
+
+log = logging.getLogger("deliberate.shown")
+
+
+class Closer(Protocol):
+    """Edits messages of one platform, and posts in their threads."""
+
+    def line(self, deadline_ms: int) -> str:
+        """The expiry line, in the platform's markup (as a click that finds it expired)."""
+        ...
+
+    def edit(self, shown: Shown, lines: list[str]) -> bool:
+        """``shown`` without buttons, with ``lines`` below its text; False if not done."""
+        ...
+
+    def tell(self, shown: Shown, who: Actor, text: str) -> bool:
+        """Post ``text`` (plain: made inert here) in ``shown``'s thread, to ``who`` (a
+        mention of one of the platform's own people, who alone is pinged)."""
+        ...
+
+
+def expired_sentence(deadline_ms: int) -> str:
+    """ "This proposal expired at …; nothing was changed.", as a click on it is told."""
+    said = expired_message(deadline_ms)
+    return said[:1].upper() + said[1:] + "."
+
+
+class ExpiredMessages:
+    """One workspace's messages of expired proposals, closed by ``closers`` (by platform)."""
+
+    def __init__(self, app: App, closers: Mapping[str, Closer]) -> None:
+        self.app = app
+        self.closers = closers
+        self.shown = ShownMessages(app.redis, app.store.workspace)
+        self.lines = ClickLines(app.redis, app.store.workspace, app.config.sessions.ttl_sec)
+
+    def run(self) -> int:
+        """Close the messages of every proposal past its deadline; how many were edited. A
+        proposal leaves the index once nothing is left to do with its messages."""
+        edited = 0
+        for proposal_id in self.shown.due():
+            done, left = self._close_all(proposal_id)
+            edited += done
+            if not left:
+                self.shown.done(proposal_id)
+        return edited
+
+    def close(self, proposal_id: str, already: Shown | None = None) -> int:
+        """Close the messages of ``proposal_id`` if it expired (``already`` is closed: a
+        clicked one); how many were edited. It stays in the index for the sweep (its
+        requester is told first)."""
+        return self._close_all(proposal_id, already)[0]
+
+    def _close_all(self, proposal_id: str, already: Shown | None = None) -> tuple[int, bool]:
+        """Edited, and whether anything is left to do (a pending one waits for the sweep; one
+        resolved otherwise, or gone, has nothing to close)."""
+        box = self.app.gateway.proposals
+        proposal = box.get(proposal_id)
+        if proposal is not None and proposal.status is ProposalStatus.PENDING:
+            return 0, True
+        if proposal is None or proposal.status is not ProposalStatus.EXPIRED:
+            return 0, False
+        edited, left = 0, False
+        for shown in self.shown.of(proposal_id):
+            if already is not None and shown.field == already.field:
+                self.shown.closed(proposal_id, shown)
+                continue
+            closer = self.closers.get(shown.platform)
+            if closer is None or not self._close(closer, shown, box.deadline(proposal)):
+                left = True
+                continue
+            self.shown.closed(proposal_id, shown)
+            edited += 1
+        return edited, left
+
+    def _close(self, closer: Closer, shown: Shown, deadline_ms: int) -> bool:
+        line = closer.line(deadline_ms)
+        try:
+            with self.lines.lock(shown.platform, shown.ref):
+                lines = self.redis_lines(shown)
+                if line not in lines:
+                    lines = self.lines.add(shown.platform, shown.ref, line)
+                return closer.edit(shown, lines)
+        except LockError as error:
+            log.warning("cannot close %s message %s: %s", shown.platform, shown.ref, error)
+            return False
+
+    def redis_lines(self, shown: Shown) -> list[str]:
+        key = self.lines.key(shown.platform, shown.ref)
+        return [str(x) for x in self.app.redis.lrange(key, 0, -1)]

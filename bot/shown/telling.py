@@ -1,0 +1,101 @@
+"""Telling the person who asked for a change what became of it: one short message in the
+thread where the proposal was shown, at each change (applied, edited, discarded with its
+reason, expired, gone stale), whichever path made it (a click, a form, the web Inbox, the
+CLI, the sweep). The worker reads each proposal shown in chat at its sweep and tells what
+changed since it last looked: a change is told once (a marker per proposal, status and
+revision, set before the message goes: at most once, even with two workers), and one its
+requester made themselves is not told back to them."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from core.gateway.outcome import Proposal, ProposalStatus, expired_message, utc_minute
+from core.state.actor import Actor
+
+from .expiry import Closer
+from .refs import Shown, ShownMessages
+
+if TYPE_CHECKING:
+    from bot.app import App
+
+__all__ = ["Requesters", "change_of", "requester_of"]
+
+log = logging.getLogger("deliberate.shown")
+
+
+def requester_of(proposal: Proposal) -> Actor | None:
+    """Who asked for it: ``requestedBy``, else its proposer when a person."""
+    if proposal.requested_by is not None:
+        return proposal.requested_by
+    proposer = proposal.proposed_by
+    return proposer if proposer.is_person else None
+
+
+def change_of(proposal: Proposal) -> tuple[str, Actor | None] | None:
+    """The proposal's last change as a marker and who made it; None while nothing changed
+    (pending, never edited)."""
+    if proposal.status is ProposalStatus.PENDING:
+        if proposal.edited is None:
+            return None
+        return f"edited:{proposal.revision}", proposal.edited.by
+    if proposal.status is ProposalStatus.APPLIED and proposal.committed is None:
+        return None  # claimed, not yet committed: told once it is
+    return proposal.status.value, proposal.resolved_by
+
+
+class Requesters:
+    """One workspace's requesters, told through ``closers`` (by platform)."""
+
+    def __init__(self, app: App, closers: Mapping[str, Closer]) -> None:
+        self.app = app
+        self.closers = closers
+        self.shown = ShownMessages(app.redis, app.store.workspace)
+
+    def run(self) -> int:
+        """Tell each requester what changed since the last run; how many were told."""
+        return sum(self.tell(proposal_id) for proposal_id in self.shown.listed())
+
+    def tell(self, proposal_id: str) -> bool:
+        proposal = self.app.gateway.proposals.get(proposal_id)
+        if proposal is None:
+            return False
+        who, change = requester_of(proposal), change_of(proposal)
+        if who is None or change is None:
+            return False
+        marker, by = change
+        if by is not None and by.identity == who.identity:
+            return False  # their own doing: nothing to tell them
+        where = self._thread(proposal_id, who)
+        if where is None:
+            return False
+        shown, closer = where
+        if not self.shown.mark(proposal_id, marker):
+            return False  # told already
+        return closer.tell(shown, who, self.sentence(proposal, by))
+
+    def _thread(self, proposal_id: str, who: Actor) -> tuple[Shown, Closer] | None:
+        """The first message that showed it on the requester's platform (else any)."""
+        found = [(s, c) for s in self.shown.of(proposal_id) if (c := self.closers.get(s.platform))]
+        mine = [pair for pair in found if pair[0].platform == who.platform]
+        return next(iter(mine or found), None)
+
+    def sentence(self, proposal: Proposal, by: Actor | None) -> str:
+        """What became of the change they asked for (a secret key's value not shown)."""
+        what = proposal.summary(secret=self.app.policy.is_secret(proposal.mutation.key))
+        whom = f" by {by}" if by is not None else ""
+        status = proposal.status
+        if status is ProposalStatus.PENDING:
+            return f"your change was edited{whom}: now {what}; it waits for approval again."
+        if status is ProposalStatus.APPLIED:
+            return f"your change was applied{whom}: {what}."
+        if status is ProposalStatus.DISCARDED:
+            reason = f" ({proposal.reason})" if proposal.reason else ""
+            return f"your change was discarded{whom}: {what}{reason}; nothing was changed."
+        if status is ProposalStatus.EXPIRED:
+            deadline = self.app.gateway.proposals.deadline(proposal)
+            return f"your change ({what}): {expired_message(deadline)}."
+        at = "" if proposal.resolved_at is None else f" at {utc_minute(proposal.resolved_at)}"
+        return f"your change ({what}) went stale{at}: its key changed since; nothing was changed."
