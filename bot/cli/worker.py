@@ -26,6 +26,7 @@ from bot.cli.history import compaction_line
 from bot.cli.main import exit_at_once, say_interrupted
 from bot.redis_connection import connection_url
 from bot.shown.closers import closers_from_env
+from bot.shown.escalation import Escalations
 from bot.shown.expiry import ExpiredMessages
 from bot.shown.telling import Requesters
 from core.config.tenants import Tenancy
@@ -100,13 +101,17 @@ def schedule(service: RuleService, app: App, report: Callable[[str], None] = _lo
     service.every(86_400, "proposals", app.gateway.proposals.sweep)
     closers = closers_from_env(os.environ)
     closing, telling = ExpiredMessages(app, closers), Requesters(app, closers)
+    escalating = Escalations(app, closers)
 
     def expire() -> None:  # then their messages say so, on every platform with a token here
         app.gateway.expire_due()
         telling.run()  # (before their messages are done with)
         closing.run()
+        escalating.run()  # those still waiting past their key's ``escalate.after_sec``
 
-    service.every(60, "expire proposals, tell their requesters, close their messages", expire)
+    service.every(
+        60, "expire proposals, tell their requesters, close their messages, escalate", expire
+    )
     # changes made for a while (``--for``): reverted within seconds of their deadline
     timed = functools.partial(revert_due, app.gateway)
     service.every(TIMED_EVERY_SEC, "revert changes made for a while at their deadline", timed)

@@ -158,3 +158,24 @@ class DiscordCloser:
             log.warning("cannot post in the channel of %s: %s", shown.ref, answer.text[:200])
             return False
         return True
+
+    def post(self, channel: str, reply_to: str | None, whom: list[str], text: str) -> bool:
+        """Posted in ``channel`` (as a reply to ``reply_to``), pinging ``whom`` alone."""
+        users = [who for who in whom if who.isdigit()]
+        named = "".join(f"<@{who}> " for who in users)
+        inert = discord.utils.escape_mentions(discord.utils.escape_markdown(text))
+        body: dict[str, Any] = {
+            "content": f"{named}{inert}"[:MAX_CONTENT],
+            "allowed_mentions": {"parse": [], "users": users},
+        }
+        if reply_to is not None:
+            body["message_reference"] = {"message_id": reply_to, "fail_if_not_exists": False}
+        try:
+            answer = self.http.post(f"/channels/{channel}/messages", json=body)
+        except httpx.HTTPError as error:
+            log.warning("cannot post in the discord channel %s: %s", channel, error)
+            return False
+        if answer.is_error:
+            log.warning("cannot post in the discord channel %s: %s", channel, answer.text[:200])
+            return False
+        return True

@@ -48,6 +48,12 @@ class Closer(Protocol):
         mention of one of the platform's own people, who alone is pinged)."""
         ...
 
+    def post(self, channel: str, reply_to: str | None, whom: list[str], text: str) -> bool:
+        """Post ``text`` (plain: made inert here) in ``channel`` (a reply to, or in the thread
+        of, message ``reply_to`` when given), mentioning the platform's users ``whom`` (ids),
+        who alone are pinged."""
+        ...
+
 
 def expired_sentence(deadline_ms: int) -> str:
     """ "This proposal expired at …; nothing was changed.", as a click on it is told."""

@@ -103,3 +103,14 @@ class SlackCloser:
             log.warning("cannot post in the thread of %s: %s", shown.ref, error)
             return False
         return True
+
+    def post(self, channel: str, reply_to: str | None, whom: list[str], text: str) -> bool:
+        named = "".join(f"{mention(f'user:{who}')} " for who in whom)
+        try:
+            self.client.chat_postMessage(
+                channel=channel, thread_ts=reply_to, text=f"{named}{escape(text)}"
+            )
+        except (SlackApiError, SlackClientError, OSError) as error:
+            log.warning("cannot post in %s: %s", channel, error)
+            return False
+        return True

@@ -26,6 +26,7 @@ from pydantic import (
 )
 
 from core.config.env_refs import EnvRef, resolve_env_refs
+from core.config.escalations import escalation_issues
 from core.config.files import file_layer
 from core.config.layers import Layer, merge
 from core.config.roles import PLATFORMS, RoleBinding, name_entries
@@ -215,6 +216,7 @@ class CoreConfig(BaseModel):
             + _scoping_issues(self, located)
             + _tenant_issues(self, located)
             + _action_issues(self, located)
+            + escalation_issues(self.policy, located)
         )
 
 

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 import cel
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from core.gateway.outcome import Escalation
+
 if TYPE_CHECKING:
     from core.gateway.outcome import Approval, Proposal
     from core.state.actor import Actor
@@ -75,7 +77,8 @@ class ApprovalRule(BaseModel):
     write waits) may not approve it; ``people``: a person's own write (an app action's
     button) also waits for approval, as an agent's does; ``expire_after_sec``: how long it
     may wait (else the policy's ``proposals.expire_after_sec``); ``break_glass``: who may
-    apply at once, with a reason (else the policy's ``break_glass``)."""
+    apply at once, with a reason (else the policy's ``break_glass``); ``escalate``: who is told
+    of it when nobody decided it for a while."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -86,6 +89,7 @@ class ApprovalRule(BaseModel):
     people: bool = False
     expire_after_sec: int | None = Field(default=None, ge=60, le=30 * 86_400)
     break_glass: BreakGlassRule | None = None
+    escalate: Escalation | None = None
 
     @field_validator("when")
     @classmethod

@@ -138,6 +138,7 @@ class MutationGateway:
             four_eyes=approval.four_eyes,
             approve_when=approval.when,
             deny_at=approval.deny_at,
+            escalate=approval.escalate,
         )
 
     def _wait(self, mutation: Mutation) -> int:

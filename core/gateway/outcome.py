@@ -24,6 +24,7 @@ __all__ = [
     "AppliedCommit",
     "Approval",
     "Denial",
+    "Escalation",
     "Outcome",
     "Pending",
     "Proposal",
@@ -62,6 +63,21 @@ class Denial(Approval):
     """One person's discard of a proposal whose key ends it at ``deny_at`` of them."""
 
     reason: str | None = None
+
+
+class Escalation(BaseModel):
+    """Who is told of a proposal nobody decided ``after_sec`` after it was made: ``channel``
+    (``slack:C…`` or ``discord:<id>``; empty: no channel post) gets one message, and
+    ``reviewers`` (``slack:U…``, ``discord:<id>``: people's ids, as roles bind them) are
+    mentioned in its thread. A key pattern's ``approval.escalate``, kept in the proposal when
+    it is made; checked at load against the key's expiry and the platforms' id shapes
+    (``core.config.escalations``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    after_sec: int = Field(ge=60, le=30 * 86_400)
+    channel: str = Field(default="", max_length=64)
+    reviewers: list[str] = Field(default=[], max_length=20)
 
 
 class AppliedCommit(BaseModel):
@@ -134,6 +150,7 @@ class Proposal(BaseModel):
     revision: int = Field(default=0, ge=0)  # edits so far: an approval names the one it saw
     reason: str | None = None  # why it was discarded, as its discarder said
     break_glass: str | None = None  # why its applier broke the glass (applied at once)
+    escalate: Escalation | None = None  # who is told when nobody decided it for a while
 
     @property
     def proposed_by(self) -> Actor:

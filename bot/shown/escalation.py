@@ -1,0 +1,111 @@
+"""Escalating a proposal nobody decided: ``approval.escalate.after_sec`` after it was made,
+a pending proposal is posted once to its key's escalation channel (if the config names one)
+and its reviewers are mentioned in the thread where it was shown, each platform's in its
+own thread. The worker runs it at its minute's sweep. A marker per proposal is set before
+anything is posted (at most once, even with two workers, as ``telling`` does); a post that
+fails is not tried again. The message says what waits (a secret key's value as
+``(secret)``), since when, who asked, and where to decide."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from core.gateway.outcome import Escalation, Proposal, ProposalStatus, utc_minute
+from core.state.keys import WorkspaceKeys
+from core.state.scripts import server_ms
+
+from .expiry import Closer
+from .refs import Shown, ShownMessages
+from .telling import requester_of
+
+if TYPE_CHECKING:
+    from bot.app import App
+
+__all__ = ["Escalations", "escalation_text"]
+
+log = logging.getLogger("deliberate.shown")
+
+MARKER = "escalated:"  # the adapter key's name: ``{ws:<id>}:adapter:chat:escalated:<id>``
+KEPT_MS = 86_400_000  # a marker's life when its proposal's key has none
+
+
+def escalation_text(proposal: Proposal, what: str, in_thread: bool) -> str:
+    """What the reviewers and the channel are told: ``what`` is the proposal's summary (the
+    value masked when the key is secret)."""
+    asker = requester_of(proposal) or proposal.proposed_by
+    where = "with its buttons above" if in_thread else "with its buttons where it was shown"
+    return (
+        f"awaiting a decision since {utc_minute(proposal.created_at)}: {what} "
+        f"(asked by {asker}). Apply or Discard it {where}, or in the web Inbox."
+    )
+
+
+class Escalations:
+    """One workspace's undecided proposals, escalated through ``closers`` (by platform)."""
+
+    def __init__(self, app: App, closers: Mapping[str, Closer]) -> None:
+        self.app = app
+        self.closers = closers
+        self.shown = ShownMessages(app.redis, app.store.workspace)
+        self.keys = WorkspaceKeys(app.store.workspace)
+
+    def run(self, now_ms: int | None = None) -> int:
+        """Escalate each pending proposal past its delay, once; how many were escalated."""
+        box = self.app.gateway.proposals
+        now = server_ms(self.app.redis, box.keys.versions) if now_ms is None else now_ms
+        escalated = 0
+        for proposal in box.listed():
+            rule = proposal.escalate
+            if proposal.status is not ProposalStatus.PENDING or rule is None:
+                continue
+            if now < proposal.created_at + rule.after_sec * 1000 or now >= box.deadline(proposal):
+                continue
+            if self._mark(proposal.id):
+                escalated += self._post(proposal, rule)
+        return escalated
+
+    def marker(self, proposal_id: str) -> str:
+        return self.keys.adapter("chat", f"{MARKER}{proposal_id}")
+
+    def _mark(self, proposal_id: str) -> bool:
+        """Note it escalated (kept as long as the proposal is): False if it already was."""
+        ttl = int(self.app.redis.pttl(self.app.gateway.proposals.keys.proposal(proposal_id)))
+        kept = ttl if ttl > 0 else KEPT_MS
+        return bool(self.app.redis.set(self.marker(proposal_id), "1", nx=True, px=kept))
+
+    def _post(self, proposal: Proposal, rule: Escalation) -> bool:
+        secret = self.app.policy.is_secret(proposal.mutation.key)
+        what = proposal.summary(secret=secret)
+        posted = False
+        if rule.channel:
+            platform, _, channel = rule.channel.partition(":")
+            closer = self.closers.get(platform)
+            if closer is None:
+                log.warning("cannot escalate %s to %s: no token", proposal.id, rule.channel)
+            else:
+                text = escalation_text(proposal, what, in_thread=False)
+                posted |= closer.post(channel, None, [], text)
+        for platform, (shown, whom) in self._threads(proposal.id, rule).items():
+            closer = self.closers.get(platform)
+            if closer is None:
+                continue
+            text = escalation_text(proposal, what, in_thread=True)
+            posted |= closer.post(shown.channel, shown.thread or shown.message, whom, text)
+        return posted
+
+    def _threads(self, proposal_id: str, rule: Escalation) -> dict[str, tuple[Shown, list[str]]]:
+        """Where each platform's reviewers are mentioned: the first message that showed the
+        proposal there. A reviewer of a platform it was not shown on is not reached."""
+        whom: dict[str, list[str]] = {}
+        for reviewer in rule.reviewers:
+            platform, _, ident = reviewer.partition(":")
+            whom.setdefault(platform, []).append(ident)
+        found: dict[str, tuple[Shown, list[str]]] = {}
+        for shown in self.shown.of(proposal_id):
+            if shown.platform in whom and shown.platform not in found:
+                found[shown.platform] = (shown, whom[shown.platform])
+        for platform in set(whom) - set(found):
+            log.info("escalation of %s: not shown on %s, reviewers not told", proposal_id, platform)
+        return found
