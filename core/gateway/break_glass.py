@@ -21,6 +21,7 @@ from core.state.actor import Actor, ActorKind
 from core.state.commit_result import Committed, Rejected, RejectReason
 from core.state.mutation import Mutation
 from core.state.scripts import server_ms
+from core.state.streams import id_order
 
 __all__ = ["MAX_GLASS_REASON", "BreakGlass", "ReviewRefused", "may_break_glass"]
 
@@ -164,7 +165,10 @@ class BreakGlass:
         """The break-glass changes not yet reviewed, oldest first (with ``reviewed``: all)."""
         raws = self.redis.hvals(self.keys.break_glass)
         found = [json.loads(str(raw)) for raw in raws]
-        return sorted((r for r in found if reviewed or "reviewedBy" not in r), key=_commit_order)
+        return sorted(
+            (r for r in found if reviewed or "reviewedBy" not in r),
+            key=lambda r: id_order(r["logId"]),
+        )
 
     def review(self, mutation_id: str, by: Actor) -> dict[str, Any]:
         """Mark the break-glass change ``mutation_id`` reviewed by ``by``, a person other than
@@ -189,10 +193,3 @@ class BreakGlass:
 
 def _said(reason: str | None) -> str:
     return " ".join((reason or "").split())[:MAX_GLASS_REASON]
-
-
-def _commit_order(record: dict[str, Any]) -> tuple[int, int, int]:
-    """When a listed change was committed: its time, then its log id (two in one
-    millisecond keep the order they were committed in)."""
-    ms, _, seq = str(record.get("logId") or "0-0").partition("-")
-    return int(record["at"]), int(ms or 0), int(seq or 0)
