@@ -39,20 +39,32 @@ import fnmatch
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Layer", "Node", "Origin", "Where", "merge", "merge_rule"]
+__all__ = ["Layer", "Named", "Node", "Origin", "Where", "merge", "merge_rule"]
 
 Where = tuple[str | int, ...]
 Origin = tuple[str, int]  # (file, line)
 
-# lists of named entries: (path pattern, the field that names an entry, new entries first,
-# an entry for a known name merges into it rather than replacing it); "#" is a list index
+
+@dataclass(frozen=True)
+class Named:
+    """How a list of named entries merges: ``field`` names an entry; ``new_first``: the later
+    file's entries come before the earlier layers'; ``merges``: an entry for a known name
+    merges into it rather than replacing it."""
+
+    field: str
+    new_first: bool = False
+    merges: bool = False
+
+
+# lists of named entries, by path pattern ("#" is a list index)
 _TENANT = ("tenants", "*", "*", "#")
-_NAMED: tuple[tuple[tuple[str, ...], str, bool, bool], ...] = (
-    *(((*at, "rules"), "id", False, False) for at in ((), _TENANT)),
-    *(((*at, "beats"), "id", False, False) for at in ((), _TENANT)),
-    *(((*at, "policy", "keys"), "pattern", True, True) for at in ((), _TENANT)),
-    (("tenants", "discord", "servers"), "id", False, True),
-    (("tenants", "slack", "teams"), "id", False, True),
+_BY_ID, _BY_PATTERN, _TENANTS = Named("id"), Named("pattern", True, True), Named("id", False, True)
+_NAMED: tuple[tuple[tuple[str, ...], Named], ...] = (
+    *(((*at, "rules"), _BY_ID) for at in ((), _TENANT)),
+    *(((*at, "beats"), _BY_ID) for at in ((), _TENANT)),
+    *(((*at, "policy", "keys"), _BY_PATTERN) for at in ((), _TENANT)),
+    (("tenants", "discord", "servers"), _TENANTS),
+    (("tenants", "slack", "teams"), _TENANTS),
 )
 # lists of ids that extend (a role binding's members and groups)
 _SETS: tuple[tuple[str, ...], ...] = (("roles", "*", "members"), ("roles", "*", "groups"))
@@ -137,12 +149,12 @@ def _matches(path: Where, pattern: tuple[str, ...]) -> bool:
     )
 
 
-def merge_rule(path: Where) -> str:
-    """How a list at ``path`` merges: ``"by <field>"``, ``"by <field>, new first"``,
-    ``"extend"`` or ``"replace"`` (the module's documentation says what each does)."""
-    for pattern, name, first, merges in _NAMED:
+def merge_rule(path: Where) -> Named | str:
+    """How a list at ``path`` merges: by a field naming its entries (``Named``), ``"extend"``
+    or ``"replace"`` (the module's documentation says what each does)."""
+    for pattern, named in _NAMED:
         if _matches(path, pattern):
-            return f"by {name}" + (", new first" if first else "") + (", merged" if merges else "")
+            return named
     return "extend" if any(_matches(path, pattern) for pattern in _SETS) else "replace"
 
 
@@ -167,11 +179,11 @@ def _merge(path: Where, old: Node, new: Node) -> Node:
     return new
 
 
-def _merge_list(path: Where, rule: str, old: list[Node], new: list[Node]) -> list[Node]:
-    if rule == "extend":
+def _merge_list(path: Where, rule: Named | str, old: list[Node], new: list[Node]) -> list[Node]:
+    if not isinstance(rule, Named):  # "extend"
         have = {str(node.value) for node in old}
         return old + [node for node in new if str(node.value) not in have]
-    field_name = rule.split()[1].rstrip(",")
+    field_name = rule.field
     places: dict[str, int] = {}
     for n, node in enumerate(old):
         places.setdefault(_name(node, field_name) or "", n)
@@ -186,7 +198,7 @@ def _merge_list(path: Where, rule: str, old: list[Node], new: list[Node]) -> lis
             return None, node  # a new name, or one this file wrote twice (the check reports it)
         taken.add(name)
         before = old[places[name]]
-        if "merged" not in rule:
+        if not rule.merges:
             return name, node
         if not isinstance(node.value, dict) and isinstance(before.value, dict):
             return name, before  # a tenant given by its id alone adds nothing
@@ -194,7 +206,7 @@ def _merge_list(path: Where, rule: str, old: list[Node], new: list[Node]) -> lis
         merged.source = node.source  # an error in it names the entry as the later file wrote it
         return name, merged
 
-    if "new first" in rule:
+    if rule.new_first:
         # the later file's list as it reads, then what it does not name: its first match
         # decides before the earlier layers' and among its own entries as in the file
         written = [entry(node)[1] for node in new]
