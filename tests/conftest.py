@@ -113,6 +113,15 @@ def _no_counts_left_for_servers_gone() -> Iterator[None]:
     discard_unsent()
 
 
+@pytest.fixture(autouse=True)
+def _counts_stay_with_their_test() -> Iterator[None]:
+    """What a test counted and did not send is dropped when it ends: a server of its own
+    may be gone by then, and the flushing thread must not fail on it while a later test
+    reads a command's stderr (a failure after the drop says nothing)."""
+    yield
+    discard_unsent()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _no_embedded_redis_left(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """An embedded server outlives the command that started it: at the end of the session,

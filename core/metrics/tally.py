@@ -86,7 +86,8 @@ class Tally:
 
     def flush(self) -> int:
         """Send every count made so far; how many series it moved. If it fails, what was not
-        sent stays for the next flush and the error is raised."""
+        sent stays for the next flush and the error is raised (unless the counts were
+        discarded meanwhile: then nothing is said)."""
         with self._sending:
             with self._lock:
                 taken, self._counts = self._counts, {}
@@ -104,7 +105,8 @@ class Tally:
                     for field, _ in fields:
                         del taken[(workspace, field)]
             except BaseException:
-                self._keep(taken, epoch)  # what was not sent (unless discarded since)
+                if not self._keep(taken, epoch):  # discarded since: nowhere to go, no word
+                    return sent
                 self.failing = True
                 raise
             self.failing = False
@@ -125,12 +127,15 @@ class Tally:
         self._counts = {}
         self._epoch += 1
 
-    def _keep(self, unsent: dict[tuple[str, str], int], epoch: int) -> None:
+    def _keep(self, unsent: dict[tuple[str, str], int], epoch: int) -> bool:
+        """Put back what a flush did not send; false when the tally was discarded meanwhile
+        (nothing is put back)."""
         with self._lock:
-            if epoch != self._epoch:  # discarded meanwhile
-                return
+            if epoch != self._epoch:
+                return False
             for key, amount in unsent.items():
                 self._counts[key] = self._counts.get(key, 0) + amount
+            return True
 
     def _send(self, workspace: str, fields: list[tuple[str, int]]) -> None:
         """One workspace's counts, in one transaction (one shard of a cluster holds them)."""
