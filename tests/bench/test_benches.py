@@ -20,6 +20,7 @@ BENCH = Path(__file__).resolve().parent.parent.parent / "bench"
         ("turn_overhead.py", ["--reps", "1", "--runtime-reps", "1"], "pure turn overhead"),
         ("prompt_size.py", ["--budgets", ""], "Headline, messages: turn 50 / turn 1"),
         ("classifier_accuracy.py", ["--details"], "real written chat (IRC, held out)"),
+        ("embedding_extras.py", ["--no-curve"], "test (held out)"),
         (
             "rule_matching.py",
             ["--unrelated", "100", "--rounds", "2", "--reps", "2"],
