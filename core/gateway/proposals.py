@@ -35,28 +35,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from redis.exceptions import WatchError
-
 from core.gateway.approving import counted, denied, resolved
 from core.gateway.edits import Edit
-from core.gateway.outcome import AppliedCommit, Approval, Proposal, ProposalStatus, ending
+from core.gateway.outcome import AppliedCommit, Approval, Proposal, ProposalStatus
+from core.gateway.proposal_records import KEPT_MS, ProposalRecords, kept_until
 from core.metrics import PROPOSALS, Meter
-from core.redis_client import watch_broken
 from core.state.actor import Actor
 from core.state.commit_result import Committed
 from core.state.keys import WorkspaceKeys
 from core.state.scripts import server_ms
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient, RedisPipeline
+    from core.redis_client import RedisClient
 
 __all__ = ["CLAIM_LEASE_MS", "KEPT_MS", "Approved", "ProposalBox"]
 
-KEPT_MS = 7 * 86_400_000  # how long a proposal is kept past its deadline or its resolution
 CLAIM_LEASE_MS = 30_000
-
-# what a move makes of the proposal, given it and the server time; None: it may not move
-Change = Callable[[Proposal, int], Proposal | None]
 
 
 @dataclass(frozen=True)
@@ -86,8 +80,10 @@ class ProposalBox:
         self.redis = client
         self.keys = keys
         self.expire_after_ms = expire_after_ms
-        self.settle = settle
         self.meter = Meter.of(client, keys.workspace)
+        self.records = ProposalRecords(
+            client, keys, expire_after_ms=expire_after_ms, settle=settle, meter=self.meter
+        )
 
     def add(self, proposal: Proposal, expire_after_ms: int | None = None) -> Proposal:
         """Keep ``proposal`` (its id is its mutation's), due ``expire_after_ms`` from now (the
@@ -102,7 +98,7 @@ class ProposalBox:
                 self.keys.proposal(proposal.id),
                 proposal.model_dump_json(by_alias=True),
                 nx=True,
-                pxat=_kept_until(deadline, now),
+                pxat=kept_until(deadline, now),
             )
             pipe.zadd(self.keys.proposals, {proposal.id: deadline}, nx=True)
             created, _ = pipe.execute()
@@ -163,8 +159,8 @@ class ProposalBox:
             nonlocal was_counted
             if p.status is not ProposalStatus.PENDING:
                 return None
-            if self._due(p, now):
-                return self._expired(p, now)
+            if self.records.due(p, now):
+                return self.records.expired(p, now)
             if revision is not None and revision != p.revision:
                 was_counted = False
                 return None
@@ -172,7 +168,7 @@ class ProposalBox:
             was_counted = moved is not None
             return moved
 
-        moved = self._move(proposal_id, count)
+        moved = self.records.move(proposal_id, count)
         if moved is None and not was_counted:
             current = self.get(proposal_id)
             return None if current is None else Approved(current, counted=False)
@@ -188,23 +184,23 @@ class ProposalBox:
         def take(p: Proposal, now: int) -> Proposal | None:
             if p.status is not ProposalStatus.PENDING or revision not in (None, p.revision):
                 return None
-            if self._due(p, now):
-                return self._expired(p, now)
+            if self.records.due(p, now):
+                return self.records.expired(p, now)
             claimed = resolved(p, ProposalStatus.APPLIED, by, now)
             return claimed.model_copy(update={"break_glass": reason})
 
-        return self._move(proposal_id, take)
+        return self.records.move(proposal_id, take)
 
     def expire(self, proposal_id: str) -> Proposal | None:
         """Expire a pending proposal past its deadline (the worker's sweep): None when it is
         not pending or not due yet."""
 
         def lapse(p: Proposal, now: int) -> Proposal | None:
-            if p.status is not ProposalStatus.PENDING or not self._due(p, now):
+            if p.status is not ProposalStatus.PENDING or not self.records.due(p, now):
                 return None
-            return self._expired(p, now)
+            return self.records.expired(p, now)
 
-        return self._move(proposal_id, lapse)
+        return self.records.move(proposal_id, lapse)
 
     def stale(self, proposal_id: str, claimer: Actor) -> Proposal | None:
         """``claimer`` could not commit because the key moved past the version the proposal
@@ -217,7 +213,7 @@ class ProposalBox:
                 return None
             return resolved(p, ProposalStatus.STALE, claimer, now)
 
-        return self._move(proposal_id, give_up)
+        return self.records.move(proposal_id, give_up)
 
     def discard(self, proposal_id: str, by: Actor, reason: str | None) -> Proposal | None:
         """Discard a pending proposal, keeping ``reason`` (under ``deny_at``: count ``by``'s
@@ -227,24 +223,21 @@ class ProposalBox:
         def drop(p: Proposal, now: int) -> Proposal | None:
             if p.status is not ProposalStatus.PENDING:
                 return None
-            if self._due(p, now):
-                return self._expired(p, now)
+            if self.records.due(p, now):
+                return self.records.expired(p, now)
             return denied(p, by, reason, now)
 
-        return self._move(proposal_id, drop)
+        return self.records.move(proposal_id, drop)
 
     def deadline(self, proposal: Proposal) -> int:
-        """Until when ``proposal`` may be applied (server time): as it records, or, made
-        before proposals were timed, ``expire_after_ms`` after it was made."""
-        if proposal.expires_at is not None:
-            return proposal.expires_at
-        return proposal.created_at + self.expire_after_ms
+        """Until when ``proposal`` may be applied (server time)."""
+        return self.records.deadline(proposal)
 
     def sweep(self) -> int:
         """Give their expiry to proposals stored before proposals had one (a release that
-        kept them for ever), as ``_write`` would have, and the pending ones their place in
-        the index; how many. A SCAN of the keyspace:
-        the worker runs it once a day."""
+        kept them for ever), as ``ProposalRecords.write`` would have, and the pending ones
+        their place in the index; how many. A SCAN of the keyspace: the worker runs it once
+        a day."""
         now, swept = server_ms(self.redis, self.keys.versions), 0
         pattern = self.keys.every_key.removesuffix("*") + ":proposal:*"
         for name in self.redis.scan_iter(match=pattern, count=500):
@@ -254,19 +247,18 @@ class ProposalBox:
             try:
                 proposal = Proposal.model_validate_json(str(raw))
             except ValueError:  # unreadable: kept the week a resolved one is
-                kept_until = now + KEPT_MS
+                until = now + KEPT_MS
             else:
-                kept_until = now + KEPT_MS
+                until = now + KEPT_MS
                 if proposal.status is ProposalStatus.PENDING:  # and into the index
                     deadline = self.deadline(proposal)
-                    kept_until = _kept_until(deadline, now)
+                    until = kept_until(deadline, now)
                     self.redis.zadd(self.keys.proposals, {proposal.id: deadline}, nx=True)
-            swept += int(self.redis.pexpireat(name, kept_until))
+            swept += int(self.redis.pexpireat(name, until))
         return swept
 
     def get(self, proposal_id: str) -> Proposal | None:
-        raw = self.redis.get(self.keys.proposal(proposal_id))
-        return Proposal.model_validate_json(str(raw)) if raw else None
+        return self.records.get(proposal_id)
 
     def record_commit(self, proposal_id: str, done: Committed) -> Proposal | None:
         """Write into the proposal what its mutation committed (``done``), and that it is
@@ -282,7 +274,7 @@ class ProposalBox:
             applied = resolved(p, ProposalStatus.APPLIED, done.request.actor, now)
             return applied.model_copy(update={"committed": AppliedCommit.of(done)})
 
-        return self._move(proposal_id, record)
+        return self.records.move(proposal_id, record)
 
     def release(self, proposal_id: str, claimer: Actor, mutation_id: str) -> Proposal | None:
         """Hand back to pending a proposal ``claimer`` claimed and could not commit (expired,
@@ -294,15 +286,15 @@ class ProposalBox:
                 return None
             if p.resolved_by != claimer:
                 return None
-            if self._due(p, now):
-                return self._expired(p, now)
+            if self.records.due(p, now):
+                return self.records.expired(p, now)
             # the claimer's approval goes with the claim (they may try again)
             kept = [a for a in p.approvals if a.by.identity != claimer.identity]
             return resolved(p, ProposalStatus.PENDING, None, now).model_copy(
                 update={"approvals": kept}
             )
 
-        return self._move(proposal_id, hand_back, unless=mutation_id)
+        return self.records.move(proposal_id, hand_back, unless=mutation_id)
 
     def take_over(
         self, proposal_id: str, by: Actor, mutation_id: str, window_ms: int
@@ -316,8 +308,8 @@ class ProposalBox:
         def claim(p: Proposal, now: int) -> Proposal | None:
             if not abandoned(p, now):
                 return None
-            if self._due(p, now):
-                return self._expired(p, now)
+            if self.records.due(p, now):
+                return self.records.expired(p, now)
             approvals = (
                 p.approvals if p.approved_by(by) else [*p.approvals, Approval(by=by, at=now)]
             )
@@ -331,7 +323,7 @@ class ProposalBox:
                 return False
             return CLAIM_LEASE_MS < now - p.resolved_at < window_ms
 
-        return self._move(proposal_id, claim, unless=mutation_id)
+        return self.records.move(proposal_id, claim, unless=mutation_id)
 
     def claim_is_fresh(self, proposal: Proposal) -> bool:
         """Whether ``proposal`` was claimed within ``CLAIM_LEASE_MS``, its claimer likely still
@@ -340,60 +332,3 @@ class ProposalBox:
             return False
         now = server_ms(self.redis, self.keys.versions)
         return now - proposal.resolved_at <= CLAIM_LEASE_MS
-
-    def _due(self, proposal: Proposal, now: int) -> bool:
-        return now >= self.deadline(proposal)
-
-    def _expired(self, proposal: Proposal, now: int) -> Proposal:
-        """``proposal`` expired: nobody holds it, and its deadline is written into it."""
-        expired = resolved(proposal, ProposalStatus.EXPIRED, None, now)
-        return expired.model_copy(update={"expires_at": self.deadline(proposal)})
-
-    def _move(self, proposal_id: str, change: Change, unless: str | None = None) -> Proposal | None:
-        """The proposal as ``change`` makes it, written atomically, unless ``change`` says it
-        may not move (or mutation ``unless`` has committed): then None and nothing written."""
-        key = self.keys.proposal(proposal_id)
-        committed = None if unless is None else self.keys.idempotency(unless)
-        watched = [key] if committed is None else [key, committed]
-        with self.redis.pipeline(transaction=True) as pipe:  # (a cluster client defaults to False)
-            while True:
-                try:
-                    pipe.watch(*watched)
-                    raw = pipe.get(key)
-                    current = Proposal.model_validate_json(str(raw)) if raw else None
-                    if current is None:
-                        return None
-                    now = server_ms(pipe, key)
-                    moved = change(current, now)
-                    if moved is None:
-                        return None
-                    if committed is not None and pipe.exists(committed):
-                        return None
-                    pipe.multi()
-                    self._write(pipe, moved, now)
-                    pipe.execute()
-                    if (end := ending(current, moved)) is not None:
-                        self.meter.count(PROPOSALS, end)
-                    return moved
-                except WatchError as error:
-                    if (cut := watch_broken(error)) is not None:
-                        raise cut from error  # Redis went away, not a conflict
-
-    def _write(self, pipe: RedisPipeline, proposal: Proposal, now: int) -> None:
-        """Written whole (SET drops the key's expiry): so always with the one it must keep,
-        ``KEPT_MS`` past its deadline while pending, past now once resolved."""
-        data = self.settle(proposal).model_dump_json(by_alias=True)
-        if proposal.status is ProposalStatus.PENDING:
-            kept_until = _kept_until(self.deadline(proposal), now)
-            score = self.deadline(proposal)
-        else:
-            kept_until = now + KEPT_MS
-            score = -kept_until  # out of the sweep's range; pruned once its key is gone
-        pipe.set(self.keys.proposal(proposal.id), data, pxat=kept_until)
-        pipe.zadd(self.keys.proposals, {proposal.id: score})
-
-
-def _kept_until(deadline: int, now: int) -> int:
-    """When a pending proposal's key goes: ``KEPT_MS`` past its deadline (never in the
-    past: a key written with an expiry gone by would be deleted at once)."""
-    return max(deadline, now) + KEPT_MS
