@@ -100,7 +100,8 @@ def apply(image: Image, record: LogRecord) -> None:
         raise ReplayMismatch(
             record, f"replays to expiry {expires}, the log says {record.expires_at}"
         )
-    image.entries[m.key] = Entry(
+    # built without validating again what the mutation's own validation let through
+    image.entries[m.key] = Entry.model_construct(
         key=m.key,
         value=_next_value(record, base),
         version=version,

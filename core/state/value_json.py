@@ -50,6 +50,8 @@ def loads(text: str) -> Any:
 def nesting(value: Any, stop: int = MAX_DEPTH + 1) -> int:
     """How deep ``value`` nests (a scalar 0, ``[1]`` 1), counted without recursion and no
     further than ``stop``."""
+    if not isinstance(value, dict | list | tuple):
+        return 0
     deepest = 0
     level: list[Any] = [value]
     while level and deepest < stop:

@@ -21,6 +21,7 @@ BENCH = Path(__file__).resolve().parent.parent.parent / "bench"
         ("prompt_size.py", ["--budgets", ""], "Headline, messages: turn 50 / turn 1"),
         ("classifier_accuracy.py", ["--details"], "real written chat (IRC, held out)"),
         ("embedding_extras.py", ["--no-curve"], "test (held out)"),
+        ("replay.py", ["--mutations", "300", "--keys", "20", "--rounds", "1"], "deliberate replay"),
         (
             "rule_matching.py",
             ["--unrelated", "100", "--rounds", "2", "--reps", "2"],
