@@ -131,7 +131,9 @@ class BreakGlass:
         if refusal is None and proposal.status is not ProposalStatus.PENDING:
             by = f" by {proposal.resolved_by}" if proposal.resolved_by else ""
             refusal = Rejected(
-                mutation, RejectReason.NOT_FOUND, f"this proposal was already applied{by}"
+                mutation,
+                RejectReason.NOT_FOUND,
+                f"this proposal was already applied{by}; nothing was changed",
             )
         if refusal is None:
             verdict = gateway.policy.check(mutation)  # the right to write the key
