@@ -96,8 +96,8 @@ def _button(session_id: str, button: Button, position: int) -> Block:
 
 def _glass(session_id: str, button: Button, position: int) -> list[Block]:
     """ "Break glass" beside a proposal's Apply, where its key names a role that may: a form
-    asks for the reason (a button, not an overflow menu: Slack has refused an overflow with
-    fewer than two options, and a refused block loses the whole message)."""
+    asks for the reason. A button, not an overflow menu: Slack's reference has asked for two
+    options at least in one, and a block Slack refuses loses the whole message."""
     if not button.break_glass:
         return []
     return [
