@@ -41,8 +41,11 @@ HELP = """\
                             newest conversation; in a thread, say "show" to the bot)
 /deliberate topic NAME      name what this conversation decides (Discord; in a Slack thread,
                             say "topic: NAME" to the bot)
+/deliberate breakglass ID REASON  apply a pending proposal (ID: see pending) at once,
+                            skipping its approvals, if you hold its key's break-glass role;
+                            the reason is logged, announced and listed for review
 /deliberate help            this text
-Answers are shown to you alone. State changes only through buttons and rules."""
+Answers are shown to you alone. State changes only through buttons, breakglass and rules."""
 
 MAX_LINES = 30
 MAX_PROPOSALS = 8  # four lines each

@@ -22,6 +22,8 @@ from redis.exceptions import RedisError
 from bot.answers import answer
 from bot.click_outcome import ClickOutcome
 from bot.deliveries import Deliveries
+from bot.glass import COMMAND as GLASS_COMMAND
+from bot.glass import barred, break_glass_command, reason_problem
 from bot.notices import (
     GUESTS_MAY_NOT_READ,
     NO_DMS,
@@ -125,6 +127,9 @@ class DiscordAdapter:
             submitted = read_form(dict(interaction.data or {}))
         except ValueError as refusal:
             return await self._refuse(interaction, str(refusal))
+        unfit = reason_problem(submitted.note) if submitted.ref.asks == "glass" else None
+        if unfit is not None:  # said before anything is sent: nothing to undo
+            return await self._refuse(interaction, unfit)
         await self._act(interaction, submitted.ref, submitted.label, submitted.note)
 
     async def _act(
@@ -156,13 +161,15 @@ class DiscordAdapter:
             return await self._deny(interaction, ELSEWHERE)
         if ref.ask:
             return await self._ask(interaction, ref, label)
+        glass = ref.asks == "glass"  # its reason: never an Apply without one
         clicked = ActionClicked(
             action=ref.action,
             target_id=ref.target_id,
             expected_version=ref.version,
             click_id=f"{PLATFORM}-{interaction.id}",  # a form's: its submission's
             actor=actor_of(tenant, interaction.user, interaction.permissions),
-            note=note,
+            note=None if glass else note,
+            break_glass=(note or "") if glass else None,
         )
         runtime = await asyncio.to_thread(self.workspaces.runtime, tenant)
         events = await asyncio.to_thread(runtime.send, ref.session, clicked)
@@ -204,9 +211,14 @@ class DiscordAdapter:
         try:
             app = await asyncio.to_thread(self.workspaces.app, tenant)
             prefill = await asyncio.to_thread(prefill_for, app, ref)
-        except Exception:  # the form opens all the same, empty
+            who = actor_of(tenant, interaction.user, interaction.permissions)
+            glass = ref.asks == "glass"
+            why = await asyncio.to_thread(barred, app, ref.target_id, who) if glass else None
+        except Exception:  # the form opens all the same, empty (the click checks it all)
             log.exception("discord click %s: cannot read what its form shows", interaction.id)
-            prefill = ""
+            prefill, why = "", None
+        if why is not None:  # not the form, where it could not be used
+            return await self._refuse(interaction, why)
         try:
             await interaction.response.send_modal(form_for(ref, prefill))
         except discord.HTTPException as error:
@@ -218,7 +230,8 @@ class DiscordAdapter:
     # --- /deliberate ---------------------------------------------------------------------
 
     async def on_command(self, interaction: Interaction, text: str) -> None:
-        """``/deliberate state|log|why|pending|help``: answered for the asker alone."""
+        """``/deliberate state|log|why|pending|help``, and ``breakglass PROPOSAL REASON``
+        (``bot.glass``): answered for the asker alone."""
         try:
             await interaction.response.defer(ephemeral=True, thinking=True)
         except discord.HTTPException as error:
@@ -270,6 +283,9 @@ class DiscordAdapter:
             return f"{self._refusal(interaction)}."
         actor = actor_of(tenant, interaction.user, interaction.permissions)
         app = self.workspaces.app(tenant)
+        command, _, rest = text.strip().partition(" ")
+        if command == GLASS_COMMAND:  # a change: the gateway checks the role
+            return break_glass_command(app, actor, rest).text
         if actor.kind is ActorKind.GUEST and not app.policy.config.guests.read:
             return GUESTS_MAY_NOT_READ
         return answer(app, text, max_chars=ANSWER_CHARS)

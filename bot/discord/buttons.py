@@ -1,7 +1,8 @@
 """What a Discord button carries: its ``custom_id`` is ``dlb:ACTION:CHANNEL:TARGET:VERSION``
 (the action type, the session's channel or thread, the candidate or proposal id and the
 expected version), with ``:ask`` on a button that asks before acting, or ``:value`` /
-``:reason`` on one that asks for something first (a form, see ``forms``). Nothing else: the
+``:reason`` on one that asks for something first (a form, see ``forms``), ``:glass`` on the
+"Break glass" beside a proposal's Apply (a form asking why). Nothing else: the
 click handler reloads state and checks the rest. The buttons are ``DynamicItem``s, so any
 message's buttons work after a restart: discord.py matches the template, whatever process
 sent them. A form's ``custom_id`` is its button's, ``dlf:`` in place of ``dlb:``."""
@@ -14,7 +15,7 @@ from typing import Any, Literal, Protocol
 import discord
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from core.deliberation.actions import ACTION_NAME
+from core.deliberation.actions import ACTION_NAME, ActionType
 from core.deliberation.messages import ID_PATTERN
 from core.deliberation.view import Button
 
@@ -30,6 +31,7 @@ __all__ = [
     "Clicks",
     "DeliberateButton",
     "custom_id",
+    "glass_id",
 ]
 
 MAX_CUSTOM_ID = 100  # Discord's limit, on a button's custom_id and on a modal's
@@ -39,10 +41,10 @@ _FIELDS = (
     r"(?P<action>[A-Za-z0-9]{1,40}):(?P<channel>[0-9]{1,20})"
     r":(?P<target>[\x21-\x39\x3b-\x7e]{1,100}):(?P<version>[0-9]{1,10})"
 )
-TEMPLATE = re.compile(PREFIX + _FIELDS + r"(?P<ask>:ask|:value|:reason)?")
-FORM_TEMPLATE = re.compile(FORM_PREFIX + _FIELDS + r"(?P<ask>:value|:reason)")
-Asks = Literal["value", "reason"]
-_ASKS: dict[str, Asks] = {":value": "value", ":reason": "reason"}
+TEMPLATE = re.compile(PREFIX + _FIELDS + r"(?P<ask>:ask|:value|:reason|:glass)?")
+FORM_TEMPLATE = re.compile(FORM_PREFIX + _FIELDS + r"(?P<ask>:value|:reason|:glass)")
+Asks = Literal["value", "reason", "glass"]
+_ASKS: dict[str, Asks] = {":value": "value", ":reason": "reason", ":glass": "glass"}
 
 
 class ButtonRef(BaseModel):
@@ -61,6 +63,8 @@ class ButtonRef(BaseModel):
     def _one_question(self) -> ButtonRef:
         if self.ask and self.asks is not None:
             raise ValueError("a button asks to confirm or opens a form, not both")
+        if self.asks == "glass" and self.action != ActionType.APPLY_PROPOSAL:
+            raise ValueError("only a proposal's Apply breaks the glass")
         return self
 
     @classmethod
@@ -116,6 +120,19 @@ def custom_id(session: str, button: Button, *, ask: bool = False) -> str:
         version=button.target_version,
         ask=ask and button.asks is None,
         asks=button.asks,
+    )
+    return ref.custom_id()
+
+
+def glass_id(session: str, button: Button) -> str:
+    """The custom_id of the "Break glass" beside ``button``, a proposal's Apply (ValueError
+    as ``custom_id``)."""
+    ref = ButtonRef(
+        action=button.action,
+        session=session,
+        target_id=button.target_id,
+        version=button.target_version,
+        asks="glass",
     )
     return ref.custom_id()
 

@@ -1,6 +1,6 @@
 """``/deliberate state|log|why|pending|help``: Slack's slash command as Discord app commands,
 one subcommand each so Discord shows their options; the answers are the same
-(``bot.answers``).
+(``bot.answers``), and so is ``breakglass PROPOSAL REASON`` (``bot.glass``).
 And two that act on this channel's session: ``show`` (what is on the table, with its
 buttons, for the asker alone) and ``topic NAME`` (name what the session decides)."""
 
@@ -11,6 +11,8 @@ from typing import Any
 
 import discord
 from discord import app_commands
+
+from core.gateway.break_glass import MAX_GLASS_REASON
 
 __all__ = ["deliberate_commands"]
 
@@ -43,6 +45,21 @@ def deliberate_commands(answer: Answer, session: OnSession) -> app_commands.Grou
     @group.command(name="pending", description="The proposals that wait for someone to apply")
     async def pending(interaction: discord.Interaction[Any]) -> None:
         await answer(interaction, "pending")
+
+    @group.command(
+        name="breakglass",
+        description="Apply a pending proposal at once, if you hold its key's break-glass role",
+    )
+    @app_commands.describe(
+        proposal="its id, as /deliberate pending lists it",
+        reason="why it cannot wait: logged, announced and listed for review",
+    )
+    async def breakglass(
+        interaction: discord.Interaction[Any],
+        proposal: app_commands.Range[str, 1, 100],
+        reason: app_commands.Range[str, 1, MAX_GLASS_REASON],
+    ) -> None:
+        await answer(interaction, f"breakglass {proposal} {reason}")
 
     @group.command(name="show", description="What is on the table here, with its buttons")
     async def show(interaction: discord.Interaction[Any]) -> None:

@@ -1,7 +1,9 @@
 """Forms: a button that asks for something before its click is sent (``Button.asks``: a new
-value for a proposal, a reason to discard one) is answered with a Discord modal (interaction
+value for a proposal, a reason to discard one; the "Break glass" beside a proposal's Apply:
+the reason to apply it at once) is answered with a Discord modal (interaction
 response type 9) instead of the click; the click goes when the modal is submitted (a
-MODAL_SUBMIT interaction), with what was typed as its ``note``.
+MODAL_SUBMIT interaction), with what was typed as its ``note`` (a break-glass reason: its
+``break_glass``).
 
 The modal's custom_id is its button's, ``dlf:`` for ``dlb:`` (``ButtonRef.form_id``): it names
 the click, and nothing is kept while the form is open, so a form opened before a restart, or
@@ -19,8 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
+from bot.glass import FORM_TITLE, GLASS_LABEL, REASON_LABEL
 from bot.notices import UNCHANGED
-from core.deliberation.actions import ASKS
+from core.deliberation.actions import ASKS, ActionType
+from core.gateway.break_glass import MAX_GLASS_REASON
 from core.gateway.edits import MAX_EDIT_CHARS, value_text
 from core.gateway.mutation_gateway import MAX_REASON
 
@@ -67,7 +71,15 @@ _WORDING: dict[Asks, _Wording] = {
         f"Kept with the proposal and told to the assistant; at most {MAX_REASON} characters.",
         "Discard",
     ),
+    "glass": _Wording(
+        FORM_TITLE,
+        REASON_LABEL,
+        "Applied at once, skipping approval; logged, announced and listed for review.",
+        GLASS_LABEL,
+    ),
 }
+# what an action's button asks for, if anything (Apply: the reason to break the glass)
+_ASKED = {**ASKS, ActionType.APPLY_PROPOSAL: "glass"}
 
 
 @dataclass(frozen=True)
@@ -86,15 +98,17 @@ class Submitted:
 
 def form_for(ref: ButtonRef, prefill: str = "") -> discord.ui.Modal:
     """The modal a click on ``ref``'s button opens (``ref.asks`` is set): a paragraph for a
-    value, typed in already with ``prefill``; a short line for an optional reason."""
+    value, typed in already with ``prefill``; a short line for an optional reason; a
+    paragraph for the reason to break the glass, required, at most what is kept of it."""
     assert ref.asks is not None
-    wording, value = _WORDING[ref.asks], ref.asks == "value"
+    wording, value, glass = _WORDING[ref.asks], ref.asks == "value", ref.asks == "glass"
     field = discord.ui.TextInput[discord.ui.Modal](
         custom_id=ref.asks,
-        style=discord.TextStyle.paragraph if value else discord.TextStyle.short,
+        style=discord.TextStyle.paragraph if value or glass else discord.TextStyle.short,
         default=prefill[:MAX_EDIT_CHARS] if value and prefill else None,
-        required=value,
-        max_length=MAX_EDIT_CHARS if value else MAX_REASON,
+        required=value or glass,
+        min_length=1 if glass else None,
+        max_length=MAX_EDIT_CHARS if value else MAX_GLASS_REASON if glass else MAX_REASON,
     )
     modal = discord.ui.Modal(title=wording.title, custom_id=ref.form_id(), timeout=None)
     label = discord.ui.Label[discord.ui.Modal](
@@ -127,7 +141,7 @@ def read_form(data: Mapping[str, Any]) -> Submitted:
         ref = ButtonRef.of(match)
     except ValueError:
         raise ValueError(GARBLED) from None
-    if ref.asks is None or ASKS.get(ref.action) != ref.asks:
+    if ref.asks is None or _ASKED.get(ref.action) != ref.asks:
         raise ValueError(NOT_OURS)
     typed = _typed(data.get("components"), ref.asks)
     if typed is None:

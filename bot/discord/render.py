@@ -10,10 +10,11 @@ from dataclasses import dataclass
 
 import discord
 
+from bot.glass import GLASS_LABEL
 from core.deliberation.beats import ActionStyle
 from core.deliberation.view import Button, View
 
-from .buttons import TEMPLATE, DeliberateButton, custom_id
+from .buttons import TEMPLATE, DeliberateButton, custom_id, glass_id
 
 __all__ = ["NO_PINGS", "Rendered", "closed_content", "disabled_buttons", "render"]
 
@@ -67,7 +68,24 @@ def _buttons(session: str, buttons: list[Button]) -> discord.ui.View | None:
         style = discord.ButtonStyle.danger if button.confirm else STYLES[button.style]
         items.add_item(DeliberateButton.made(button.label, style, cid, row=len(seen) // PER_ROW))
         seen.add(cid)
+        glass = _glass(session, button)
+        if glass is not None and glass not in seen and len(seen) < PER_ROW * MAX_ROWS:
+            secondary, row = discord.ButtonStyle.secondary, len(seen) // PER_ROW
+            items.add_item(DeliberateButton.made(GLASS_LABEL, secondary, glass, row=row))
+            seen.add(glass)
     return items if seen else None
+
+
+def _glass(session: str, button: Button) -> str | None:
+    """The custom_id of "Break glass" beside a proposal's Apply whose key names a role that
+    may (None: none, or it does not fit a custom_id)."""
+    if not button.break_glass:
+        return None
+    try:
+        return glass_id(session, button)
+    except ValueError as exc:
+        log.error("break glass left out: %s", exc)
+        return None
 
 
 def _split(text: str) -> list[str]:

@@ -26,6 +26,8 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.answers import answer
 from bot.click_outcome import ClickOutcome
+from bot.glass import COMMAND as GLASS_COMMAND
+from bot.glass import barred, reason_problem
 from bot.notices import (
     GUESTS_MAY_NOT_READ,
     NOT_SHOWN,
@@ -50,13 +52,14 @@ from .closing import SlackCloser
 from .forms import (
     NOT_OPENED,
     Submission,
+    Unfit,
     form_view,
     new_form,
     read_submission,
 )
 from .origin import OrgTeams, Origin
 from .roles import SlackPeople
-from .team import Click, Team, close, post, tell
+from .team import Click, Team, close, glass_by_command, post, tell
 from .threads import PLATFORM, SESSION, Said, read_said, session_id, thread_of
 
 __all__ = ["SlackAdapter"]
@@ -182,6 +185,10 @@ class SlackAdapter:
         label = str((action.get("text") or {}).get("text") or ref.action)
         public = None if container.get("is_ephemeral") else body.get("message")
         click = Click(ref, user, label, public, body.get("response_url"))
+        if ref.asks == "glass":  # not the form, where it could not be used
+            why = barred(team.app, ref.target_id, self._actor(team, origin, user))
+            if why is not None:
+                return tell(origin.client, channel, thread_ts, user, why)
         if ref.asks is not None:  # the click goes once the form is submitted
             return self._ask(team, click, str(body.get("trigger_id") or ""), thread_ts)
         raw = str(body.get("trigger_id") or f"{user}-{action.get('action_ts')}")
@@ -191,13 +198,15 @@ class SlackAdapter:
         self, team: Team, origin: Origin, click: Click, click_id: str, note: str | None
     ) -> None:
         ref = click.ref
+        glass = ref.asks == "glass"  # its reason: never an Apply without one
         clicked = ActionClicked(
             action=ref.action,
             target_id=ref.target_id,
             expected_version=ref.version,
             click_id=click_id,
             actor=self._actor(team, origin, click.user),
-            note=note,
+            note=None if glass else note,
+            break_glass=(note or "") if glass else None,
         )
         events = team.runtime.send(ref.session, clicked)
         try:
@@ -237,9 +246,10 @@ class SlackAdapter:
             log.warning("slack: cannot open the form of %s: %s", ref.action, error)
             tell(team.client, thread_of(ref.session)[0], thread_ts, click.user, NO_FORM)
 
-    def check_form(self, body: dict[str, Any], origin: Origin) -> Form | str:
+    def check_form(self, body: dict[str, Any], origin: Origin) -> Form | Unfit | str:
         """A ``view_submission`` (not yet acknowledged): the form's click, or why it is
-        refused (the modal says so; nothing was changed)."""
+        refused (the modal says so; nothing was changed): what was typed does not fit (said
+        under the box), or anything else (said in place of the form)."""
         try:
             sent: Submission = read_submission(body)
             team = self._team(origin)
@@ -254,6 +264,9 @@ class SlackAdapter:
         if record is None or record.metadata != sent.metadata:
             log.warning("slack: a form submission by %s names no form opened for it", sent.user)
             return NOT_OPENED
+        unfit = reason_problem(sent.note) if sent.ref.asks == "glass" else None
+        if unfit is not None:
+            return Unfit(unfit)
         message, url = sent.message(record), record.response_url
         click = Click(sent.ref, sent.user, sent.form.label, message, url)
         return Form(team, click, _click_id(f"view-{sent.view_id}"), sent.note)
@@ -295,13 +308,17 @@ class SlackAdapter:
 
     def on_command(self, text: str, origin: Origin, user: str) -> str:
         """``/deliberate TEXT`` from ``user``: the answer, as mrkdwn for the asker alone,
-        from the workspace of the team it was typed in (a guest's only if guests may read)."""
+        from the workspace of the team it was typed in (a guest's only if guests may read);
+        ``breakglass PROPOSAL_ID REASON`` applies a proposal at once (``bot.glass``)."""
         try:
             team = self._team(origin)
             if team is None:
                 return escape(NOT_SERVED + ".")
-            guest = self._actor(team, origin, user).kind is ActorKind.GUEST
-            if guest and not team.app.policy.config.guests.read:
+            actor = self._actor(team, origin, user)
+            command, _, rest = text.strip().partition(" ")
+            if command.lower() == GLASS_COMMAND:  # a change: the gateway checks the role
+                return escape(glass_by_command(team, actor, rest))
+            if actor.kind is ActorKind.GUEST and not team.app.policy.config.guests.read:
                 return escape(GUESTS_MAY_NOT_READ)
             text = answer(team.app, text, max_chars=2900)
         except Exception:  # the asker should hear something rather than nothing

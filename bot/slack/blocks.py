@@ -7,11 +7,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from bot.glass import GLASS_LABEL
 from connectors.slack import escape
 from core.deliberation.beats import ActionStyle
 from core.deliberation.view import Button, View
 
-from .buttons import action_id, button_value
+from .buttons import action_id, button_value, glass_action_id
 
 __all__ = ["closed_blocks", "escape", "fallback_text", "mention", "view_blocks"]
 
@@ -49,10 +50,14 @@ def view_blocks(view: View) -> list[Block]:
     blocks.append(_context(f"mode: *{view.mode.value}* · beat: {beats}{decides}"))
     if view.buttons:
         elements = [
-            _button(view.session_id, button, n)
+            element
             for n, button in enumerate(view.buttons[:MAX_BUTTONS], 1)
+            for element in (
+                _button(view.session_id, button, n),
+                *_glass(view.session_id, button, n),
+            )
         ]
-        blocks.append({"type": "actions", "elements": elements})
+        blocks.append({"type": "actions", "elements": elements[:MAX_BUTTONS]})
     return blocks
 
 
@@ -87,6 +92,22 @@ def _button(session_id: str, button: Button, position: int) -> Block:
             "style": "danger",
         }
     return block
+
+
+def _glass(session_id: str, button: Button, position: int) -> list[Block]:
+    """ "Break glass" beside a proposal's Apply, where its key names a role that may: a form
+    asks for the reason. A button, not an overflow menu: Slack's reference has asked for two
+    options at least in one, and a block Slack refuses loses the whole message."""
+    if not button.break_glass:
+        return []
+    return [
+        {
+            "type": "button",
+            "action_id": glass_action_id(button, position),
+            "text": {"type": "plain_text", "text": GLASS_LABEL, "emoji": True},
+            "value": button_value(session_id, button),
+        }
+    ]
 
 
 def _sections(raw: str, limit: int = SECTION_CHARS) -> list[Block]:

@@ -18,7 +18,7 @@ from slack_bolt.oauth.oauth_settings import OAuthSettings
 
 from .adapter import SlackAdapter
 from .buttons import ACTION_ID
-from .forms import FORM, refusal_view
+from .forms import FORM, Unfit, refusal_view
 from .origin import origin_of_click, origin_of_command, origin_of_event
 from .settings import SlackSettings
 
@@ -75,6 +75,9 @@ def build_bolt_app(
         form = adapter.check_form(body, origin)
         if isinstance(form, str):  # for the submitter alone, in place of the form
             ack(response_action="update", view=refusal_view(form))
+            return
+        if isinstance(form, Unfit):  # under the box, the form open as typed
+            ack(response_action="errors", errors=form.errors())
             return
         ack()  # the modal closes
         adapter.on_form(form, origin)

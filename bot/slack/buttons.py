@@ -1,10 +1,10 @@
 """What a Slack button carries: its ``action_id`` is our prefix plus the action type and its
-position (and, for a button that asks for something first, what it asks: ``value`` or
-``reason``, see ``forms.py``), its ``value`` the session, the candidate (or proposal) id and
-the expected version. Nothing else: the click handler reloads state and checks the rest.
-Anything that does not parse is refused, and so is any spelling but the one made here
-(``007``, ``true`` or ``"7"`` for a version, spaces, keys in another order): one button, one
-spelling."""
+position (and, for a button that asks for something first, what it asks: ``value``,
+``reason``, or ``glass`` for the "Break glass" beside a proposal's Apply; see ``forms.py``),
+its ``value`` the session, the candidate (or proposal) id and the expected version. Nothing
+else: the click handler reloads state and checks the rest. Anything that does not parse is
+refused, and so is any spelling but the one made here (``007``, ``true`` or ``"7"`` for a
+version, spaces, keys in another order): one button, one spelling."""
 
 from __future__ import annotations
 
@@ -12,20 +12,29 @@ import json
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from core.deliberation.actions import ACTION_NAME
+from core.deliberation.actions import ACTION_NAME, ActionType
 from core.deliberation.messages import ID_PATTERN
 from core.deliberation.view import Button
 
 from .threads import SESSION
 
-__all__ = ["ACTION_ID", "ButtonRef", "action_id", "button_value", "parse_button"]
+__all__ = [
+    "ACTION_ID",
+    "ButtonRef",
+    "action_id",
+    "button_value",
+    "glass_action_id",
+    "parse_button",
+]
 
 PREFIX = "deliberate:"
 ACTION_ID = re.compile(r"^deliberate:")  # what the click listener matches
 # fullmatch: the action, its position, what it asks for first (if anything)
-_ACTION_ID = re.compile(r"deliberate:([A-Za-z0-9]{1,40}):(0|[1-9][0-9]{0,2})(?::(value|reason))?")
+_ACTION_ID = re.compile(
+    r"deliberate:([A-Za-z0-9]{1,40}):(0|[1-9][0-9]{0,2})(?::(value|reason|glass))?"
+)
 
 
 class ButtonRef(BaseModel):
@@ -38,7 +47,13 @@ class ButtonRef(BaseModel):
     target_id: str = Field(alias="t", pattern=ID_PATTERN)
     version: int = Field(alias="v", ge=0)
     position: int = Field(default=0, ge=0)  # in its message: from the action id
-    asks: Literal["value", "reason"] | None = None  # a form comes first: from the action id
+    asks: Literal["value", "reason", "glass"] | None = None  # a form first: from the action id
+
+    @model_validator(mode="after")
+    def _glass_on_apply(self) -> ButtonRef:
+        if self.asks == "glass" and self.action != ActionType.APPLY_PROPOSAL:
+            raise ValueError("only a proposal's Apply breaks the glass")
+        return self
 
     def value(self) -> str:
         return _value(self.session, self.target_id, self.version)
@@ -50,6 +65,11 @@ class ButtonRef(BaseModel):
 def action_id(button: Button, position: int) -> str:
     """Slack wants action ids unique within a message: the position keeps them apart."""
     return _action_id(button.action, position, button.asks)
+
+
+def glass_action_id(button: Button, position: int) -> str:
+    """The "Break glass" beside the Apply button at ``position``."""
+    return _action_id(button.action, position, "glass")
 
 
 def _action_id(action: str, position: int, asks: str | None) -> str:

@@ -1,7 +1,8 @@
 """Forms: a button that asks for something before its click is sent (``Button.asks``: a new
-value for a proposal, a reason to discard one) opens a Slack modal (``views.open`` with the
+value for a proposal, a reason to discard one; the "Break glass" beside a proposal's Apply:
+the reason to apply it at once) opens a Slack modal (``views.open`` with the
 click's ``trigger_id``), and the click goes when the modal is submitted (``view_submission``),
-with what was typed as its ``note``.
+with what was typed as its ``note`` (a break-glass reason: its ``break_glass``).
 
 The modal's ``private_metadata`` names the click: the button as Slack sent it (its action id
 and value, which ``parse_button`` reads again), the clicker, the clicked message's ts, and
@@ -20,7 +21,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
+from bot.glass import FORM_HINT, FORM_TITLE, GLASS_LABEL, REASON_LABEL
 from bot.notices import UNCHANGED
+from core.gateway.break_glass import MAX_GLASS_REASON
 from core.gateway.edits import MAX_EDIT_CHARS, value_text
 from core.gateway.outcome import Proposal
 from core.state.keys import WorkspaceKeys
@@ -37,6 +40,7 @@ __all__ = [
     "FormRef",
     "OpenForms",
     "Submission",
+    "Unfit",
     "form_view",
     "new_form",
     "prefill_for",
@@ -61,7 +65,11 @@ TOO_LONG = f"What you typed is longer than {MAX_NOTE} characters" + UNCHANGED
 _TITLES = {  # title and submit button (Slack: at most 24 characters each)
     "value": ("Edit the proposal", "Apply"),
     "reason": ("Discard the proposal", "Discard"),
+    "glass": (FORM_TITLE, GLASS_LABEL),
 }
+Asks = Literal["value", "reason", "glass"]
+_LABELS = {"value": "New value", "reason": "Why discard it? (optional)", "glass": REASON_LABEL}
+_MAX_TYPED = {"value": MAX_EDIT_CHARS, "reason": MAX_REASON, "glass": MAX_GLASS_REASON}
 
 
 class FormRef(BaseModel):
@@ -110,6 +118,17 @@ class Submission:
         return {"ts": self.form.ts, "text": record.text, "blocks": record.blocks}
 
 
+@dataclass(frozen=True)
+class Unfit:
+    """What is wrong with what was typed in a form, said under its box (``response_action``
+    ``errors``): the form stays open, as typed, for its submitter to mend."""
+
+    text: str
+
+    def errors(self) -> dict[str, str]:
+        return {NOTE_BLOCK: self.text}
+
+
 class OpenForms:
     """The records of the forms open in one workspace, each kept ``FORM_TTL_SEC``."""
 
@@ -155,40 +174,40 @@ def prefill_for(asks: str, proposed: JsonValue) -> str:
 
 
 def form_view(
-    asks: Literal["value", "reason"],
+    asks: Asks,
     form: FormRef,
     proposal: Proposal | None,
     secret: bool = False,
 ) -> dict[str, Any]:
     """The modal: what the proposal would do, and a box for the new value (multiline,
-    required, starting as the value it would write, unless the key is ``secret``) or for a
-    reason (one line, optional)."""
+    required, starting as the value it would write, unless the key is ``secret``), for a
+    reason to discard it (one line, optional) or for the reason to break the glass
+    (multiline, required, at most what is kept of it)."""
     proposed = proposal.current_value if proposal is not None else None
     prefill = "" if secret else prefill_for(asks, proposed)
     as_json = proposal is not None and not isinstance(proposed, str)
     summary = proposal.summary(secret) if proposal is not None else ""
-    value = asks == "value"
+    required = asks != "reason"
     element: dict[str, Any] = {
         "type": "plain_text_input",
         "action_id": NOTE_ACTION,
-        "multiline": value,
-        "max_length": MAX_EDIT_CHARS if value else MAX_REASON,
+        "multiline": required,
+        "max_length": _MAX_TYPED[asks],
     }
     if prefill:  # Slack refuses an empty initial_value
         element["initial_value"] = prefill
-    label = "New value" if value else "Why discard it? (optional)"
     hint = "Applying commits this value instead of the proposed one."
-    if value and as_json:
+    if as_json:
         hint += " Write it as JSON, as shown."
     note: dict[str, Any] = {
         "type": "input",
         "block_id": NOTE_BLOCK,
-        "optional": not value,
-        "label": _plain(label),
+        "optional": not required,
+        "label": _plain(_LABELS[asks]),
         "element": element,
     }
-    if value:
-        note["hint"] = _plain(hint)
+    if required:
+        note["hint"] = _plain(hint if asks == "value" else FORM_HINT)
     blocks = [_section(f"Proposed: {summary}")] if summary else []
     title, submit = _TITLES[asks]
     return {

@@ -12,13 +12,16 @@ from redis.exceptions import RedisError
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
+from bot.click_outcome import ICONS
 from bot.deliveries import Deliveries
+from bot.glass import break_glass_command
 from bot.shown.refs import Shown, ShownMessages, proposals_in
 from core.config.tenants import Tenant
 from core.deliberation.view import View
 from core.runtime.runner import Event, Runtime
+from core.state.actor import Actor
 
-from .blocks import escape, fallback_text, view_blocks
+from .blocks import escape, fallback_text, mention, view_blocks
 from .buttons import ButtonRef
 from .closing import ClosedMessages
 from .forms import OpenForms
@@ -28,7 +31,7 @@ from .threads import PLATFORM, thread_of
 if TYPE_CHECKING:
     from bot.app import App
 
-__all__ = ["Click", "Team", "close", "post", "tell"]
+__all__ = ["Click", "Team", "close", "glass_by_command", "post", "tell"]
 
 log = logging.getLogger("deliberate.slack")
 
@@ -80,6 +83,23 @@ def close(team: Team, click: Click, line: str) -> bool:
     if click.response_url:
         team.closed.replace_ephemeral(click.response_url, line)
     return False
+
+
+def glass_by_command(team: Team, actor: Actor, rest: str) -> str:
+    """``/deliberate breakglass PROPOSAL_ID REASON`` (``bot.glass``): the answer; once it
+    commits, the messages here that showed the proposal's buttons say so, as a click's."""
+    broken = break_glass_command(team.app, actor, rest)
+    if broken.committed and broken.proposal_id is not None:
+        line = f"{ICONS['committed']} {escape(broken.text)} — by {mention(str(actor))}"
+        try:
+            shown = ShownMessages(team.app.redis, team.app.store.workspace)
+            for message in shown.of(broken.proposal_id):
+                if message.platform == PLATFORM:
+                    clicked = {"ts": message.message, "text": message.text}
+                    team.closed.close(message.channel, clicked | {"blocks": message.blocks}, line)
+        except RedisError as error:
+            log.error("cannot close the messages of %s: %s", broken.proposal_id, error)
+    return broken.text
 
 
 def post(team: Team, session: str, user: str, events: list[Event]) -> None:

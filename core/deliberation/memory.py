@@ -82,6 +82,9 @@ class ProposalRef(BaseModel):
     value: str = Field(default="", max_length=3000)  # as an edit box shows it
     editable: bool = True  # a value to edit (a delete has none)
     revision: int = Field(default=0, ge=0)  # edits so far: its buttons name the one shown
+    # the role that may apply it at once, with a reason (its key's break-glass role; None:
+    # nobody may): its Apply button offers "Break glass" beside it
+    break_glass: str | None = Field(default=None, max_length=64)
 
 
 class ClickStatus(StrEnum):

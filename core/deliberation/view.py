@@ -46,6 +46,9 @@ class Button(BaseModel):
     # value, prefilled with ``prefill`` (EditProposal), or a reason (DiscardProposal)
     asks: Asks | None = None
     prefill: str = ""
+    # on a proposal's Apply: the role that may apply it at once with a reason (the platforms
+    # offer "Break glass" beside it, which sends this click carrying the reason)
+    break_glass: str | None = None
 
 
 class View(BaseModel):
@@ -104,6 +107,7 @@ def _bind(
             confirm=apply and proposal.protected,
             asks=ASKS.get(surfaced.type),
             prefill=proposal.value if edit else "",
+            break_glass=proposal.break_glass if apply else None,
         )
     if surfaced.type == ActionType.RESTORE_CANDIDATE:
         if not state.earlier:

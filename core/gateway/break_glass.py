@@ -15,7 +15,7 @@ from pydantic import JsonValue
 from core.errors import DeliberateError
 from core.gateway.approving import applying, edited_since, refuse_apply
 from core.gateway.mutation_gateway import MutationGateway, UnknownProposal
-from core.gateway.outcome import Outcome, ProposalStatus
+from core.gateway.outcome import Outcome, ProposalStatus, expired_message
 from core.gateway.policy import Policy, VerdictKind
 from core.state.actor import Actor, ActorKind
 from core.state.commit_result import Committed, Rejected, RejectReason
@@ -75,6 +75,22 @@ class BreakGlass:
             return None
         return Rejected(mutation, RejectReason.FORBIDDEN, f"{why}; nothing was changed")
 
+    def barred(self, proposal_id: str, actor: Actor) -> str | None:
+        """Why ``actor`` could not break the glass on the proposal ``proposal_id`` whatever
+        reason they gave, or None: it is unknown here, no longer pending, or they do not hold
+        the role. What a platform says before asking for the reason; records nothing, and
+        ``apply`` checks it all again."""
+        proposal = self.gateway.proposals.get(proposal_id)
+        if proposal is None:
+            return f"{UnknownProposal(proposal_id)}; nothing was changed"
+        if proposal.status is ProposalStatus.EXPIRED:
+            return expired_message(self.gateway.proposals.deadline(proposal))
+        if proposal.status is not ProposalStatus.PENDING:
+            by = f" by {proposal.resolved_by}" if proposal.resolved_by else ""
+            return f"this proposal was already {proposal.status.value}{by}; nothing was changed"
+        refusal = self.refused(proposal.mutation, actor, "(to be said)")
+        return None if refusal is None else refusal.message
+
     def write(self, mutation: Mutation, reason: str) -> Outcome:
         """Commit ``mutation`` at once (where its key's writes would wait for approval too),
         flagged with ``reason``."""
@@ -115,7 +131,9 @@ class BreakGlass:
         if refusal is None and proposal.status is not ProposalStatus.PENDING:
             by = f" by {proposal.resolved_by}" if proposal.resolved_by else ""
             refusal = Rejected(
-                mutation, RejectReason.NOT_FOUND, f"this proposal was already applied{by}"
+                mutation,
+                RejectReason.NOT_FOUND,
+                f"this proposal was already applied{by}; nothing was changed",
             )
         if refusal is None:
             verdict = gateway.policy.check(mutation)  # the right to write the key

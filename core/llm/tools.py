@@ -196,12 +196,14 @@ class AgentTools:
         if isinstance(outcome, Pending):
             rule = self.gateway.policy.rule_for(mutation.key)
             secret = self.gateway.policy.is_secret(mutation.key)  # the one test of secrecy
+            glass = self.gateway.policy.break_glass(mutation.key)
             proposal = ProposalRef(
                 id=outcome.proposal.id,
                 summary=outcome.proposal.summary(secret)[:300],
                 protected=rule is not None and rule.protected,
                 value="" if secret else _editable(outcome.proposal.current_value),
                 editable=mutation.op is not Op.DELETE,
+                break_glass=None if glass is None else glass.role,
             )
         return ToolResult(name, outcome.name != "rejected", summary, proposal, outcome)
 

@@ -28,15 +28,24 @@ __all__ = ["SECRET", "discard_note", "note_for", "note_under"]
 
 def note_under(policy: Policy, outcome: Outcome) -> OutcomeNote:
     """``note_for`` as the key's policy has it (protected, secret)."""
-    rule = policy.rule_for(outcome.mutation.key)
+    key = outcome.mutation.key
+    rule = policy.rule_for(key)
     if rule is None:
         return note_for(outcome)
-    return note_for(outcome, protected=rule.protected, secret=rule.secret)
+    glass = policy.break_glass(key)
+    role = None if glass is None else glass.role
+    return note_for(outcome, protected=rule.protected, secret=rule.secret, glass_role=role)
 
 
-def note_for(outcome: Outcome, protected: bool = False, secret: bool = False) -> OutcomeNote:
+def note_for(
+    outcome: Outcome,
+    protected: bool = False,
+    secret: bool = False,
+    glass_role: str | None = None,
+) -> OutcomeNote:
     """``protected``: the key is (a proposal's Apply asks to confirm); ``secret``: its
-    values are never shown in chat nor kept in the session."""
+    values are never shown in chat nor kept in the session; ``glass_role``: the role that may
+    break the glass on it (a proposal's Apply offers it)."""
     m = outcome.mutation
     if isinstance(outcome, Committed):
         shown = SECRET if secret and m.value is not None else m.value
@@ -70,6 +79,7 @@ def note_for(outcome: Outcome, protected: bool = False, secret: bool = False) ->
             value=text if len(text) <= MAX_EDIT_CHARS else "",
             editable=m.op is not Op.DELETE,
             revision=p.revision,
+            break_glass=glass_role,
         )
         return OutcomeNote(outcome="pending", message=message, key=m.key, waiting=waiting)
     assert isinstance(outcome, Rejected)

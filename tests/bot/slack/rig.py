@@ -294,9 +294,13 @@ def message(
 
 
 def button(message_: dict[str, Any], action: str) -> dict[str, Any]:
+    """The button of ``action`` (``ApplyProposal:glass``: the "Break glass" beside Apply)."""
+    name, _, asks = action.partition(":")
     for block in message_.get("blocks") or []:
         for element in block.get("elements") or []:
-            if element.get("type") == "button" and element["action_id"].split(":")[1] == action:
+            parts = element.get("action_id", "").split(":")
+            glass = parts[-1] == "glass"
+            if element.get("type") == "button" and parts[1] == name and glass == (asks == "glass"):
                 return dict(element)
     raise AssertionError(f"no {action} button in {message_.get('blocks')}")
 

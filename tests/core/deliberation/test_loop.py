@@ -31,6 +31,7 @@ from core.deliberation.messages import (
     AssistantReplied,
     Classified,
     OutcomeNote,
+    ShowRequested,
     UserSaid,
 )
 from core.deliberation.session import Session
@@ -228,6 +229,19 @@ def test_a_rejected_click_tells_only_the_clicker_and_lets_someone_else_try() -> 
     assert after.interaction.candidate == session.interaction.candidate
     _, cmds = LOOP.update(after, click("SwitchScene", click_id="k2", who=BOB))
     assert isinstance(cmds[0], Commit)
+
+
+def test_a_proposals_apply_says_which_role_may_break_the_glass() -> None:
+    """The platforms offer "Break glass" beside the Apply of a proposal whose key names a
+    role that may (``ProposalRef.break_glass``), and beside no other button."""
+    for role in ("oncall", None):
+        pending = [ProposalRef(id="p1", summary="set scene.name = BRB", break_glass=role)]
+        session = with_candidate(pending_proposals=pending)
+        _, cmds = LOOP.update(session, ShowRequested(actor=ALICE))
+        glass = {b.action: b.break_glass for b in shown(cmds).buttons}
+        assert glass[ActionType.APPLY_PROPOSAL] == role
+        assert glass[ActionType.DISCARD_PROPOSAL] is None
+        assert glass[ActionType.CONFIRM_CURRENT] is None
 
 
 def test_a_discarded_proposal_leaves_the_session() -> None:

@@ -147,3 +147,28 @@ def test_listed_for_review_and_reviewed_by_someone_else(app: App) -> None:
     assert len(glass.listed(reviewed=True)) == 2
     # a second review keeps the first
     assert glass.review(applied.mutation.id, actor("user:cy"))["reviewedBy"] == "user:bo"
+
+
+def test_barred_says_before_the_reason_who_may_not_and_what_moved_on(app: App) -> None:
+    """What a chat form asks only of whom it may help: someone holding the role, on a
+    proposal still pending in this workspace. It records nothing."""
+    glass = BreakGlass(app.gateway)
+    p = proposed(app)
+    assert glass.barred(p.id, INA) is None
+    assert glass.barred(p.id, OLI) == (
+        "user:oli does not hold the incident role: only it may break the glass on "
+        "stream.state; nothing was changed"
+    )
+    assert (
+        glass.barred("nope", INA) == "no proposal nope (it may have expired); nothing was changed"
+    )
+    assert [d for d in app.gateway.decisions.recent() if d["outcome"] == "rejected"] == []
+    assert isinstance(glass.apply(p.id, INA, "outage"), Committed)
+    assert glass.barred(p.id, INA) == (
+        "this proposal was already applied by user:ina; nothing was changed"
+    )
+    q = proposed(app, "plain.y", 2)
+    app.gateway.discard_proposal(q.id, OLI, "no")
+    assert glass.barred(q.id, OLI) == (
+        "this proposal was already discarded by user:oli; nothing was changed"
+    )
