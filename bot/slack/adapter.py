@@ -36,7 +36,7 @@ from bot.notices import (
 )
 from bot.session_requests import request_of
 from bot.shown.expiry import ExpiredMessages
-from bot.shown.refs import Shown
+from bot.shown.refs import Install, Shown
 from bot.workspaces import Recent, Workspaces
 from core.deliberation.messages import ID_PATTERN, ActionClicked, ShowRequested, UserSaid
 from core.deliberation.view import View
@@ -110,7 +110,9 @@ class SlackAdapter:
             people = self._people.put(tenant.workspace, SlackPeople(tenant.bindings, origin.client))
         people.client = origin.client  # the installation's current token (it may rotate)
         app = self.workspaces.app(tenant)
-        return Team(tenant, app, self.workspaces.runtime(tenant), origin.client, people)
+        install = Install(origin.team_id, origin.enterprise_id, origin.org_install)
+        runtime = self.workspaces.runtime(tenant)
+        return Team(tenant, app, runtime, origin.client, people, install)
 
     def _actor(self, team: Team, origin: Origin, user: str) -> Actor:
         guest = origin.is_guest(team.tenant, self.orgs)
