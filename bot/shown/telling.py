@@ -9,13 +9,12 @@ requester made themselves is not told back to them."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from core.gateway.outcome import Proposal, ProposalStatus, expired_message, utc_minute
 from core.state.actor import Actor
 
-from .expiry import Closer
+from .expiry import Closer, Closers
 from .refs import Shown, ShownMessages
 
 if TYPE_CHECKING:
@@ -49,7 +48,7 @@ def change_of(proposal: Proposal) -> tuple[str, Actor | None] | None:
 class Requesters:
     """One workspace's requesters, told through ``closers`` (by platform)."""
 
-    def __init__(self, app: App, closers: Mapping[str, Closer]) -> None:
+    def __init__(self, app: App, closers: Closers) -> None:
         self.app = app
         self.closers = closers
         self.shown = ShownMessages(app.redis, app.store.workspace)
@@ -68,7 +67,7 @@ class Requesters:
         marker, by = change
         if by is not None and by.identity == who.identity:
             return False  # their own doing: nothing to tell them
-        where = self._thread(proposal_id, who)
+        where = self._reach(self.shown.of(proposal_id), who)
         if where is None:
             return False
         shown, closer = where
@@ -76,11 +75,15 @@ class Requesters:
             return False  # told already
         return closer.tell(shown, who, self.sentence(proposal, by))
 
-    def _thread(self, proposal_id: str, who: Actor) -> tuple[Shown, Closer] | None:
-        """The first message that showed it on the requester's platform (else any)."""
-        found = [(s, c) for s in self.shown.of(proposal_id) if (c := self.closers.get(s.platform))]
-        mine = [pair for pair in found if pair[0].platform == who.platform]
-        return next(iter(mine or found), None)
+    def _reach(self, shown: list[Shown], who: Actor) -> tuple[Shown, Closer] | None:
+        """The first message that showed it on the requester's platform (else any) that a
+        closer here reaches."""
+        mine = [s for s in shown if s.platform == who.platform]
+        for each in mine + [s for s in shown if s.platform != who.platform]:
+            closer = self.closers.of(each)
+            if closer is not None:
+                return each, closer
+        return None
 
     def sentence(self, proposal: Proposal, by: Actor | None) -> str:
         """What became of the change they asked for (a secret key's value not shown)."""

@@ -35,7 +35,7 @@ from bot.notices import (
     not_served,
 )
 from bot.session_requests import request_of
-from bot.shown.expiry import ExpiredMessages
+from bot.shown.expiry import ByPlatform, ExpiredMessages
 from bot.shown.refs import Install, Shown
 from bot.workspaces import Recent, Workspaces
 from core.deliberation.messages import ID_PATTERN, ActionClicked, ShowRequested, UserSaid
@@ -216,7 +216,7 @@ class SlackAdapter:
         for view in outcome.follow_ups(shown):
             post(team, click.ref.session, click.user, [view])
         if outcome.expired is not None:  # its other messages too, without waiting
-            closers = {PLATFORM: SlackCloser(team.client)}
+            closers = ByPlatform({PLATFORM: SlackCloser(team.client)})
             clicked = _shown(click) if shown else None
             ExpiredMessages(team.app, closers).close(click.ref.target_id, clicked)
 

@@ -29,6 +29,10 @@ if TYPE_CHECKING:
 __all__ = ["ClosedMessages", "SlackCloser"]
 
 log = logging.getLogger("deliberate.slack")
+# Slack's answers to a token it no longer takes: its installation is gone, or it expired
+REFUSED_TOKEN = frozenset(
+    {"invalid_auth", "token_revoked", "token_expired", "account_inactive", "not_authed"}
+)
 
 
 class ClosedMessages:
@@ -71,10 +75,12 @@ class ClosedMessages:
 
 class SlackCloser:
     """Closes a message that shows an expired proposal (``bot.shown.expiry``), with
-    ``chat.update``: its buttons gone, its lines below."""
+    ``chat.update``: its buttons gone, its lines below; tells in its thread and posts, with
+    ``client``'s token. ``dead``: Slack refused the token (revoked, expired, uninstalled)."""
 
     def __init__(self, client: WebClient) -> None:
         self.client = client
+        self.dead = False
 
     def line(self, deadline_ms: int) -> str:
         return f"{EXPIRED} {escape(expired_sentence(deadline_ms))}"
@@ -88,8 +94,7 @@ class SlackCloser:
                 blocks=closed_blocks(shown.blocks, lines),
             )
         except (SlackApiError, SlackClientError, OSError) as error:
-            log.warning("cannot close the slack message %s: %s", shown.ref, error)
-            return False
+            return self._failed(f"cannot close the slack message {shown.ref}", error)
         return True
 
     def tell(self, shown: Shown, who: Actor, text: str) -> bool:
@@ -100,8 +105,7 @@ class SlackCloser:
                 channel=shown.channel, thread_ts=shown.thread or shown.message, text=text
             )
         except (SlackApiError, SlackClientError, OSError) as error:
-            log.warning("cannot post in the thread of %s: %s", shown.ref, error)
-            return False
+            return self._failed(f"cannot post in the thread of {shown.ref}", error)
         return True
 
     def post(self, channel: str, reply_to: str | None, whom: list[str], text: str) -> bool:
@@ -111,6 +115,14 @@ class SlackCloser:
                 channel=channel, thread_ts=reply_to, text=f"{named}{escape(text)}"
             )
         except (SlackApiError, SlackClientError, OSError) as error:
-            log.warning("cannot post in %s: %s", channel, error)
-            return False
+            return self._failed(f"cannot post in {channel}", error)
         return True
+
+    def _failed(self, what: str, error: Exception) -> bool:
+        if isinstance(error, SlackApiError):
+            cause = error.response.get("error")
+            self.dead = self.dead or cause in REFUSED_TOKEN
+            log.warning("%s: %s", what, cause)
+        else:
+            log.warning("%s: %s", what, error)
+        return False
