@@ -16,6 +16,7 @@ from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 from bot.discord.closing import DiscordCloser
 from bot.discord.settings import DEFAULT_API_URL
 from bot.slack.closing import SlackCloser
+from bot.slack.direct import Owner
 from bot.slack.oauth import OAuthConfig
 from bot.slack.oauth.bots import InstalledBots
 from bot.workspaces import Recent
@@ -65,7 +66,8 @@ class InstalledClosers(ByPlatform):
             return None
         closer = self._by_token.get(found.token)
         if closer is None:
-            closer = SlackCloser(bot_client(found.token, self.api_url))
+            owner = Owner(found.team, found.enterprise)
+            closer = SlackCloser(bot_client(found.token, self.api_url), owner)
             self._by_token.put(found.token, closer)
         if closer.dead:
             self.installed.forget(install, found.token)

@@ -33,7 +33,7 @@ log = logging.getLogger("deliberate.shown")
 
 
 class Closer(Protocol):
-    """Edits messages of one platform, and posts in their threads."""
+    """Edits messages of one platform, posts in their threads, and writes to their people."""
 
     def line(self, deadline_ms: int) -> str:
         """The expiry line, in the platform's markup (as a click that finds it expired)."""
@@ -52,6 +52,12 @@ class Closer(Protocol):
         """Post ``text`` (plain: made inert here) in ``channel`` (a reply to, or in the thread
         of, message ``reply_to`` when given), mentioning the platform's users ``whom`` (ids),
         who alone are pinged."""
+        ...
+
+    def dm(self, shown: Shown, who: Actor, text: str) -> bool:
+        """Send ``text`` (plain: made inert here) to ``who`` alone in a direct message,
+        saying where ``shown`` is; only to a person of the team (or server) ``shown`` was
+        posted in: anyone else, a bot, an unknown id get nothing. False if not sent."""
         ...
 
 

@@ -21,6 +21,7 @@ from bot.shown.refs import Shown
 from core.state.actor import Actor
 
 from .blocks import closed_blocks, escape, mention
+from .direct import Owner, send_direct
 from .threads import PLATFORM
 
 if TYPE_CHECKING:
@@ -75,11 +76,14 @@ class ClosedMessages:
 
 class SlackCloser:
     """Closes a message that shows an expired proposal (``bot.shown.expiry``), with
-    ``chat.update``: its buttons gone, its lines below; tells in its thread and posts, with
-    ``client``'s token. ``dead``: Slack refused the token (revoked, expired, uninstalled)."""
+    ``chat.update``: its buttons gone, its lines below; tells in its thread, posts, and
+    writes to a person directly, all with ``client``'s token. ``owner``: whom the token
+    speaks for (else ``auth.test`` says, when a direct message first needs it). ``dead``:
+    Slack refused the token (revoked, expired, uninstalled)."""
 
-    def __init__(self, client: WebClient) -> None:
+    def __init__(self, client: WebClient, owner: Owner | None = None) -> None:
         self.client = client
+        self._owner = owner
         self.dead = False
 
     def line(self, deadline_ms: int) -> str:
@@ -117,6 +121,35 @@ class SlackCloser:
         except (SlackApiError, SlackClientError, OSError) as error:
             return self._failed(f"cannot post in {channel}", error)
         return True
+
+    def dm(self, shown: Shown, who: Actor, text: str) -> bool:
+        """``text`` to ``who`` alone, saying in which channel it was asked: only a person
+        of the token's own team (``direct.py``), and not when ``shown`` is in a direct
+        message already."""
+        if who.platform != PLATFORM:
+            log.debug("slack: no direct message to %s: not a Slack user", who)
+            return False
+        if shown.channel.startswith("D"):
+            log.debug("slack: no direct message to %s: asked in a direct message", who)
+            return False
+        owner = self.owner()
+        if owner is None:
+            return False
+        said = f"{escape(text)} (asked in <#{shown.channel}>)"
+        return send_direct(self.client, owner, who.id, said)
+
+    def owner(self) -> Owner | None:
+        """Whom the token speaks for; None when Slack cannot say now."""
+        if self._owner is None:
+            try:
+                info = self.client.auth_test()
+            except (SlackApiError, SlackClientError, OSError) as error:
+                self._failed("cannot tell whose the slack token is", error)
+                return None
+            org = str(info.get("enterprise_id") or "") or None
+            team = None if info.get("is_enterprise_install") else info.get("team_id")
+            self._owner = Owner(str(team or "") or None, org)
+        return self._owner
 
     def _failed(self, what: str, error: Exception) -> bool:
         if isinstance(error, SlackApiError):

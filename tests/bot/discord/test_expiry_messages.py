@@ -69,3 +69,5 @@ def test_the_requester_hears_of_a_discard_in_the_channel(
     assert word["allowed_mentions"] == {"parse": [], "users": [ALICE]}
     assert word["message_reference"]["message_id"] == reply["id"]
     assert telling.run() == 0
+    assert discord_api.direct(ALICE) == []  # no direct message unless the config asks
+    assert [r for r in discord_api.requests if r.path.endswith("/users/@me/channels")] == []

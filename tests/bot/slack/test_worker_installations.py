@@ -1,5 +1,5 @@
 """The worker of an app that teams install (``SLACK_CLIENT_ID``: no one bot token): each
-proposal's messages are closed, and its requester told in the thread, with the bot
+proposal's messages are closed, and its requester told in the thread and by DM, with the bot
 token of the team (or Enterprise Grid org) the proposal was shown in, found in the
 installations the OAuth flow stored (``closers_from_env`` with Redis). End to end: teams
 install through the install link and Slack's redirect, the bot's own adapter shows the
@@ -105,6 +105,9 @@ def rig(
     for code, bot in (("c0de-2", SECOND), ("c0de-3", THIRD), ("c0de-g", GRID)):
         slack.add_install_code(code, bot)
         running.install(code)
+    for person, team in (("U0ALICE", "T0SECOND"), ("U0BOB", "T0SECOND"), ("U0EVE", "T0THIRD")):
+        slack.people.add(person, team)
+    slack.people.add("W0GRACE", "T0GRIDA", enterprise="E0GRID", teams=("T0GRIDA",))
     yield running
     running.stop()
     forget(redis_client, slack.client_id)
@@ -151,6 +154,10 @@ def test_a_teams_requester_is_told_with_that_teams_token(
     tokens = rig.slack.tokens_of("T0SECOND")
     [thread] = [c for c in posts_to(rig.slack, "C0TEAM") if "not now" in str(c.fields["text"])]
     assert thread.fields["thread_ts"] == reply["thread_ts"] and thread.token in tokens
+    [dm] = rig.slack.direct("U0ALICE")
+    [opened] = rig.slack.calls_to("conversations.open")
+    assert dm.token in tokens and opened.token in tokens  # never another team's
+    assert "discarded by user:U0BOB" in str(dm.fields["text"])
 
 
 def test_a_teams_expired_proposal_is_closed_with_that_teams_token(
@@ -164,6 +171,7 @@ def test_a_teams_expired_proposal_is_closed_with_that_teams_token(
     assert sweep(due, rig.slack, redis_client) == 1
     [update] = rig.slack.calls_to("chat.update")
     assert update.token in rig.slack.tokens_of("T0SECOND") and "expired at" in str(update.fields)
+    assert [c.token for c in rig.slack.direct("U0ALICE")] == [update.token]
     assert {c.token for c in rig.slack.calls[before:]} == {update.token}  # every call
     assert ShownMessages(due.redis, due.store.workspace).listed() == []  # done with
 
@@ -179,8 +187,8 @@ def test_an_org_wide_installs_proposal_is_told_with_the_orgs_token(
     assert (kept.team, kept.enterprise, kept.org_install) == (None, "E0GRID", True)
     grid.gateway.discard_proposal(pid, BOB, "no")
     assert sweep(grid, rig.slack, redis_client) == 1
-    [thread] = [c for c in posts_to(rig.slack, "C0TEAM") if "your change" in str(c.fields)]
-    assert thread.token in rig.slack.tokens_of(None, "E0GRID")
+    [dm] = rig.slack.direct("W0GRACE")
+    assert dm.token in rig.slack.tokens_of(None, "E0GRID")
 
 
 def test_a_proposal_shown_nowhere_escalates_with_its_listed_teams_token(
@@ -195,6 +203,18 @@ def test_a_proposal_shown_nowhere_escalates_with_its_listed_teams_token(
     assert Escalations(second, closers).run(now_ms=due) == 1
     [posted] = posts_to(rig.slack, "C0ESC")
     assert posted.token in rig.slack.tokens_of("T0SECOND")
+
+
+def test_a_requester_of_another_team_gets_no_dm_with_this_teams_token(
+    rig: OAuthRig, home: App, names: dict[str, str], redis_client: Redis
+) -> None:
+    """A proposal in T0SECOND whose stored requester is U0EVE of T0THIRD: T0SECOND's token
+    must not write to her (Slack would let it, across a Slack Connect channel)."""
+    second = home.for_workspace(names["T0SECOND"], rules=False)
+    pid = shown_as_the_adapter_keeps_it(second, rig.slack, "T0SECOND", requester="U0EVE")
+    second.gateway.discard_proposal(pid, BOB, "no")
+    assert sweep(second, rig.slack, redis_client) == 1  # in the thread
+    assert rig.slack.direct("U0EVE") == [] and rig.slack.calls_to("conversations.open") == []
 
 
 def test_a_team_that_uninstalled_is_skipped_with_one_log_line(
@@ -246,7 +266,7 @@ def test_a_token_slack_refuses_is_skipped_and_not_tried_at_every_sweep(
             due.gateway.expire_due()
             Requesters(due, closers).run()
             ExpiredMessages(due, closers).run()
-    assert rig.slack.calls_to("chat.update") == []
+    assert rig.slack.calls_to("chat.update") == [] and rig.slack.direct("U0ALICE") == []
     assert len(rig.slack.calls_to("auth.test")) == checked + 1
     said = [r.getMessage() for r in caplog.records if "no bot token" in r.getMessage()]
     assert len(said) == 1, said
