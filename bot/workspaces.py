@@ -64,6 +64,10 @@ class Recent(Generic[V]):
                 self._values.popitem(last=False)
             return value
 
+    def drop(self, name: str) -> None:
+        with self._lock:
+            self._values.pop(name, None)
+
     def __len__(self) -> int:
         return len(self._values)
 

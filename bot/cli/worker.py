@@ -95,11 +95,12 @@ def schedule(service: RuleService, app: App, report: Callable[[str], None] = _lo
     Compaction (``store.retention``) runs here: it never trims what the consumer has not
     handled, and the consumer is the one that handles it. So does the daily sweep that gives
     an expiry to proposals an older release stored without one, and the minute's sweep that
-    expires those past their deadline and closes the chat messages that show them (with the
-    bot tokens of the environment: ``closers_from_env``). What compaction did goes to
+    expires those past their deadline, tells their requesters and closes the chat messages
+    that show them (with the bot tokens of the environment, or of each Slack team's
+    installation: ``closers_from_env``). What compaction did goes to
     ``report`` (the log of a worker that serves; a person's terminal for ``--burst``)."""
     service.every(86_400, "proposals", app.gateway.proposals.sweep)
-    closers = closers_from_env(os.environ)
+    closers = closers_from_env(os.environ, app.redis)
     closing, telling = ExpiredMessages(app, closers), Requesters(app, closers)
     escalating = Escalations(app, closers)
 

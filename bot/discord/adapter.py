@@ -315,7 +315,10 @@ class DiscordAdapter:
 
     def _remember(self, tenant: Tenant, proposals: list[str], sent: discord.Message) -> None:
         channel, message = str(sent.channel.id), str(sent.id)
-        shown = Shown(platform=PLATFORM, channel=channel, message=message, text=sent.content)
+        server = None if tenant.private else tenant.id  # a DM's tenant is its person
+        shown = Shown(
+            platform=PLATFORM, channel=channel, message=message, text=sent.content, team=server
+        )
         try:
             app = self.workspaces.app(tenant)
             ShownMessages(app.redis, app.store.workspace).record(

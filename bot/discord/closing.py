@@ -26,12 +26,14 @@ from core.config.tenants import Tenant
 from core.state.actor import Actor
 
 from .channels import PLATFORM
+from .direct import send_direct
 from .render import MAX_CONTENT, NO_PINGS, closed_content, disabled_buttons
 
 __all__ = ["Closing", "DiscordCloser"]
 
 log = logging.getLogger("deliberate.discord")
 Interaction = discord.Interaction[Any]
+JUMP = "https://discord.com/channels"  # a message's link: JUMP/<server>/<channel>/<message>
 
 
 class Closing:
@@ -158,6 +160,20 @@ class DiscordCloser:
             log.warning("cannot post in the channel of %s: %s", shown.ref, answer.text[:200])
             return False
         return True
+
+    def dm(self, shown: Shown, who: Actor, text: str) -> bool:
+        """``text`` to ``who`` alone, with a link to the message that showed it: only a
+        member of the server it was shown in (``direct.py``), never from a DM."""
+        if who.platform != PLATFORM:
+            log.debug("discord: no direct message to %s: not a Discord user", who)
+            return False
+        if shown.team is None:
+            log.debug("discord: no direct message to %s: shown in a DM, or server unknown", who)
+            return False
+        inert = discord.utils.escape_mentions(discord.utils.escape_markdown(text))
+        link = f"{JUMP}/{shown.team}/{shown.channel}/{shown.message}"
+        content = f"{inert[: MAX_CONTENT - len(link) - 3]} ({link})"
+        return send_direct(self.http, shown.team, who.id, content)
 
     def post(self, channel: str, reply_to: str | None, whom: list[str], text: str) -> bool:
         """Posted in ``channel`` (as a reply to ``reply_to``), pinging ``whom`` alone."""

@@ -1,5 +1,8 @@
 """The chat messages that show a pending proposal (``refs``: recorded by the adapters as they
-post them), and what becomes of them when it expires (``expiry``: the worker edits each one,
-on its platform, to say so, its buttons gone)."""
+post them, with the team or server they were posted in), and what the worker does with them:
+closes them when it expires (``expiry``), tells its requester of each change in the thread
+and by DM (``telling``), escalates it when nobody decides (``escalation``), each through the
+closer with the token that reaches the message (``closers``: the environment's, or a Slack
+team's installation's)."""
 
 from __future__ import annotations

@@ -9,26 +9,37 @@ fails is not tried again. The message says what waits (a secret key's value as
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from core.config.tenants import Tenancy
 from core.gateway.outcome import Escalation, Proposal, ProposalStatus, utc_minute
 from core.state.keys import WorkspaceKeys
 from core.state.scripts import server_ms
 
-from .expiry import Closer
-from .refs import Shown, ShownMessages
+from .expiry import Closers
+from .refs import Install, Shown, ShownMessages
 from .telling import requester_of
 
 if TYPE_CHECKING:
     from bot.app import App
 
-__all__ = ["Escalations", "escalation_text"]
+__all__ = ["Escalations", "escalation_text", "tenant_install"]
 
 log = logging.getLogger("deliberate.shown")
 
 MARKER = "escalated:"  # the adapter key's name: ``{ws:<id>}:adapter:chat:escalated:<id>``
 KEPT_MS = 86_400_000  # a marker's life when its proposal's key has none
+
+
+def tenant_install(app: App) -> Install | None:
+    """The installation of the Slack team (or org) the config lists for ``app``'s
+    workspace, as Bolt would find it (an org's as installed org-wide); None for another."""
+    for tenant in Tenancy(app.config.tenants, app.config.roles).configured():
+        if tenant.platform == "slack" and tenant.workspace == app.store.workspace:
+            if tenant.is_org:
+                return Install(None, tenant.id, org_install=True)
+            return Install(tenant.id)
+    return None
 
 
 def escalation_text(proposal: Proposal, what: str, in_thread: bool) -> str:
@@ -45,11 +56,12 @@ def escalation_text(proposal: Proposal, what: str, in_thread: bool) -> str:
 class Escalations:
     """One workspace's undecided proposals, escalated through ``closers`` (by platform)."""
 
-    def __init__(self, app: App, closers: Mapping[str, Closer]) -> None:
+    def __init__(self, app: App, closers: Closers) -> None:
         self.app = app
         self.closers = closers
         self.shown = ShownMessages(app.redis, app.store.workspace)
         self.keys = WorkspaceKeys(app.store.workspace)
+        self.tenant = tenant_install(app)
 
     def run(self, now_ms: int | None = None) -> int:
         """Escalate each pending proposal past its delay, once; how many were escalated."""
@@ -81,19 +93,27 @@ class Escalations:
         posted = False
         if rule.channel:
             platform, _, channel = rule.channel.partition(":")
-            closer = self.closers.get(platform)
+            closer = self.closers.at(platform, self._install(proposal.id, platform))
             if closer is None:
                 log.warning("cannot escalate %s to %s: no token", proposal.id, rule.channel)
             else:
                 text = escalation_text(proposal, what, in_thread=False)
                 posted |= closer.post(channel, None, [], text)
-        for platform, (shown, whom) in self._threads(proposal.id, rule).items():
-            closer = self.closers.get(platform)
+        for shown, whom in self._threads(proposal.id, rule).values():
+            closer = self.closers.of(shown)
             if closer is None:
                 continue
             text = escalation_text(proposal, what, in_thread=True)
             posted |= closer.post(shown.channel, shown.thread or shown.message, whom, text)
         return posted
+
+    def _install(self, proposal_id: str, platform: str) -> Install | None:
+        """Whose token posts to a channel of ``platform``: the installation a message of
+        the proposal was posted from there, else the workspace's listed Slack team's."""
+        for shown in self.shown.of(proposal_id):
+            if shown.platform == platform:
+                return shown.install
+        return self.tenant
 
     def _threads(self, proposal_id: str, rule: Escalation) -> dict[str, tuple[Shown, list[str]]]:
         """Where each platform's reviewers are mentioned: the first message that showed the

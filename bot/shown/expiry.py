@@ -22,18 +22,18 @@ from bot.click_lines import ClickLines
 from core.gateway.outcome import ProposalStatus, expired_message
 from core.state.actor import Actor
 
-from .refs import Shown, ShownMessages
+from .refs import Install, Shown, ShownMessages
 
 if TYPE_CHECKING:
     from bot.app import App
 
-__all__ = ["Closer", "ExpiredMessages", "expired_sentence"]
+__all__ = ["ByPlatform", "Closer", "Closers", "ExpiredMessages", "expired_sentence"]
 
 log = logging.getLogger("deliberate.shown")
 
 
 class Closer(Protocol):
-    """Edits messages of one platform, and posts in their threads."""
+    """Edits messages of one platform, posts in their threads, and writes to their people."""
 
     def line(self, deadline_ms: int) -> str:
         """The expiry line, in the platform's markup (as a click that finds it expired)."""
@@ -54,6 +54,38 @@ class Closer(Protocol):
         who alone are pinged."""
         ...
 
+    def dm(self, shown: Shown, who: Actor, text: str) -> bool:
+        """Send ``text`` (plain: made inert here) to ``who`` alone in a direct message,
+        saying where ``shown`` is; only to a person of the team (or server) ``shown`` was
+        posted in: anyone else, a bot, an unknown id get nothing. False if not sent."""
+        ...
+
+
+class Closers(Protocol):
+    """The closers a process has: which one reaches a message (on Slack, the token of the
+    team it was posted from), or posts on a platform for an installation."""
+
+    def of(self, shown: Shown) -> Closer | None:
+        """The closer with the token that reaches ``shown``; None when there is none."""
+        ...
+
+    def at(self, platform: str, install: Install | None) -> Closer | None:
+        """The closer of ``platform`` with ``install``'s token (Slack's; Discord has one)."""
+        ...
+
+
+class ByPlatform:
+    """Closers with one token each: ``closers`` by platform name (none: nothing is reached)."""
+
+    def __init__(self, closers: Mapping[str, Closer] | None = None) -> None:
+        self.closers = dict(closers or {})
+
+    def of(self, shown: Shown) -> Closer | None:
+        return self.at(shown.platform, shown.install)
+
+    def at(self, platform: str, install: Install | None) -> Closer | None:
+        return self.closers.get(platform)
+
 
 def expired_sentence(deadline_ms: int) -> str:
     """ "This proposal expired at …; nothing was changed.", as a click on it is told."""
@@ -64,7 +96,7 @@ def expired_sentence(deadline_ms: int) -> str:
 class ExpiredMessages:
     """One workspace's messages of expired proposals, closed by ``closers`` (by platform)."""
 
-    def __init__(self, app: App, closers: Mapping[str, Closer]) -> None:
+    def __init__(self, app: App, closers: Closers) -> None:
         self.app = app
         self.closers = closers
         self.shown = ShownMessages(app.redis, app.store.workspace)
@@ -101,7 +133,7 @@ class ExpiredMessages:
             if already is not None and shown.field == already.field:
                 self.shown.closed(proposal_id, shown)
                 continue
-            closer = self.closers.get(shown.platform)
+            closer = self.closers.of(shown)
             if closer is None or not self._close(closer, shown, box.deadline(proposal)):
                 left = True
                 continue

@@ -6,6 +6,7 @@ index of proposal ids scored by their deadline: the worker's sweep reads those p
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
@@ -19,17 +20,31 @@ if TYPE_CHECKING:
     from core.gateway.proposals import ProposalBox
     from core.redis_client import RedisClient
 
-__all__ = ["MAX_MESSAGES", "Shown", "ShownMessages", "proposals_in"]
+__all__ = ["MAX_MESSAGES", "Install", "Shown", "ShownMessages", "proposals_in"]
 
 NAME = "shown"  # the adapter keys' name (``{ws:<id>}:adapter:chat:shown…``)
 MAX_MESSAGES = 50  # a proposal's messages kept at most (each turn may show it again)
 TOLD = "told:"  # a proposal's hash field: a change its requester was told of
 
 
+@dataclass(frozen=True)
+class Install:
+    """Where a message was posted from, as the platform's token is found for it again: on
+    Slack the installation (its team, its Enterprise Grid org, whether the app was installed
+    org-wide: the ids Bolt finds a request's token by); on Discord the server (``team``;
+    None in a direct message)."""
+
+    team: str | None = None
+    enterprise: str | None = None
+    org_install: bool = False
+
+
 class Shown(BaseModel):
     """One message showing a proposal: ``message`` is Slack's ``ts`` or Discord's message
     id, ``thread`` Slack's ``thread_ts`` (Discord: the channel is the thread); ``text`` what
-    it says (Slack's fallback text, Discord's content) and ``blocks`` Slack's blocks."""
+    it says (Slack's fallback text, Discord's content) and ``blocks`` Slack's blocks;
+    ``team``, ``enterprise`` and ``org_install`` where it was posted from (``Install``;
+    unknown on a message kept by an older release)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -39,6 +54,13 @@ class Shown(BaseModel):
     thread: str | None = None
     text: str = ""
     blocks: list[dict[str, Any]] = []
+    team: str | None = None
+    enterprise: str | None = None
+    org_install: bool = False
+
+    @property
+    def install(self) -> Install:
+        return Install(self.team, self.enterprise, self.org_install)
 
     @property
     def field(self) -> str:

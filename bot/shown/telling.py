@@ -1,21 +1,27 @@
 """Telling the person who asked for a change what became of it: one short message in the
 thread where the proposal was shown, at each change (applied, edited, discarded with its
 reason, expired, gone stale), whichever path made it (a click, a form, the web Inbox, the
-CLI, the sweep). The worker reads each proposal shown in chat at its sweep and tells what
-changed since it last looked: a change is told once (a marker per proposal, status and
-revision, set before the message goes: at most once, even with two workers), and one its
-requester made themselves is not told back to them."""
+CLI, the sweep), and a direct message too where the key's ``tell`` says ``dm``. The worker
+reads each proposal shown in chat at its sweep and tells what changed since it last looked:
+a change is told once (a marker per proposal, status and revision, set before the messages
+go: at most once, even with two workers), and one its requester made themselves is not told
+back to them.
+
+The direct message goes with the token of the team (or server) the proposal was shown in on
+the requester's platform, and only to a person of it (``Closer.dm``): a requester of another
+platform, a bot, an id the platform does not know, a person of another team get nothing
+(said in the debug log). One that fails is a line in the log; the thread's message, and
+later changes, are told all the same."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from core.gateway.outcome import Proposal, ProposalStatus, expired_message, utc_minute
 from core.state.actor import Actor
 
-from .expiry import Closer
+from .expiry import Closer, Closers
 from .refs import Shown, ShownMessages
 
 if TYPE_CHECKING:
@@ -49,7 +55,7 @@ def change_of(proposal: Proposal) -> tuple[str, Actor | None] | None:
 class Requesters:
     """One workspace's requesters, told through ``closers`` (by platform)."""
 
-    def __init__(self, app: App, closers: Mapping[str, Closer]) -> None:
+    def __init__(self, app: App, closers: Closers) -> None:
         self.app = app
         self.closers = closers
         self.shown = ShownMessages(app.redis, app.store.workspace)
@@ -68,19 +74,34 @@ class Requesters:
         marker, by = change
         if by is not None and by.identity == who.identity:
             return False  # their own doing: nothing to tell them
-        where = self._thread(proposal_id, who)
-        if where is None:
+        ways = self.app.policy.tell(proposal.mutation.key)
+        shown = self.shown.of(proposal_id)
+        thread = self._reach(shown, who, mine_only=False) if ways.thread else None
+        direct = self._reach(shown, who, mine_only=True) if ways.dm else None
+        if thread is None and direct is None:
             return False
-        shown, closer = where
         if not self.shown.mark(proposal_id, marker):
             return False  # told already
-        return closer.tell(shown, who, self.sentence(proposal, by))
+        text = self.sentence(proposal, by)
+        told = thread is not None and thread[1].tell(thread[0], who, text)
+        if direct is not None:
+            told = direct[1].dm(direct[0], who, text[:1].upper() + text[1:]) or told
+        elif ways.dm:
+            log.debug("no direct message to %s: %s not shown on their platform", who, proposal_id)
+        return told
 
-    def _thread(self, proposal_id: str, who: Actor) -> tuple[Shown, Closer] | None:
-        """The first message that showed it on the requester's platform (else any)."""
-        found = [(s, c) for s in self.shown.of(proposal_id) if (c := self.closers.get(s.platform))]
-        mine = [pair for pair in found if pair[0].platform == who.platform]
-        return next(iter(mine or found), None)
+    def _reach(
+        self, shown: list[Shown], who: Actor, *, mine_only: bool
+    ) -> tuple[Shown, Closer] | None:
+        """The first message that showed it on the requester's platform (unless
+        ``mine_only``, else any) that a closer here reaches."""
+        mine = [s for s in shown if s.platform == who.platform]
+        others = [] if mine_only else [s for s in shown if s.platform != who.platform]
+        for each in mine + others:
+            closer = self.closers.of(each)
+            if closer is not None:
+                return each, closer
+        return None
 
     def sentence(self, proposal: Proposal, by: Actor | None) -> str:
         """What became of the change they asked for (a secret key's value not shown)."""

@@ -37,8 +37,8 @@ from bot.notices import (
     not_served,
 )
 from bot.session_requests import request_of
-from bot.shown.expiry import ExpiredMessages
-from bot.shown.refs import Shown
+from bot.shown.expiry import ByPlatform, ExpiredMessages
+from bot.shown.refs import Install, Shown
 from bot.workspaces import Recent, Workspaces
 from core.deliberation.messages import ID_PATTERN, ActionClicked, ShowRequested, UserSaid
 from core.deliberation.view import View
@@ -113,7 +113,9 @@ class SlackAdapter:
             people = self._people.put(tenant.workspace, SlackPeople(tenant.bindings, origin.client))
         people.client = origin.client  # the installation's current token (it may rotate)
         app = self.workspaces.app(tenant)
-        return Team(tenant, app, self.workspaces.runtime(tenant), origin.client, people)
+        install = Install(origin.team_id, origin.enterprise_id, origin.org_install)
+        runtime = self.workspaces.runtime(tenant)
+        return Team(tenant, app, runtime, origin.client, people, install)
 
     def _actor(self, team: Team, origin: Origin, user: str) -> Actor:
         guest = origin.is_guest(team.tenant, self.orgs)
@@ -223,7 +225,7 @@ class SlackAdapter:
         for view in outcome.follow_ups(shown):
             post(team, click.ref.session, click.user, [view])
         if outcome.expired is not None:  # its other messages too, without waiting
-            closers = {PLATFORM: SlackCloser(team.client)}
+            closers = ByPlatform({PLATFORM: SlackCloser(team.client)})
             clicked = _shown(click) if shown else None
             ExpiredMessages(team.app, closers).close(click.ref.target_id, clicked)
 

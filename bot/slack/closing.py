@@ -21,6 +21,7 @@ from bot.shown.refs import Shown
 from core.state.actor import Actor
 
 from .blocks import closed_blocks, escape, mention
+from .direct import Owner, send_direct
 from .threads import PLATFORM
 
 if TYPE_CHECKING:
@@ -29,6 +30,10 @@ if TYPE_CHECKING:
 __all__ = ["ClosedMessages", "SlackCloser"]
 
 log = logging.getLogger("deliberate.slack")
+# Slack's answers to a token it no longer takes: its installation is gone, or it expired
+REFUSED_TOKEN = frozenset(
+    {"invalid_auth", "token_revoked", "token_expired", "account_inactive", "not_authed"}
+)
 
 
 class ClosedMessages:
@@ -71,10 +76,15 @@ class ClosedMessages:
 
 class SlackCloser:
     """Closes a message that shows an expired proposal (``bot.shown.expiry``), with
-    ``chat.update``: its buttons gone, its lines below."""
+    ``chat.update``: its buttons gone, its lines below; tells in its thread, posts, and
+    writes to a person directly, all with ``client``'s token. ``owner``: whom the token
+    speaks for (else ``auth.test`` says, when a direct message first needs it). ``dead``:
+    Slack refused the token (revoked, expired, uninstalled)."""
 
-    def __init__(self, client: WebClient) -> None:
+    def __init__(self, client: WebClient, owner: Owner | None = None) -> None:
         self.client = client
+        self._owner = owner
+        self.dead = False
 
     def line(self, deadline_ms: int) -> str:
         return f"{EXPIRED} {escape(expired_sentence(deadline_ms))}"
@@ -88,8 +98,7 @@ class SlackCloser:
                 blocks=closed_blocks(shown.blocks, lines),
             )
         except (SlackApiError, SlackClientError, OSError) as error:
-            log.warning("cannot close the slack message %s: %s", shown.ref, error)
-            return False
+            return self._failed(f"cannot close the slack message {shown.ref}", error)
         return True
 
     def tell(self, shown: Shown, who: Actor, text: str) -> bool:
@@ -100,8 +109,7 @@ class SlackCloser:
                 channel=shown.channel, thread_ts=shown.thread or shown.message, text=text
             )
         except (SlackApiError, SlackClientError, OSError) as error:
-            log.warning("cannot post in the thread of %s: %s", shown.ref, error)
-            return False
+            return self._failed(f"cannot post in the thread of {shown.ref}", error)
         return True
 
     def post(self, channel: str, reply_to: str | None, whom: list[str], text: str) -> bool:
@@ -111,6 +119,43 @@ class SlackCloser:
                 channel=channel, thread_ts=reply_to, text=f"{named}{escape(text)}"
             )
         except (SlackApiError, SlackClientError, OSError) as error:
-            log.warning("cannot post in %s: %s", channel, error)
-            return False
+            return self._failed(f"cannot post in {channel}", error)
         return True
+
+    def dm(self, shown: Shown, who: Actor, text: str) -> bool:
+        """``text`` to ``who`` alone, saying in which channel it was asked: only a person
+        of the token's own team (``direct.py``), and not when ``shown`` is in a direct
+        message already."""
+        if who.platform != PLATFORM:
+            log.debug("slack: no direct message to %s: not a Slack user", who)
+            return False
+        if shown.channel.startswith("D"):
+            log.debug("slack: no direct message to %s: asked in a direct message", who)
+            return False
+        owner = self.owner()
+        if owner is None:
+            return False
+        said = f"{escape(text)} (asked in <#{shown.channel}>)"
+        return send_direct(self.client, owner, who.id, said)
+
+    def owner(self) -> Owner | None:
+        """Whom the token speaks for; None when Slack cannot say now."""
+        if self._owner is None:
+            try:
+                info = self.client.auth_test()
+            except (SlackApiError, SlackClientError, OSError) as error:
+                self._failed("cannot tell whose the slack token is", error)
+                return None
+            org = str(info.get("enterprise_id") or "") or None
+            team = None if info.get("is_enterprise_install") else info.get("team_id")
+            self._owner = Owner(str(team or "") or None, org)
+        return self._owner
+
+    def _failed(self, what: str, error: Exception) -> bool:
+        if isinstance(error, SlackApiError):
+            cause = error.response.get("error")
+            self.dead = self.dead or cause in REFUSED_TOKEN
+            log.warning("%s: %s", what, cause)
+        else:
+            log.warning("%s: %s", what, error)
+        return False

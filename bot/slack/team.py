@@ -15,7 +15,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from bot.click_outcome import ICONS
 from bot.deliveries import Deliveries
 from bot.glass import break_glass_command
-from bot.shown.refs import Shown, ShownMessages, proposals_in
+from bot.shown.refs import Install, Shown, ShownMessages, proposals_in
 from core.config.tenants import Tenant
 from core.deliberation.view import View
 from core.runtime.runner import Event, Runtime
@@ -51,13 +51,14 @@ class Click:
 @dataclass(frozen=True)
 class Team:
     """One tenant's side of the adapter, for one request: its workspace's app and runtime,
-    and the Web API client with its token."""
+    the Web API client with its token, and the installation the request reached."""
 
     tenant: Tenant
     app: App
     runtime: Runtime
     client: WebClient
     people: SlackPeople
+    install: Install
 
     @property
     def deliveries(self) -> Deliveries:
@@ -124,6 +125,9 @@ def post(team: Team, session: str, user: str, events: list[Event]) -> None:
                     thread=thread_ts,
                     text=text,
                     blocks=blocks,
+                    team=team.install.team,
+                    enterprise=team.install.enterprise,
+                    org_install=team.install.org_install,
                 )
                 remember(team, proposals_in(event), shown)
         except (SlackApiError, SlackClientError, OSError) as error:

@@ -20,7 +20,14 @@ if TYPE_CHECKING:
     from core.gateway.outcome import Approval, Proposal
     from core.state.actor import Actor
 
-__all__ = ["RULE_VARIABLES", "ApprovalRule", "BreakGlassRule", "rule_met", "when_problem"]
+__all__ = [
+    "RULE_VARIABLES",
+    "ApprovalRule",
+    "BreakGlassRule",
+    "TellRule",
+    "rule_met",
+    "when_problem",
+]
 
 _log = logging.getLogger("deliberate.gateway")
 
@@ -68,6 +75,17 @@ class BreakGlassRule(BaseModel):
     role: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:\-]+$")
 
 
+class TellRule(BaseModel):
+    """How the person who asked for a change hears what became of it (applied, edited,
+    discarded with the reason, expired, gone stale): ``thread``, a message mentioning them in
+    the thread where it was shown; ``dm``, a direct message from the bot too."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    thread: bool = True
+    dm: bool = False
+
+
 class ApprovalRule(BaseModel):
     """How a proposal for a key is approved. ``quorum``: distinct people who must approve it
     (it commits at the last, once); ``when``: a CEL rule the approvals must also meet (it
@@ -78,7 +96,8 @@ class ApprovalRule(BaseModel):
     button) also waits for approval, as an agent's does; ``expire_after_sec``: how long it
     may wait (else the policy's ``proposals.expire_after_sec``); ``break_glass``: who may
     apply at once, with a reason (else the policy's ``break_glass``); ``escalate``: who is told
-    of it when nobody decided it for a while."""
+    of it when nobody decided it for a while; ``tell``: how its requester hears of each change
+    (else the policy's ``proposals.tell``)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -90,6 +109,7 @@ class ApprovalRule(BaseModel):
     expire_after_sec: int | None = Field(default=None, ge=60, le=30 * 86_400)
     break_glass: BreakGlassRule | None = None
     escalate: Escalation | None = None
+    tell: TellRule | None = None
 
     @field_validator("when")
     @classmethod

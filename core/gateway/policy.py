@@ -16,7 +16,7 @@ from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from core.gateway.approval_rule import ApprovalRule, BreakGlassRule
+from core.gateway.approval_rule import ApprovalRule, BreakGlassRule, TellRule
 from core.gateway.value_schema import ValueSchema, ValueType
 from core.state.actor import Actor, ActorKind
 from core.state.commit_result import RejectReason
@@ -33,6 +33,7 @@ __all__ = [
     "Policy",
     "PolicyConfig",
     "ProposalsPolicy",
+    "TellRule",
     "UndoPolicy",
     "Verdict",
     "VerdictKind",
@@ -125,11 +126,13 @@ class GuestPolicy(BaseModel):
 
 class ProposalsPolicy(BaseModel):
     """``expire_after_sec``: an agent's proposal nobody applied this long expires, and can no
-    longer be applied (fail-closed)."""
+    longer be applied (fail-closed); ``tell``: how the person who asked hears of each change
+    (in the thread; by a direct message too), unless the key's ``approval.tell`` says."""
 
     model_config = ConfigDict(extra="forbid")
 
     expire_after_sec: int = Field(default=86_400, ge=60, le=30 * 86_400)
+    tell: TellRule = TellRule()
 
 
 class UndoPolicy(BaseModel):
@@ -201,6 +204,11 @@ class Policy:
         """How long a proposal for ``key`` may wait to be applied."""
         own = self.approval(key).expire_after_sec
         return (self.config.proposals.expire_after_sec if own is None else own) * 1000
+
+    def tell(self, key: str) -> TellRule:
+        """How the requester of a change to ``key`` is told of it: its pattern's
+        ``approval.tell`` (all of it), else the policy's ``proposals.tell``."""
+        return self.approval(key).tell or self.config.proposals.tell
 
     def is_secret(self, key: str) -> bool:
         rule = self.rule_for(key)

@@ -1,6 +1,7 @@
 """A local Discord REST API (v10) for the bot's token: who the bot is (``/users/@me``,
 ``/oauth2/applications/@me``), messages (create with ``nonce``/``enforce_nonce``, edit),
-typing, and app command registration. Discord's ``{"message",
+typing, app command registration, and people (server members, direct messages:
+``discord_people``). Discord's ``{"message",
 "code"}`` errors, its documented message limits (2000 characters, 5 rows of 5 buttons,
 custom_ids of at most 100 characters, labels of at most 80), and scriptable 429s carrying
 ``retry_after``. Interactions are answered by ``discord_interactions``.
@@ -19,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tests.servers.discord_interactions import InteractionRoutes
+from tests.servers.discord_people import People
 from tests.servers.http import HttpServer, Request, Response
 
 __all__ = ["API", "BOT_ID", "MESSAGES", "DiscordServer", "discord_error"]
@@ -69,6 +71,10 @@ class DiscordServer(HttpServer):
         self.route("PUT", commands, self._authed(self._put_commands))
         self.route("PUT", guild_commands, self._authed(self._put_commands))
         self.interactions = InteractionRoutes(self)
+        self.people = People(self)
+        members = API + "/guilds/{guild_id}/members/{user_id}"
+        self.route("GET", members, self._authed(self.people.member))
+        self.route("POST", API + "/users/@me/channels", self._authed(self.people.open))
 
     @property
     def api_url(self) -> str:
@@ -111,10 +117,20 @@ class DiscordServer(HttpServer):
 
         return answer
 
+    def direct(self, user_id: str) -> list[dict[str, Any]]:
+        """The messages posted in ``user_id``'s direct message channel."""
+        channel = self.people.channel_of(user_id)
+        with self.lock:
+            return [m for m in self.messages if m["channel_id"] == channel]
+
     def _create_message(self, request: Request) -> Response:
         channel_id = request.params["channel_id"]
-        if self.channels is not None and channel_id not in self.channels:
+        dm = self.people.holds(channel_id)
+        if self.channels is not None and channel_id not in self.channels and not dm:
             return discord_error(404, "Unknown Channel", 10003)
+        refused = self.people.refuses(channel_id)
+        if refused is not None:
+            return refused
         body = request.json if isinstance(request.json, dict) else {}
         problem = message_problem(body)
         if problem is not None:

@@ -1,6 +1,7 @@
 """A local Slack Web API: ``apps.connections.open`` (Socket Mode), ``auth.test``,
 ``chat.postMessage``, ``chat.postEphemeral``, ``chat.update``, ``usergroups.list``,
-``views.open`` and ``oauth.v2.access``, with the token (Authorization header or ``token``
+``views.open``, ``users.info``, ``conversations.open`` (``slack_people``) and
+``oauth.v2.access``, with the token (Authorization header or ``token``
 field), JSON or form bodies, Slack's ``{"ok": false, "error": ...}`` answers, and scriptable
 429s with ``Retry-After`` for slack_sdk's RateLimitErrorRetryHandler.
 
@@ -39,6 +40,7 @@ from typing import Any
 
 from tests.servers.http import HttpServer, Request, Response
 from tests.servers.slack_modals import Modals
+from tests.servers.slack_people import People
 from tests.servers.slack_records import (
     DEFAULT_SCOPE,
     ApiCall,
@@ -91,6 +93,7 @@ class SlackServer(HttpServer):
         self.ephemerals: list[dict[str, Any]] = []
         self.updates: list[dict[str, Any]] = []
         self.modals = Modals(app_id)
+        self.people = People()
         self.calls: list[ApiCall] = []
         self.bots: dict[str, BotIdentity] = {token: BotIdentity(user_id=bot_user, bot_id=bot_id)}
         self._expires: dict[str, float] = {}
@@ -109,6 +112,8 @@ class SlackServer(HttpServer):
             "usergroups.list": self._usergroups_list,
             "team.info": self._team_info,
             "views.open": self._views_open,
+            "users.info": self.people.info,
+            "conversations.open": self.people.open,
         }
         for name, method in methods.items():
             self.route("POST", f"/api/{name}", self._authed(name, method))
@@ -310,9 +315,16 @@ class SlackServer(HttpServer):
             told["enterprise_id"] = bot.enterprise_id
         return _ok(**told)
 
+    def direct(self, user_id: str) -> list[ApiCall]:
+        """The posts to ``user_id``'s direct message channel (its text in ``fields``), each
+        with the token that made it."""
+        channel = self.people.channel_of(user_id)
+        return [c for c in self.calls_to("chat.postMessage") if c.fields.get("channel") == channel]
+
     def _channel_problem(self, fields: dict[str, Any]) -> Response | None:
         channel = fields.get("channel")
-        if not channel or (self.channels is not None and channel not in self.channels):
+        known = self.channels is None or channel in self.channels or self.people.holds(channel)
+        if not channel or not known:
             return slack_error("channel_not_found")
         if not fields.get("text") and not fields.get("blocks") and not fields.get("attachments"):
             return slack_error("no_text")

@@ -15,7 +15,7 @@ from bot.shown.refs import ShownMessages
 from bot.shown.telling import Requesters
 from core.gateway.mutation_gateway import MutationGateway
 from core.gateway.outcome import ProposalStatus
-from tests.bot.discord.payloads import ALICE, CHANNEL, SAM
+from tests.bot.discord.payloads import ALICE, CHANNEL, GUILD, SAM
 from tests.bot.discord.test_clicks import closing_lines
 from tests.bot.discord.test_lifecycle import proposal_of, proposed, proposing_bot
 from tests.openai_server import OpenAIServer
@@ -35,7 +35,7 @@ def test_the_sweep_closes_the_message_of_an_expired_proposal(
     pid = proposal_of(reply)
     [kept] = ShownMessages(due.redis, due.store.workspace).of(pid)
     assert (kept.platform, kept.channel, kept.message) == ("discord", str(CHANNEL), reply["id"])
-    assert kept.text == reply["content"]
+    assert kept.text == reply["content"] and kept.team == GUILD  # the server it was shown in
     due.gateway.expire_due()
     closing = ExpiredMessages(due, closers_from_env(discord_api.env()))
     assert closing.run() == 1
@@ -69,3 +69,5 @@ def test_the_requester_hears_of_a_discard_in_the_channel(
     assert word["allowed_mentions"] == {"parse": [], "users": [ALICE]}
     assert word["message_reference"]["message_id"] == reply["id"]
     assert telling.run() == 0
+    assert discord_api.direct(ALICE) == []  # no direct message unless the config asks
+    assert [r for r in discord_api.requests if r.path.endswith("/users/@me/channels")] == []

@@ -13,11 +13,11 @@ import pytest
 
 from bot.app import App
 from bot.shown.closers import closers_from_env
-from bot.shown.expiry import ExpiredMessages
+from bot.shown.expiry import ByPlatform, ExpiredMessages
 from bot.shown.refs import ShownMessages
 from core.gateway.mutation_gateway import MutationGateway
 from core.gateway.outcome import ProposalStatus
-from tests.bot.slack.rig import SlackBot, message
+from tests.bot.slack.rig import TEAM, SlackBot, message
 from tests.bot.slack.test_lifecycle import (
     closing_line,
     has_buttons,
@@ -57,6 +57,7 @@ def test_the_sweep_closes_the_message_of_an_expired_proposal(
     [kept] = ShownMessages(due.redis, due.store.workspace).of(pid)
     assert (kept.platform, kept.channel, kept.message) == ("slack", reply["channel"], reply["ts"])
     assert kept.thread == reply["thread_ts"] and slack_api.updates == []
+    assert (kept.team, kept.enterprise, kept.org_install) == (TEAM, None, False)  # its token's
     assert sweep(due, slack_api) == 1
     [update] = slack_api.updates
     assert update["ts"] == reply["ts"] and not has_buttons(update)
@@ -75,7 +76,7 @@ def test_a_message_the_sweep_could_not_edit_is_edited_next_time(
     reply = proposed(bot)
     bot.listeners.idle()  # the reply is posted, and then kept
     due.gateway.expire_due()
-    assert ExpiredMessages(due, {}).run() == 0  # no Slack token in this worker
+    assert ExpiredMessages(due, ByPlatform()).run() == 0  # no Slack token in this worker
     assert slack_api.updates == [] and has_buttons(slack_api.messages[0])
     assert sweep(due, slack_api) == 1
     assert not has_buttons(slack_api.messages[0]) and slack_api.updates[0]["ts"] == reply["ts"]

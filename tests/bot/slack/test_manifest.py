@@ -26,6 +26,8 @@ SCOPES = {
     "chat.postEphemeral": "chat:write",
     "chat.update": "chat:write",
     "usergroups.list": "usergroups:read",
+    "users.info": "users:read",  # the worker's direct messages (bot.slack.direct)
+    "conversations.open": "im:write",
     COMMAND: "commands",
 }
 
