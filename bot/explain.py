@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import JsonValue
 
 from bot.cli.render import json_line, rule_step, rule_verdict
-from core.gateway.durations import duration_text, until_text
+from core.gateway.durations import duration_text
 from core.gateway.outcome import SECRET, Proposal, ProposalStatus, denials_note, utc_minute
+from core.moments import utc_text
 from core.state.actor import ActorKind
 from core.state.mutation import Mutation
 from core.state.mutation_log import KeyHistory, LogRecord
@@ -227,7 +228,7 @@ def _became(p: Proposal, deadline_ms: int) -> str:
         done = p.committed
         made = f" (v{done.version}, mutation {done.mutation.id})" if done is not None else ""
         reverts = None if done is None else done.mutation.reverts_at(done.ts)
-        until = f"; for a while: reverts at {until_text(reverts)}" if reverts else ""
+        until = f"; for a while: reverts at {utc_text(reverts)}" if reverts else ""
         glass = f"; broke the glass: {p.break_glass}" if p.break_glass else ""
         return f"applied{by}{at}{made}{until}{glass}"
     if p.status is ProposalStatus.DISCARDED:
