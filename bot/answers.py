@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import JsonValue
 
+from bot.deadlines import deadlines_of
 from bot.explain import (
     evaluation_line,
     last_change,
@@ -141,9 +142,8 @@ def _pending(app: App, rest: str) -> str:
     now = server_ms(app.redis, app.store.keys.versions)
     lines = [f"{len(proposals)} waiting, soonest deadline first:"]
     for p in proposals[:MAX_PROPOSALS]:
-        deadline = app.gateway.proposals.deadline(p)
         reveal = not app.policy.is_secret(p.mutation.key)
-        lines += proposal_lines(app.policy, p, now, deadline, reveal=reveal)
+        lines += proposal_lines(app.policy, p, deadlines_of(app, p, now), reveal=reveal)
     more = len(proposals) - MAX_PROPOSALS
     if more > 0:
         lines.append(f"… and {more} more (`deliberate proposals` lists them all)")

@@ -128,7 +128,7 @@ def test_pending_lists_each_proposal_and_whom_it_awaits_with_secrets_hidden(
     assert lines[0] == "2 waiting, soonest deadline first:"
     assert lines[1] == f"{secret.proposal.id}  set secret.stream-key = (secret)"
     assert re.fullmatch(
-        r"  proposed and requested by admin:root, \d+s ago; deadline .+ UTC", lines[2]
+        r"  proposed and requested by admin:root, \d+s ago; expires at .+ UTC \(in 24 h\)", lines[2]
     )
     assert lines[3:5] == [
         "  approvals 1 of 2 (admin:ada)",
