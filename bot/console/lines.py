@@ -328,4 +328,6 @@ class Console:
         if self.as_json:
             self.out(json_line(event_json(event, self.numbers.of)))
         elif isinstance(event, View):  # an outcome's text is in the view that follows it
-            self.out(render_view(event, self.palette, self.numbers.of))
+            timed = event.expires_at is not None or event.reverts_at is not None
+            now = server_ms(self.store.redis, self.store.keys.versions) if timed else None
+            self.out(render_view(event, self.palette, self.numbers.of, now))

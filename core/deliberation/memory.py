@@ -82,6 +82,8 @@ class ProposalRef(BaseModel):
     value: str = Field(default="", max_length=3000)  # as an edit box shows it
     editable: bool = True  # a value to edit (a delete has none)
     revision: int = Field(default=0, ge=0)  # edits so far: its buttons name the one shown
+    expires_at: int | None = None  # until when it may be applied (the Redis server's ms)
+    for_sec: float | None = None  # once applied, it reverts by itself this long after
 
 
 class ClickStatus(StrEnum):

@@ -202,6 +202,8 @@ class AgentTools:
                 protected=rule is not None and rule.protected,
                 value="" if secret else _editable(outcome.proposal.current_value),
                 editable=mutation.op is not Op.DELETE,
+                expires_at=outcome.proposal.expires_at,
+                for_sec=outcome.proposal.mutation.for_sec,
             )
         return ToolResult(name, outcome.name != "rejected", summary, proposal, outcome)
 

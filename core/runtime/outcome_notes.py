@@ -55,6 +55,7 @@ def note_for(outcome: Outcome, protected: bool = False, secret: bool = False) ->
             duplicate=outcome.duplicate,
             by=str(m.actor),
             mutation_id=m.id,
+            reverts_at=reverts,
         )
     if isinstance(outcome, Pending):
         p = outcome.proposal
@@ -70,6 +71,8 @@ def note_for(outcome: Outcome, protected: bool = False, secret: bool = False) ->
             value=text if len(text) <= MAX_EDIT_CHARS else "",
             editable=m.op is not Op.DELETE,
             revision=p.revision,
+            expires_at=p.expires_at,
+            for_sec=m.for_sec,
         )
         return OutcomeNote(outcome="pending", message=message, key=m.key, waiting=waiting)
     assert isinstance(outcome, Rejected)
