@@ -67,11 +67,18 @@ class ProposalDeadlines:
             data["revert"] = {"mutationId": t.by, "at": t.at, "state": t.state}
         return data
 
+    def named(self, *, expired: bool = False) -> list[tuple[str, str]]:
+        """What is said of it, each with what it is (``expiry``, ``escalation``, ``revert``):
+        its expiry while pending (and once it expired, with ``expired``), its escalation,
+        its revert."""
+        said = [("expiry", self.expiry)] if self.pending or expired else []
+        for kind, phrase in (("escalation", self.escalation), ("revert", self.revert)):
+            if phrase is not None:
+                said.append((kind, phrase))
+        return said
+
     def phrases(self) -> list[str]:
-        """What is said of it: its expiry while pending (and once it expired), its
-        escalation, its revert."""
-        expiry = [self.expiry] if self.pending else []
-        return [*expiry, *(p for p in (self.escalation, self.revert) if p is not None)]
+        return [phrase for _, phrase in self.named()]
 
 
 def deadlines_of(app: App, proposal: Proposal, now: int) -> ProposalDeadlines:
@@ -82,8 +89,11 @@ def deadlines_of(app: App, proposal: Proposal, now: int) -> ProposalDeadlines:
     escalates = None if rule is None else proposal.created_at + rule.after_sec * 1000
     if done == 0 and escalates is not None:  # a marker that did not say when: not before due
         done = escalates
-    if not pending and done is None:
-        escalates = None  # decided before it was due: nothing to say
+    expires = app.gateway.proposals.deadline(proposal)
+    if done is None and (not pending or (escalates is not None and escalates >= expires)):
+        escalates = None  # decided (or expired) before it was due: it never will be
+    elif done is None and pending and expires <= now:
+        escalates = None  # past its deadline, never escalated: nor will it be
     committed = proposal.committed
     timed = None
     if committed is not None:
@@ -93,7 +103,7 @@ def deadlines_of(app: App, proposal: Proposal, now: int) -> ProposalDeadlines:
     return ProposalDeadlines(
         now=now,
         pending=pending,
-        expires_at=app.gateway.proposals.deadline(proposal),
+        expires_at=expires,
         escalates_at=escalates,
         escalated_at=done,
         lasts_sec=proposal.mutation.for_sec,

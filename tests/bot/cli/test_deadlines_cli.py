@@ -89,12 +89,16 @@ def test_a_pending_proposal_shows_when_it_expires_escalates_and_how_long_it_last
 def test_past_deadlines_show_as_past_never_negative(
     capsys: pytest.CaptureFixture[str], workspace: str, config: str, team: App
 ) -> None:
-    p = asked(team)
-    made_earlier(team, p, 2 * HOUR_MS, -3 * MIN_MS)  # not swept yet: still pending
-    line = second_line(cli(capsys, workspace, config, "proposals"), p.id)
+    late, unposted = asked(team), asked(team, "banner.side")
+    made_earlier(team, late, 2 * HOUR_MS, -3 * MIN_MS)  # not swept yet: still pending
+    made_earlier(team, unposted, 2 * HOUR_MS, 20 * HOUR_MS)  # no sweep has posted it yet
+    out = cli(capsys, workspace, config, "proposals")
+    line = second_line(out, late.id)
     assert re.search(rf"; expired at {MOMENT} \(3 min ago\); ", line), line
-    assert re.search(rf"; escalation due since {MOMENT} \(1 h ago\); ", line), line
+    assert "escalat" not in line  # past its deadline unposted: it never will be
     assert "-" not in line.split("ago")[0].split("UTC")[-1]
+    line = second_line(out, unposted.id)
+    assert re.search(rf"; escalation due since {MOMENT} \(1 h ago\); ", line), line
     assert team.gateway.expire_due() == 1  # the sweep finds it past: said the same way
     out = cli(capsys, workspace, config, "proposals", "--all")
     assert re.search(rf"  expired at {MOMENT} \(3 min ago\): nobody applied it in time", out)
