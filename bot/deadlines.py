@@ -4,7 +4,8 @@ applied (``ProposalBox.deadline``), when it is (or was) escalated to its reviewe
 change for a while, when it reverts (pending: that long after it is applied; applied: its
 commit's revert, waiting, made or refused, ``core.gateway.timed``). Said in the words of
 ``core.moments`` against the Redis server's clock, by the CLI (``proposals``,
-``trace``), the chat's ``pending`` and the web Inbox alike."""
+``trace``), the chat's ``pending`` and the web Inbox alike; and where each change for a
+while a trace shows stands now (``timed_steps``)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from core.moments import TimedChange, escalation_phrase, expiry_phrase, lasting_
 if TYPE_CHECKING:
     from bot.app import App
 
-__all__ = ["ProposalDeadlines", "deadlines_of"]
+__all__ = ["ProposalDeadlines", "deadlines_of", "timed_steps"]
 
 
 @dataclass(frozen=True)
@@ -109,3 +110,15 @@ def deadlines_of(app: App, proposal: Proposal, now: int) -> ProposalDeadlines:
         lasts_sec=proposal.mutation.for_sec,
         timed=timed,
     )
+
+
+def timed_steps(app: App, steps: list[dict[str, Any]], now: int) -> list[str]:
+    """Where each change for a while among a trace's steps stands now: ``KEY (mutation
+    ID): reverts at …`` (or reverted, or not)."""
+    said = []
+    for step in steps:
+        data = step["data"]
+        if step["event"] == "mutation" and data.get("revertsAt"):
+            change = timed_change(app.store, data["id"], data["revertsAt"])
+            said.append(f"{data['key']} (mutation {data['id']}): {change.phrase(now)}")
+    return said

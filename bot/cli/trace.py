@@ -27,7 +27,7 @@ from bot.cli.render import (
     rule_verdict,
     step_label,
 )
-from bot.deadlines import deadlines_of
+from bot.deadlines import deadlines_of, timed_steps
 from bot.explain import masked_record, proposal_lines
 from core.state.mutation_log import LogRecord, UnreadableRecord
 from core.state.scripts import server_ms
@@ -276,6 +276,9 @@ def _trace(app: App, args: argparse.Namespace) -> int:
         return 1
     for step in steps:
         print(json_line(step) if args.json else _line(step))
+    now = server_ms(app.redis, app.store.keys.versions)
+    for said in [] if args.json else timed_steps(app, steps, now):
+        print(f"now: {said}")
     if mark is not None and steps[0]["ms"] <= stream_ms(mark.through):
         print(f"note: mutations of this trace may be gone from the log: {mark}", file=sys.stderr)
     return 0

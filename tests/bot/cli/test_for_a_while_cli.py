@@ -67,6 +67,13 @@ def test_set_for_a_while_shows_its_deadline_then_reverts(
     code, out, _ = run(capsys, workspace, "trace", entry["meta"]["correlationId"])
     assert code == 0 and re.search(rf"for a while: reverts at {WHEN} by revert-{made}", out)
     assert "timed revert of " + entry["meta"]["mutationId"] in out  # the same story
+    # and where it stands now: reverted, when, by which mutation
+    assert re.search(
+        rf"^now: decision.db \(mutation {made}\): reverted at {WHEN} \(.+\) "
+        rf"by revert-{made}$",
+        out,
+        re.M,
+    )
 
 
 def test_delete_for_a_while_comes_back(

@@ -132,6 +132,16 @@ def test_a_timed_change_shows_when_it_reverts_then_that_it_reverted(site: Site) 
     state = page_of(site, "state")
     assert re.search(rf"Reverts at {MOMENT} \(in 30 min\) by {by}</span>", state)
 
+    with signed_in(site, person_in(app.store.workspace, MEMBER)) as member:
+        trace = member.get(f"/w/{app.store.workspace}/trace/{p.id}").text
+    assert re.search(rf'<li class="revert">Reverts at {MOMENT} \(in 30 min\) by {by}\.</li>', trace)
+    assert re.search(
+        rf"Now: <span class=\"mono\">scene.name \(mutation {done.mutation.id}\): "
+        rf"reverts at {MOMENT} \(in 30 min\) by {by}</span>",
+        trace,
+    )
+    assert HOSTILE not in trace  # the reason, in the records, is text
+
     assert revert_due(app.gateway, now_ms=done.reverts_at) == 1
     row = next(r for r in page_of(site, "inbox").split("<tr>") if "set scene.name = BRB" in r)
     assert re.search(rf'<span class="revert">Reverted at {MOMENT} \(.+\) by {by}</span>', row)
