@@ -1,11 +1,12 @@
-"""Moments as people read them: a deadline is a moment of the Redis server's clock (epoch
-ms), said in UTC to the second and, against the server's "now", as how far off it is ("in 25
-min", "3 min ago": one past is said as past, never as a negative time). A proposal's expiry
-(``expiry_phrase``), its escalation (``escalation_phrase``) and the revert of a change made
-for a while (``revert_phrase``) are said with these wherever they show: the CLI, the trace,
-the console, the web, chat. A leaf: ``deliberate state get`` reads it without the gateway.
-``TimedChange`` is where a change for a while stands (``StateStore.timed`` and
-``core.gateway.timed.timed_change`` read it)."""
+"""Moments and durations as people read them. A deadline is a moment of the Redis server's
+clock (epoch ms), said in UTC to the second and, against the server's "now", as how far off
+it is ("in 25 min", "3 min ago": one past is said as past, never as a negative time). A
+proposal's expiry (``expiry_phrase``), its escalation (``escalation_phrase``) and the revert
+of a change made for a while (``revert_phrase``; before it is applied, ``lasting_phrase``)
+are said with these wherever they show: the CLI, the trace, the console, the web, chat. A
+duration reads as ``duration_sec`` parses it (``1h30m``). A leaf: ``deliberate state get``
+reads it without the gateway. ``TimedChange`` is where a change for a while stands
+(``StateStore.timed`` and ``core.gateway.timed.timed_change`` read it)."""
 
 from __future__ import annotations
 
