@@ -69,8 +69,11 @@ def _state(app: App, prefix: str) -> str:
     entries = app.store.entries(prefix)
     if not entries:
         return f"No keys start with {prefix!r}." if prefix else "No keys are set."
+    now = server_ms(app.redis, app.store.keys.versions)
+    timed = app.store.timed(entries[:MAX_LINES])  # changes for a while: when they revert
     lines = [
         f"{e.key} = {_value(app, e.key, e.value)}  (v{e.version}, {e.updated_by})"
+        + (f"; {timed[e.key].phrase(now)}" if e.key in timed else "")
         for e in entries[:MAX_LINES]
     ]
     return _with_more(lines, len(entries))
