@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import JsonValue
 
+from bot.deadlines import deadlines_of
 from bot.explain import (
     evaluation_line,
     last_change,
@@ -71,8 +72,11 @@ def _state(app: App, prefix: str) -> str:
     entries = app.store.entries(prefix)
     if not entries:
         return f"No keys start with {prefix!r}." if prefix else "No keys are set."
+    now = server_ms(app.redis, app.store.keys.versions)
+    timed = app.store.timed(entries[:MAX_LINES])  # changes for a while: when they revert
     lines = [
         f"{e.key} = {_value(app, e.key, e.value)}  (v{e.version}, {e.updated_by})"
+        + (f"; {timed[e.key].phrase(now)}" if e.key in timed else "")
         for e in entries[:MAX_LINES]
     ]
     return _with_more(lines, len(entries))
@@ -144,9 +148,8 @@ def _pending(app: App, rest: str) -> str:
     now = server_ms(app.redis, app.store.keys.versions)
     lines = [f"{len(proposals)} waiting, soonest deadline first:"]
     for p in proposals[:MAX_PROPOSALS]:
-        deadline = app.gateway.proposals.deadline(p)
         reveal = not app.policy.is_secret(p.mutation.key)
-        lines += proposal_lines(app.policy, p, now, deadline, reveal=reveal)
+        lines += proposal_lines(app.policy, p, deadlines_of(app, p, now), reveal=reveal)
     more = len(proposals) - MAX_PROPOSALS
     if more > 0:
         lines.append(f"… and {more} more (`deliberate proposals` lists them all)")

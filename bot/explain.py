@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import JsonValue
 
 from bot.cli.render import json_line, rule_step, rule_verdict
-from core.gateway.durations import duration_text, until_text
+from bot.deadlines import ProposalDeadlines
 from core.gateway.outcome import SECRET, Proposal, ProposalStatus, denials_note, utc_minute
 from core.state.actor import ActorKind
 from core.state.mutation import Mutation
@@ -184,11 +184,12 @@ def proposal_summary(proposal: Proposal, *, reveal: bool = True) -> str:
 
 
 def proposal_lines(
-    policy: Policy, proposal: Proposal, now_ms: int, deadline_ms: int, *, reveal: bool = True
+    policy: Policy, proposal: Proposal, deadlines: ProposalDeadlines, *, reveal: bool = True
 ) -> list[str]:
     """A proposal as people read it, in three lines or four: its id and what it would do;
-    who proposed it, for whom, how long ago and until when; its approvals so far; whom it
-    awaits, or what became of it. ``deadline_ms``: its deadline (``ProposalBox.deadline``)."""
+    who proposed it, for whom, how long ago, and its deadlines (``bot.deadlines``): until
+    when, its escalation, its revert; its approvals so far; whom it awaits, or what became
+    of it."""
     p = proposal
     status = "" if p.status is ProposalStatus.PENDING else f"  [{p.status.value}]"
     if p.status is ProposalStatus.APPLIED and p.break_glass:
@@ -199,11 +200,8 @@ def proposal_lines(
         who = f"proposed and requested by {p.proposed_by}"
     elif p.requested_by is not None:
         who += f", requested by {p.requested_by}"
-    age = f"{_age(now_ms - p.created_at)} ago"
-    until = f"; deadline {utc_minute(deadline_ms)}" if p.status is ProposalStatus.PENDING else ""
-    if p.mutation.for_sec is not None and p.status is ProposalStatus.PENDING:
-        until += f"; for {duration_text(p.mutation.for_sec)} once applied, then reverts"
-    lines.append(f"  {who}, {age}{until}")
+    age = f"{_age(deadlines.now - p.created_at)} ago"
+    lines.append(f"  {who}, {age}" + "".join(f"; {said}" for said in deadlines.phrases()))
     names = f" ({', '.join(str(a.by) for a in p.approvals)})" if p.approvals else ""
     approvals = f"approvals {len(p.approvals)} of {p.quorum}{names}"
     if p.four_eyes:
@@ -216,24 +214,22 @@ def proposal_lines(
         approvals += f"; edited by {p.edited.by} (proposed: {proposed})"
     if p.status is ProposalStatus.PENDING:
         return [*lines, f"  {approvals}", f"  {awaiting(policy, p).text()}"]
-    return [*lines, f"  {approvals}", f"  {_became(p, deadline_ms)}"]
+    return [*lines, f"  {approvals}", f"  {_became(p, deadlines)}"]
 
 
-def _became(p: Proposal, deadline_ms: int) -> str:
+def _became(p: Proposal, deadlines: ProposalDeadlines) -> str:
     """What became of a proposal no longer pending: who, when, and why."""
     by = f" by {p.resolved_by}" if p.resolved_by is not None else ""
     at = f" at {utc_minute(p.resolved_at)}" if p.resolved_at is not None else ""
     if p.status is ProposalStatus.APPLIED:
         done = p.committed
         made = f" (v{done.version}, mutation {done.mutation.id})" if done is not None else ""
-        reverts = None if done is None else done.mutation.reverts_at(done.ts)
-        until = f"; for a while: reverts at {until_text(reverts)}" if reverts else ""
         glass = f"; broke the glass: {p.break_glass}" if p.break_glass else ""
-        return f"applied{by}{at}{made}{until}{glass}"
+        return f"applied{by}{at}{made}{glass}"
     if p.status is ProposalStatus.DISCARDED:
         return f"discarded{by}{at}: {p.reason or 'no reason given'}"
     if p.status is ProposalStatus.EXPIRED:
-        return f"expired at {utc_minute(deadline_ms)}: nobody applied it in time"
+        return f"{deadlines.expiry}: nobody applied it in time"
     base = f" past v{p.base_version}" if p.base_version is not None else ""
     return f"went stale{at}: {p.mutation.key} moved{base} before it was applied"
 

@@ -8,8 +8,10 @@ import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from core.moments import TimedChange, expiry_phrase, revert_phrase
 from core.state.commit_result import Committed, Rejected
 from core.state.entry import Entry
+from core.state.mutation import revert_id
 from core.state.mutation_log import LogRecord
 
 if TYPE_CHECKING:
@@ -25,6 +27,7 @@ __all__ = [
     "rule_step",
     "rule_verdict",
     "step_label",
+    "timed_fields",
 ]
 
 
@@ -40,9 +43,10 @@ def _value(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def entry_line(entry: Entry, now_ms: int | None = None, reverts_at: int | None = None) -> str:
+def entry_line(entry: Entry, now_ms: int | None = None, timed: TimedChange | None = None) -> str:
     """One entry; its expiry counted from ``now_ms`` (default: the local clock now);
-    ``reverts_at``: when the change that set it reverts by itself (made for a while)."""
+    ``timed``: the change for a while that set it (when it reverts, by which mutation), or
+    the one a timed revert that wrote it undid."""
     line = (
         f"{entry.key} = {_value(entry.value)}  (v{entry.version}, {entry.updated_by}, "
         f"{_when(entry.updated_at)}"
@@ -51,7 +55,17 @@ def entry_line(entry: Entry, now_ms: int | None = None, reverts_at: int | None =
         now = time.time() if now_ms is None else now_ms / 1000
         left = max(0.0, entry.expires_at / 1000 - now)
         line += f", expires in {left:.0f}s"
-    return line + ")" + (f" (reverts at {_when(reverts_at)})" if reverts_at else "")
+    return line + ")" + ("" if timed is None else f"; {timed.phrase(now_ms)}")
+
+
+def timed_fields(timed: TimedChange | None) -> dict[str, Any]:
+    """What an entry's JSON adds when a change for a while set it (``revertsAt``, and the
+    mutation that reverts it, ``revertedBy``), or a timed revert wrote it (``revertOf``)."""
+    if timed is None:
+        return {}
+    if timed.state == "reverted":
+        return {"revertOf": timed.mutation_id}
+    return {"revertsAt": timed.at, "revertedBy": timed.by}
 
 
 def outcome_line(outcome: Outcome) -> str:
@@ -67,10 +81,11 @@ def outcome_line(outcome: Outcome) -> str:
                 "longer on record"
             )
         reverts = outcome.reverts_at
+        timed = None if reverts is None else TimedChange(m.id, reverts, revert_id(m.id))
         if outcome.entry is None:
-            until = f" (reverts at {_when(reverts)})" if reverts else ""
+            until = "" if timed is None else f"; {timed.phrase(outcome.ts)}"
             return f"committed: deleted {m.key} (v{outcome.version}){until}{again}"
-        return f"committed: {entry_line(outcome.entry, reverts_at=reverts)}{again}"
+        return f"committed: {entry_line(outcome.entry, outcome.ts, timed)}{again}"
     if isinstance(outcome, Pending):
         return (
             f"pending: proposal {outcome.proposal.id} ({outcome.proposal.summary()}) "
@@ -93,7 +108,7 @@ def log_line(record: LogRecord) -> str:
         extras.append(f"ttl {m.ttl_sec:g}s")
     reverts = m.reverts_at(record.ts)
     if reverts is not None:
-        extras.append(f"for {m.for_sec:g}s, reverts at {_when(reverts)}")
+        extras.append(f"for {m.for_sec:g}s, {revert_phrase(reverts, by=revert_id(m.id))}")
     if m.proposed_by is not None:
         extras.append(f"proposed by {m.proposed_by}")
     if m.reason:
@@ -151,7 +166,7 @@ def mutation_step(data: dict[str, Any]) -> str:
     if meta.get("reverts"):
         line += f"; {'timed revert of' if meta.get('timed') else 'reverts'} {meta['reverts']}"
     if data.get("revertsAt"):
-        line += f"; for a while: reverts at {_when(data['revertsAt'])}"
+        line += f"; for a while: {revert_phrase(data['revertsAt'], by=revert_id(data['id']))}"
     return line + f"; mutation {data['id']}"
 
 
@@ -162,7 +177,7 @@ def decision_step(data: dict[str, Any]) -> str:
             return f"{what}: {actor} had approved it already (not counted again); {data['reason']}"
         return f"{what}: {data['reason']}"
     if data["outcome"] == "pending" and data.get("proposal_id"):
-        until = f"; deadline {_when(data['deadline'])}" if data.get("deadline") else ""
+        until = f"; {expiry_phrase(data['deadline'])}" if data.get("deadline") else ""
         return f"{what} by {actor} as proposal {data['proposal_id']}: {data['reason']}{until}"
     if data["outcome"] == "rejected" and data.get("proposal_id") and data["reason"] == "expired":
         how = "the worker's sweep" if data.get("clicked") is False else f"a click by {actor}"

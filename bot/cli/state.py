@@ -18,13 +18,13 @@ from bot.cli.args import (
     state_key,
     when,
 )
-from bot.cli.render import entry_line, json_line, outcome_line
+from bot.cli.render import entry_line, json_line, outcome_line, timed_fields
 from bot.redis_connection import connect
 from core.state.codec import UnreadableEntry
 from core.state.commit_result import Committed, Rejected, RejectReason
-from core.state.entry import Entry
 from core.state.mutation import Mutation, Op
 from core.state.replay import Moment, Replayer, visible
+from core.state.scripts import server_ms
 from core.state.store import StateStore
 from core.state.value_json import MAX_DEPTH
 
@@ -247,38 +247,31 @@ def _get(args: argparse.Namespace) -> int:
         else:
             print(message)
         return EXIT_REJECTED
-    reverts = _reverts(store, [entry]) if args.at is None else {}
+    timed = store.timed([entry]).get(entry.key) if args.at is None else None
     if args.json:
-        data = entry.model_dump(mode="json", by_alias=True)
-        print(json_line(data | ({"revertsAt": reverts[entry.key]} if reverts else {})))
+        print(json_line(entry.model_dump(mode="json", by_alias=True) | timed_fields(timed)))
     else:
-        print(entry_line(entry, now_ms, reverts.get(entry.key)))
+        now = now_ms if args.at is not None else server_ms(store.redis, store.keys.versions)
+        print(entry_line(entry, now, timed))
     return EXIT_OK
-
-
-def _reverts(store: StateStore, entries: list[Entry]) -> dict[str, int]:
-    """When the change that set each entry reverts, for those made for a while."""
-    ids = {str(e.meta.get("mutationId")): e.key for e in entries if e.meta.get("mutationId")}
-    return {ids[m]: at for m, at in store.reverts_at(list(ids)).items()}
 
 
 def _list(app: App, args: argparse.Namespace) -> int:
     skipped: list[UnreadableEntry] = []
-    now_ms = None
     if args.at is None:
         entries = app.store.entries(args.prefix, skipped)
+        now_ms = server_ms(app.redis, app.store.keys.versions)
     else:
         image, moment = _as_of(app.store, args.at, args.json)
         live, now_ms = visible(image, moment.at_ms), moment.at_ms
         entries = [live[k] for k in sorted(live) if k.startswith(args.prefix)]
-    reverts = _reverts(app.store, entries) if args.at is None else {}
+    timed = app.store.timed(entries) if args.at is None else {}
     for entry in entries:
         if args.json:
             data = entry.model_dump(mode="json", by_alias=True)
-            at = reverts.get(entry.key)
-            print(json_line(data | ({"revertsAt": at} if at else {})))
+            print(json_line(data | timed_fields(timed.get(entry.key))))
         else:
-            print(entry_line(entry, now_ms, reverts.get(entry.key)))
+            print(entry_line(entry, now_ms, timed.get(entry.key)))
     for unreadable in skipped:  # never a silent gap; the others are still shown
         print(f"deliberate state: skipped {unreadable.key}: {unreadable.why}", file=sys.stderr)
     if not entries and not skipped and not args.json:
@@ -311,18 +304,18 @@ def _write(app: App, args: argparse.Namespace) -> int:
 
 
 def _proposals(app: App, args: argparse.Namespace) -> int:
+    from bot.deadlines import deadlines_of
     from bot.explain import awaiting, proposal_lines
     from core.gateway.outcome import ProposalStatus
-    from core.state.scripts import server_ms
 
     if args.break_glass or args.reviewed:
         return _break_glass(app, args)
     box = app.gateway.proposals
     found = box.listed(resolved=args.all, limit=args.limit)
+    now = server_ms(app.redis, app.store.keys.versions)
     if args.json:
         for p in found:
-            data = p.model_dump(mode="json", by_alias=True)
-            data["deadline"] = box.deadline(p)
+            data = p.model_dump(mode="json", by_alias=True) | deadlines_of(app, p, now).to_dict()
             if p.status is ProposalStatus.PENDING:
                 data["awaits"] = awaiting(app.policy, p).to_dict()
             print(json_line(data))
@@ -330,8 +323,7 @@ def _proposals(app: App, args: argparse.Namespace) -> int:
     if not found:
         print("no proposals are kept" if args.all else "no proposal waits for anyone")
         return EXIT_OK
-    now = server_ms(app.redis, app.store.keys.versions)
-    shown = ("\n".join(proposal_lines(app.policy, p, now, box.deadline(p))) for p in found)
+    shown = ("\n".join(proposal_lines(app.policy, p, deadlines_of(app, p, now))) for p in found)
     print("\n\n".join(shown))  # a blank line between proposals
     return EXIT_OK
 

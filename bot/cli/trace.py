@@ -15,7 +15,7 @@ import re
 import sys
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bot.app import App
 from bot.cli.args import positive_int
@@ -27,14 +27,12 @@ from bot.cli.render import (
     rule_verdict,
     step_label,
 )
+from bot.deadlines import deadlines_of, timed_steps
 from bot.explain import masked_record, proposal_lines
 from core.state.mutation_log import LogRecord, UnreadableRecord
 from core.state.scripts import server_ms
 from core.state.streams import Row, stream_ms
 from rules.history import newest_rows
-
-if TYPE_CHECKING:
-    from core.gateway.outcome import Proposal
 
 __all__ = ["causal", "collect", "describe", "lifecycle", "register", "steps_of"]
 
@@ -278,27 +276,27 @@ def _trace(app: App, args: argparse.Namespace) -> int:
         return 1
     for step in steps:
         print(json_line(step) if args.json else _line(step))
+    now = server_ms(app.redis, app.store.keys.versions)
+    for said in [] if args.json else timed_steps(app, steps, now):
+        print(f"now: {said}")
     if mark is not None and steps[0]["ms"] <= stream_ms(mark.through):
         print(f"note: mutations of this trace may be gone from the log: {mark}", file=sys.stderr)
     return 0
 
 
 def _header(app: App, proposal_id: str, steps: list[dict[str, Any]], as_json: bool) -> None:
-    """What the proposal is now, before the steps of its life."""
+    """What the proposal is now, with its deadlines, before the steps of its life."""
     proposal = app.gateway.proposals.get(proposal_id)
-    if as_json:
-        data = {"id": proposal_id} if proposal is None else _dumped(app, proposal)
-        print(json_line({"ms": steps[0]["ms"] if steps else 0, "event": "proposal", "data": data}))
-    elif proposal is None:
-        print(f"proposal {proposal_id}: no longer kept; its steps, as the logs still hold them:")
+    if proposal is None:
+        data: dict[str, Any] = {"id": proposal_id}
+        said = f"proposal {proposal_id}: no longer kept; its steps, as the logs still hold them:"
     else:
-        now = server_ms(app.redis, app.store.keys.versions)
-        deadline = app.gateway.proposals.deadline(proposal)
-        print("proposal " + "\n".join(proposal_lines(app.policy, proposal, now, deadline)))
-
-
-def _dumped(app: App, proposal: Proposal) -> dict[str, Any]:
-    return app.gateway.secrecy.shown(proposal).model_dump(mode="json", by_alias=True)
+        deadlines = deadlines_of(app, proposal, server_ms(app.redis, app.store.keys.versions))
+        shown = app.gateway.secrecy.shown(proposal).model_dump(mode="json", by_alias=True)
+        data = shown | deadlines.to_dict()
+        said = "proposal " + "\n".join(proposal_lines(app.policy, proposal, deadlines))
+    ms = steps[0]["ms"] if steps else 0
+    print(json_line({"ms": ms, "event": "proposal", "data": data}) if as_json else said)
 
 
 def _when(ms: int) -> str:

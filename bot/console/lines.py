@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from bot.cli.render import entry_line
+from bot.cli.render import entry_line, timed_fields
 from bot.console.numbers import ButtonNumbers
 from bot.console.rendering import PLAIN, Out, Palette, event_json, json_line, render_view
 from core.deliberation.actions import ACTION_NAME, PROPOSAL_ACTIONS, ActionType
@@ -24,6 +24,7 @@ from core.deliberation.topics import MAX_TOPIC
 from core.deliberation.view import Button, View
 from core.runtime.runner import Event, FromPeople, Runtime
 from core.state.actor import Actor
+from core.state.scripts import server_ms
 from core.state.store import StateStore
 
 __all__ = ["HELP", "Console"]
@@ -287,13 +288,15 @@ class Console:
 
     def _state(self, rest: str) -> bool:
         entries = self.store.entries(rest)
+        timed = self.store.timed(entries)  # a change for a while: when it reverts
         if self.as_json:
-            for entry in entries:
-                self.out(
-                    json_line({"event": "state"} | entry.model_dump(mode="json", by_alias=True))
-                )
+            for e in entries:
+                data = e.model_dump(mode="json", by_alias=True) | timed_fields(timed.get(e.key))
+                self.out(json_line({"event": "state"} | data))
         else:
-            self.out("\n".join(entry_line(e) for e in entries) or "(no state yet)")
+            now = server_ms(self.store.redis, self.store.keys.versions)
+            shown = (entry_line(e, now, timed.get(e.key)) for e in entries)
+            self.out("\n".join(shown) or "(no state yet)")
         return True
 
     def _show_table(self, _: str) -> bool:
@@ -325,4 +328,6 @@ class Console:
         if self.as_json:
             self.out(json_line(event_json(event, self.numbers.of)))
         elif isinstance(event, View):  # an outcome's text is in the view that follows it
-            self.out(render_view(event, self.palette, self.numbers.of))
+            timed = event.expires_at is not None or event.reverts_at is not None
+            now = server_ms(self.store.redis, self.store.keys.versions) if timed else None
+            self.out(render_view(event, self.palette, self.numbers.of, now))

@@ -11,6 +11,7 @@ from typing import Any
 
 from core.deliberation.beats import ActionStyle
 from core.deliberation.view import Button, View
+from core.moments import view_deadlines
 from core.runtime.runner import Event, OutcomeEvent
 
 __all__ = [
@@ -62,7 +63,13 @@ def event_json(event: Event, number: Numbering | None = None) -> dict[str, Any]:
     return {"event": event.kind.value} | data
 
 
-def render_view(event: View, palette: Palette = PLAIN, number: Numbering | None = None) -> str:
+def render_view(
+    event: View,
+    palette: Palette = PLAIN,
+    number: Numbering | None = None,
+    now_ms: int | None = None,
+) -> str:
+    """``event`` as lines; its deadlines counted from ``now_ms`` (the Redis server's clock)."""
     text = event.text
     if event.candidate is not None and event.candidate.text in text:
         painted = palette.paint(palette.candidate, event.candidate.text)
@@ -75,6 +82,9 @@ def render_view(event: View, palette: Palette = PLAIN, number: Numbering | None 
         lines.append(palette.paint(palette.note, f"  > {event.nudge}"))
     if event.decides and event.buttons:
         lines.append(palette.paint(palette.note, f"  decides: {event.decides}"))
+    deadlines = view_deadlines(event.expires_at, event.lasts_sec, event.reverts_at, now_ms)
+    if deadlines:
+        lines.append(palette.paint(palette.note, "  " + "; ".join(d for d, _ in deadlines)))
     if event.buttons:
         numbers = [number(b) if number else n for n, b in enumerate(event.buttons, 1)]
         shown = (_button(n, b, palette) for n, b in zip(numbers, event.buttons, strict=True))

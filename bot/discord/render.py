@@ -1,7 +1,9 @@
 """Views as Discord messages: the text (in as many messages of at most 2000 characters as it
 takes), the candidate as a quote, the nudge, a small line with the mode and the beats that
-fired, and the buttons, five to a row, on the last message. Nothing in them can ping anyone:
-every message goes out with no allowed mentions."""
+fired, one with the deadlines the view carries (until when its proposal may be applied, when
+a change for a while reverts: in UTC, and how far off, which Discord keeps counting), and the
+buttons, five to a row, on the last message. Nothing in them can ping anyone: every message
+goes out with no allowed mentions."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import discord
 from bot.glass import GLASS_LABEL
 from core.deliberation.beats import ActionStyle
 from core.deliberation.view import Button, View
+from core.moments import view_deadlines
 
 from .buttons import TEMPLATE, DeliberateButton, custom_id, glass_id
 
@@ -48,9 +51,18 @@ def render(view: View) -> list[Rendered]:
     beats = ", ".join(view.fired) or "none"
     decides = f" · decides `{view.decides}`" if view.decides and view.buttons else ""
     parts.append(f"-# mode: {view.mode.value} · beat: {beats}{decides}")
+    deadlines = view_deadlines(view.expires_at, view.lasts_sec, view.reverts_at)
+    if deadlines:
+        parts.append("-# ⏳ " + " · ".join(_deadline(*d) for d in deadlines))
     chunks = _split("\n".join(parts))
     buttons = _buttons(view.session_id, view.buttons)
     return [Rendered(c) for c in chunks[:-1]] + [Rendered(chunks[-1], buttons)]
+
+
+def _deadline(phrase: str, ms: int | None) -> str:
+    """A deadline in UTC, then how far off it is (``<t:…:R>``: each reader's client counts
+    it, "in 25 minutes", then "3 minutes ago")."""
+    return phrase if ms is None else f"{phrase} (<t:{ms // 1000}:R>)"
 
 
 def _buttons(session: str, buttons: list[Button]) -> discord.ui.View | None:

@@ -22,12 +22,14 @@ from .telling import requester_of
 
 if TYPE_CHECKING:
     from bot.app import App
+    from core.redis_client import RedisClient
 
-__all__ = ["Escalations", "escalation_text", "tenant_install"]
+__all__ = ["Escalations", "escalated_at", "escalation_text", "tenant_install"]
 
 log = logging.getLogger("deliberate.shown")
 
-MARKER = "escalated:"  # the adapter key's name: ``{ws:<id>}:adapter:chat:escalated:<id>``
+MARKER = "escalated:"  # the adapter key's name: ``{ws:<id>}:adapter:chat:escalated:<id>``,
+# holding when it was escalated (server ms; "1" where a release did not time it)
 KEPT_MS = 86_400_000  # a marker's life when its proposal's key has none
 
 
@@ -53,6 +55,20 @@ def escalation_text(proposal: Proposal, what: str, in_thread: bool) -> str:
     )
 
 
+def _marker(keys: WorkspaceKeys, proposal_id: str) -> str:
+    return keys.adapter("chat", f"{MARKER}{proposal_id}")
+
+
+def escalated_at(client: RedisClient, workspace: str, proposal_id: str) -> int | None:
+    """When the sweep escalated the proposal (server ms; 0 when a release that did not time
+    it did), or None: not escalated."""
+    raw = client.get(_marker(WorkspaceKeys(workspace), proposal_id))
+    if raw is None:
+        return None
+    text = str(raw)
+    return int(text) if text.isdigit() and len(text) > 1 else 0
+
+
 class Escalations:
     """One workspace's undecided proposals, escalated through ``closers`` (by platform)."""
 
@@ -74,18 +90,18 @@ class Escalations:
                 continue
             if now < proposal.created_at + rule.after_sec * 1000 or now >= box.deadline(proposal):
                 continue
-            if self._mark(proposal.id):
+            if self._mark(proposal.id, now):
                 escalated += self._post(proposal, rule)
         return escalated
 
     def marker(self, proposal_id: str) -> str:
-        return self.keys.adapter("chat", f"{MARKER}{proposal_id}")
+        return _marker(self.keys, proposal_id)
 
-    def _mark(self, proposal_id: str) -> bool:
-        """Note it escalated (kept as long as the proposal is): False if it already was."""
+    def _mark(self, proposal_id: str, now: int) -> bool:
+        """Note when it escalated (kept as long as the proposal is): False if it already was."""
         ttl = int(self.app.redis.pttl(self.app.gateway.proposals.keys.proposal(proposal_id)))
         kept = ttl if ttl > 0 else KEPT_MS
-        return bool(self.app.redis.set(self.marker(proposal_id), "1", nx=True, px=kept))
+        return bool(self.app.redis.set(self.marker(proposal_id), str(now), nx=True, px=kept))
 
     def _post(self, proposal: Proposal, rule: Escalation) -> bool:
         secret = self.app.policy.is_secret(proposal.mutation.key)

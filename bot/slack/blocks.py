@@ -1,6 +1,8 @@
 """Views as Block Kit: the reply, the candidate on the table, a context line with the mode
-and the beats that fired, and an ``actions`` block of buttons. Text from people and the model
-is escaped, so it cannot ping a channel or forge a link."""
+and the beats that fired, one with the deadlines the view carries (until when its proposal
+may be applied, when a change for a while reverts: in UTC, and in the reader's own time by
+Slack's date formatting), and an ``actions`` block of buttons. Text from people and the
+model is escaped, so it cannot ping a channel or forge a link."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from bot.glass import GLASS_LABEL
 from connectors.slack import escape
 from core.deliberation.beats import ActionStyle
 from core.deliberation.view import Button, View
+from core.moments import utc_text, view_deadlines
 
 from .buttons import action_id, button_value, glass_action_id
 
@@ -48,6 +51,9 @@ def view_blocks(view: View) -> list[Block]:
     beats = ", ".join(escape(beat) for beat in view.fired) or "none"
     decides = f" · decides `{escape(view.decides)}`" if view.decides and view.buttons else ""
     blocks.append(_context(f"mode: *{view.mode.value}* · beat: {beats}{decides}"))
+    deadlines = view_deadlines(view.expires_at, view.lasts_sec, view.reverts_at)
+    if deadlines:
+        blocks.append(_context("⏳ " + " · ".join(_deadline(*d) for d in deadlines)))
     if view.buttons:
         elements = [
             element
@@ -59,6 +65,15 @@ def view_blocks(view: View) -> list[Block]:
         ]
         blocks.append({"type": "actions", "elements": elements[:MAX_BUTTONS]})
     return blocks
+
+
+def _deadline(phrase: str, ms: int | None) -> str:
+    """A deadline in UTC, then in the reader's own time zone (Slack formats it: "Today at
+    2:30 PM"; a client that cannot shows the UTC time again)."""
+    if ms is None:
+        return escape(phrase)
+    fallback = escape(utc_text(ms))
+    return f"{escape(phrase)} (<!date^{ms // 1000}^{{date_pretty}} at {{time}}|{fallback}>)"
 
 
 def closed_blocks(blocks: list[Block], lines: list[str]) -> list[Block]:

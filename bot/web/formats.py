@@ -1,24 +1,29 @@
-"""How the pages write times, values and actors: in UTC, to the second; a value as JSON
-shortened to what fits a table cell (the full text in its title); a secret never."""
+"""How the pages write times, values and actors: in UTC, to the second (as ``core.moments``
+says every deadline); a value as JSON shortened to what fits a table cell (the full text in
+its title); a secret never."""
 
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from typing import Any
 
 from flask import Flask
 
-__all__ = ["MASK", "install", "shown_value", "when"]
+from core.moments import utc_text
+
+__all__ = ["MASK", "install", "sentence", "shown_value", "when"]
 
 MASK = "•••••• (secret)"
 CELL_CHARS = 240
 
 
 def when(ms: int | None) -> str:
-    if not ms:
-        return ""
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return utc_text(ms) if ms else ""
+
+
+def sentence(text: str) -> str:
+    """``text`` as a sentence starts (its first letter upper case, the rest as it is)."""
+    return text[:1].upper() + text[1:]
 
 
 def shown_value(value: Any, secret: bool = False, limit: int = CELL_CHARS) -> str:
@@ -31,3 +36,4 @@ def shown_value(value: Any, secret: bool = False, limit: int = CELL_CHARS) -> st
 def install(app: Flask) -> None:
     app.add_template_filter(when, "when")
     app.add_template_filter(shown_value, "shown")
+    app.add_template_filter(sentence, "sentence")

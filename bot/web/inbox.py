@@ -1,6 +1,8 @@
 """The Inbox: a workspace's pending proposals, each with what it would do, who asked, its
-deadline, its approvals so far against its quorum, and whom it waits for; and the ones
-resolved lately. Apply, Edit (then apply) and Reject (with a reason) go through the
+deadlines (until when it may be applied, when it escalates or was escalated, how long a
+change for a while lasts: ``bot.deadlines``), its approvals so far against its quorum, and
+whom it waits for; and the ones resolved lately, with theirs (when it expired, when its
+change reverts or reverted). Apply, Edit (then apply) and Reject (with a reason) go through the
 gateway as a chat click does (``apply_proposal``, ``discard_proposal``), and Break glass
 (with a reason, offered to whoever holds the key's break-glass role) as ``/breakglass``
 does (``BreakGlass.apply``, at the revision the page showed): the same roles,
@@ -16,6 +18,7 @@ from typing import Any
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 
 from bot.app import App
+from bot.deadlines import deadlines_of
 from bot.explain import awaiting
 from bot.web.context import acting_as, person, workspace_app
 from core.errors import DeliberateError
@@ -23,7 +26,6 @@ from core.gateway.break_glass import BreakGlass, may_break_glass
 from core.gateway.edits import edited_value, value_text
 from core.gateway.mutation_gateway import UnknownProposal
 from core.gateway.outcome import Outcome, Proposal, ProposalStatus
-from core.gateway.policy import Policy
 from core.runtime.outcome_notes import discard_note, note_under
 from core.state.actor import Actor
 from core.state.limits import Unacknowledged
@@ -55,23 +57,21 @@ def page(workspace: str) -> str:
     actor = person().actor_in(workspace)
     return render_template(
         "inbox.html",
-        pending=[_card(app.policy, box.deadline(p), p, now, actor) for p in pending],
-        resolved=[
-            _card(app.policy, box.deadline(p), p, now, actor) for p in resolved[:RESOLVED_SHOWN]
-        ],
+        pending=[_card(app, p, now, actor) for p in pending],
+        resolved=[_card(app, p, now, actor) for p in resolved[:RESOLVED_SHOWN]],
         actor=actor,
     )
 
 
-def _card(
-    policy: Policy, deadline: int, proposal: Proposal, now: int, actor: Actor | None
-) -> dict[str, Any]:
+def _card(app: App, proposal: Proposal, now: int, actor: Actor | None) -> dict[str, Any]:
     """What the page shows of ``proposal``; Reject only to whoever may discard it (the
     right to apply it: ``Policy.refuse_deciding``), else why not; Break glass only to whoever
     holds the key's break-glass role."""
-    key = proposal.mutation.key
+    policy, key = app.policy, proposal.mutation.key
     secret = policy.is_secret(key)
     pending = proposal.status is ProposalStatus.PENDING
+    deadlines = deadlines_of(app, proposal, now)
+    expired = proposal.status is ProposalStatus.EXPIRED
     refused = None if actor is None else policy.refuse_deciding(actor, key)
     return {
         "no_reject": "" if refused is None else refused[1],
@@ -79,8 +79,7 @@ def _card(
         "broke_glass": proposal.status is ProposalStatus.APPLIED and bool(proposal.break_glass),
         "p": proposal,
         "secret": secret,
-        "deadline": deadline,
-        "left_sec": max(0, (deadline - now) // 1000),
+        "deadlines": deadlines.named(expired=expired),
         "awaits": awaiting(policy, proposal).text() if pending else "",
         "edit_text": "" if secret else value_text(proposal.current_value),
         "editable": proposal.mutation.op.value != "delete",

@@ -4,8 +4,9 @@
   (``bot.web.log_query``); each row links to its trace.
 - **Trace**: one correlation id end to end, or a proposal's whole life, as ``deliberate
   trace`` finds it (``bot.cli.trace.steps_of``), drawn as a timeline: the offset from the
-  first step, what the step was, one line, and the step's record under it. What one look
-  may cost is bounded (``bot.web.trace_limits``).
+  first step, what the step was, one line, and the step's record under it; above it, the
+  proposal's deadlines, and where each change for a while it shows stands now
+  (``bot.deadlines``). What one look may cost is bounded (``bot.web.trace_limits``).
 - **Rules**: each rule with its newest evaluations (fired, skipped and why, waiting, cut,
   failed steps), 20 each (``?per_rule=N`` for more, up to what the history keeps).
 
@@ -22,10 +23,13 @@ from flask import Blueprint, abort, render_template, request
 from bot.app import App
 from bot.cli.render import step_label
 from bot.cli.trace import describe, steps_of
+from bot.deadlines import deadlines_of, timed_steps
 from bot.web.context import person, web, workspace_app
 from bot.web.formats import MASK
 from bot.web.log_query import PAGE, LogFilter, read_page
 from bot.web.trace_limits import MAX_SCAN, TRACE_SCAN, over_limit
+from core.gateway.outcome import ProposalStatus
+from core.state.scripts import server_ms
 from core.state.streams import stream_ms
 
 __all__ = ["blueprint"]
@@ -87,8 +91,17 @@ def trace(workspace: str, some_id: str) -> Any:
     start = steps[0]["ms"]
     shown = [_step(app, step, start) for step in steps]
     proposal = app.gateway.proposals.get(proposal_id) if proposal_id else None
+    now = server_ms(app.redis, app.store.keys.versions)
+    expired = proposal is not None and proposal.status is ProposalStatus.EXPIRED
+    deadlines = [] if proposal is None else deadlines_of(app, proposal, now).named(expired=expired)
     return render_template(
-        "trace.html", some_id=some_id, steps=shown, proposal=proposal, proposal_id=proposal_id
+        "trace.html",
+        some_id=some_id,
+        steps=shown,
+        proposal=proposal,
+        proposal_id=proposal_id,
+        deadlines=deadlines,
+        timed=timed_steps(app, steps, now),
     )
 
 

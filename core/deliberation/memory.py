@@ -85,6 +85,8 @@ class ProposalRef(BaseModel):
     # the role that may apply it at once, with a reason (its key's break-glass role; None:
     # nobody may): its Apply button offers "Break glass" beside it
     break_glass: str | None = Field(default=None, max_length=64)
+    expires_at: int | None = None  # until when it may be applied (the Redis server's ms)
+    for_sec: float | None = None  # once applied, it reverts by itself this long after
 
 
 class ClickStatus(StrEnum):

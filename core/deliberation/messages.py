@@ -119,6 +119,7 @@ class OutcomeNote(BaseModel):
     duplicate: bool = False
     by: str | None = None  # who committed it (on a duplicate, whoever came first)
     mutation_id: str | None = None  # what was committed (an "Undo" reverts it)
+    reverts_at: int | None = None  # a change for a while: when it reverts by itself
     waiting: ProposalRef | None = None  # the proposal a write became (it needs approval)
     proposal: str | None = None  # the proposal discarded, as its summary says it
 

@@ -65,6 +65,12 @@ class View(BaseModel):
     candidate: Candidate | None = None
     decides: str | None = None  # the key "Use this" would write now, shown before a commit
     ephemeral: bool = False  # shown only to the person who clicked
+    # deadlines (the Redis server's ms) the adapters show under it: the proposal whose
+    # buttons it carries may be applied until ``expires_at``, and once applied reverts by
+    # itself ``lasts_sec`` later; the change it says was committed reverts at ``reverts_at``
+    expires_at: int | None = None
+    lasts_sec: float | None = None
+    reverts_at: int | None = None
 
 
 def buttons_for(

@@ -18,7 +18,6 @@ checked), and its meta says ``timed``.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -27,7 +26,7 @@ from pydantic import JsonValue
 from core.gateway.outcome import Outcome, utc_minute
 from core.state.actor import Actor
 from core.state.commit_result import Rejected, RejectReason
-from core.state.mutation import Mutation, Op, new_id
+from core.state.mutation import Mutation, Op, new_id, revert_id
 from core.state.mutation_log import LogRecord, MutationLog
 from core.state.scripts import server_ms
 
@@ -50,13 +49,6 @@ class Revert:
     correlation_id: str | None = None
     scan: int | None = None  # the newest log records to look in (None: all of them)
     timed: bool = False  # the deadline of a change made for a while (``actor``: the timer)
-
-
-def revert_id(mutation_id: str) -> str:
-    """The revert's own mutation id, the same for every attempt: it commits once."""
-    if len(mutation_id) <= 100:
-        return f"revert-{mutation_id}"
-    return "revert-" + hashlib.blake2s(mutation_id.encode(), digest_size=16).hexdigest()
 
 
 def revert(gateway: MutationGateway, request: Revert) -> Outcome:

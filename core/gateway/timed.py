@@ -16,6 +16,9 @@ since (a later write moved the key past the version it made) is not reverted: th
 path refuses it as a conflict, which the decision log keeps with the reason. Either way
 the entry leaves the set; one whose revert could not be sent at all (Redis away) stays,
 and is tried again at the next sweep.
+
+``timed_change`` says where a change for a while stands (its revert waiting, made, or
+refused), for every place that shows it (``StateStore.timed`` says it of entries).
 """
 
 from __future__ import annotations
@@ -25,15 +28,18 @@ from typing import TYPE_CHECKING
 
 from core.gateway.outcome import Outcome
 from core.gateway.reverts import Revert, revert
+from core.moments import TimedChange
 from core.state.actor import Actor, ActorKind
 from core.state.commit_result import Committed
+from core.state.mutation import revert_id
 from core.state.scripts import server_ms
 from core.state.store import StateStore
+from core.state.streams import stream_ms
 
 if TYPE_CHECKING:
     from core.gateway.mutation_gateway import MutationGateway
 
-__all__ = ["TIMER", "revert_due"]
+__all__ = ["TIMER", "revert_due", "timed_change"]
 
 log = logging.getLogger("deliberate.gateway")
 
@@ -67,3 +73,17 @@ def _dealt_with(store: StateStore, mutation_id: str, outcome: Outcome) -> int:
     # refused (written over since, or gone from the log): the decision log has why
     log.info("timed revert of %s not made: %s", mutation_id, getattr(outcome, "message", ""))
     return 0
+
+
+def timed_change(store: StateStore, mutation_id: str, deadline_ms: int) -> TimedChange:
+    """Where the change ``mutation_id`` (committed for a while, due at ``deadline_ms``)
+    stands: in the ``timed`` set, its revert waits; else its revert's idempotency record
+    says when it committed; else it was refused (or is older than that record, 7 days)."""
+    by = revert_id(mutation_id)
+    waiting = store.reverts_at([mutation_id]).get(mutation_id)
+    if waiting is not None:
+        return TimedChange(mutation_id, waiting, by)
+    first = store.redis.get(store.keys.idempotency(by))
+    if first is not None:
+        return TimedChange(mutation_id, stream_ms(str(first).partition("\n")[0]), by, "reverted")
+    return TimedChange(mutation_id, deadline_ms, by, "refused")

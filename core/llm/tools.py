@@ -204,6 +204,8 @@ class AgentTools:
                 value="" if secret else _editable(outcome.proposal.current_value),
                 editable=mutation.op is not Op.DELETE,
                 break_glass=None if glass is None else glass.role,
+                expires_at=outcome.proposal.expires_at,
+                for_sec=outcome.proposal.mutation.for_sec,
             )
         return ToolResult(name, outcome.name != "rejected", summary, proposal, outcome)
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from core.deliberation import sentences as say
 from core.deliberation.memory import ProposalRef
 from core.deliberation.messages import OutcomeNote
-from core.gateway.durations import until_text
 from core.gateway.edits import MAX_EDIT_CHARS, value_text
 from core.gateway.outcome import (
     SECRET,
@@ -19,6 +18,7 @@ from core.gateway.outcome import (
     expired_message,
 )
 from core.gateway.policy import Policy
+from core.moments import utc_text
 from core.state.actor import Actor
 from core.state.commit_result import Committed, Rejected, RejectReason
 from core.state.mutation import Op
@@ -50,7 +50,7 @@ def note_for(
     if isinstance(outcome, Committed):
         shown = SECRET if secret and m.value is not None else m.value
         reverts = outcome.reverts_at
-        until = None if reverts is None else until_text(reverts)
+        until = None if reverts is None else utc_text(reverts)
         message = say.committed(m.op.value, m.key, shown, outcome.version, outcome.duplicate, until)
         glass = m.meta.get("breakGlass")
         if isinstance(glass, dict):
@@ -64,6 +64,7 @@ def note_for(
             duplicate=outcome.duplicate,
             by=str(m.actor),
             mutation_id=m.id,
+            reverts_at=reverts,
         )
     if isinstance(outcome, Pending):
         p = outcome.proposal
@@ -80,6 +81,8 @@ def note_for(
             editable=m.op is not Op.DELETE,
             revision=p.revision,
             break_glass=glass_role,
+            expires_at=p.expires_at,
+            for_sec=m.for_sec,
         )
         return OutcomeNote(outcome="pending", message=message, key=m.key, waiting=waiting)
     assert isinstance(outcome, Rejected)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
 from enum import StrEnum
@@ -16,7 +17,7 @@ from core.state.actor import Actor
 from core.state.keys import validate_state_key
 from core.state.value_json import MAX_DEPTH, dumps, nesting
 
-__all__ = ["MAX_TTL_SEC", "Mutation", "Op", "new_id", "whole_ms"]
+__all__ = ["MAX_TTL_SEC", "Mutation", "Op", "new_id", "revert_id", "whole_ms"]
 
 
 class _Ids:
@@ -36,6 +37,14 @@ class _Ids:
 
 
 _ids = _Ids()
+
+
+def revert_id(mutation_id: str) -> str:
+    """The mutation id of the revert of ``mutation_id``, the same for every attempt: it
+    commits once (``core/gateway/reverts.py``)."""
+    if len(mutation_id) <= 100:
+        return f"revert-{mutation_id}"
+    return "revert-" + hashlib.blake2s(mutation_id.encode(), digest_size=16).hexdigest()
 
 
 def new_id() -> str:

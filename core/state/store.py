@@ -6,6 +6,7 @@ through the MutationGateway, which applies policy first.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +14,7 @@ from pydantic import JsonValue
 from redis.exceptions import NoScriptError
 
 from core.errors import StoreError
+from core.moments import TimedChange
 from core.redis_client import INTERRUPTED, interrupted, resend, shard_of
 from core.state.codec import UnreadableEntry, entry_from_fields, entry_meta, readable_entry
 from core.state.commit_result import Committed, FirstCommit, Rejected, RejectReason, first_result
@@ -28,7 +30,7 @@ from core.state.limits import (
     Durability,
     NotReplicated,
 )
-from core.state.mutation import Mutation, Op, whole_ms
+from core.state.mutation import Mutation, Op, revert_id, whole_ms
 from core.state.scripts import TIME_LUA, commit_script, read_script, time_ms
 from core.state.streams import stream_rows
 from core.state.value_json import MAX_BYTES, dumps
@@ -108,6 +110,21 @@ class StateStore:
             return {}
         scores = self.redis.zmscore(self.keys.timed, mutation_ids)
         return {m: int(s) for m, s in zip(mutation_ids, scores, strict=True) if s is not None}
+
+    def timed(self, entries: Iterable[Entry]) -> dict[str, TimedChange]:
+        """By key, each of ``entries`` set by a change whose revert waits (``reverts_at``),
+        and each a timed revert wrote (its own mutation, ``reverted`` at the entry's time)."""
+        found: dict[str, TimedChange] = {}
+        setters: dict[str, str] = {}
+        for entry in entries:
+            made, undone = entry.meta.get("mutationId"), entry.meta.get("reverts")
+            if entry.meta.get("timed") and isinstance(undone, str) and isinstance(made, str):
+                found[entry.key] = TimedChange(undone, entry.updated_at, made, "reverted")
+            elif isinstance(made, str):
+                setters[made] = entry.key
+        for mutation_id, at in self.reverts_at(list(setters)).items():
+            found[setters[mutation_id]] = TimedChange(mutation_id, at, revert_id(mutation_id))
+        return found
 
     def committed(self, mutation_id: str, request: Mutation | None = None) -> Committed | None:
         """The first result of the mutation with this id, as committing it again would answer

@@ -14,6 +14,8 @@ from redis import Redis
 from bot.answers import HELP, KEY_SCAN, answer
 from bot.app import App, build_app
 from core.gateway.outcome import Pending
+from core.gateway.timed import revert_due
+from core.state.commit_result import Committed
 from tests.bot.test_console_lifecycle import approval_config
 from tests.factories import actor, mutation
 
@@ -128,7 +130,7 @@ def test_pending_lists_each_proposal_and_whom_it_awaits_with_secrets_hidden(
     assert lines[0] == "2 waiting, soonest deadline first:"
     assert lines[1] == f"{secret.proposal.id}  set secret.stream-key = (secret)"
     assert re.fullmatch(
-        r"  proposed and requested by admin:root, \d+s ago; deadline .+ UTC", lines[2]
+        r"  proposed and requested by admin:root, \d+s ago; expires at .+ UTC \(in 24 h\)", lines[2]
     )
     assert lines[3:5] == [
         "  approvals 1 of 2 (admin:ada)",
@@ -140,3 +142,19 @@ def test_pending_lists_each_proposal_and_whom_it_awaits_with_secrets_hidden(
         "  awaits 1 more approval by a user, moderator or admin",
     ]
     assert answer(app, "PENDING") == said
+
+
+def test_state_says_when_a_change_for_a_while_reverts_and_by_which_mutation(app: App) -> None:
+    app.store.commit(mutation("set", "decision.db", "pg"))
+    timed = app.gateway.propose(mutation("set", "decision.db", "mysql", "user:al", for_sec=1800))
+    assert isinstance(timed, Committed) and timed.reverts_at is not None
+    [line] = answer(app, "state decision.").splitlines()
+    assert re.fullmatch(
+        r'decision.db = "?mysql"?  \(v2, user:al\); reverts at \d{4}-\d\d-\d\d '
+        rf"\d\d:\d\d:\d\d UTC \(in 30 min\) by revert-{timed.mutation.id}",
+        line,
+    ), line
+    assert revert_due(app.gateway, now_ms=timed.reverts_at) == 1
+    [line] = answer(app, "state decision.").splitlines()
+    assert "reverts at" not in line and "reverted at " in line
+    assert line.endswith(f"by revert-{timed.mutation.id}")

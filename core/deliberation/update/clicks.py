@@ -282,7 +282,8 @@ def on_done(settings: LoopSettings, model: Session, msg: ActionDone) -> tuple[Se
         back = _undecided(model, state, click.target_id)
         if back is not None:  # the candidate Use this decided is on the table again
             model, state, undo = back[0], back[1], []
-    return show(settings, model, state, click.correlation_id, ViewKind.OUTCOME, text, undo)
+    reverts = note.reverts_at if note.outcome == "committed" else None
+    return show(settings, model, state, click.correlation_id, ViewKind.OUTCOME, text, undo, reverts)
 
 
 def _undecided(

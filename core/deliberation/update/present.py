@@ -3,7 +3,7 @@ state and the view shown (``show``), or the turn handed to the responder (``turn
 
 from __future__ import annotations
 
-from core.deliberation.actions import Task
+from core.deliberation.actions import PROPOSAL_ACTIONS, Task
 from core.deliberation.beat_evaluator import EvaluationResult, evaluate, nudge_text
 from core.deliberation.commands import Cmd, LogEvaluation, Show
 from core.deliberation.memory import Candidate, InteractionState
@@ -36,12 +36,17 @@ def show(
     kind: ViewKind,
     text: str,
     extra: list[Button] | None = None,
+    reverts_at: int | None = None,
 ) -> tuple[Session, list[Cmd]]:
     """Evaluate the beats on ``state``, keep the mode they set, and show the view (with the
-    ``extra`` buttons after the beats' own: an "Undo")."""
+    ``extra`` buttons after the beats' own: an "Undo"; ``reverts_at``: when the change it
+    says was committed reverts by itself), with the deadlines of the proposal whose buttons
+    it carries."""
     result = evaluate(state, settings.beats)
     state = state.model_copy(update={"mode": result.mode})
     buttons = buttons_for(result, state, settings.actions) + (extra or [])
+    shown = {b.target_id for b in buttons if b.action in PROPOSAL_ACTIONS}
+    proposal = next((p for p in state.pending_proposals if p.id in shown), None)
     view = View(
         session_id=model.id,
         correlation_id=correlation_id,
@@ -53,6 +58,9 @@ def show(
         fired=result.fired,
         candidate=state.candidate,
         decides=decision_key(settings.keys, state),
+        expires_at=None if proposal is None else proposal.expires_at,
+        lasts_sec=None if proposal is None else proposal.for_sec,
+        reverts_at=reverts_at,
     )
     return model.with_interaction(state), [LogEvaluation(result, correlation_id), Show(view)]
 

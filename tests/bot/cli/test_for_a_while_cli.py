@@ -1,7 +1,9 @@
 """``deliberate state set KEY VALUE --for 30m``: a change for a while, through the real CLI
-on a real Redis. Its deadline shows in ``state get``/``list``, the write's answer, ``log``,
-``trace`` and ``proposals``; the worker's sweep reverts it then (the sweep is told a moment
-past the deadline instead of waiting for it); a bad duration is a usage error."""
+on a real Redis. Its deadline (in UTC, how far off, and the mutation that reverts it) shows
+in ``state get``/``list``, the write's answer, ``log``, ``trace`` and ``proposals``; the
+worker's sweep reverts it then (the sweep is told a moment past the deadline instead of
+waiting for it), after which the key shows as reverted, by that mutation, not as timed; a
+bad duration is a usage error."""
 
 from __future__ import annotations
 
@@ -16,12 +18,13 @@ from bot.app import build_app
 from bot.cli.worker import schedule
 from core.gateway.outcome import Pending
 from core.gateway.timed import revert_due
+from core.state.scripts import server_ms
 from tests.bot.cli.process import run
 from tests.conftest import write_config
 from tests.factories import actor, mutation
 from tests.rules.rig import config_text, make_rig
 
-WHEN = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ"
+WHEN = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC"
 
 
 def test_set_for_a_while_shows_its_deadline_then_reverts(
@@ -32,28 +35,45 @@ def test_set_for_a_while_shows_its_deadline_then_reverts(
         capsys, workspace, "state", "set", "decision.db", "mysql", "--actor", "user:al",
         "--for", "30m",
     )  # fmt: skip
-    assert code == 0 and re.search(rf'decision.db = "mysql" .*\) \(reverts at {WHEN}\)', out)
-    code, out, _ = run(capsys, workspace, "state", "get", "decision.db")
-    assert code == 0 and re.search(rf"\(v2, user:al, .*\) \(reverts at {WHEN}\)$", out.strip())
+    by = r"by revert-[0-9a-f]+"
+    assert code == 0 and re.search(
+        rf'decision.db = "mysql" .*\); reverts at {WHEN} \(in 30 min\) {by}$', out.strip()
+    )
     code, out, _ = run(capsys, workspace, "state", "get", "decision.db", "--json")
     entry = json.loads(out)
+    made = entry["meta"]["mutationId"]
     assert entry["revertsAt"] == entry["updatedAt"] + 1_800_000
+    assert entry["revertedBy"] == f"revert-{made}"
+    code, out, _ = run(capsys, workspace, "state", "get", "decision.db")
+    assert code == 0 and re.search(
+        rf"\(v2, user:al, .*\); reverts at {WHEN} \(in 30 min\) by revert-{made}$", out.strip()
+    )
     code, out, _ = run(capsys, workspace, "state", "list", "decision.")
-    assert "(reverts at " in out
+    assert "; reverts at " in out and f"by revert-{made}" in out
     code, out, _ = run(capsys, workspace, "log")
-    assert re.search(rf"for 1800s, reverts at {WHEN}", out)
+    assert re.search(rf"for 1800s, reverts at {WHEN} by revert-{made}", out)
 
     app = build_app(workspace, client=redis_client)
     assert revert_due(app.gateway, now_ms=entry["revertsAt"]) == 1
     code, out, _ = run(capsys, workspace, "state", "get", "decision.db")
     assert code == 0 and '"pg"' in out and "reverts at" not in out
+    assert re.search(rf"; reverted at {WHEN} \((?:\d+ s ago|now)\) by revert-{made}$", out.strip())
+    code, out, _ = run(capsys, workspace, "state", "get", "decision.db", "--json")
+    assert json.loads(out)["revertOf"] == made and "revertsAt" not in json.loads(out)
     code, out, _ = run(capsys, workspace, "log")
     # both mutations are on the log: the change for a while, then its timed revert
     lines = [line for line in out.splitlines() if "decision.db" in line]
     assert len(lines) == 3 and "timed revert of" in lines[-1]
     code, out, _ = run(capsys, workspace, "trace", entry["meta"]["correlationId"])
-    assert code == 0 and re.search(rf"for a while: reverts at {WHEN}", out)
+    assert code == 0 and re.search(rf"for a while: reverts at {WHEN} by revert-{made}", out)
     assert "timed revert of " + entry["meta"]["mutationId"] in out  # the same story
+    # and where it stands now: reverted, when, by which mutation
+    assert re.search(
+        rf"^now: decision.db \(mutation {made}\): reverted at {WHEN} \(.+\) "
+        rf"by revert-{made}$",
+        out,
+        re.M,
+    )
 
 
 def test_delete_for_a_while_comes_back(
@@ -94,10 +114,23 @@ def test_proposals_show_how_long_a_change_lasts(
     asked = team.gateway.propose(mutation("set", "banner.top", "live", "user:al"))
     assert isinstance(asked, Pending)
     code, out, _ = run(capsys, workspace, "--config", config, "proposals")
-    assert code == 0 and "for 30m once applied, then reverts" in out
+    assert code == 0 and "; reverts by itself 30m after it is applied" in out
     team.gateway.apply_proposal(asked.proposal.id, actor("user:bo"))  # as a click does
     code, out, _ = run(capsys, workspace, "--config", config, "proposals", "--all")
-    assert code == 0 and re.search(r"applied by user:bo .*for a while: reverts at ", out)
+    applied = team.gateway.proposals.get(asked.proposal.id)
+    assert applied is not None and applied.committed is not None
+    made = applied.committed.mutation.id
+    assert code == 0 and re.search(rf"; reverts at {WHEN} \(in 30 min\) by revert-{made}\n", out)
+    assert "applied by user:bo" in out
+    # the sweep reverts it: said as done, when, by which mutation
+    assert (
+        revert_due(
+            team.gateway, now_ms=server_ms(redis_client, team.store.keys.versions) + 1_800_000
+        )
+        == 1
+    )
+    code, out, _ = run(capsys, workspace, "--config", config, "proposals", "--all")
+    assert code == 0 and re.search(rf"; reverted at {WHEN} \(.+\) by revert-{made}\n", out)
 
 
 def test_the_worker_reverts_a_due_change_at_its_next_pass(

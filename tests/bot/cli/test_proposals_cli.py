@@ -30,7 +30,8 @@ RULE = """
       - mutate: {op: set, key: "test.last", value: "{{ mutation.key }}"}
 """
 BOB, CAROL = actor("user:bob"), actor("user:carol")
-DEADLINE = r"\d{4}-\d\d-\d\d \d\d:\d\d UTC"
+DEADLINE = r"\d{4}-\d\d-\d\d \d\d:\d\d UTC"  # when it was resolved
+MOMENT = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC"  # a deadline (``core.moments``)
 
 
 def lifecycle_config(tmp_path: Path, approval: str) -> str:
@@ -87,7 +88,7 @@ def test_proposals_lists_what_waits_and_for_whom(
     first, made, approvals, awaits = shown[db]
     assert first == f"{db}  set decision.db = postgres"
     assert re.fullmatch(
-        rf"  proposed and requested by user:al, \d+s ago; deadline {DEADLINE}", made
+        rf"  proposed and requested by user:al, \d+s ago; expires at {MOMENT} \(in 24 h\)", made
     )
     assert approvals == "  approvals 1 of 2 (user:bob); four eyes"
     assert awaits == (
@@ -130,7 +131,8 @@ def test_proposals_all_says_who_resolved_each_and_why(
         rf"  applied by user:carol at {DEADLINE} \(v1, mutation apply-{db}\)", shown[db][3]
     )
     assert re.fullmatch(
-        rf"  expired at {DEADLINE}: nobody applied it in time", shown[late.proposal.id][3]
+        rf"  expired at {MOMENT} \((now|\d+ s ago)\): nobody applied it in time",
+        shown[late.proposal.id][3],
     )
 
 
@@ -243,7 +245,7 @@ def test_trace_of_a_proposal_shows_its_life_from_the_proposal_to_the_rules(
     steps = lines[4:]
     assert (
         f"set decision.db by agent:llm as proposal {pid}: awaits a person with the right "
-        "role; deadline " in steps[0]
+        "role; expires at " in steps[0]
     )
     assert steps[1].endswith(
         "set decision.db: approved by user:bob (1 of 2); awaits 1 more approval"

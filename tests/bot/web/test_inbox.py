@@ -59,7 +59,7 @@ def test_the_pending_proposal_shows_with_deadline_approvals_and_quorum(site: Sit
         page = member.get(f"/w/{site.app.store.workspace}/inbox").text
     assert f'data-proposal="{pid}"' in page
     assert "set scene.name = BRB" in page and "agent:assistant" in page
-    assert "approvals 0 of 1" in page and "Deadline 20" in page
+    assert "approvals 0 of 1" in page and "Expires at 20" in page and "(in 24 h)" in page
     assert "the group asked" in page
     assert "awaits 1 more approval by a moderator or admin" in page
 

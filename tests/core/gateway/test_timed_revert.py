@@ -16,7 +16,7 @@ from bot.app import App, build_app
 from core.gateway.durations import duration_sec, duration_text
 from core.gateway.outcome import Pending
 from core.gateway.reverts import revert_id
-from core.gateway.timed import TIMER, revert_due
+from core.gateway.timed import TIMER, revert_due, timed_change
 from core.runtime.outcome_notes import note_for
 from core.state.commit_result import Committed, Rejected
 from core.state.compaction import Compactor, Retention
@@ -197,3 +197,30 @@ def test_compaction_keeps_the_record_a_timed_revert_needs(app: App) -> None:
     assert app.store.get("decision.kept").value == "a"  # type: ignore[union-attr]
     # reverted: nothing holds the record back any more
     assert Compactor(app.store, Retention(keep_records=1)).run().held_back is None
+
+
+def test_where_a_change_for_a_while_stands_waiting_reverted_or_refused(app: App) -> None:
+    commit(app, "decision.a", "x")
+    kept = commit(app, "decision.a", "y", for_sec=60)
+    commit(app, "decision.b", "x")
+    over = commit(app, "decision.b", "y", for_sec=60)
+    assert kept.reverts_at is not None and over.reverts_at is not None
+    waiting = timed_change(app.store, kept.request.id, kept.reverts_at)
+    assert (waiting.state, waiting.at, waiting.by) == (
+        "waiting",
+        kept.reverts_at,
+        revert_id(kept.request.id),
+    )
+    [entry] = app.store.entries("decision.a")
+    assert app.store.timed([entry]) == {"decision.a": waiting}
+
+    commit(app, "decision.b", "z", who="user:bo")  # written over: its revert is refused
+    assert revert_due(app.gateway, now_ms=over.reverts_at) == 1  # decision.a's alone
+    done = timed_change(app.store, kept.request.id, kept.reverts_at)
+    back = app.store.get("decision.a")
+    assert back is not None and done.state == "reverted" and done.at == back.updated_at
+    # the entry the timed revert wrote says so, by that revert: not as still timed
+    assert app.store.timed([back]) == {"decision.a": done}
+    refused = timed_change(app.store, over.request.id, over.reverts_at)
+    assert (refused.state, refused.at) == ("refused", over.reverts_at)
+    assert app.store.timed(app.store.entries("decision.b")) == {}  # "z", for good
