@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 from pydantic import JsonValue
 
-from bot.deadlines import deadlines_of
 from bot.explain import (
     evaluation_line,
     last_change,
@@ -19,6 +18,7 @@ from bot.explain import (
     proposal_lines,
     unsearched,
 )
+from bot.shown.deadlines import deadlines_of
 from core.deliberation.sentences import short
 from core.gateway.outcome import SECRET
 from core.state.codec import UnreadableEntry

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import JsonValue
 
 from bot.cli.render import json_line, rule_step, rule_verdict
-from bot.deadlines import ProposalDeadlines
+from bot.shown.deadlines import ProposalDeadlines
 from core.gateway.outcome import SECRET, Proposal, ProposalStatus, denials_note, utc_minute
 from core.state.actor import ActorKind
 from core.state.mutation import Mutation
@@ -187,7 +187,7 @@ def proposal_lines(
     policy: Policy, proposal: Proposal, deadlines: ProposalDeadlines, *, reveal: bool = True
 ) -> list[str]:
     """A proposal as people read it, in three lines or four: its id and what it would do;
-    who proposed it, for whom, how long ago, and its deadlines (``bot.deadlines``): until
+    who proposed it, for whom, how long ago, and its deadlines (``bot.shown.deadlines``): until
     when, its escalation, its revert; its approvals so far; whom it awaits, or what became
     of it."""
     p = proposal

@@ -304,8 +304,8 @@ def _write(app: App, args: argparse.Namespace) -> int:
 
 
 def _proposals(app: App, args: argparse.Namespace) -> int:
-    from bot.deadlines import deadlines_of
     from bot.explain import awaiting, proposal_lines
+    from bot.shown.deadlines import deadlines_of
     from core.gateway.outcome import ProposalStatus
 
     if args.break_glass or args.reviewed:

@@ -27,8 +27,8 @@ from bot.cli.render import (
     rule_verdict,
     step_label,
 )
-from bot.deadlines import deadlines_of, timed_steps
 from bot.explain import masked_record, proposal_lines
+from bot.shown.deadlines import deadlines_of, timed_steps
 from core.state.mutation_log import LogRecord, UnreadableRecord
 from core.state.scripts import server_ms
 from core.state.streams import Row, stream_ms

@@ -6,7 +6,7 @@
   trace`` finds it (``bot.cli.trace.steps_of``), drawn as a timeline: the offset from the
   first step, what the step was, one line, and the step's record under it; above it, the
   proposal's deadlines, and where each change for a while it shows stands now
-  (``bot.deadlines``). What one look may cost is bounded (``bot.web.trace_limits``).
+  (``bot.shown.deadlines``). What one look may cost is bounded (``bot.web.trace_limits``).
 - **Rules**: each rule with its newest evaluations (fired, skipped and why, waiting, cut,
   failed steps), 20 each (``?per_rule=N`` for more, up to what the history keeps).
 
@@ -23,7 +23,7 @@ from flask import Blueprint, abort, render_template, request
 from bot.app import App
 from bot.cli.render import step_label
 from bot.cli.trace import describe, steps_of
-from bot.deadlines import deadlines_of, timed_steps
+from bot.shown.deadlines import deadlines_of, timed_steps
 from bot.web.context import person, web, workspace_app
 from bot.web.formats import MASK
 from bot.web.log_query import PAGE, LogFilter, read_page

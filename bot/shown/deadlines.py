@@ -12,10 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from bot.shown.escalation import escalated_at
 from core.gateway.outcome import Proposal, ProposalStatus
 from core.gateway.timed import timed_change
 from core.moments import TimedChange, escalation_phrase, expiry_phrase, lasting_phrase
+
+from .escalation import escalated_at
 
 if TYPE_CHECKING:
     from bot.app import App
