@@ -137,17 +137,31 @@ def test_the_shipped_rule_announces_it(
     ]
     assert code == 0 and report["held"]
     assert report["steps"][0]["skipped"] == "DELIBERATE_BREAKGLASS_CHANNEL is not set"
+    assert report["steps"][1]["skipped"] == "DELIBERATE_BREAKGLASS_DISCORD_CHANNEL is not set"
     monkeypatch.setenv("DELIBERATE_BREAKGLASS_CHANNEL", "C0GLASS")
     code, out, _ = cli(capsys, workspace, config, *argv, json.dumps(GLASS))
     (report,) = [
         r for r in map(json.loads, out.splitlines()) if r["rule"] == "announce_break_glass"
     ]
-    (step,) = report["steps"]
+    step, discord = report["steps"]
+    assert "skipped" in discord  # (its own channel: a Slack one means nothing there)
     assert step["action"] == "slack.postMessage" and "skipped" not in step
     assert step["args"]["text"] == (
         "Break-glass by moderator:mo: set ops.mode (v0), skipping approval. Reason: db on fire. "
         "Review it: deliberate proposals --break-glass, then --reviewed m-glass"
     )
+    # on Discord too; the step pings no one (its connector also escapes what the template
+    # puts in: tests/connectors), whatever the reason says
+    monkeypatch.setenv("DELIBERATE_BREAKGLASS_DISCORD_CHANNEL", "123456789012345678")
+    loud = {**GLASS, "meta": {"breakGlass": {"by": "moderator:mo", "reason": "@everyone now"}}}
+    code, out, _ = cli(capsys, workspace, config, *argv, json.dumps(loud))
+    (report,) = [
+        r for r in map(json.loads, out.splitlines()) if r["rule"] == "announce_break_glass"
+    ]
+    discord = report["steps"][1]
+    assert discord["action"] == "discord.sendMessage" and "skipped" not in discord
+    assert discord["args"].get("mentions", []) == []
+    assert "Reason: @everyone now." in discord["args"]["content"]
     plain = {k: v for k, v in GLASS.items() if k != "meta"}
     code, out, _ = cli(capsys, workspace, config, *argv, json.dumps(plain))
     (report,) = [
