@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from core.runtime.stream_appends import StreamAppend
 from core.state.keys import WorkspaceKeys
 from core.state.streams import stream_ms, stream_rows
 from core.state.value_json import dumps
@@ -25,12 +26,12 @@ class TraceEvents:
         self.keys = WorkspaceKeys(workspace)
 
     def append(self, correlation_id: str, session_id: str, event: str, data: Any) -> None:
-        self.redis.xadd(
-            self.keys.trace,
-            {"corr": correlation_id, "session": session_id, "event": event, "data": dumps(data)},
-            maxlen=KEEP,
-            approximate=True,
-        )
+        self.row(correlation_id, session_id, event, data).send(self.redis)
+
+    def row(self, correlation_id: str, session_id: str, event: str, data: Any) -> StreamAppend:
+        """The row ``append`` writes, to be written with something else."""
+        fields = {"corr": correlation_id, "session": session_id, "event": event}
+        return StreamAppend(self.keys.trace, fields | {"data": dumps(data)}, KEEP)
 
     def for_correlation(self, correlation_id: str, scan: int = 5000) -> list[dict[str, Any]]:
         """The events of one turn or click, oldest first (among the newest ``scan``)."""
