@@ -7,9 +7,10 @@ render and the outcomes of commits.
 A send reads the session once; each message's save (one script, ``sessions``) carries the
 message's trace row and the transcript lines and beat evaluations its update asked for, and
 checks that nobody saved meanwhile, so the next message starts from what was saved without
-reading it again. A turn takes four Redis round trips (a read, three saves), a "Use this"
-click four (a read, two saves, the gateway's commit between them); a model's calls add their
-audit rows, written to the trace as each call ends.
+reading it again; the audit rows of the model calls made meanwhile go with it too. A turn
+takes four Redis round trips (a read, three saves), a "Use this" click four (a read, two
+saves, the gateway's commit between them); only what the model's tools ask of the gateway
+adds to a turn.
 
 Each Redis call the runtime makes (the session and its rows; a commit in the store itself)
 is made again when Redis cuts it off (a failover, a restart), for as long as a commit may be
@@ -21,10 +22,11 @@ It counts each turn people take, and the act its classifier read (``core.metrics
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import TypeVar
 
@@ -92,9 +94,11 @@ T = TypeVar("T")
 
 @dataclass
 class Held:
-    """The session as this send last read or saved it (None: not yet read)."""
+    """The session as this send last read or saved it (None: not yet read), and the trace
+    rows its next save writes (the audits of the model calls made since the last one)."""
 
     session: Session | None = None
+    rows: list[StreamAppend] = field(default_factory=list)
 
 
 class Runtime:
@@ -131,18 +135,29 @@ class Runtime:
         sent: list[tuple[str, str]] = []  # (what, mutation id) of each commit sent so far
         queue: deque[Msg] = deque([msg])
         held = Held()
-        try:
-            while queue:
-                for cmd in self._update(session_id, queue.popleft(), held):
-                    follow = self._run(session_id, cmd, events, sent)
-                    if follow is not None:
-                        queue.append(follow)
-        except INTERRUPTED as error:
-            if not sent or not interrupted(error):
-                raise
-            what, mutation_id = sent[-1]
-            raise CommitUnconfirmed(what, mutation_id, self._budget, error) from error
+        with self.trace.held() as held.rows:  # (a model call's audit: saved with what follows)
+            try:
+                while queue:
+                    for cmd in self._update(session_id, queue.popleft(), held):
+                        follow = self._run(session_id, cmd, events, sent)
+                        if follow is not None:
+                            queue.append(follow)
+            except BaseException as error:
+                self._unheld(held)
+                if not sent or not isinstance(error, INTERRUPTED) or not interrupted(error):
+                    raise
+                what, mutation_id = sent[-1]
+                raise CommitUnconfirmed(what, mutation_id, self._budget, error) from error
         return events
+
+    def _unheld(self, held: Held) -> None:
+        """The trace rows no save took (the send stopped first: a model call's audit, a
+        message whose update failed), written if Redis answers at once (the send's error
+        is what the caller hears)."""
+        rows, held.rows[:] = list(held.rows), []
+        with contextlib.suppress(*INTERRUPTED):
+            for row in rows:
+                row.send(self.trace.redis)
 
     @property
     def _budget(self) -> float:
@@ -176,13 +191,13 @@ class Runtime:
         session = held.session
         if session is None:
             session = self._patiently(partial(self.sessions.load, session_id))
-        always = [trace]  # (the trace keeps every message, also when the save must wait)
+        # (the trace keeps every message, also when the save must wait)
+        always, held.rows[:] = [*held.rows, trace], []
         for _ in range(attempts):
             try:
                 changed, cmds = self.loop.update(session, msg)
             except Exception:
-                if always:  # the message is on the trace, whatever became of it
-                    self._patiently(partial(trace.send, self.trace.redis))
+                held.rows[:] = always  # the message is on the trace, whatever became of it
                 raise
             rows, rest = self._rows(session_id, cmds)
             if not always and not rows and changed == session:

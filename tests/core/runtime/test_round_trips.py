@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
 
+import openai
 import pytest
 from redis import Redis
 
@@ -22,6 +23,7 @@ from bot.cli.trace import collect
 from core.deliberation.actions import ActionType
 from core.deliberation.messages import ActionClicked, UserSaid
 from core.deliberation.view import View
+from core.llm.chat import ChatModel
 from core.redis_client import RedisClient, resend
 from core.runtime.runner import Event, OutcomeEvent, Runtime
 from core.runtime.sessions import SAVE_LUA, SessionStore
@@ -29,6 +31,8 @@ from core.runtime.transcripts import Transcripts
 from core.state.keys import WorkspaceKeys
 from core.state.scripts import LuaScript
 from tests.factories import actor
+from tests.model_script import kind, label, output
+from tests.openai_server import OpenAIServer, Reply
 from tests.polling import wait_for
 from tests.reads import transcript
 from tests.round_trips import Trips, counting_copy
@@ -161,6 +165,36 @@ def test_a_turn_keeps_its_streams_capped_and_timed(counted: tuple[App, Trips]) -
     ]
     steps = [s["event"] for s in collect(app, view.correlation_id)]
     assert steps == ["user_said", "classified", "assistant_replied", "beats"]
+
+
+def answer(request: dict[str, Any]) -> Reply:
+    if kind(request) == "classify":
+        return label("brainstorm")
+    return output("A rooftop launch party?", "Rooftop launch party", summary="launch party")
+
+
+def test_a_turn_with_a_model_saves_its_calls_audits_with_the_session(
+    counted: tuple[App, Trips], openai_server: OpenAIServer
+) -> None:
+    """Each model call's audit row goes to the trace with the next save (where its message
+    follows it), not in a round trip of its own."""
+    app, trips = counted
+    openai_server.answer_with = answer
+    model = openai.OpenAI(api_key="k", base_url=openai_server.base_url, max_retries=0)
+    runtime = app.runtime(ChatModel(model, "test-model", timeout_sec=5))
+    with trips.counting():
+        view = say(runtime, "what if the launch party was a rooftop thing")
+    assert trips.count <= MOST and view.candidate is not None
+    assert len(openai_server.requests) == 2
+    steps = [(s["event"], s["data"].get("purpose")) for s in collect(app, view.correlation_id)]
+    assert steps == [
+        ("user_said", None),
+        ("llm.call", "classify"),
+        ("classified", None),
+        ("llm.call", "generate"),
+        ("assistant_replied", None),
+        ("beats", None),
+    ]
 
 
 class Interleaved(Redis):
