@@ -7,6 +7,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from core.deliberation.beat_evaluator import EvaluationResult
+from core.runtime.stream_appends import StreamAppend
 from core.state.keys import WorkspaceKeys
 from core.state.streams import stream_ms, stream_rows
 
@@ -24,17 +25,13 @@ class BeatHistory:
         self.keys = WorkspaceKeys(workspace)
 
     def append(self, session_id: str, correlation_id: str, result: EvaluationResult) -> str:
-        return str(
-            self.redis.xadd(
-                self.keys.beat_history,
-                {
-                    "session": session_id,
-                    "correlation_id": correlation_id,
-                    "evaluation": result.model_dump_json(),
-                },
-                maxlen=KEEP,
-                approximate=True,
-            )
+        return self.row(session_id, correlation_id, result).send(self.redis)
+
+    def row(self, session_id: str, correlation_id: str, result: EvaluationResult) -> StreamAppend:
+        """The row ``append`` writes, to be written with something else."""
+        fields = {"session": session_id, "correlation_id": correlation_id}
+        return StreamAppend(
+            self.keys.beat_history, fields | {"evaluation": result.model_dump_json()}, KEEP
         )
 
     def for_correlation(self, correlation_id: str, scan: int = 1000) -> list[dict[str, Any]]:

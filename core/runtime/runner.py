@@ -4,9 +4,17 @@ what the other writer saved, so no turn is lost), then runs the commands and fee
 results back as messages until none is left. What adapters get back are events: views to
 render and the outcomes of commits.
 
-Each Redis call the runtime makes (the trace, the session, transcripts, beat history; a
-commit in the store itself) is made again when Redis cuts it off (a failover, a restart), for
-as long as a commit may be resent (``store.commit_retry_sec``). When that runs out after a
+A send reads the session once; each message's save (one script, ``sessions``) carries the
+message's trace row and the transcript lines and beat evaluations its update asked for, and
+checks that nobody saved meanwhile, so the next message starts from what was saved without
+reading it again; the audit rows of the model calls made meanwhile go with it too. A turn
+takes four Redis round trips (a read, three saves), a "Use this" click four (a read, two
+saves, the gateway's commit between them); only what the model's tools ask of the gateway
+adds to a turn.
+
+Each Redis call the runtime makes (the session and its rows; a commit in the store itself)
+is made again when Redis cuts it off (a failover, a restart), for as long as a commit may be
+resent (``store.commit_retry_sec``). When that runs out after a
 commit was sent, the caller hears ``CommitUnconfirmed`` (applied once or not at all), never a
 bare connection error that would pass for "nothing was changed".
 
@@ -14,8 +22,11 @@ It counts each turn people take, and the act its classifier read (``core.metrics
 
 from __future__ import annotations
 
+import contextlib
+import uuid
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import partial
 from typing import TypeVar
 
@@ -42,6 +53,7 @@ from core.deliberation.messages import (
     TopicSet,
     UserSaid,
 )
+from core.deliberation.session import Session
 from core.deliberation.turn import Answering
 from core.deliberation.update.loop import Loop
 from core.deliberation.view import View
@@ -57,6 +69,7 @@ from core.redis_client import INTERRUPTED, interrupted, resend
 from core.runtime.beat_history import BeatHistory
 from core.runtime.outcome_notes import discard_note, note_under
 from core.runtime.sessions import SessionStore
+from core.runtime.stream_appends import StreamAppend
 from core.runtime.trace_events import TraceEvents
 from core.runtime.transcripts import Transcripts
 from core.state.limits import CommitUnconfirmed, Unacknowledged
@@ -77,6 +90,15 @@ Event = View | OutcomeEvent
 UNDO_SCAN = 10_000  # the newest log records an "Undo" click looks in for what it undoes
 FromPeople = UserSaid | ActionClicked | TopicSet | ShowRequested  # what adapters send
 T = TypeVar("T")
+
+
+@dataclass
+class Held:
+    """The session as this send last read or saved it (None: not yet read), and the trace
+    rows its next save writes (the audits of the model calls made since the last one)."""
+
+    session: Session | None = None
+    rows: list[StreamAppend] = field(default_factory=list)
 
 
 class Runtime:
@@ -112,18 +134,30 @@ class Runtime:
         events: list[Event] = []
         sent: list[tuple[str, str]] = []  # (what, mutation id) of each commit sent so far
         queue: deque[Msg] = deque([msg])
-        try:
-            while queue:
-                for cmd in self._update(session_id, queue.popleft()):
-                    follow = self._run(session_id, cmd, events, sent)
-                    if follow is not None:
-                        queue.append(follow)
-        except INTERRUPTED as error:
-            if not sent or not interrupted(error):
-                raise
-            what, mutation_id = sent[-1]
-            raise CommitUnconfirmed(what, mutation_id, self._budget, error) from error
+        held = Held()
+        with self.trace.held() as held.rows:  # (a model call's audit: saved with what follows)
+            try:
+                while queue:
+                    for cmd in self._update(session_id, queue.popleft(), held):
+                        follow = self._run(session_id, cmd, events, sent)
+                        if follow is not None:
+                            queue.append(follow)
+            except BaseException as error:
+                self._unheld(held)
+                if not sent or not isinstance(error, INTERRUPTED) or not interrupted(error):
+                    raise
+                what, mutation_id = sent[-1]
+                raise CommitUnconfirmed(what, mutation_id, self._budget, error) from error
         return events
+
+    def _unheld(self, held: Held) -> None:
+        """The trace rows no save took (the send stopped first: a model call's audit, a
+        message whose update failed), written if Redis answers at once (the send's error
+        is what the caller hears)."""
+        rows, held.rows[:] = list(held.rows), []
+        with contextlib.suppress(*INTERRUPTED):
+            for row in rows:
+                row.send(self.trace.redis)
 
     @property
     def _budget(self) -> float:
@@ -147,22 +181,66 @@ class Runtime:
         proposal = self.gateway.proposals.get(click.target_id)
         return proposal is None or self.gateway.secrecy.is_secret(proposal.mutation.key)
 
-    def _update(self, session_id: str, msg: Msg, attempts: int = 50) -> list[Cmd]:
-        data = self._traced(msg)
-        # a trace row whose answer was lost is written again: the trace may show it twice
-        self._patiently(partial(self.trace.append, msg.correlation_id, session_id, msg.kind, data))
-        for _ in range(attempts):
+    def _update(self, session_id: str, msg: Msg, held: Held, attempts: int = 50) -> list[Cmd]:
+        """Update the session with ``msg`` and save it with the rows the update asked for and
+        the message's trace row: one round trip (two for a send's first message, whose
+        session is read first). The session saved by the previous message of this send is
+        updated without being read again: its save checks that nobody saved meanwhile, and
+        if someone did, it answers with their session, which is updated again."""
+        trace = self.trace.row(msg.correlation_id, session_id, msg.kind, self._traced(msg))
+        session = held.session
+        if session is None:
             session = self._patiently(partial(self.sessions.load, session_id))
-            changed, cmds = self.loop.update(session, msg)
-            # a save whose answer was lost fails its second run (the version moved): the
-            # session is read again, with this message's change in it, and updated again (a
-            # click is known by its id; a chat turn may be remembered twice)
-            if (
-                changed == session
-                or self._patiently(partial(self.sessions.save, changed)) is not None
-            ):
-                return cmds
+        # (the trace keeps every message, also when the save must wait)
+        always, held.rows[:] = [*held.rows, trace], []
+        for _ in range(attempts):
+            try:
+                changed, cmds = self.loop.update(session, msg)
+            except Exception:
+                held.rows[:] = always  # the message is on the trace, whatever became of it
+                raise
+            rows, rest = self._rows(session_id, cmds)
+            if not always and not rows and changed == session:
+                held.session = session  # (as fresh as a read: what the last save found)
+                return rest
+            # a save whose answer was lost is sent again with its token and answered as its
+            # first run was (unless someone saved in between: then, as for any save whose
+            # session moved meanwhile, nothing but the trace row is written, and the session
+            # found, with this message's change in it, is updated again: a click is known by
+            # its id; a chat turn may be remembered twice)
+            save = partial(
+                self.sessions.store,
+                session,
+                changed,
+                uuid.uuid4().hex,
+                [*always, *rows],
+                len(always),
+            )
+            stored = self._patiently(save)
+            always = []
+            held.session = stored.session
+            if stored.saved:
+                return rest
+            session = stored.session
         raise StoreError(f"session {session_id} kept changing during {attempts} attempts")
+
+    def _rows(self, session_id: str, cmds: list[Cmd]) -> tuple[list[StreamAppend], list[Cmd]]:
+        """The transcript lines and beat evaluations ``cmds`` ask for before any effect
+        (classify, generate, a commit), as rows to save with the session; the rest of
+        ``cmds``, to run after the save (a write asked for after an effect stays after it)."""
+        rows: list[StreamAppend] = []
+        rest: list[Cmd] = []
+        effect = False  # a command before this one acts beyond the session
+        for cmd in cmds:
+            if not effect and isinstance(cmd, Record):
+                said = (cmd.speaker, cmd.text, cmd.correlation_id)
+                rows.append(self.transcripts.line(session_id, *said))
+            elif not effect and isinstance(cmd, LogEvaluation):
+                rows.append(self.beat_history.row(session_id, cmd.correlation_id, cmd.result))
+            else:
+                effect = effect or not isinstance(cmd, Show)
+                rest.append(cmd)
+        return rows, rest
 
     def _run(
         self, session_id: str, cmd: Cmd, events: list[Event], sent: list[tuple[str, str]]

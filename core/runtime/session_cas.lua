@@ -1,16 +1,59 @@
--- session_cas.lua: save a session only if nobody saved it since it was read.
+-- session_cas.lua: save a session only if nobody saved it since it was read, and with it the
+-- stream rows its update asked for (transcript lines, beat evaluations) and the trace row of
+-- the message, all in one round trip.
 --
--- KEYS[1] session hash   {ws:<id>}:session:<session id>   fields version, data (JSON)
--- ARGV[1] the version the caller read (0: the session did not exist)
--- ARGV[2] the new session JSON (its own version field is the new version)
--- ARGV[3] time to live, milliseconds (refreshed by every save)
+-- KEYS[1]  session hash   {ws:<id>}:session:<session id>   fields version, data (JSON), token
+-- KEYS[2…] the streams the rows go to (the trace, the transcript, the beat log: the same
+--          workspace, so the same hash tag and slot)
+-- ARGV[1]  the version the caller read (0: the session did not exist)
+-- ARGV[2]  the new session JSON (its own version field is the new version); '' when the
+--          update changed nothing: then only check that nobody saved since it was read
+-- ARGV[3]  time to live, milliseconds (refreshed by every save)
+-- ARGV[4]  this save's token, kept in the hash: a save sent again after its answer was lost
+--          finds its own token and answers as its first run did, writing nothing twice
+-- ARGV[5]  how many of the rows below are written whatever the check says (the message's
+--          trace row: the trace keeps every message, a racing one too); the others only
+--          with the save
+-- ARGV[6…] the rows, each as: index of its stream in KEYS, MAXLEN (approximate, ~), seconds
+--          the stream lives on ('' : no expiry set), n, then n field/value pairs
 --
--- Returns {1, new version} when saved, {0, current version} when someone saved first.
+-- Returns {1, version}: saved (or, unchanged, found as read) and the rows written;
+--         {0, current version, current data or false}: someone saved first, nothing but
+--         the always-written rows written (the caller updates the current session again).
 
-local current = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
-if current ~= tonumber(ARGV[1]) then
-  return {0, current}
+local function append(at)
+  local stream, maxlen, ttl, n = KEYS[tonumber(ARGV[at])], ARGV[at + 1], ARGV[at + 2], ARGV[at + 3]
+  local cmd = {'XADD', stream, 'MAXLEN', '~', maxlen, '*'}
+  for i = at + 4, at + 3 + 2 * tonumber(n) do
+    cmd[#cmd + 1] = ARGV[i]
+  end
+  redis.call(unpack(cmd))
+  if ttl ~= '' then
+    redis.call('EXPIRE', stream, ttl)
+  end
+  return at + 4 + 2 * tonumber(n)
 end
-redis.call('HSET', KEYS[1], 'version', current + 1, 'data', ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return {1, current + 1}
+
+local read, data, ttl_ms, token = tonumber(ARGV[1]), ARGV[2], ARGV[3], ARGV[4]
+local current = redis.call('HMGET', KEYS[1], 'version', 'data', 'token')
+local version = tonumber(current[1] or '0')
+if version == read + 1 and data ~= '' and current[3] == token then
+  return {1, version}  -- this very save, sent again: done already
+end
+
+local at = 6
+for _ = 1, tonumber(ARGV[5]) do
+  at = append(at)
+end
+if version ~= read then
+  return {0, version, current[2]}
+end
+if data ~= '' then
+  version = version + 1
+  redis.call('HSET', KEYS[1], 'version', version, 'data', data, 'token', token)
+  redis.call('PEXPIRE', KEYS[1], ttl_ms)
+end
+while at <= #ARGV do
+  at = append(at)
+end
+return {1, version}

@@ -1,26 +1,40 @@
 """Sessions (a Slack thread, a Discord channel, a console run) in Redis: their interaction
 state and working memory, with a TTL, surviving a restart of the bot. Every write compares
-versions, so two turns of one session racing each other never lose an update."""
+versions, so two turns of one session racing each other never lose an update. A save takes
+the stream rows the update asked for (``StreamAppend``) and writes them with it, in the one
+script (``session_cas.lua``): one round trip for the session, its transcript, the beat log
+and the trace."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Sequence
 from importlib.resources import files
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from core.deliberation.session import Session
 from core.errors import StoreError
+from core.runtime.stream_appends import StreamAppend
 from core.state.keys import WorkspaceKeys, validate_session_id
 from core.state.scripts import LuaScript
 
 if TYPE_CHECKING:
     from core.redis_client import RedisClient
 
-__all__ = ["DEFAULT_SESSION_TTL_SEC", "SessionStore"]
+__all__ = ["DEFAULT_SESSION_TTL_SEC", "SessionStore", "Stored"]
 
 DEFAULT_SESSION_TTL_SEC = 7 * 86400
 SAVE_LUA = files("core.runtime").joinpath("session_cas.lua").read_text(encoding="utf-8")
+
+
+class Stored(NamedTuple):
+    """What a save came to. ``saved``: the session is ``session`` now (the change saved, or,
+    unchanged, found as it was read) and the rows are written. Else someone saved first:
+    ``session`` is theirs, as it is now (a fresh one when it expired meanwhile)."""
+
+    saved: bool
+    session: Session
 
 
 class SessionStore:
@@ -56,11 +70,47 @@ class SessionStore:
     def save(self, session: Session) -> Session | None:
         """The saved session (version + 1), or None when another save came first."""
         saved = session.model_copy(update={"version": session.version + 1})
-        ok, _ = self._save(
-            keys=[self.keys.session(validate_session_id(session.id))],
-            args=[session.version, saved.model_dump_json(), self.ttl_ms],
+        reply = self._send(session, saved, uuid.uuid4().hex, (), 0)
+        return saved if int(reply[0]) else None
+
+    def store(
+        self,
+        read: Session,
+        changed: Session,
+        token: str,
+        rows: Sequence[StreamAppend] = (),
+        always: int = 0,
+    ) -> Stored:
+        """Save ``changed`` (what an update made of ``read``) if nobody saved the session
+        since ``read`` was read, and write ``rows`` with it; unchanged, only check that. The
+        first ``always`` rows are written whatever the check says. ``token``: the same for
+        the same save sent again (its answer lost), which then writes nothing twice."""
+        saved = (
+            None if changed == read else changed.model_copy(update={"version": read.version + 1})
         )
-        return saved if int(ok) else None
+        reply = self._send(read, saved, token, rows, always)
+        if int(reply[0]):
+            return Stored(True, read if saved is None else saved)
+        raw = reply[2]
+        found = Session.model_validate_json(str(raw)) if raw else Session(id=read.id)
+        return Stored(False, found)
+
+    def _send(
+        self,
+        read: Session,
+        saved: Session | None,
+        token: str,
+        rows: Sequence[StreamAppend],
+        always: int,
+    ) -> Any:
+        keys = [self.keys.session(validate_session_id(read.id))]
+        data = "" if saved is None else saved.model_dump_json()
+        args: list[Any] = [read.version, data, self.ttl_ms, token, always]
+        for row in rows:
+            if row.stream not in keys:
+                keys.append(row.stream)
+            args += row.args(keys.index(row.stream) + 1)
+        return self._save(keys=keys, args=args)
 
     def update(
         self, session_id: str, change: Callable[[Session], Session], attempts: int = 50

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from core.runtime.stream_appends import StreamAppend
 from core.state.keys import WorkspaceKeys
 
 if TYPE_CHECKING:
@@ -22,13 +23,10 @@ class Transcripts:
         self.ttl_sec = ttl_sec
 
     def append(self, session_id: str, speaker: str, text: str, correlation_id: str) -> None:
-        key = self.keys.transcript(session_id)
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.xadd(
-            key,
-            {"speaker": speaker, "text": text, "correlation_id": correlation_id},
-            maxlen=MAX_LINES,
-            approximate=True,
-        )
-        pipe.expire(key, self.ttl_sec)
-        pipe.execute()
+        self.line(session_id, speaker, text, correlation_id).send(self.redis)
+
+    def line(self, session_id: str, speaker: str, text: str, correlation_id: str) -> StreamAppend:
+        """The row ``append`` writes (the transcript lives ``ttl_sec`` from its last line),
+        to be written with something else."""
+        fields = {"speaker": speaker, "text": text, "correlation_id": correlation_id}
+        return StreamAppend(self.keys.transcript(session_id), fields, MAX_LINES, self.ttl_sec)

@@ -18,6 +18,11 @@ BENCH = Path(__file__).resolve().parent.parent.parent / "bench"
     ("script", "args", "headline"),
     [
         ("turn_overhead.py", ["--reps", "1", "--runtime-reps", "1"], "pure turn overhead"),
+        (
+            "turn_overhead.py",
+            ["--reps", "1", "--runtime-reps", "1", "--cluster"],
+            "at most 4 (target <= 4: met)",
+        ),
         ("prompt_size.py", ["--budgets", ""], "Headline, messages: turn 50 / turn 1"),
         ("classifier_accuracy.py", ["--details"], "real written chat (IRC, held out)"),
         ("embedding_extras.py", ["--no-curve"], "test (held out)"),

@@ -1,0 +1,311 @@
+"""A turn and a click through ``Runtime.send`` take at most four Redis round trips (issue 33):
+the session read once, then one script per message that saves it with a version check and
+writes the message's trace row, transcript lines and beat evaluations; a click's commit is
+the gateway's one script between. Counted on a real client of the suite's Redis (the cluster,
+on a cluster run), never timed. And what folding the writes into the save must not lose: a
+session another writer saved between two messages of one send, a save whose answer was lost,
+the streams' caps and times to live."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from functools import partial
+from typing import Any
+
+import openai
+import pytest
+from redis import Redis
+
+from bot.app import App, build_app
+from bot.cli.trace import collect
+from core.deliberation.actions import ActionType
+from core.deliberation.messages import ActionClicked, UserSaid
+from core.deliberation.view import View
+from core.llm.chat import ChatModel
+from core.redis_client import RedisClient, resend
+from core.runtime.runner import Event, OutcomeEvent, Runtime
+from core.runtime.sessions import SAVE_LUA, SessionStore
+from core.runtime.transcripts import Transcripts
+from core.state.keys import WorkspaceKeys
+from core.state.scripts import LuaScript
+from tests.factories import actor
+from tests.model_script import kind, label, output
+from tests.openai_server import OpenAIServer, Reply
+from tests.polling import wait_for
+from tests.reads import transcript
+from tests.round_trips import Trips, counting_copy
+from tests.servers.tcp_proxy import RedisProxy
+
+MOST = 4  # round trips of a turn, and of a click
+ALICE, BOB = actor("user:alice"), actor("user:bob")
+TURNS = [
+    "what if we used postgres for the orders service",  # a first idea
+    "make it postgres 16 with pgbouncer in front",  # a refinement
+    "how many connections would that take?",  # a question
+    "no, not that",  # dissent: the candidate set aside
+    "go back to the previous one",  # the earlier candidate again, no model call
+    "also, the office plants need watering",  # a tangent
+]
+
+
+@pytest.fixture
+def counted(redis_client: RedisClient, workspace: str) -> Iterator[tuple[App, Trips]]:
+    """The app on a counting copy of the suite's client, its scripts loaded (a server that
+    never ran one answers NOSCRIPT once) and, on a cluster, its slot map read."""
+    client, trips = counting_copy(redis_client)
+    app = build_app(workspace, client=client)
+    runtime = app.runtime(use_env=False)
+    view = say(runtime, "what if we warmed up first", session="warm-up")
+    assert committed(press(runtime, view, ActionType.CONFIRM_CURRENT, "warm-up", "warm-up"))
+    yield app, trips
+    client.close()
+
+
+def views(events: list[Event]) -> list[View]:
+    return [e for e in events if isinstance(e, View)]
+
+
+def committed(events: list[Event]) -> bool:
+    return [e.outcome for e in events if isinstance(e, OutcomeEvent)] == ["committed"]
+
+
+def say(runtime: Runtime, text: str, who: Any = ALICE, session: str = "s1") -> View:
+    [view] = views(runtime.send(session, UserSaid(text=text, actor=who)))
+    return view
+
+
+def click(view: View, action: str, click_id: str) -> ActionClicked:
+    button = next(b for b in view.buttons if b.action == action)
+    return ActionClicked(
+        action=action,
+        target_id=button.target_id,
+        expected_version=button.target_version,
+        click_id=click_id,
+        actor=ALICE,
+    )
+
+
+def press(
+    runtime: Runtime, view: View, action: str, click_id: str, session: str = "s1"
+) -> list[Event]:
+    return runtime.send(session, click(view, action, click_id))
+
+
+def test_each_turn_of_a_conversation_takes_at_most_four_round_trips(
+    counted: tuple[App, Trips],
+) -> None:
+    app, trips = counted
+    runtime = app.runtime(use_env=False)
+    spent = []
+    for text in TURNS:
+        with trips.counting():
+            say(runtime, text)
+        spent.append(trips.count)
+    assert max(spent) <= MOST, dict(zip(TURNS, spent, strict=True))
+    # one read, then one save per message: said, classified, replied
+    assert spent[0] == 4
+    session = SessionStore(app.redis, app.store.workspace).load("s1")
+    assert session.interaction.turn_count == len(TURNS)
+
+
+def test_a_use_this_click_takes_at_most_four_round_trips_and_commits_once(
+    counted: tuple[App, Trips],
+) -> None:
+    app, trips = counted
+    runtime = app.runtime(use_env=False)
+    view = say(runtime, "what if we used postgres for the orders service")
+    with trips.counting():
+        done = press(runtime, view, ActionType.CONFIRM_CURRENT, "c1")
+    # read, save the click as on its way, the gateway's commit, save what it came to
+    assert trips.count <= MOST and committed(done)
+    [outcome] = [e for e in done if isinstance(e, OutcomeEvent)]
+    with trips.counting():
+        again = press(runtime, view, ActionType.CONFIRM_CURRENT, "c1")  # delivered twice
+    assert trips.count <= MOST and not committed(again)
+    assert outcome.key is not None and app.store.version(outcome.key) == 1
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        ActionType.ALTERNATIVE_CURRENT,
+        ActionType.EXPAND_CURRENT,
+        ActionType.ADD_CURRENT_TO_ARTIFACT,
+        ActionType.DERIVE_ENTITY_FROM_CURRENT,
+    ],
+)
+def test_the_other_clicks_on_a_candidate_take_at_most_four_round_trips(
+    counted: tuple[App, Trips], action: str
+) -> None:
+    app, trips = counted
+    runtime = app.runtime(use_env=False)
+    view = say(runtime, "what if we used postgres for the orders service")
+    with trips.counting():
+        runtime.send("s1", click(view, action, "k1"))
+    assert trips.count <= MOST
+    with trips.counting():  # the button is stale now, or done: said without a commit
+        runtime.send("s1", click(view, action, "k2"))
+    assert trips.count <= MOST
+
+
+def test_a_turn_keeps_its_streams_capped_and_timed(counted: tuple[App, Trips]) -> None:
+    app, _ = counted
+    runtime = app.runtime(use_env=False)
+    view = say(runtime, "what if we used postgres for the orders service")
+    keys = WorkspaceKeys(app.store.workspace)
+    ttl_sec = app.config.sessions.ttl_sec
+    assert 0 < app.redis.ttl(keys.transcript("s1")) <= ttl_sec
+    assert 0 < app.redis.pttl(keys.session("s1")) <= ttl_sec * 1000
+    assert app.redis.ttl(keys.trace) == -1 and app.redis.ttl(keys.beat_history) == -1
+    assert transcript(app.redis, app.store.workspace, "s1") == [
+        ("user:alice", "what if we used postgres for the orders service"),
+        ("assistant", view.text),
+    ]
+    steps = [s["event"] for s in collect(app, view.correlation_id)]
+    assert steps == ["user_said", "classified", "assistant_replied", "beats"]
+
+
+def answer(request: dict[str, Any]) -> Reply:
+    if kind(request) == "classify":
+        return label("brainstorm")
+    return output("A rooftop launch party?", "Rooftop launch party", summary="launch party")
+
+
+def test_a_turn_with_a_model_saves_its_calls_audits_with_the_session(
+    counted: tuple[App, Trips], openai_server: OpenAIServer
+) -> None:
+    """Each model call's audit row goes to the trace with the next save (where its message
+    follows it), not in a round trip of its own."""
+    app, trips = counted
+    openai_server.answer_with = answer
+    model = openai.OpenAI(api_key="k", base_url=openai_server.base_url, max_retries=0)
+    runtime = app.runtime(ChatModel(model, "test-model", timeout_sec=5))
+    with trips.counting():
+        view = say(runtime, "what if the launch party was a rooftop thing")
+    assert trips.count <= MOST and view.candidate is not None
+    assert len(openai_server.requests) == 2
+    steps = [(s["event"], s["data"].get("purpose")) for s in collect(app, view.correlation_id)]
+    assert steps == [
+        ("user_said", None),
+        ("llm.call", "classify"),
+        ("classified", None),
+        ("llm.call", "generate"),
+        ("assistant_replied", None),
+        ("beats", None),
+    ]
+
+
+class Interleaved(Redis):
+    """A real client that, once given an ``interloper``, runs it just before the ``at``-th
+    session save it sends from then on (another person's turn lands between two messages
+    of this client's send)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.save_sha = LuaScript(self, SAVE_LUA).sha
+        self.saves = self.at = 0
+        self.interloper: Callable[[], object] | None = None
+
+    def execute_command(self, *args: Any, **options: Any) -> Any:
+        if self.interloper is not None and args[:2] == ("EVALSHA", self.save_sha):
+            self.saves += 1
+            if self.saves == self.at:
+                interloper, self.interloper = self.interloper, None
+                interloper()
+        return super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+
+
+def test_a_session_saved_by_someone_else_between_two_messages_loses_nothing(
+    server_redis: Redis, workspace: str
+) -> None:
+    """Bob's turn lands while Alice's is being classified: her next save finds his session
+    and her message is applied to it again (one round trip more, no read), nothing lost,
+    nothing written twice."""
+    counting, trips = counting_copy(server_redis)
+    assert isinstance(counting, Redis)
+    interleaved = Interleaved(connection_pool=counting.connection_pool)
+    alice = build_app(workspace, client=interleaved).runtime(use_env=False)
+    bob = build_app(workspace, client=server_redis).runtime(use_env=False)
+    say(alice, "what if we warmed up first", session="warm-up")
+    bobs: list[View] = []
+    interleaved.interloper = lambda: bobs.append(say(bob, "what about mysql instead", BOB))
+    interleaved.at = 2  # her turn's second save: the classified message's
+    with trips.counting():
+        mine = say(alice, "what if we used postgres")
+    [his] = bobs  # (his turn ran on another client: not counted)
+    assert trips.count == MOST + 1
+    session = SessionStore(server_redis, workspace).load("s1")
+    assert session.interaction.turn_count == 2
+    assert transcript(server_redis, workspace, "s1") == [
+        ("user:alice", "what if we used postgres"),
+        ("user:bob", "what about mysql instead"),
+        ("assistant", his.text),
+        ("assistant", mine.text),
+    ]
+    app = build_app(workspace, client=server_redis)
+    steps = [s["event"] for s in collect(app, mine.correlation_id)]
+    assert steps == ["user_said", "classified", "assistant_replied", "beats"]
+    counting.close()
+
+
+@pytest.fixture
+def proxy(server_redis: Redis) -> Iterator[RedisProxy]:
+    with RedisProxy(server_redis) as proxy:
+        yield proxy
+
+
+def test_a_save_whose_answer_was_lost_is_sent_again_and_writes_nothing_twice(
+    server_redis: Redis, workspace: str, proxy: RedisProxy
+) -> None:
+    """The runtime sends a save again, with its token, when Redis cut it off: the save had
+    landed, so the second run answers as the first did, and its rows are not written again."""
+    client = proxy.client()
+    sessions = SessionStore(client, workspace)
+    lines = Transcripts(client, workspace, ttl_sec=600)
+    read = sessions.load("s1")  # connected, the script loaded: the next command is the save
+    assert sessions.store(read, read, uuid.uuid4().hex).saved
+    changed = read.with_interaction(read.interaction.model_copy(update={"turn_count": 1}))
+    row = lines.line("s1", "user:alice", "what if we used postgres", "corr-1")
+    save = partial(sessions.store, read, changed, uuid.uuid4().hex, [row], 0)
+    landed: list[object] = []
+    proxy.hold_replies()
+    thread = threading.Thread(target=lambda: landed.append(resend(save, client, 30)))
+    thread.start()
+    key = WorkspaceKeys(workspace).session("s1")
+    wait_for(lambda: server_redis.hget(key, "version") == "1", "the save")
+    proxy.cut()  # its answer never reaches the runtime
+    proxy.release_replies()
+    proxy.restore()
+    thread.join(timeout=30)
+    [stored] = landed
+    assert stored == (True, changed.model_copy(update={"version": 1}))
+    assert transcript(server_redis, workspace, "s1") == [("user:alice", "what if we used postgres")]
+    assert server_redis.hget(key, "version") == "1"
+
+
+def test_a_save_of_a_session_that_moved_writes_only_the_rows_it_must(
+    redis_client: RedisClient, workspace: str
+) -> None:
+    """Someone saved first: the message's trace row is written (the trace keeps every
+    message), its transcript line is not (the update made again on the session found asks
+    for it again), and the session found is the answer, changed or not."""
+    app = build_app(workspace, client=redis_client)
+    sessions = SessionStore(redis_client, workspace)
+    lines = Transcripts(redis_client, workspace, ttl_sec=600)
+    read = sessions.load("s1")
+    theirs = sessions.save(
+        read.with_interaction(read.interaction.model_copy(update={"topic": "db"}))
+    )
+    assert theirs is not None
+    rows = [
+        app.trace.row("corr-1", "s1", "user_said", {"text": "hi"}),
+        lines.line("s1", "user:alice", "hi", "corr-1"),
+    ]
+    assert sessions.store(read, read, "t1", rows, 1) == (False, theirs)
+    changed = read.with_interaction(read.interaction.model_copy(update={"turn_count": 1}))
+    assert sessions.store(read, changed, "t2", rows[1:], 0) == (False, theirs)
+    assert transcript(redis_client, workspace, "s1") == []
+    assert [s["event"] for s in app.trace.for_correlation("corr-1")] == ["user_said"]
+    assert sessions.load("s1") == theirs
