@@ -8,6 +8,7 @@ and it waits in a list until someone other than who broke the glass marks it rev
 from __future__ import annotations
 
 import json
+import unicodedata
 from typing import Any
 
 from pydantic import JsonValue
@@ -23,9 +24,12 @@ from core.state.mutation import Mutation
 from core.state.scripts import server_ms
 from core.state.streams import id_order
 
-__all__ = ["MAX_GLASS_REASON", "BreakGlass", "ReviewRefused", "may_break_glass"]
+__all__ = ["MAX_GLASS_REASON", "BreakGlass", "ReviewRefused", "glass_reason", "may_break_glass"]
 
 MAX_GLASS_REASON = 500  # characters of a break-glass reason that are kept
+# letters that render as blank: the Hangul fillers (how Discord users type an "empty" text)
+# and the blank braille pattern
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 
 
 class ReviewRefused(DeliberateError):
@@ -94,7 +98,7 @@ class BreakGlass:
     def write(self, mutation: Mutation, reason: str) -> Outcome:
         """Commit ``mutation`` at once (where its key's writes would wait for approval too),
         flagged with ``reason``."""
-        reason = _said(reason)
+        reason = glass_reason(reason)
         flagged = _flagged(mutation, mutation.actor, reason)
         refusal = self.refused(flagged, mutation.actor, reason)
         gateway = self.gateway
@@ -120,7 +124,7 @@ class BreakGlass:
         proposal = gateway.proposals.get(proposal_id)
         if proposal is None:
             raise UnknownProposal(proposal_id)
-        reason = _said(reason)
+        reason = glass_reason(reason)
         mutation = _flagged(applying(proposal, actor, verb="breakglass"), actor, reason)
         unguarded = proposal.model_copy(update={"four_eyes": False})
         refusal = self.refused(mutation, actor, reason) or refuse_apply(
@@ -209,5 +213,13 @@ class BreakGlass:
         return record
 
 
-def _said(reason: str | None) -> str:
-    return " ".join((reason or "").split())[:MAX_GLASS_REASON]
+def glass_reason(reason: str | None) -> str:
+    """A break-glass reason as it is kept: without what shows as nothing (controls,
+    zero-width and bidi format characters, blank letters), its blanks run together; empty
+    when nothing readable was said (refused as no reason)."""
+    shown = "".join(
+        " " if c in _BLANK_LETTERS else c
+        for c in reason or ""
+        if unicodedata.category(c) not in ("Cc", "Cf") or c.isspace()
+    )
+    return " ".join(shown.split())[:MAX_GLASS_REASON]

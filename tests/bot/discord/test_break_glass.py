@@ -228,7 +228,7 @@ def test_a_key_that_names_no_role_offers_no_break_glass(
 # --- the reason --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("typed", ["", "   \n  "])
+@pytest.mark.parametrize("typed", ["", "   \n  ", "\u3164\u200b"])  # (invisible)
 def test_no_reason_or_only_blanks_is_refused(
     bot: DiscordBot, discord_api: DiscordServer, glass_app: App, typed: str
 ) -> None:

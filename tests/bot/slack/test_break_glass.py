@@ -241,7 +241,7 @@ def test_a_key_that_names_no_role_offers_no_break_glass(
 # --- the reason --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("typed", [None, "   \n  "])
+@pytest.mark.parametrize("typed", [None, "   \n  ", "\u200b\u3164 \u2060"])  # (invisible)
 def test_no_reason_or_only_blanks_is_said_under_the_box(
     bot: SlackBot, glass_app: App, typed: str | None
 ) -> None:

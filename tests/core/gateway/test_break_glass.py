@@ -82,7 +82,12 @@ def test_a_direct_write_commits_where_people_would_wait(app: App) -> None:
     assert app.store.get("stream.state") is None
 
 
-@pytest.mark.parametrize("reason", ["", "   \n\t "])
+# what shows as nothing: blanks, and characters that render as none (zero-width and joiners,
+# a byte-order mark, bidi marks, a Hangul filler as Discord users type it, controls)
+UNSAID = ["", "   \n\t ", "\u200b", "\u200b \u2060\ufeff\u200e", "\u3164\u3164", "\x00\x07 \x1b"]
+
+
+@pytest.mark.parametrize("reason", UNSAID)
 def test_without_a_reason_it_is_refused_and_nothing_changes(app: App, reason: str) -> None:
     p = proposed(app)
     refused = BreakGlass(app.gateway).apply(p.id, INA, reason)
