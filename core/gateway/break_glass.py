@@ -11,15 +11,13 @@ import json
 import unicodedata
 from typing import Any
 
-from pydantic import JsonValue
-
 from core.errors import DeliberateError
-from core.gateway.approving import applying, edited_since, refuse_apply
+from core.gateway.approving import applying, edited_since, glass_flagged, refuse_apply
 from core.gateway.mutation_gateway import MutationGateway, UnknownProposal
 from core.gateway.outcome import Outcome, ProposalStatus, expired_message
 from core.gateway.policy import Policy, VerdictKind
 from core.state.actor import Actor, ActorKind
-from core.state.commit_result import Committed, Rejected, RejectReason
+from core.state.commit_result import Rejected, RejectReason
 from core.state.mutation import Mutation
 from core.state.scripts import server_ms
 from core.state.streams import id_order
@@ -43,11 +41,6 @@ def may_break_glass(policy: Policy, actor: Actor, key: str) -> bool:
     if rule is None or not actor.is_person or actor.kind is ActorKind.GUEST:
         return False
     return rule.role in actor.effective_roles
-
-
-def _flagged(mutation: Mutation, actor: Actor, reason: str) -> Mutation:
-    glass: dict[str, JsonValue] = {"by": str(actor), "reason": reason}
-    return mutation.with_changes(meta={**mutation.meta, "breakGlass": glass})
 
 
 class BreakGlass:
@@ -99,7 +92,7 @@ class BreakGlass:
         """Commit ``mutation`` at once (where its key's writes would wait for approval too),
         flagged with ``reason``."""
         reason = glass_reason(reason)
-        flagged = _flagged(mutation, mutation.actor, reason)
+        flagged = glass_flagged(mutation, mutation.actor, reason)
         refusal = self.refused(flagged, mutation.actor, reason)
         gateway = self.gateway
         verdict = gateway.policy.check(flagged)
@@ -110,8 +103,7 @@ class BreakGlass:
         if refusal is not None:
             return self._refuse(refusal)
         outcome = gateway.store.commit(verdict.mutation, verdict.limits)
-        gateway.decisions.record(outcome)
-        self._listed(outcome)
+        gateway.decisions.record(outcome)  # (which lists it for review)
         return gateway.secrecy.outcome(outcome)
 
     def apply(
@@ -125,7 +117,7 @@ class BreakGlass:
         if proposal is None:
             raise UnknownProposal(proposal_id)
         reason = glass_reason(reason)
-        mutation = _flagged(applying(proposal, actor, verb="breakglass"), actor, reason)
+        mutation = glass_flagged(applying(proposal, actor, verb="breakglass"), actor, reason)
         unguarded = proposal.model_copy(update={"four_eyes": False})
         refusal = self.refused(mutation, actor, reason) or refuse_apply(
             unguarded, mutation, actor, gateway.policy.config.guests
@@ -153,35 +145,13 @@ class BreakGlass:
             return self.apply(proposal_id, actor, reason, revision)
         if claimed.status is ProposalStatus.EXPIRED:
             return gateway.expired(claimed, mutation)
-        outcome = gateway.commit_claimed(proposal.id, actor, mutation)
-        self._listed(outcome)
-        return outcome
+        return gateway.commit_claimed(proposal.id, actor, mutation)  # (listed for review)
 
     def _refuse(self, refusal: Rejected, **details: Any) -> Rejected:
         self.gateway.decisions.record(refusal, **details)
         told = self.gateway.secrecy.outcome(refusal)
         assert isinstance(told, Rejected)
         return told
-
-    def _listed(self, outcome: Outcome) -> None:
-        """A committed break-glass change, into the review list (once per mutation id)."""
-        if not isinstance(outcome, Committed):
-            return
-        m = outcome.request
-        glass = m.meta["breakGlass"]
-        assert isinstance(glass, dict)
-        record = {
-            "mutationId": m.id,
-            "key": m.key,
-            "op": m.op.value,
-            "version": outcome.version,
-            "by": m.actor.model_dump(mode="json"),
-            "reason": glass["reason"],
-            "proposal": m.meta.get("proposal"),
-            "at": outcome.ts,
-            "logId": outcome.log_id,
-        }
-        self.redis.hsetnx(self.keys.break_glass, m.id, json.dumps(record))
 
     def listed(self, *, reviewed: bool = False) -> list[dict[str, Any]]:
         """The break-glass changes not yet reviewed, oldest first (with ``reviewed``: all)."""

@@ -303,13 +303,18 @@ class ProposalBox:
         ``mutation_id`` never committed, as its idempotency record (kept ``window_ms``) tells
         while the claim is younger than that; None if a commit is recorded in it, the claim is
         fresh, too old to tell or untimed, or the mutation committed. Past the proposal's
-        deadline, an abandoned claim is not taken over: the proposal expires (returned so)."""
+        deadline, an abandoned claim is not taken over: the proposal expires (returned so).
+        An abandoned claim made by breaking the glass is handed back (pending, returned so),
+        never taken over: its approvals were never met, and it waits for them again."""
 
         def claim(p: Proposal, now: int) -> Proposal | None:
             if not abandoned(p, now):
                 return None
             if self.records.due(p, now):
                 return self.records.expired(p, now)
+            if p.break_glass is not None:
+                back = resolved(p, ProposalStatus.PENDING, None, now)
+                return back.model_copy(update={"break_glass": None})
             approvals = (
                 p.approvals if p.approved_by(by) else [*p.approvals, Approval(by=by, at=now)]
             )

@@ -6,6 +6,7 @@ the one who broke the glass reviewing their own change."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -14,9 +15,11 @@ from redis import Redis
 from bot.app import App, build_app
 from core.gateway.break_glass import BreakGlass, ReviewRefused
 from core.gateway.outcome import Pending, Proposal, ProposalStatus
+from core.gateway.proposals import CLAIM_LEASE_MS
 from core.state.commit_result import Committed, Rejected, RejectReason
 from core.state.mutation_log import MutationLog
 from tests.conftest import write_config
+from tests.core.gateway.test_proposal_race import StoppingRedis, claimed_ago
 from tests.factories import actor, mutation
 
 CONFIG = """
@@ -37,6 +40,7 @@ policy:
 AL, BO = actor("user:al"), actor("user:bo")
 INA = actor("user:ina", "incident")  # the tenant binds the role
 OLI = actor("user:oli", "oncall")
+MO = actor("moderator:mo")
 
 
 @pytest.fixture
@@ -177,3 +181,53 @@ def test_barred_says_before_the_reason_who_may_not_and_what_moved_on(app: App) -
     assert glass.barred(q.id, OLI) == (
         "this proposal was already discarded by user:oli; nothing was changed"
     )
+
+
+# --- a break-glass whose process stopped midway ------------------------------------------
+
+
+def test_a_break_glass_stopped_before_its_commit_is_not_committed_by_one_approval(
+    app: App,
+) -> None:
+    """Ina's process claimed the proposal to break the glass and stopped before committing.
+    Once her claim lapses, a click must not take it over as a claim made at the quorum: the
+    proposal waits again for its approvals (and its rule), the click counting as one."""
+    p = proposed(app)
+    claimed = app.gateway.proposals.claim(p.id, INA, "outage")  # (then it stopped)
+    assert claimed is not None and claimed.status is ProposalStatus.APPLIED
+    claimed_ago(app, p.id, CLAIM_LEASE_MS + 1)
+    first = app.gateway.apply_proposal(p.id, MO)
+    assert isinstance(first, Pending), first
+    assert app.store.get("stream.state") is None and len(app.log) == 0
+    waiting = app.gateway.proposals.get(p.id)
+    assert waiting is not None and waiting.status is ProposalStatus.PENDING
+    assert waiting.break_glass is None and [str(a.by) for a in waiting.approvals] == [str(MO)]
+    done = app.gateway.apply_proposal(p.id, BO)  # the second approval: the rule is met
+    assert isinstance(done, Committed) and "breakGlass" not in done.mutation.meta
+    assert done.mutation.meta["approvedBy"] == [str(MO), str(BO)]
+    assert BreakGlass(app.gateway).listed(reviewed=True) == []
+
+
+def test_a_break_glass_stopped_right_after_its_commit_is_found_and_listed(
+    app: App, server_redis: Redis, tmp_path: Path, workspace: str
+) -> None:
+    """Ina's break-glass committed, and her process stopped before anything else (the
+    proposal, the review list): a later click finds her commit, not a stale proposal, and
+    the change is listed for review all the same."""
+    stopping = StoppingRedis(connection_pool=server_redis.connection_pool)
+    inas = build_app(workspace, write_config(tmp_path, CONFIG, "inas.yaml"), client=stopping)
+    p = proposed(app)
+    stopping.armed = True
+    with contextlib.suppress(ConnectionError):
+        BreakGlass(inas.gateway).apply(p.id, INA, "outage")
+    assert stopping.committed and app.store.version("stream.state") == 1
+    claimed_ago(app, p.id, CLAIM_LEASE_MS + 1)
+    found = app.gateway.apply_proposal(p.id, MO)
+    assert isinstance(found, Committed) and found.duplicate, found
+    assert found.mutation.meta["breakGlass"] == {"by": str(INA), "reason": "outage"}
+    stored = app.gateway.proposals.get(p.id)
+    assert stored is not None and stored.status is ProposalStatus.APPLIED
+    assert stored.committed is not None and app.store.version("stream.state") == 1
+    [listed] = BreakGlass(app.gateway).listed()
+    assert (listed["mutationId"], listed["reason"]) == (found.mutation.id, "outage")
+
