@@ -288,10 +288,11 @@ class ProposalBox:
                 return None
             if self.records.due(p, now):
                 return self.records.expired(p, now)
-            # the claimer's approval goes with the claim (they may try again)
+            # the claimer's approval goes with the claim (they may try again), and so does
+            # the glass they broke: it waits as it was
             kept = [a for a in p.approvals if a.by.identity != claimer.identity]
             return resolved(p, ProposalStatus.PENDING, None, now).model_copy(
-                update={"approvals": kept}
+                update={"approvals": kept, "break_glass": None}
             )
 
         return self.records.move(proposal_id, hand_back, unless=mutation_id)

@@ -231,3 +231,28 @@ def test_a_break_glass_stopped_right_after_its_commit_is_found_and_listed(
     [listed] = BreakGlass(app.gateway).listed()
     assert (listed["mutationId"], listed["reason"]) == (found.mutation.id, "outage")
 
+
+def test_a_break_glass_refused_at_its_commit_leaves_no_mark_on_the_proposal(
+    tmp_path: Path, server_redis: Redis, workspace: str
+) -> None:
+    """Ina's break-glass is claimed, then refused by the commit (her rate limit on the key):
+    the proposal waits again as it was, and once people apply it, it was not broken."""
+    text = CONFIG + (
+        '    - pattern: "limited.*"\n'
+        "      rate_limit: {max: 1, per_sec: 3600}\n"
+        "      approval: {people: true, break_glass: {role: incident}}\n"
+    )
+    app = build_app(workspace, write_config(tmp_path, text), client=server_redis)
+    glass = BreakGlass(app.gateway)
+    assert isinstance(glass.write(mutation("set", "limited.x", 1, INA), "first"), Committed)
+    p = proposed(app, "limited.x", 2)
+    refused = glass.apply(p.id, INA, "second")
+    assert isinstance(refused, Rejected) and refused.reason is RejectReason.RATE_LIMITED
+    waiting = app.gateway.proposals.get(p.id)
+    assert waiting is not None and waiting.status is ProposalStatus.PENDING
+    assert waiting.break_glass is None
+    done = app.gateway.apply_proposal(p.id, BO)
+    assert isinstance(done, Committed) and "breakGlass" not in done.mutation.meta
+    applied = app.gateway.proposals.get(p.id)
+    assert applied is not None and applied.break_glass is None
+    assert [r["reason"] for r in glass.listed()] == ["first"]
