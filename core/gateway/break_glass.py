@@ -91,7 +91,7 @@ class BreakGlass:
     def write(self, mutation: Mutation, reason: str) -> Outcome:
         """Commit ``mutation`` at once (where its key's writes would wait for approval too),
         flagged with ``reason``."""
-        reason = glass_reason(reason)
+        reason = self.gateway.secrecy.redactor(mutation).text(glass_reason(reason))
         flagged = glass_flagged(mutation, mutation.actor, reason)
         refusal = self.refused(flagged, mutation.actor, reason)
         gateway = self.gateway
@@ -116,8 +116,10 @@ class BreakGlass:
         proposal = gateway.proposals.get(proposal_id)
         if proposal is None:
             raise UnknownProposal(proposal_id)
-        reason = glass_reason(reason)
-        mutation = glass_flagged(applying(proposal, actor, verb="breakglass"), actor, reason)
+        applied = applying(proposal, actor, verb="breakglass")
+        # (a secret key's value quoted in it is struck out: the reason is shown and announced)
+        reason = gateway.secrecy.redactor(applied).text(glass_reason(reason))
+        mutation = glass_flagged(applied, actor, reason)
         unguarded = proposal.model_copy(update={"four_eyes": False})
         refusal = self.refused(mutation, actor, reason) or refuse_apply(
             unguarded, mutation, actor, gateway.policy.config.guests

@@ -256,3 +256,34 @@ def test_a_break_glass_refused_at_its_commit_leaves_no_mark_on_the_proposal(
     applied = app.gateway.proposals.get(p.id)
     assert applied is not None and applied.break_glass is None
     assert [r["reason"] for r in glass.listed()] == ["first"]
+
+
+def test_a_reason_quoting_a_secret_keys_value_keeps_it_masked(
+    tmp_path: Path, server_redis: Redis, workspace: str
+) -> None:
+    """Breaking the glass on a secret key, Ina writes the new value into her reason (as a
+    careless person does): it is struck out of the reason before the reason is kept, so
+    that the log's meta, the review list, the decision stream and the announcement never
+    carry it; the value itself is committed."""
+    text = CONFIG + (
+        '    - pattern: "vault.*"\n'
+        "      secret: true\n"
+        "      approval: {people: true, break_glass: {role: incident}}\n"
+    )
+    app = build_app(workspace, write_config(tmp_path, text), client=server_redis)
+    glass = BreakGlass(app.gateway)
+    value, old = "tok-4c1d9e2b77", "tok-0ld5ecret9"
+    p = proposed(app, "vault.token", old)
+    done = glass.apply(p.id, INA, f"the token leaked; rotating {old} now")
+    written = glass.write(mutation("set", "vault.other", value, INA), f"set to {value}")
+    assert isinstance(done, Committed) and isinstance(written, Committed)
+    assert app.store.get("vault.token").value == old  # type: ignore[union-attr]
+    assert app.store.get("vault.other").value == value  # type: ignore[union-attr]
+    reasons = [r["reason"] for r in glass.listed()]
+    assert reasons == ["the token leaked; rotating (secret) now", "set to (secret)"]
+    for meta in (done.mutation.meta, written.mutation.meta):
+        assert value not in str(meta["breakGlass"]) and old not in str(meta["breakGlass"])
+    decisions = str(app.gateway.decisions.recent())
+    assert value not in decisions and old not in decisions
+    stored = app.gateway.proposals.get(p.id)
+    assert stored is not None and stored.break_glass == "the token leaked; rotating (secret) now"
