@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from bot.notices import UNCHANGED
 from core.deliberation.sentences import not_done
-from core.gateway.break_glass import MAX_GLASS_REASON, BreakGlass
+from core.gateway.break_glass import MAX_GLASS_REASON, BreakGlass, glass_reason
 from core.gateway.mutation_gateway import UnknownProposal
 from core.runtime.outcome_notes import note_under
 from core.state.actor import Actor
@@ -56,9 +56,9 @@ USAGE = (
 
 
 def reason_problem(typed: str | None) -> str | None:
-    """What is wrong with a reason as typed (None: nothing): none or only blanks, or more
-    than is kept."""
-    if typed is None or not typed.strip():
+    """What is wrong with a reason as typed (None: nothing): none, or nothing that shows
+    (blanks, zero-width characters: ``glass_reason``), or more than is kept."""
+    if typed is None or not glass_reason(typed):
         return NO_REASON
     if len(typed) > MAX_GLASS_REASON:
         return TOO_LONG

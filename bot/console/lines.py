@@ -22,6 +22,7 @@ from core.deliberation.actions import ACTION_NAME, PROPOSAL_ACTIONS, ActionType
 from core.deliberation.messages import ActionClicked, ShowRequested, TopicSet, UserSaid
 from core.deliberation.topics import MAX_TOPIC
 from core.deliberation.view import Button, View
+from core.gateway.break_glass import glass_reason
 from core.runtime.runner import Event, FromPeople, Runtime
 from core.state.actor import Actor
 from core.state.scripts import server_ms
@@ -180,7 +181,7 @@ class Console:
         """``/breakglass N REASON``: the Apply button N, applied at once for REASON (the
         gateway checks the role; a reason is asked for here first)."""
         number, _, reason = rest.partition(" ")
-        reason = " ".join(reason.split())
+        reason = glass_reason(reason)
         given = int(number) if number.isascii() and number.isdigit() else None
         was = None if given is None else self.numbers.label(given)
         button = None if given is None else self.numbers.find(given, self.buttons)

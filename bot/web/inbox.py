@@ -22,7 +22,7 @@ from bot.explain import awaiting
 from bot.shown.deadlines import deadlines_of
 from bot.web.context import acting_as, person, workspace_app
 from core.errors import DeliberateError
-from core.gateway.break_glass import BreakGlass, may_break_glass
+from core.gateway.break_glass import BreakGlass, glass_reason, may_break_glass
 from core.gateway.edits import edited_value, value_text
 from core.gateway.mutation_gateway import UnknownProposal
 from core.gateway.outcome import Outcome, Proposal, ProposalStatus
@@ -95,6 +95,8 @@ def act(workspace: str, proposal_id: str, verb: str) -> Any:
     back = redirect(url_for("inbox.page", workspace=workspace), 303)
     revision = _revision(request.form.get("revision", ""))
     reason = " ".join(request.form.get("reason", "").split())
+    if verb == "breakglass":  # (nothing that shows is no reason)
+        reason = glass_reason(reason)
     if verb in NO_REASON and not reason:
         flash(NO_REASON[verb], "error")
         return back

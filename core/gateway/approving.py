@@ -20,7 +20,17 @@ from core.state.actor import Actor, ActorKind
 from core.state.commit_result import Rejected, RejectReason
 from core.state.mutation import Mutation
 
-__all__ = ["applying", "counted", "denied", "edited_since", "moved_on", "refuse_apply", "resolved"]
+__all__ = [
+    "applying",
+    "counted",
+    "denied",
+    "edited_since",
+    "glass_claim",
+    "glass_flagged",
+    "moved_on",
+    "refuse_apply",
+    "resolved",
+]
 
 
 def counted(p: Proposal, by: Actor, edit: Edit | None, now: int) -> Proposal | None:
@@ -109,6 +119,21 @@ def applying(
         expected_version=expected_version,
         meta=meta,
     )
+
+
+def glass_flagged(mutation: Mutation, actor: Actor, reason: str) -> Mutation:
+    """``mutation`` flagged as a break-glass change by ``actor``, for ``reason``."""
+    glass: dict[str, JsonValue] = {"by": str(actor), "reason": reason}
+    return mutation.with_changes(meta={**mutation.meta, "breakGlass": glass})
+
+
+def glass_claim(proposal: Proposal) -> Mutation | None:
+    """The mutation whoever claimed ``proposal`` by breaking the glass commits (None: it was
+    not claimed so): another approver's click looks for it, not for their own."""
+    by, reason = proposal.resolved_by, proposal.break_glass
+    if proposal.status is not ProposalStatus.APPLIED or by is None or reason is None:
+        return None
+    return glass_flagged(applying(proposal, by, verb="breakglass"), by, reason)
 
 
 def moved_on(outcome: Rejected, mutation: Mutation) -> bool:

@@ -8,24 +8,26 @@ and it waits in a list until someone other than who broke the glass marks it rev
 from __future__ import annotations
 
 import json
+import unicodedata
 from typing import Any
 
-from pydantic import JsonValue
-
 from core.errors import DeliberateError
-from core.gateway.approving import applying, edited_since, refuse_apply
+from core.gateway.approving import applying, edited_since, glass_flagged, refuse_apply
 from core.gateway.mutation_gateway import MutationGateway, UnknownProposal
 from core.gateway.outcome import Outcome, ProposalStatus, expired_message
 from core.gateway.policy import Policy, VerdictKind
 from core.state.actor import Actor, ActorKind
-from core.state.commit_result import Committed, Rejected, RejectReason
+from core.state.commit_result import Rejected, RejectReason
 from core.state.mutation import Mutation
 from core.state.scripts import server_ms
 from core.state.streams import id_order
 
-__all__ = ["MAX_GLASS_REASON", "BreakGlass", "ReviewRefused", "may_break_glass"]
+__all__ = ["MAX_GLASS_REASON", "BreakGlass", "ReviewRefused", "glass_reason", "may_break_glass"]
 
 MAX_GLASS_REASON = 500  # characters of a break-glass reason that are kept
+# letters that render as blank: the Hangul fillers (how Discord users type an "empty" text)
+# and the blank braille pattern
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 
 
 class ReviewRefused(DeliberateError):
@@ -39,11 +41,6 @@ def may_break_glass(policy: Policy, actor: Actor, key: str) -> bool:
     if rule is None or not actor.is_person or actor.kind is ActorKind.GUEST:
         return False
     return rule.role in actor.effective_roles
-
-
-def _flagged(mutation: Mutation, actor: Actor, reason: str) -> Mutation:
-    glass: dict[str, JsonValue] = {"by": str(actor), "reason": reason}
-    return mutation.with_changes(meta={**mutation.meta, "breakGlass": glass})
 
 
 class BreakGlass:
@@ -94,8 +91,8 @@ class BreakGlass:
     def write(self, mutation: Mutation, reason: str) -> Outcome:
         """Commit ``mutation`` at once (where its key's writes would wait for approval too),
         flagged with ``reason``."""
-        reason = _said(reason)
-        flagged = _flagged(mutation, mutation.actor, reason)
+        reason = self.gateway.secrecy.redactor(mutation).text(glass_reason(reason))
+        flagged = glass_flagged(mutation, mutation.actor, reason)
         refusal = self.refused(flagged, mutation.actor, reason)
         gateway = self.gateway
         verdict = gateway.policy.check(flagged)
@@ -106,8 +103,7 @@ class BreakGlass:
         if refusal is not None:
             return self._refuse(refusal)
         outcome = gateway.store.commit(verdict.mutation, verdict.limits)
-        gateway.decisions.record(outcome)
-        self._listed(outcome)
+        gateway.decisions.record(outcome)  # (which lists it for review)
         return gateway.secrecy.outcome(outcome)
 
     def apply(
@@ -120,8 +116,10 @@ class BreakGlass:
         proposal = gateway.proposals.get(proposal_id)
         if proposal is None:
             raise UnknownProposal(proposal_id)
-        reason = _said(reason)
-        mutation = _flagged(applying(proposal, actor, verb="breakglass"), actor, reason)
+        applied = applying(proposal, actor, verb="breakglass")
+        # (a secret key's value quoted in it is struck out: the reason is shown and announced)
+        reason = gateway.secrecy.redactor(applied).text(glass_reason(reason))
+        mutation = glass_flagged(applied, actor, reason)
         unguarded = proposal.model_copy(update={"four_eyes": False})
         refusal = self.refused(mutation, actor, reason) or refuse_apply(
             unguarded, mutation, actor, gateway.policy.config.guests
@@ -149,35 +147,13 @@ class BreakGlass:
             return self.apply(proposal_id, actor, reason, revision)
         if claimed.status is ProposalStatus.EXPIRED:
             return gateway.expired(claimed, mutation)
-        outcome = gateway.commit_claimed(proposal.id, actor, mutation)
-        self._listed(outcome)
-        return outcome
+        return gateway.commit_claimed(proposal.id, actor, mutation)  # (listed for review)
 
     def _refuse(self, refusal: Rejected, **details: Any) -> Rejected:
         self.gateway.decisions.record(refusal, **details)
         told = self.gateway.secrecy.outcome(refusal)
         assert isinstance(told, Rejected)
         return told
-
-    def _listed(self, outcome: Outcome) -> None:
-        """A committed break-glass change, into the review list (once per mutation id)."""
-        if not isinstance(outcome, Committed):
-            return
-        m = outcome.request
-        glass = m.meta["breakGlass"]
-        assert isinstance(glass, dict)
-        record = {
-            "mutationId": m.id,
-            "key": m.key,
-            "op": m.op.value,
-            "version": outcome.version,
-            "by": m.actor.model_dump(mode="json"),
-            "reason": glass["reason"],
-            "proposal": m.meta.get("proposal"),
-            "at": outcome.ts,
-            "logId": outcome.log_id,
-        }
-        self.redis.hsetnx(self.keys.break_glass, m.id, json.dumps(record))
 
     def listed(self, *, reviewed: bool = False) -> list[dict[str, Any]]:
         """The break-glass changes not yet reviewed, oldest first (with ``reviewed``: all)."""
@@ -209,5 +185,13 @@ class BreakGlass:
         return record
 
 
-def _said(reason: str | None) -> str:
-    return " ".join((reason or "").split())[:MAX_GLASS_REASON]
+def glass_reason(reason: str | None) -> str:
+    """A break-glass reason as it is kept: without what shows as nothing (controls,
+    zero-width and bidi format characters, blank letters), its blanks run together; empty
+    when nothing readable was said (refused as no reason)."""
+    shown = "".join(
+        " " if c in _BLANK_LETTERS else c
+        for c in reason or ""
+        if unicodedata.category(c) not in ("Cc", "Cf") or c.isspace()
+    )
+    return " ".join(shown.split())[:MAX_GLASS_REASON]

@@ -76,6 +76,9 @@ class DecisionLog:
             self._count(outcome)
         # (a break-glass commit too: the trace and the review show it)
         glass = isinstance(outcome, Committed) and "breakGlass" in outcome.request.meta
+        if glass:
+            assert isinstance(outcome, Committed)
+            self._listed(outcome)
         kept = isinstance(outcome, Rejected | Pending) or glass
         if not kept and not _log.isEnabledFor(logging.INFO):
             return
@@ -92,6 +95,26 @@ class DecisionLog:
             self.redis.xadd(
                 self.keys.decisions, {"decision": dumps(fields)}, maxlen=self.keep, approximate=True
             )
+
+    def _listed(self, outcome: Committed) -> None:
+        """A committed break-glass change, into the review list (``BreakGlass.listed``),
+        once per mutation id: whoever records its commit (or finds it on record, its
+        breaker having stopped before) lists it."""
+        m = outcome.request
+        glass = m.meta["breakGlass"]
+        assert isinstance(glass, dict)
+        record = {
+            "mutationId": m.id,
+            "key": m.key,
+            "op": m.op.value,
+            "version": outcome.version,
+            "by": m.actor.model_dump(mode="json"),
+            "reason": glass["reason"],
+            "proposal": m.meta.get("proposal"),
+            "at": outcome.ts,
+            "logId": outcome.log_id,
+        }
+        self.redis.hsetnx(self.keys.break_glass, m.id, json.dumps(record))
 
     def _count(self, outcome: Outcome) -> None:
         if isinstance(outcome, Committed):

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Concatenate, ParamSpec
 
 from core.errors import DeliberateError
-from core.gateway.approving import applying, edited_since, moved_on, refuse_apply
+from core.gateway.approving import applying, edited_since, glass_claim, moved_on, refuse_apply
 from core.gateway.decisions import DecisionLog
 from core.gateway.edits import Edit
 from core.gateway.outcome import (
@@ -226,12 +226,14 @@ class MutationGateway:
             first = self._first_result(current, mutation)
             if first is not None:
                 return self._again(mutation, first)
-            window = self.store.idempotency_ttl_ms
-            taken = self.proposals.take_over(proposal.id, actor, mutation.id, window)
+            window, claimer = self.store.idempotency_ttl_ms, glass_claim(current) or mutation
+            taken = self.proposals.take_over(proposal.id, actor, claimer.id, window)
             if taken is None:
                 return self._not_taken_over(proposal.id, mutation, again)
             if taken.status is ProposalStatus.EXPIRED:
                 return self.expired(taken, mutation)
+            if taken.status is ProposalStatus.PENDING:  # a break-glass claim, handed back
+                return again()
             mutation = applying(taken, actor, expected_version)
         return self.commit_claimed(proposal.id, actor, mutation)
 
@@ -292,6 +294,7 @@ class MutationGateway:
         idempotency record has it (its applier stopped before recording it: recorded now)."""
         if proposal.committed is not None:
             return proposal.committed.again()
+        mutation = glass_claim(proposal) or mutation  # (a break-glass claim commits its own)
         found = self.store.committed(mutation.id, request=mutation)
         if found is not None:
             self.proposals.record_commit(proposal.id, found)
@@ -361,7 +364,8 @@ class MutationGateway:
             )
             self.decisions.record(refusal, proposal_id=proposal.id)
             raise DiscardRefused(refusal)
-        reason = " ".join((reason or "").split())[:MAX_REASON] or None
+        said = " ".join((reason or "").split())  # (a secret value quoted in it: struck out)
+        reason = self.secrecy.redactor(applying(proposal, actor)).text(said)[:MAX_REASON] or None
         moved = self.proposals.discard(proposal_id, actor, reason)
         proposal = moved if moved is not None else self._proposal(proposal_id)
         if proposal.status is ProposalStatus.EXPIRED:

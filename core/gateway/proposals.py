@@ -288,10 +288,11 @@ class ProposalBox:
                 return None
             if self.records.due(p, now):
                 return self.records.expired(p, now)
-            # the claimer's approval goes with the claim (they may try again)
+            # the claimer's approval goes with the claim (they may try again), and so does
+            # the glass they broke: it waits as it was
             kept = [a for a in p.approvals if a.by.identity != claimer.identity]
             return resolved(p, ProposalStatus.PENDING, None, now).model_copy(
-                update={"approvals": kept}
+                update={"approvals": kept, "break_glass": None}
             )
 
         return self.records.move(proposal_id, hand_back, unless=mutation_id)
@@ -303,13 +304,18 @@ class ProposalBox:
         ``mutation_id`` never committed, as its idempotency record (kept ``window_ms``) tells
         while the claim is younger than that; None if a commit is recorded in it, the claim is
         fresh, too old to tell or untimed, or the mutation committed. Past the proposal's
-        deadline, an abandoned claim is not taken over: the proposal expires (returned so)."""
+        deadline, an abandoned claim is not taken over: the proposal expires (returned so).
+        An abandoned claim made by breaking the glass is handed back (pending, returned so),
+        never taken over: its approvals were never met, and it waits for them again."""
 
         def claim(p: Proposal, now: int) -> Proposal | None:
             if not abandoned(p, now):
                 return None
             if self.records.due(p, now):
                 return self.records.expired(p, now)
+            if p.break_glass is not None:
+                back = resolved(p, ProposalStatus.PENDING, None, now)
+                return back.model_copy(update={"break_glass": None})
             approvals = (
                 p.approvals if p.approved_by(by) else [*p.approvals, Approval(by=by, at=now)]
             )

@@ -131,6 +131,8 @@ class Runtime:
             raise TypeError(f"adapters send what people did, not {type(msg).__name__}")
         if isinstance(msg, UserSaid):
             self.meter.count(TURNS)
+        if isinstance(msg, ActionClicked):
+            msg = self._unsaid(msg)
         events: list[Event] = []
         sent: list[tuple[str, str]] = []  # (what, mutation id) of each commit sent so far
         queue: deque[Msg] = deque([msg])
@@ -174,6 +176,20 @@ class Runtime:
         if isinstance(click, ActionClicked) and click.note and self._edits_secret(click):
             (data if click is msg else data["click"])["note"] = SECRET
         return data
+
+    def _unsaid(self, click: ActionClicked) -> ActionClicked:
+        """``click`` with a secret key's value struck out of the reason typed with it (a
+        discard's, a break-glass's), which is traced and told the model (an edit's value is
+        the edit: masked whole in the trace)."""
+        if click.action == ActionType.EDIT_PROPOSAL or not (click.note or click.break_glass):
+            return click
+        proposal = self.gateway.proposals.get(click.target_id)
+        secrecy = self.gateway.secrecy
+        if proposal is None or not secrecy.is_secret(proposal.mutation.key):
+            return click
+        hide = secrecy.redactor(proposal.mutation, values=[proposal.current_value]).text
+        typed = {"note": click.note, "break_glass": click.break_glass}
+        return click.model_copy(update={k: hide(v) for k, v in typed.items() if v})
 
     def _edits_secret(self, click: ActionClicked) -> bool:
         if click.action != ActionType.EDIT_PROPOSAL:

@@ -102,6 +102,11 @@ class Mutation(Derived):
         for name in ("value", "meta"):
             if nesting(data.get(name)) > MAX_DEPTH:
                 raise ValueError(f"{name} nests more than {MAX_DEPTH} levels deep")
+        # an appended item nests one level deeper in the list it joins
+        if op in ("append", Op.APPEND) and nesting(value) + 1 > MAX_DEPTH:
+            raise ValueError(
+                f"value nests more than {MAX_DEPTH} levels deep in the list it is appended to"
+            )
         if op in ("delete", Op.DELETE) and value is not None:
             raise ValueError("delete takes no value")
         if op in ("delete", Op.DELETE) and data.get("ttl_sec", data.get("ttlSec")) is not None:

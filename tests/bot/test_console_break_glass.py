@@ -62,7 +62,7 @@ def test_the_role_applies_at_once_and_the_outcome_says_it_broke_the_glass(team: 
     assert team.store.version(KEY) == 1
 
 
-@pytest.mark.parametrize("reason", ["", "    "])
+@pytest.mark.parametrize("reason", ["", "    ", " \u200b\u2060"])  # (invisible)
 def test_without_a_reason_nothing_is_sent(team: App, reason: str) -> None:
     propose(team)
     ina, said, shown = looking_as(team, "user:ina", "oncall")

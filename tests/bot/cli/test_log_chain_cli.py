@@ -3,15 +3,19 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pytest
 from redis import Redis
 
-from bot.app import App
+from bot.app import App, build_app
+from core.state.chain.links import genesis
 from core.state.chain.verify import raw_rows
 from core.state.commit_result import Committed
 from tests.bot.cli.process import run
+from tests.conftest import delete_workspace
+from tests.core.state.test_chain import Rows, rechain, rewrite
 from tests.factories import mutation
 
 
@@ -104,3 +108,47 @@ def test_a_log_stripped_of_its_chain_is_unverified_not_ok(
     code, out, _ = run(capsys, app.store.workspace, "log", "verify")
     assert code == 3 and "UNVERIFIED: no record carries a link of the chain (3 held)" in out
     assert "OK" not in out
+
+
+def test_a_head_replayed_after_a_rewrite_or_from_another_workspace_is_refused(
+    capsys: pytest.CaptureFixture[str],
+    app: App,
+    redis_client: Redis,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two replays of a genuine, well-signed head: into another workspace's verify (same
+    key, its own log as long), and into this one's after a forger rewrote a record before
+    it and recomputed every link and the chain's head key. Both exit 1, head REFUSED."""
+    monkeypatch.setenv("DELIBERATE_LOG_SIGNING_KEY", "s3cret")
+    ws, other = app.store.workspace, f"test-{uuid.uuid4().hex[:12]}"
+    try:
+        done = commit(app, 4)
+        commit(build_app(other, client=redis_client), 4)
+        code, signed, _ = run(capsys, ws, "log", "head")
+        assert code == 0 and '"count":4' in signed
+        code, out, _ = run(capsys, other, "log", "verify", "--head", signed)
+        assert code == 1 and f"head REFUSED: the head is of workspace {ws!r}" in out
+        target = done[1].log_id
+
+        def forge(rows: Rows) -> Rows:
+            edited = [
+                (
+                    i,
+                    {**f, b"mutation": f[b"mutation"].replace(b'"v1"', b'"v9"')}
+                    if i == target
+                    else f,
+                )
+                for i, f in rows
+            ]
+            return rechain(edited, genesis(app.store.keys.log), start=1)
+
+        rewrite(redis_client, app.store, forge)
+        last_id, fields = list(raw_rows(redis_client, app.store.keys.log))[-1]
+        n, _, h = fields[b"chain"].decode().partition(":")
+        redis_client.hset(app.store.keys.chain, mapping={"n": n, "hash": h, "id": last_id})
+        code, out, _ = run(capsys, ws, "log", "verify")
+        assert code == 0  # the chain in Redis holds: only the anchored head tells
+        code, out, _ = run(capsys, ws, "log", "verify", "--head", signed)
+        assert code == 1 and "head REFUSED" in out and "rewritten" in out
+    finally:
+        delete_workspace(redis_client, other)

@@ -228,7 +228,7 @@ def test_a_key_that_names_no_role_offers_no_break_glass(
 # --- the reason --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("typed", ["", "   \n  "])
+@pytest.mark.parametrize("typed", ["", "   \n  ", "\u3164\u200b"])  # (invisible)
 def test_no_reason_or_only_blanks_is_refused(
     bot: DiscordBot, discord_api: DiscordServer, glass_app: App, typed: str
 ) -> None:
@@ -270,6 +270,27 @@ def test_a_clicker_without_the_role_is_told_which_role_may(
     )
     assert discord_api.interactions.modals == []  # no form to type a reason into
     unchanged(discord_api, glass_app, reply)
+
+
+def test_a_role_taken_away_while_the_form_was_open_refuses_it(
+    bot: DiscordBot, discord_api: DiscordServer, glass_app: App
+) -> None:
+    """RIA opens the form holding the Stage crew role; a moderator takes the role away
+    before she submits it: the submission carries her roles as they are now, and the
+    gateway refuses it (recorded), whatever the form she was shown."""
+    reply = proposed(bot)
+    bot.click(reply, "ApplyProposal", user=RIA, custom_id=glass_of(reply))
+    form = modal_shown(discord_api)["custom_id"]
+    data = payloads.modal_submit(reply, form, {"glass": REASON}, RIA)
+    data["member"] |= {"roles": [], "permissions": str(payloads.permissions_of(ALICE).value)}
+    bot.dispatch(bot.interaction(data))
+    assert answered(discord_api).startswith(
+        f"Not done: user:{RIA} does not hold the oncall role: only it may break the glass "
+        f"on {KEY}; nothing was changed"
+    )
+    unchanged(discord_api, glass_app, reply)
+    [row] = [d for d in glass_app.gateway.decisions.recent() if d["outcome"] == "rejected"]
+    assert "does not hold the oncall role" in row["message"]
 
 
 # --- the proposal moved on ---------------------------------------------------------------

@@ -238,10 +238,38 @@ def test_a_key_that_names_no_role_offers_no_break_glass(
         button(reply, "ApplyProposal:glass")
 
 
+def test_a_reason_that_would_ping_or_link_stays_text_everywhere_it_is_shown(
+    bot: SlackBot,
+    glass_app: App,
+    workspace: str,
+    config: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A reason is people's words: ``<!channel>``, a mention and a disguised link typed in
+    it ping nobody and link nowhere, in the clicked message nor in the announcement."""
+    for name, value in bot.slack.env().items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("DELIBERATE_BREAKGLASS_CHANNEL", GLASS_CHANNEL)
+    assert run(capsys, workspace, "--config", str(config), "worker", "--burst")[0] == 0
+    typed = f"<!channel> <@{BOB}> <https://evil.example|your bank> now"
+    inert = f"&lt;!channel&gt; &lt;@{BOB}&gt; &lt;https://evil.example|your bank&gt; now"
+    reply = proposed(bot)
+    bot.submit(opened_form(bot, reply), typed, user=INA)
+    [update] = bot.slack.wait_until(lambda: bot.slack.updates)
+    bot.listeners.idle()
+    assert f"reason: {inert} — by <@{INA}>" in closing_line(update)
+    assert run(capsys, workspace, "--config", str(config), "worker", "--burst")[0] == 0
+    [announced] = [m for m in bot.slack.messages if m["channel"] == GLASS_CHANNEL]
+    assert f"Reason: {inert}." in announced["text"]
+    for said in (json.dumps(update), announced["text"]):
+        assert "<!channel>" not in said and f"<@{BOB}>" not in said and "<https://" not in said
+
+
 # --- the reason --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("typed", [None, "   \n  "])
+@pytest.mark.parametrize("typed", [None, "   \n  ", "\u200b\u3164 \u2060"])  # (invisible)
 def test_no_reason_or_only_blanks_is_said_under_the_box(
     bot: SlackBot, glass_app: App, typed: str | None
 ) -> None:

@@ -17,10 +17,11 @@ from redis import Redis
 
 from bot.app import App, build_app
 from bot.shown.closers import closers_from_env
-from bot.shown.escalation import Escalations
+from bot.shown.deadlines import deadlines_of
+from bot.shown.escalation import Escalations, escalated_at
 from core.gateway.outcome import Pending, Proposal, ProposalStatus
 from tests.bot.slack.conftest import config_with_roles
-from tests.bot.slack.rig import CHANNEL, SlackBot
+from tests.bot.slack.rig import CHANNEL, SlackBot, message
 from tests.bot.slack.test_lifecycle import proposal_id, proposed, proposing_bot
 from tests.factories import mutation
 from tests.openai_server import OpenAIServer
@@ -150,3 +151,41 @@ def test_an_empty_channel_variable_posts_to_no_channel(
     assert escalations(app, slack_esc).run(now_ms=proposal.created_at + HOUR_MS) == 1
     [in_thread] = escalated(slack_esc)
     assert in_thread["channel"] == CHANNEL and in_thread["thread_ts"] == reply["thread_ts"]
+
+
+def test_a_forged_escalation_changes_nothing_and_the_real_one_still_comes(
+    bot: SlackBot, esc_app: App, slack_esc: SlackServer
+) -> None:
+    """A member writes the escalation's words into the thread (mentioning the reviewers), and
+    clicks a button that claims to escalate (its data the Apply button's): neither counts as
+    an escalation, an approval or anything else. The proposal still waits, unescalated, and
+    the sweep still escalates it once, when it is due."""
+    reply = proposed(bot)
+    bot.listeners.idle()
+    pid = proposal_id(reply)
+    proposal = made(esc_app, pid)
+    forged = (
+        "<@U0SARA> <@U0SAM> awaiting a decision since 2020-01-01 00:00 UTC: set scene.name = "
+        "BRB (asked by user:U0ALICE). Apply or Discard it with its buttons above."
+    )
+    bot.event(message(forged, user="U0EVE", thread_ts=reply["thread_ts"]))
+    bot.listeners.idle()
+    for claimed in ("EscalateProposal", "ApplyProposal:0:escalate"):
+        bot.click(reply, "ApplyProposal", user="U0EVE", as_action=claimed)
+        bot.listeners.idle()
+    told = [e["text"] for e in slack_esc.ephemerals if e["user"] == "U0EVE"]
+    assert told == [
+        "EscalateProposal is not an action this bot knows.",
+        "this button is not one Deliberate made; nothing was changed.",
+    ]
+    assert escalated_at(esc_app.redis, esc_app.store.workspace, pid) is None
+    still = made(esc_app, pid)
+    assert still.status is ProposalStatus.PENDING and still.approvals == []
+    assert esc_app.store.version("scene.name") == 0
+    said = deadlines_of(esc_app, still, proposal.created_at + HOUR_MS - 1).phrases()
+    assert not any("escalated" in phrase for phrase in said)
+    assert escalated(slack_esc) == []  # (the member's own words are not the bot's)
+    due = proposal.created_at + HOUR_MS
+    assert escalations(esc_app, slack_esc).run(now_ms=due) == 1
+    assert escalated_at(esc_app.redis, esc_app.store.workspace, pid) == due
+    assert len(escalated(slack_esc)) == 2  # the channel's and the thread's, once

@@ -89,7 +89,7 @@ def test_offered_only_to_the_role_and_it_applies_at_once(site: Site) -> None:
     assert listed["proposal"] == pid
 
 
-@pytest.mark.parametrize("reason", ["", "   "])
+@pytest.mark.parametrize("reason", ["", "   ", "\u200b\u3164"])  # (invisible)
 def test_without_a_reason_nothing_changes(site: Site, reason: str) -> None:
     pid = proposed(site.app)
     with client_of(site, ONCALL) as ina:

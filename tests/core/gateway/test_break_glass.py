@@ -6,6 +6,7 @@ the one who broke the glass reviewing their own change."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -14,9 +15,11 @@ from redis import Redis
 from bot.app import App, build_app
 from core.gateway.break_glass import BreakGlass, ReviewRefused
 from core.gateway.outcome import Pending, Proposal, ProposalStatus
+from core.gateway.proposals import CLAIM_LEASE_MS
 from core.state.commit_result import Committed, Rejected, RejectReason
 from core.state.mutation_log import MutationLog
 from tests.conftest import write_config
+from tests.core.gateway.test_proposal_race import StoppingRedis, claimed_ago
 from tests.factories import actor, mutation
 
 CONFIG = """
@@ -37,6 +40,7 @@ policy:
 AL, BO = actor("user:al"), actor("user:bo")
 INA = actor("user:ina", "incident")  # the tenant binds the role
 OLI = actor("user:oli", "oncall")
+MO = actor("moderator:mo")
 
 
 @pytest.fixture
@@ -82,7 +86,12 @@ def test_a_direct_write_commits_where_people_would_wait(app: App) -> None:
     assert app.store.get("stream.state") is None
 
 
-@pytest.mark.parametrize("reason", ["", "   \n\t "])
+# what shows as nothing: blanks, and characters that render as none (zero-width and joiners,
+# a byte-order mark, bidi marks, a Hangul filler as Discord users type it, controls)
+UNSAID = ["", "   \n\t ", "\u200b", "\u200b \u2060\ufeff\u200e", "\u3164\u3164", "\x00\x07 \x1b"]
+
+
+@pytest.mark.parametrize("reason", UNSAID)
 def test_without_a_reason_it_is_refused_and_nothing_changes(app: App, reason: str) -> None:
     p = proposed(app)
     refused = BreakGlass(app.gateway).apply(p.id, INA, reason)
@@ -172,3 +181,109 @@ def test_barred_says_before_the_reason_who_may_not_and_what_moved_on(app: App) -
     assert glass.barred(q.id, OLI) == (
         "this proposal was already discarded by user:oli; nothing was changed"
     )
+
+
+# --- a break-glass whose process stopped midway ------------------------------------------
+
+
+def test_a_break_glass_stopped_before_its_commit_is_not_committed_by_one_approval(
+    app: App,
+) -> None:
+    """Ina's process claimed the proposal to break the glass and stopped before committing.
+    Once her claim lapses, a click must not take it over as a claim made at the quorum: the
+    proposal waits again for its approvals (and its rule), the click counting as one."""
+    p = proposed(app)
+    claimed = app.gateway.proposals.claim(p.id, INA, "outage")  # (then it stopped)
+    assert claimed is not None and claimed.status is ProposalStatus.APPLIED
+    claimed_ago(app, p.id, CLAIM_LEASE_MS + 1)
+    first = app.gateway.apply_proposal(p.id, MO)
+    assert isinstance(first, Pending), first
+    assert app.store.get("stream.state") is None and len(app.log) == 0
+    waiting = app.gateway.proposals.get(p.id)
+    assert waiting is not None and waiting.status is ProposalStatus.PENDING
+    assert waiting.break_glass is None and [str(a.by) for a in waiting.approvals] == [str(MO)]
+    done = app.gateway.apply_proposal(p.id, BO)  # the second approval: the rule is met
+    assert isinstance(done, Committed) and "breakGlass" not in done.mutation.meta
+    assert done.mutation.meta["approvedBy"] == [str(MO), str(BO)]
+    assert BreakGlass(app.gateway).listed(reviewed=True) == []
+
+
+def test_a_break_glass_stopped_right_after_its_commit_is_found_and_listed(
+    app: App, server_redis: Redis, tmp_path: Path, workspace: str
+) -> None:
+    """Ina's break-glass committed, and her process stopped before anything else (the
+    proposal, the review list): a later click finds her commit, not a stale proposal, and
+    the change is listed for review all the same."""
+    stopping = StoppingRedis(connection_pool=server_redis.connection_pool)
+    inas = build_app(workspace, write_config(tmp_path, CONFIG, "inas.yaml"), client=stopping)
+    p = proposed(app)
+    stopping.armed = True
+    with contextlib.suppress(ConnectionError):
+        BreakGlass(inas.gateway).apply(p.id, INA, "outage")
+    assert stopping.committed and app.store.version("stream.state") == 1
+    claimed_ago(app, p.id, CLAIM_LEASE_MS + 1)
+    found = app.gateway.apply_proposal(p.id, MO)
+    assert isinstance(found, Committed) and found.duplicate, found
+    assert found.mutation.meta["breakGlass"] == {"by": str(INA), "reason": "outage"}
+    stored = app.gateway.proposals.get(p.id)
+    assert stored is not None and stored.status is ProposalStatus.APPLIED
+    assert stored.committed is not None and app.store.version("stream.state") == 1
+    [listed] = BreakGlass(app.gateway).listed()
+    assert (listed["mutationId"], listed["reason"]) == (found.mutation.id, "outage")
+
+
+def test_a_break_glass_refused_at_its_commit_leaves_no_mark_on_the_proposal(
+    tmp_path: Path, server_redis: Redis, workspace: str
+) -> None:
+    """Ina's break-glass is claimed, then refused by the commit (her rate limit on the key):
+    the proposal waits again as it was, and once people apply it, it was not broken."""
+    text = CONFIG + (
+        '    - pattern: "limited.*"\n'
+        "      rate_limit: {max: 1, per_sec: 3600}\n"
+        "      approval: {people: true, break_glass: {role: incident}}\n"
+    )
+    app = build_app(workspace, write_config(tmp_path, text), client=server_redis)
+    glass = BreakGlass(app.gateway)
+    assert isinstance(glass.write(mutation("set", "limited.x", 1, INA), "first"), Committed)
+    p = proposed(app, "limited.x", 2)
+    refused = glass.apply(p.id, INA, "second")
+    assert isinstance(refused, Rejected) and refused.reason is RejectReason.RATE_LIMITED
+    waiting = app.gateway.proposals.get(p.id)
+    assert waiting is not None and waiting.status is ProposalStatus.PENDING
+    assert waiting.break_glass is None
+    done = app.gateway.apply_proposal(p.id, BO)
+    assert isinstance(done, Committed) and "breakGlass" not in done.mutation.meta
+    applied = app.gateway.proposals.get(p.id)
+    assert applied is not None and applied.break_glass is None
+    assert [r["reason"] for r in glass.listed()] == ["first"]
+
+
+def test_a_reason_quoting_a_secret_keys_value_keeps_it_masked(
+    tmp_path: Path, server_redis: Redis, workspace: str
+) -> None:
+    """Breaking the glass on a secret key, Ina writes the new value into her reason (as a
+    careless person does): it is struck out of the reason before the reason is kept, so
+    that the log's meta, the review list, the decision stream and the announcement never
+    carry it; the value itself is committed."""
+    text = CONFIG + (
+        '    - pattern: "vault.*"\n'
+        "      secret: true\n"
+        "      approval: {people: true, break_glass: {role: incident}}\n"
+    )
+    app = build_app(workspace, write_config(tmp_path, text), client=server_redis)
+    glass = BreakGlass(app.gateway)
+    value, old = "tok-4c1d9e2b77", "tok-0ld5ecret9"
+    p = proposed(app, "vault.token", old)
+    done = glass.apply(p.id, INA, f"the token leaked; rotating {old} now")
+    written = glass.write(mutation("set", "vault.other", value, INA), f"set to {value}")
+    assert isinstance(done, Committed) and isinstance(written, Committed)
+    assert app.store.get("vault.token").value == old  # type: ignore[union-attr]
+    assert app.store.get("vault.other").value == value  # type: ignore[union-attr]
+    reasons = [r["reason"] for r in glass.listed()]
+    assert reasons == ["the token leaked; rotating (secret) now", "set to (secret)"]
+    for meta in (done.mutation.meta, written.mutation.meta):
+        assert value not in str(meta["breakGlass"]) and old not in str(meta["breakGlass"])
+    decisions = str(app.gateway.decisions.recent())
+    assert value not in decisions and old not in decisions
+    stored = app.gateway.proposals.get(p.id)
+    assert stored is not None and stored.break_glass == "the token leaked; rotating (secret) now"

@@ -8,22 +8,28 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import openai
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from redis import Redis
 
 from bot.app import App, build_app
+from core.deliberation.messages import ActionClicked, UserSaid
+from core.deliberation.view import View
 from core.gateway.edits import Edit
 from core.gateway.mutation_gateway import MutationGateway
 from core.gateway.outcome import SECRET, Pending, ProposalStatus
 from core.gateway.secrecy import MIN_INSIDE, Redactor
 from core.gateway.value_schema import ValueSchema, ValueType
-from core.runtime.outcome_notes import note_under
+from core.llm.chat import ChatModel
+from core.runtime.outcome_notes import discard_note, note_under
 from core.state.commit_result import Committed, Rejected, RejectReason
 from tests.bot.secret_paths import RULES, VAULT
 from tests.conftest import write_config
 from tests.factories import actor, mutation
+from tests.model_script import proposing
+from tests.openai_server import OpenAIServer
 from tests.rules.rig import config_text
 
 AL = actor("user:al")
@@ -111,6 +117,54 @@ def test_a_proposal_keeps_its_value_while_it_waits_and_not_once_it_is_settled(
     again = gateway.apply_proposal(for_applying, MIA)  # a late click: its first result
     assert isinstance(again, Committed) and again.duplicate
     assert gateway.proposals.get(for_expiring).mutation.value == OLD  # type: ignore[union-attr]
+
+
+def test_a_discard_reason_quoting_the_secret_value_keeps_it_masked(vault: App) -> None:
+    """Mia discards a secret proposal saying why in words that quote its value (as a careless
+    person does): the reason is kept, logged, told and handed to the model as a rejected
+    idea, so the value is struck out of it before it is kept."""
+    pid = proposed(vault)
+    discarded = vault.gateway.discard_proposal(pid, MIA, f"no: {OLD} is the one that leaked")
+    assert discarded.status is ProposalStatus.DISCARDED
+    assert discarded.reason == f"no: {SECRET} is the one that leaked"
+    stored = vault.gateway.proposals.get(pid)
+    assert stored is not None and stored.reason == discarded.reason
+    assert OLD not in kept(vault)
+    note = discard_note(discarded, MIA, secret=True)
+    assert OLD not in note.message and "(no: (secret) is the one that leaked)" in note.message
+
+
+def test_a_clicks_reason_quoting_the_secret_value_is_neither_traced_nor_told_the_model(
+    vault: App, openai_server: OpenAIServer
+) -> None:
+    """The same reason typed in chat, on the model's proposal: with a break-glass Apply (Mia
+    holds no break-glass role: refused) and with Discard. Each click is traced, and the
+    discard's reason becomes a rejected idea the model reads next turn: neither keeps it."""
+    openai_server.answer_with = proposing("vault.token", OLD)
+    client = openai.OpenAI(api_key="k", base_url=openai_server.base_url, max_retries=0)
+    runtime = vault.runtime(ChatModel(client, "m"))
+    shown = runtime.send("s1", UserSaid(text="rotate the stream token", actor=AL))
+    [apply] = [
+        b for e in shown if isinstance(e, View) for b in e.buttons if b.action == "ApplyProposal"
+    ]
+    said = f"no: {OLD} is the one that leaked"
+    for n, (action, field) in enumerate(
+        (("ApplyProposal", "break_glass"), ("DiscardProposal", "note"))
+    ):
+        click = ActionClicked(
+            action=action,
+            target_id=apply.target_id,
+            expected_version=apply.target_version,
+            click_id=f"c-{n}",
+            actor=MIA,
+        )
+        runtime.send("s1", click.model_copy(update={field: said}))
+    assert vault.gateway.proposals.get(apply.target_id).status is ProposalStatus.DISCARDED  # type: ignore[union-attr]
+    traced = json.dumps([fields for _, fields in vault.redis.xrange(vault.store.keys.trace)])
+    assert traced.count("is the one that leaked") >= 2 and OLD not in traced
+    ideas = runtime.sessions.load("s1").working.rejected_ideas
+    assert len(ideas) == 1 and OLD not in ideas[0]
+    assert "(rejected: no: (secret) is the one that leaked)" in ideas[0]
 
 
 def test_an_edit_of_a_secret_proposal_it_cannot_take_is_refused_without_it(vault: App) -> None:

@@ -82,6 +82,21 @@ def test_a_value_past_the_limit_is_refused_at_write(app: App) -> None:
     assert len(app.log) == 0
 
 
+def test_an_append_whose_list_would_nest_past_the_limit_is_refused_at_write(app: App) -> None:
+    """An appended item nests one level deeper in the list it joins: an item at the limit
+    would make a value no reader reads (the entry skipped as unreadable, replay's image and
+    checkpoint holding what the live state cannot), so it is refused; one level less is
+    kept and read everywhere."""
+    store = app.store
+    fits = store.commit(mutation("append", "list.deep", nested(MAX_DEPTH - 1), "admin:root"))
+    assert isinstance(fits, Committed)
+    with pytest.raises(ValidationError, match=f"nests more than {MAX_DEPTH} levels"):
+        store.commit(mutation("append", "list.deep", nested(MAX_DEPTH), "admin:root"))
+    entry = store.get("list.deep")
+    assert entry is not None and entry.value == [nested(MAX_DEPTH - 1)]
+    assert Replayer(store).verify()[1] == []
+
+
 def test_the_cli_refuses_it_with_a_sentence(
     capsys: pytest.CaptureFixture[str], workspace: str
 ) -> None:
