@@ -64,7 +64,9 @@ def main() -> None:
     client = connect()
     store = StateStore(client, f"bench-{uuid.uuid4().hex[:8]}")
     env = {**os.environ, "REDIS_URL": connection_url(client)}
-    command = ["deliberate", "--workspace", store.workspace, "replay", "--verify"]
+    # ``deliberate replay --verify``, by this interpreter (the venv need not be on PATH)
+    command = [sys.executable, "-m", "bot.cli.main", "--workspace", store.workspace]
+    command += ["replay", "--verify"]
     try:
         write_log(store, args.mutations, args.keys)
         records = int(client.xlen(store.keys.log))
