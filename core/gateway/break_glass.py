@@ -11,11 +11,14 @@ import json
 import unicodedata
 from typing import Any
 
+from redis.exceptions import WatchError
+
 from core.errors import DeliberateError
 from core.gateway.approving import applying, edited_since, glass_flagged, refuse_apply
 from core.gateway.mutation_gateway import MutationGateway, UnknownProposal
 from core.gateway.outcome import Outcome, ProposalStatus, expired_message
 from core.gateway.policy import Policy, VerdictKind
+from core.redis_client import watch_broken
 from core.state.actor import Actor, ActorKind
 from core.state.commit_result import Rejected, RejectReason
 from core.state.mutation import Mutation
@@ -166,23 +169,42 @@ class BreakGlass:
 
     def review(self, mutation_id: str, by: Actor) -> dict[str, Any]:
         """Mark the break-glass change ``mutation_id`` reviewed by ``by``, a person other than
-        who broke the glass (a second review keeps the first)."""
-        raw = self.redis.hget(self.keys.break_glass, mutation_id)
-        if raw is None:
-            raise ReviewRefused(f"no break-glass change {mutation_id} is listed for review")
-        record: dict[str, Any] = json.loads(str(raw))
-        if "reviewedBy" in record:
-            return record
-        breaker = Actor.model_validate(record["by"])
-        if not by.is_person:
-            raise ReviewRefused(f"{by} cannot review a break-glass change; a person must")
-        if breaker.identity == by.identity:
-            raise ReviewRefused(
-                f"{by} broke the glass on {record['key']}: someone else must review it"
-            )
-        record.update(reviewedBy=str(by), reviewedAt=server_ms(self.redis, self.keys.versions))
-        self.redis.hset(self.keys.break_glass, mutation_id, json.dumps(record))
+        who broke the glass (a second review keeps the first, also when both come at once:
+        the mark is written under WATCH of the list)."""
+        with self.redis.pipeline(transaction=True) as pipe:
+            while True:
+                try:
+                    pipe.watch(self.keys.break_glass)
+                    raw = pipe.hget(self.keys.break_glass, mutation_id)
+                    record = _reviewable(raw, mutation_id, by)
+                    if "reviewedBy" in record:
+                        pipe.unwatch()
+                        return record
+                    at = server_ms(pipe, self.keys.versions)
+                    record.update(reviewedBy=str(by), reviewedAt=at)
+                    pipe.multi()
+                    pipe.hset(self.keys.break_glass, mutation_id, json.dumps(record))
+                    pipe.execute()
+                    return record
+                except WatchError as error:
+                    if (cut := watch_broken(error)) is not None:
+                        raise cut from error  # Redis went away, not a conflict
+
+
+def _reviewable(raw: object, mutation_id: str, by: Actor) -> dict[str, Any]:
+    """The listed record ``raw`` of ``mutation_id``, if ``by`` may mark it reviewed (or it
+    is already)."""
+    if raw is None:
+        raise ReviewRefused(f"no break-glass change {mutation_id} is listed for review")
+    record: dict[str, Any] = json.loads(str(raw))
+    if "reviewedBy" in record:
         return record
+    breaker = Actor.model_validate(record["by"])
+    if not by.is_person:
+        raise ReviewRefused(f"{by} cannot review a break-glass change; a person must")
+    if breaker.identity == by.identity:
+        raise ReviewRefused(f"{by} broke the glass on {record['key']}: someone else must review it")
+    return record
 
 
 def glass_reason(reason: str | None) -> str:

@@ -7,10 +7,11 @@ the one who broke the glass reviewing their own change."""
 from __future__ import annotations
 
 import contextlib
+import threading
 from pathlib import Path
 
 import pytest
-from redis import Redis
+from redis import ConnectionPool, Redis
 
 from bot.app import App, build_app
 from core.gateway.break_glass import BreakGlass, ReviewRefused
@@ -156,6 +157,33 @@ def test_listed_for_review_and_reviewed_by_someone_else(app: App) -> None:
     assert len(glass.listed(reviewed=True)) == 2
     # a second review keeps the first
     assert glass.review(applied.mutation.id, actor("user:cy"))["reviewedBy"] == "user:bo"
+
+
+def test_reviewers_at_once_agree_on_the_first(
+    app: App, server_redis: Redis, tmp_path: Path
+) -> None:
+    """Eight people mark the same change reviewed at the same moment (each with a client of
+    their own): one review is kept, and every one of them is told that one."""
+    written = BreakGlass(app.gateway).write(mutation("set", "plain.z", 3, OLI), "hotfix")
+    assert isinstance(written, Committed)
+    start = threading.Barrier(8)
+    told: list[str] = []
+
+    def review(n: int) -> None:
+        kwargs = server_redis.connection_pool.connection_kwargs
+        own = Redis(connection_pool=ConnectionPool(**kwargs))
+        config = write_config(tmp_path, CONFIG)
+        glass = BreakGlass(build_app(app.store.workspace, config, client=own).gateway)
+        start.wait()
+        told.append(glass.review(written.mutation.id, actor(f"user:r{n}"))["reviewedBy"])
+
+    threads = [threading.Thread(target=review, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    (kept,) = BreakGlass(app.gateway).listed(reviewed=True)
+    assert len(told) == 8 and set(told) == {kept["reviewedBy"]}
 
 
 def test_barred_says_before_the_reason_who_may_not_and_what_moved_on(app: App) -> None:
