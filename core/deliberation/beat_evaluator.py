@@ -5,9 +5,10 @@ why (and which did not, and why not)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from string import Template
 
+import cel
 from pydantic import BaseModel, ConfigDict
 
 from core.deliberation.beats import ActionSpec, ActionStyle, Beat
@@ -50,7 +51,9 @@ class EvaluationResult(BaseModel):
 
 
 def evaluate(state: InteractionState, beats: Sequence[Beat]) -> EvaluationResult:
-    activation = {"state": state.model_dump(mode="json", exclude_none=True)}
+    # converted into CEL's values once for every beat (by each ``execute`` it cost a beat
+    # ~27 µs, most of the evaluation)
+    activation = cel.Context({"state": state.model_dump(mode="json", exclude_none=True)})
     checks = [_check(beat, activation) for beat in beats]
     held = sorted(
         (b for b, c in zip(beats, checks, strict=True) if c.held), key=lambda b: -b.priority
@@ -64,7 +67,7 @@ def evaluate(state: InteractionState, beats: Sequence[Beat]) -> EvaluationResult
     )
 
 
-def _check(beat: Beat, activation: Mapping[str, object]) -> BeatCheck:
+def _check(beat: Beat, activation: cel.Context) -> BeatCheck:
     held, error = False, None
     try:
         result = beat.program.execute(activation)
