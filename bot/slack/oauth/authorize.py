@@ -45,10 +45,12 @@ class CheckedTokens(dict[str, AuthorizeResult]):
         self._found = threading.local()
 
     def __contains__(self, token: object) -> bool:
-        with self._lock:
-            result = super().pop(token, None)  # type: ignore[arg-type]
-            if result is not None:
-                super().__setitem__(token, result)  # type: ignore[index]  # the newest now
+        result = None
+        if isinstance(token, str):
+            with self._lock:
+                result = super().pop(token, None)
+                if result is not None:
+                    super().__setitem__(token, result)  # the most recently used now
         self._found.last = (token, result)
         return result is not None
 
