@@ -1,14 +1,21 @@
 """The Bolt app: Slack's request verification, retries and acknowledgements are Bolt's; each
-listener hands its payload to the adapter. Clicks and commands are acknowledged at once, and
-Bolt runs the rest of a listener after answering Slack (``process_before_response`` off). A
-submitted form is checked first: a refusal is the acknowledgement (the modal shows it), and
-an accepted one's modal closes before its click is handled."""
+listener hands its payload to the adapter.
+
+Every request is acknowledged by the thread that received it, before any work, and the work
+(a turn, a click, a command) runs after, in the listener pool: Bolt's lazy listeners, with
+``process_before_response`` on. Otherwise Bolt acknowledges a click, a command or a form
+from the pool itself, where it waits behind the turns already queued (five threads by
+default, each turn holding one while it talks to the model and to Slack), and Slack gives
+up on it after three seconds. The pool is ``LISTENER_THREADS`` threads: turns mostly wait
+on the network. A submitted form is checked before it is acknowledged: a refusal is the
+acknowledgement (the modal shows it), and an accepted one's modal closes before its click
+is handled."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from concurrent.futures import Executor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
@@ -16,16 +23,17 @@ from slack_bolt import Ack, App, BoltContext, Respond
 from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 from slack_bolt.oauth.oauth_settings import OAuthSettings
 
-from .adapter import SlackAdapter
+from .adapter import Form, SlackAdapter
 from .buttons import ACTION_ID
 from .forms import FORM, Unfit, refusal_view
 from .origin import origin_of_click, origin_of_command, origin_of_event
 from .settings import SlackSettings
 
-__all__ = ["COMMAND", "EVENTS", "build_bolt_app"]
+__all__ = ["COMMAND", "EVENTS", "LISTENER_THREADS", "build_bolt_app", "listener_pool"]
 
 COMMAND = "/deliberate"
 EVENTS = ("app_mention", "message")  # what the listeners below take; the manifest subscribes
+LISTENER_THREADS = 32  # turns, clicks and commands handled at once by a process
 
 
 def build_bolt_app(
@@ -47,7 +55,8 @@ def build_bolt_app(
             signing_secret=settings.signing_secret,
             # Socket Mode requests come over the app's own websocket, unsigned
             request_verification_enabled=not settings.socket_mode,
-            listener_executor=executor,
+            process_before_response=True,  # the acknowledgement, then the lazy listeners
+            listener_executor=executor or listener_pool(),
             logger=logger,
             oauth_settings=oauth,
         )
@@ -56,35 +65,39 @@ def build_bolt_app(
 
     client = adapter.client
 
-    @bolt.event("app_mention")
     def _mention(body: dict[str, Any], event: dict[str, Any], context: BoltContext) -> None:
         adapter.on_event(event, origin_of_event(body, event, context, client), mention=True)
 
-    @bolt.event("message")
     def _message(body: dict[str, Any], event: dict[str, Any], context: BoltContext) -> None:
         adapter.on_event(event, origin_of_event(body, event, context, client), mention=False)
 
-    @bolt.action(ACTION_ID)
-    def _click(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
-        ack()
+    bolt.event("app_mention")(ack=_acknowledged, lazy=[_mention])
+    bolt.event("message")(ack=_acknowledged, lazy=[_message])
+
+    def _click(body: dict[str, Any], context: BoltContext) -> None:
         adapter.on_click(body, origin_of_click(body, context, client))
 
-    @bolt.view(FORM)
-    def _submitted(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
+    bolt.action(ACTION_ID)(ack=_acknowledge, lazy=[_click])
+
+    def _check(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
         origin = origin_of_click(body, context, client)  # a submission names its user's team
         form = adapter.check_form(body, origin)
         if isinstance(form, str):  # for the submitter alone, in place of the form
             ack(response_action="update", view=refusal_view(form))
-            return
-        if isinstance(form, Unfit):  # under the box, the form open as typed
+        elif isinstance(form, Unfit):  # under the box, the form open as typed
             ack(response_action="errors", errors=form.errors())
-            return
-        ack()  # the modal closes
-        adapter.on_form(form, origin)
+        else:
+            ack()  # the modal closes
 
-    @bolt.command(COMMAND)
-    def _command(ack: Ack, respond: Respond, command: dict[str, Any], context: BoltContext) -> None:
-        ack()  # at once: `why` may read far back in the log, and Slack waits 3 seconds
+    def _submitted(body: dict[str, Any], context: BoltContext) -> None:
+        origin = origin_of_click(body, context, client)
+        form = adapter.check_form(body, origin)  # as it was acknowledged: read again here
+        if isinstance(form, Form):
+            adapter.on_form(form, origin)
+
+    bolt.view(FORM)(ack=_check, lazy=[_submitted])
+
+    def _command(respond: Respond, command: dict[str, Any], context: BoltContext) -> None:
         text = str(command.get("text") or "")
         origin = origin_of_command(context, client)
         user, channel = str(command.get("user_id") or ""), str(command.get("channel_id") or "")
@@ -94,7 +107,23 @@ def build_bolt_app(
             return
         respond(text=adapter.on_command(text, origin, user), response_type="ephemeral")
 
+    # at once: `why` may read far back in the log, and Slack waits 3 seconds
+    bolt.command(COMMAND)(ack=_acknowledge, lazy=[_command])
+
     return bolt
+
+
+def listener_pool() -> ThreadPoolExecutor:
+    """Where the turns, clicks and commands run once acknowledged."""
+    return ThreadPoolExecutor(max_workers=LISTENER_THREADS, thread_name_prefix="slack-listener")
+
+
+def _acknowledge(ack: Ack) -> None:
+    ack()
+
+
+def _acknowledged() -> None:
+    """An event: Bolt acknowledges it itself."""
 
 
 @contextmanager
