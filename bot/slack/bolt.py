@@ -1,20 +1,21 @@
 """The Bolt app: Slack's request verification, retries and acknowledgements are Bolt's; each
 listener hands its payload to the adapter.
 
-Every request is acknowledged by the thread that received it, before any work, and the work
-(a turn, a click, a command) runs after, in the listener pool: Bolt's lazy listeners, with
-``process_before_response`` on. Otherwise Bolt acknowledges a click, a command or a form
-from the pool itself, where it waits behind the turns already queued (five threads by
-default, each turn holding one while it talks to the model and to Slack), and Slack gives
-up on it after three seconds. The pool is ``LISTENER_THREADS`` threads: turns mostly wait
-on the network. A submitted form is checked before it is acknowledged: a refusal is the
-acknowledgement (the modal shows it), and an accepted one's modal closes before its click
-is handled."""
+Every request is acknowledged by the thread that received it, before any work
+(``process_before_response`` on: a listener returns at once), and the work (a turn, a click,
+a command) is handed to the listener pool, to run after. Bolt's own way (the listener in
+its pool, the receiving thread waiting for its ``ack()``) made a click, a command or a form
+wait behind the turns already queued there (five threads by default, each turn holding one
+while it talks to the model and to Slack), and Slack gives up after three seconds. Bolt's
+lazy listeners would do it too, at the cost of a deep copy of every request. The pool is
+``LISTENER_THREADS`` threads: turns mostly wait on the network. A submitted form is
+checked before it is acknowledged: a refusal is the acknowledgement (the modal shows it),
+and an accepted one's modal closes before its click is handled."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
@@ -23,10 +24,10 @@ from slack_bolt import Ack, App, BoltContext, Respond
 from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 from slack_bolt.oauth.oauth_settings import OAuthSettings
 
-from .adapter import Form, SlackAdapter
+from .adapter import SlackAdapter
 from .buttons import ACTION_ID
 from .forms import FORM, Unfit, refusal_view
-from .origin import origin_of_click, origin_of_command, origin_of_event
+from .origin import Origin, origin_of_click, origin_of_command, origin_of_event
 from .settings import SlackSettings
 
 __all__ = ["COMMAND", "EVENTS", "LISTENER_THREADS", "build_bolt_app", "listener_pool"]
@@ -34,6 +35,7 @@ __all__ = ["COMMAND", "EVENTS", "LISTENER_THREADS", "build_bolt_app", "listener_
 COMMAND = "/deliberate"
 EVENTS = ("app_mention", "message")  # what the listeners below take; the manifest subscribes
 LISTENER_THREADS = 32  # turns, clicks and commands handled at once by a process
+log = logging.getLogger("deliberate.slack")
 
 
 def build_bolt_app(
@@ -49,14 +51,15 @@ def build_bolt_app(
     the redirect are served beside the events, and an uninstall or a revoked token removes
     the installation."""
     logger = logging.getLogger("deliberate.slack.bolt")
+    pool = executor or listener_pool()
     with _without(logger, warning_client_prioritized_and_token_skipped()):
         bolt = App(
             client=adapter.client,
             signing_secret=settings.signing_secret,
             # Socket Mode requests come over the app's own websocket, unsigned
             request_verification_enabled=not settings.socket_mode,
-            process_before_response=True,  # the acknowledgement, then the lazy listeners
-            listener_executor=executor or listener_pool(),
+            process_before_response=True,  # each listener returns at once (see above)
+            listener_executor=pool,
             logger=logger,
             oauth_settings=oauth,
         )
@@ -65,21 +68,23 @@ def build_bolt_app(
 
     client = adapter.client
 
+    @bolt.event("app_mention")
     def _mention(body: dict[str, Any], event: dict[str, Any], context: BoltContext) -> None:
-        adapter.on_event(event, origin_of_event(body, event, context, client), mention=True)
+        origin = origin_of_event(body, event, context, client)
+        _later(pool, adapter.on_event, event, origin, mention=True)
 
+    @bolt.event("message")
     def _message(body: dict[str, Any], event: dict[str, Any], context: BoltContext) -> None:
-        adapter.on_event(event, origin_of_event(body, event, context, client), mention=False)
+        origin = origin_of_event(body, event, context, client)
+        _later(pool, adapter.on_event, event, origin, mention=False)
 
-    bolt.event("app_mention")(ack=_acknowledged, lazy=[_mention])
-    bolt.event("message")(ack=_acknowledged, lazy=[_message])
+    @bolt.action(ACTION_ID)
+    def _click(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
+        ack()
+        _later(pool, adapter.on_click, body, origin_of_click(body, context, client))
 
-    def _click(body: dict[str, Any], context: BoltContext) -> None:
-        adapter.on_click(body, origin_of_click(body, context, client))
-
-    bolt.action(ACTION_ID)(ack=_acknowledge, lazy=[_click])
-
-    def _check(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
+    @bolt.view(FORM)
+    def _submitted(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
         origin = origin_of_click(body, context, client)  # a submission names its user's team
         form = adapter.check_form(body, origin)
         if isinstance(form, str):  # for the submitter alone, in place of the form
@@ -88,42 +93,44 @@ def build_bolt_app(
             ack(response_action="errors", errors=form.errors())
         else:
             ack()  # the modal closes
+            _later(pool, adapter.on_form, form, origin)
 
-    def _submitted(body: dict[str, Any], context: BoltContext) -> None:
-        origin = origin_of_click(body, context, client)
-        form = adapter.check_form(body, origin)  # as it was acknowledged: read again here
-        if isinstance(form, Form):
-            adapter.on_form(form, origin)
-
-    bolt.view(FORM)(ack=_check, lazy=[_submitted])
-
-    def _command(respond: Respond, command: dict[str, Any], context: BoltContext) -> None:
-        text = str(command.get("text") or "")
-        origin = origin_of_command(context, client)
-        user, channel = str(command.get("user_id") or ""), str(command.get("channel_id") or "")
-        if text.strip().lower() == "show":  # the channel's newest conversation, buttons too
-            shown, blocks = adapter.on_show(origin, user, channel)
-            respond(text=shown, blocks=blocks, response_type="ephemeral")
-            return
-        respond(text=adapter.on_command(text, origin, user), response_type="ephemeral")
-
-    # at once: `why` may read far back in the log, and Slack waits 3 seconds
-    bolt.command(COMMAND)(ack=_acknowledge, lazy=[_command])
+    @bolt.command(COMMAND)
+    def _command(ack: Ack, respond: Respond, command: dict[str, Any], context: BoltContext) -> None:
+        ack()  # at once: `why` may read far back in the log, and Slack waits 3 seconds
+        _later(pool, _answer, adapter, respond, command, origin_of_command(context, client))
 
     return bolt
+
+
+def _answer(
+    adapter: SlackAdapter, respond: Respond, command: dict[str, Any], origin: Origin
+) -> None:
+    """``/deliberate TEXT``, answered for the asker alone."""
+    text = str(command.get("text") or "")
+    user, channel = str(command.get("user_id") or ""), str(command.get("channel_id") or "")
+    if text.strip().lower() == "show":  # the channel's newest conversation, buttons too
+        shown, blocks = adapter.on_show(origin, user, channel)
+        respond(text=shown, blocks=blocks, response_type="ephemeral")
+        return
+    respond(text=adapter.on_command(text, origin, user), response_type="ephemeral")
+
+
+def _later(pool: Executor, work: Callable[..., None], *args: Any, **kwargs: Any) -> None:
+    """``work`` in the pool; what it raises is logged (a future nobody reads would keep it)."""
+
+    def run() -> None:
+        try:
+            work(*args, **kwargs)
+        except Exception:
+            log.exception("slack: %s failed", getattr(work, "__name__", "a listener"))
+
+    pool.submit(run)
 
 
 def listener_pool() -> ThreadPoolExecutor:
     """Where the turns, clicks and commands run once acknowledged."""
     return ThreadPoolExecutor(max_workers=LISTENER_THREADS, thread_name_prefix="slack-listener")
-
-
-def _acknowledge(ack: Ack) -> None:
-    ack()
-
-
-def _acknowledged() -> None:
-    """An event: Bolt acknowledges it itself."""
 
 
 @contextmanager
