@@ -284,7 +284,7 @@ class MemoryWatch:
         (first imports, first caches) left out."""
         first = max(1, workspaces // 10)
         last = min(workspaces, self.samples[-1][0])
-        if last <= first:
+        if last - first < 50:  # too few for the slope to say anything
             return [math.nan for _ in self.procs]
         low, high = self.at(first), self.at(last)
         return [(b - a) / (last - first) for a, b in zip(low, high, strict=True)]

@@ -23,6 +23,7 @@ from __future__ import annotations
 import http.client
 import itertools
 import json
+import random
 import threading
 import time
 from collections import Counter, deque
@@ -99,6 +100,7 @@ class BenchSlack(SlackServer):
         # socketserver listens with a backlog of 5: the bot's replicas open a connection per
         # Web API call, and a full backlog costs a refused SYN and a 1 s retry
         self._httpd.socket.listen(1024)
+        self._httpd.handle_error = _quiet  # type: ignore[method-assign]  # a bot gone mid-reply
         self.calls = deque(maxlen=64)  # type: ignore[assignment]
         self.threads = Arrivals()  # (channel, thread ts) -> the bot's posts in it
         self.updated = Arrivals()  # (channel, message ts) -> the bot's updates of it
@@ -282,8 +284,12 @@ class Sender:
         second = self.answered("turn", slack.threads, thread, 2, sent) if first else None
         self.click(team, channel, user, second or first)
         slack.threads.forget(thread)
+
+    def baseline(self) -> None:
+        """A signed ``url_verification`` (Bolt checks the signature and answers the challenge:
+        no listener, no Redis) to the next replica, and a Redis PING from here."""
         self.post("baseline", '{"type": "url_verification", "challenge": "c"}', "application/json")
-        traffic.tally.pings.append(traffic.ping())
+        self.traffic.tally.pings.append(self.traffic.ping())
 
     def click(self, team: str, channel: str, user: str, message: dict[str, Any] | None) -> None:
         if message is None:
@@ -363,14 +369,29 @@ class SlackTraffic:
         return min(self.started, self.teams)
 
     def run(self, senders: int) -> float:
-        """Send it all; the seconds it took."""
+        """Send it all, the baselines beside it; the seconds it took."""
         threads = [threading.Thread(target=self._send, daemon=True) for _ in range(senders)]
+        done = threading.Event()
+        baselines = threading.Thread(target=self._baselines, args=(done,), daemon=True)
         start = time.monotonic()
-        for thread in threads:
+        for thread in [*threads, baselines]:
             thread.start()
         for thread in threads:
             thread.join()
-        return time.monotonic() - start
+        took = time.monotonic() - start
+        done.set()
+        baselines.join()
+        return took
+
+    def _baselines(self, done: threading.Event) -> None:
+        """Baselines at moments that do not follow the traffic's own steps (a sender's next
+        request comes as the bot finishes the last one): every 10-30 ms."""
+        sender, pace = Sender(self), random.Random(7)
+        try:
+            while not done.wait(pace.uniform(0.01, 0.03)):
+                sender.baseline()
+        finally:
+            sender.close()
 
     def _send(self) -> None:
         sender = Sender(self)
@@ -380,3 +401,8 @@ class SlackTraffic:
                 sender.visit(n)
         finally:
             sender.close()
+
+
+def _quiet(request: object, client_address: object) -> None:
+    """socketserver prints a traceback for each connection a client dropped (the bot
+    stopping at the end of a run): nothing the run measures."""
