@@ -35,6 +35,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import tempfile
 import threading
 import time
@@ -159,6 +160,7 @@ def slack_configuration(args: argparse.Namespace, name: str, replicas: int, shar
             proc.stop()
         slack.stop()
         redis.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def discord_configuration(args: argparse.Namespace, name: str) -> Result:
@@ -192,6 +194,7 @@ def discord_configuration(args: argparse.Namespace, name: str) -> Result:
         gateway.stop()
         api.stop()
         redis.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def _pings(tally: Tally, redis: RunRedis, done: threading.Event) -> None:
