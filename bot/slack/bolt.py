@@ -1,14 +1,22 @@
 """The Bolt app: Slack's request verification, retries and acknowledgements are Bolt's; each
-listener hands its payload to the adapter. Clicks and commands are acknowledged at once, and
-Bolt runs the rest of a listener after answering Slack (``process_before_response`` off). A
-submitted form is checked first: a refusal is the acknowledgement (the modal shows it), and
-an accepted one's modal closes before its click is handled."""
+listener hands its payload to the adapter.
+
+Every request is acknowledged by the thread that received it, before any work
+(``process_before_response`` on: a listener returns at once), and the work (a turn, a click,
+a command) is handed to the listener pool, to run after. Bolt's own way (the listener in
+its pool, the receiving thread waiting for its ``ack()``) made a click, a command or a form
+wait behind the turns already queued there (five threads by default, each turn holding one
+while it talks to the model and to Slack), and Slack gives up after three seconds. Bolt's
+lazy listeners would do it too, at the cost of a deep copy of every request. The pool is
+``LISTENER_THREADS`` threads: turns mostly wait on the network. A submitted form is
+checked before it is acknowledged: a refusal is the acknowledgement (the modal shows it),
+and an accepted one's modal closes before its click is handled."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
-from concurrent.futures import Executor
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
@@ -19,13 +27,15 @@ from slack_bolt.oauth.oauth_settings import OAuthSettings
 from .adapter import SlackAdapter
 from .buttons import ACTION_ID
 from .forms import FORM, Unfit, refusal_view
-from .origin import origin_of_click, origin_of_command, origin_of_event
+from .origin import Origin, origin_of_click, origin_of_command, origin_of_event
 from .settings import SlackSettings
 
-__all__ = ["COMMAND", "EVENTS", "build_bolt_app"]
+__all__ = ["COMMAND", "EVENTS", "LISTENER_THREADS", "build_bolt_app", "listener_pool"]
 
 COMMAND = "/deliberate"
 EVENTS = ("app_mention", "message")  # what the listeners below take; the manifest subscribes
+LISTENER_THREADS = 32  # turns, clicks and commands handled at once by a process
+log = logging.getLogger("deliberate.slack")
 
 
 def build_bolt_app(
@@ -41,13 +51,15 @@ def build_bolt_app(
     the redirect are served beside the events, and an uninstall or a revoked token removes
     the installation."""
     logger = logging.getLogger("deliberate.slack.bolt")
+    pool = executor or listener_pool()
     with _without(logger, warning_client_prioritized_and_token_skipped()):
         bolt = App(
             client=adapter.client,
             signing_secret=settings.signing_secret,
             # Socket Mode requests come over the app's own websocket, unsigned
             request_verification_enabled=not settings.socket_mode,
-            listener_executor=executor,
+            process_before_response=True,  # each listener returns at once (see above)
+            listener_executor=pool,
             logger=logger,
             oauth_settings=oauth,
         )
@@ -58,16 +70,18 @@ def build_bolt_app(
 
     @bolt.event("app_mention")
     def _mention(body: dict[str, Any], event: dict[str, Any], context: BoltContext) -> None:
-        adapter.on_event(event, origin_of_event(body, event, context, client), mention=True)
+        origin = origin_of_event(body, event, context, client)
+        _later(pool, adapter.on_event, event, origin, mention=True)
 
     @bolt.event("message")
     def _message(body: dict[str, Any], event: dict[str, Any], context: BoltContext) -> None:
-        adapter.on_event(event, origin_of_event(body, event, context, client), mention=False)
+        origin = origin_of_event(body, event, context, client)
+        _later(pool, adapter.on_event, event, origin, mention=False)
 
     @bolt.action(ACTION_ID)
     def _click(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
         ack()
-        adapter.on_click(body, origin_of_click(body, context, client))
+        _later(pool, adapter.on_click, body, origin_of_click(body, context, client))
 
     @bolt.view(FORM)
     def _submitted(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
@@ -75,26 +89,48 @@ def build_bolt_app(
         form = adapter.check_form(body, origin)
         if isinstance(form, str):  # for the submitter alone, in place of the form
             ack(response_action="update", view=refusal_view(form))
-            return
-        if isinstance(form, Unfit):  # under the box, the form open as typed
+        elif isinstance(form, Unfit):  # under the box, the form open as typed
             ack(response_action="errors", errors=form.errors())
-            return
-        ack()  # the modal closes
-        adapter.on_form(form, origin)
+        else:
+            ack()  # the modal closes
+            _later(pool, adapter.on_form, form, origin)
 
     @bolt.command(COMMAND)
     def _command(ack: Ack, respond: Respond, command: dict[str, Any], context: BoltContext) -> None:
         ack()  # at once: `why` may read far back in the log, and Slack waits 3 seconds
-        text = str(command.get("text") or "")
-        origin = origin_of_command(context, client)
-        user, channel = str(command.get("user_id") or ""), str(command.get("channel_id") or "")
-        if text.strip().lower() == "show":  # the channel's newest conversation, buttons too
-            shown, blocks = adapter.on_show(origin, user, channel)
-            respond(text=shown, blocks=blocks, response_type="ephemeral")
-            return
-        respond(text=adapter.on_command(text, origin, user), response_type="ephemeral")
+        _later(pool, _answer, adapter, respond, command, origin_of_command(context, client))
 
     return bolt
+
+
+def _answer(
+    adapter: SlackAdapter, respond: Respond, command: dict[str, Any], origin: Origin
+) -> None:
+    """``/deliberate TEXT``, answered for the asker alone."""
+    text = str(command.get("text") or "")
+    user, channel = str(command.get("user_id") or ""), str(command.get("channel_id") or "")
+    if text.strip().lower() == "show":  # the channel's newest conversation, buttons too
+        shown, blocks = adapter.on_show(origin, user, channel)
+        respond(text=shown, blocks=blocks, response_type="ephemeral")
+        return
+    respond(text=adapter.on_command(text, origin, user), response_type="ephemeral")
+
+
+def _later(pool: Executor, work: Callable[..., None], *args: Any, **kwargs: Any) -> None:
+    """``work`` in the pool; what it raises is logged (a future nobody reads would keep it)."""
+
+    def run() -> None:
+        try:
+            work(*args, **kwargs)
+        except Exception:
+            log.exception("slack: %s failed", getattr(work, "__name__", "a listener"))
+
+    pool.submit(run)
+
+
+def listener_pool() -> ThreadPoolExecutor:
+    """Where the turns, clicks and commands run once acknowledged."""
+    return ThreadPoolExecutor(max_workers=LISTENER_THREADS, thread_name_prefix="slack-listener")
 
 
 @contextmanager

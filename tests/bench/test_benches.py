@@ -47,6 +47,14 @@ BENCH = Path(__file__).resolve().parent.parent.parent / "bench"
             "memory with retention / without",
         ),
         (
+            "load.py",
+            [
+                *("--workspaces", "5", "--events", "20", "--discord-events", "16"),
+                *("--senders", "2", "--replicas", "1,2", "--discord"),
+            ],
+            "Headline, 2 replicas",
+        ),
+        (
             "key_history.py",
             ["--records", "300", "--rounds", "2", "--reps", "2"],
             "whole log / bounded log of an old key",

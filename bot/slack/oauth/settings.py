@@ -28,12 +28,12 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
 import yaml
-from slack_bolt.authorization.authorize import InstallationStoreAuthorize
 from slack_bolt.oauth.oauth_settings import OAuthSettings
 from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 from slack_sdk.oauth.authorize_url_generator import AuthorizeUrlGenerator
 
+from .authorize import store_authorize
 from .installations import RedisInstallationStore
 from .states import DEFAULT_EXPIRATION_SEC, MAX_OUTSTANDING, RedisOAuthStateStore
 
@@ -143,8 +143,9 @@ class OAuthConfig:
             user_scopes=[],
             authorization_url=settings.authorization_url,
         )
-        # Bolt's own authorize refreshes tokens through a default client (slack.com)
-        settings.authorize = InstallationStoreAuthorize(
+        # Bolt's own authorize refreshes tokens through a default client (slack.com), and
+        # asks Slack about the token at every request
+        settings.authorize = store_authorize(
             logger=log,
             installation_store=store,
             client_id=self.client_id,

@@ -46,8 +46,8 @@ class Listeners(ThreadPoolExecutor):
     """Bolt's listener pool, remembering what it ran, so a test can wait for everything the
     bot does after answering Slack."""
 
-    def __init__(self) -> None:
-        super().__init__(max_workers=8)
+    def __init__(self, workers: int = 8) -> None:
+        super().__init__(max_workers=workers)
         self.futures: list[Future[Any]] = []
 
     def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
@@ -61,12 +61,16 @@ class Listeners(ThreadPoolExecutor):
 
 
 class SlackBot:
-    def __init__(self, app: App, slack: SlackServer, model: ChatModel | None = None) -> None:
+    """``workers``: the threads of Bolt's listener pool (where turns and clicks run)."""
+
+    def __init__(
+        self, app: App, slack: SlackServer, model: ChatModel | None = None, *, workers: int = 8
+    ) -> None:
         self.app, self.slack = app, slack
         settings = SlackSettings.from_env(slack.env() | {"SLACK_SIGNING_SECRET": SIGNING_SECRET})
         self.workspaces = Workspaces(app, model=model, use_env=False)
         self.adapter = SlackAdapter(self.workspaces, settings.web_client())
-        self.listeners = Listeners()
+        self.listeners = Listeners(workers)
         self.bolt = build_bolt_app(self.adapter, settings, executor=self.listeners)
         self.adapter.serve_token_team()
         self.served = Served(self.bolt)

@@ -355,3 +355,44 @@ def test_no_secret_is_logged_on_the_way(rig: OAuthRig) -> None:
     secrets = [rig.slack.client_secret, refreshed, *rig.slack.tokens_of("T0SECOND")]
     assert len(secrets) == 4 and logs.records
     assert not any(secret in logs.text() for secret in secrets)
+
+
+def test_each_teams_token_is_checked_with_slack_once_not_at_every_request(
+    rig: OAuthRig,
+) -> None:
+    """Bolt asks ``auth.test`` who a token is before it acknowledges a request; once per
+    token is enough: the installation itself is still read at every request."""
+    rig.slack.add_install_code("c0de-second", SECOND)
+    rig.slack.add_install_code("c0de-third", THIRD)
+    rig.install("c0de-second")
+    rig.install("c0de-third")
+    installs_own = len(rig.slack.calls_to("auth.test"))
+
+    for n in range(3):
+        for team in ("T0SECOND", "T0THIRD"):
+            assert rig.event(mention(f"hi {n}", team=team), team=team).status_code == 200
+    rig.idle()
+
+    checked = rig.slack.calls_to("auth.test")[installs_own:]
+    assert sorted(rig.slack.bots[call.token].team_id or "" for call in checked) == [
+        "T0SECOND",
+        "T0THIRD",
+    ]
+    assert sorted(posts_by_team(rig.slack)) == [
+        *[("T0SECOND", "hello T0SECOND")] * 3,
+        *[("T0THIRD", "hello T0THIRD")] * 3,
+    ]
+
+
+def test_a_checked_token_of_a_team_that_uninstalled_answers_nothing(rig: OAuthRig) -> None:
+    rig.slack.add_install_code("c0de-second", SECOND)
+    rig.install("c0de-second")
+    rig.event(mention("hi", team="T0SECOND"), team="T0SECOND")  # its token checked, kept
+    rig.idle()
+
+    rig.event({"type": "app_uninstalled"}, team="T0SECOND")
+    rig.idle()
+    rig.event(mention("still there?", team="T0SECOND"), team="T0SECOND")
+    rig.idle()
+
+    assert posts_by_team(rig.slack) == [("T0SECOND", "hello T0SECOND")]
