@@ -104,9 +104,10 @@ class Tally:
                     sent += len(fields)
                     for field, _ in fields:
                         del taken[(workspace, field)]
-            except BaseException:
-                if not self._keep(taken, epoch):  # discarded since: nowhere to go, no word
-                    return sent
+            except BaseException as exc:
+                kept = self._keep(taken, epoch)  # what was not sent (unless discarded since)
+                if not kept and isinstance(exc, Exception):  # nowhere to go: no word of it
+                    return sent  # (a Ctrl-C or an exit still goes on up)
                 self.failing = True
                 raise
             self.failing = False
