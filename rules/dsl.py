@@ -25,7 +25,6 @@ from enum import StrEnum
 from functools import cached_property
 from typing import Any, Self
 
-import cel
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -37,8 +36,10 @@ from pydantic import (
 )
 
 from core.derived import Derived
+from core.expressions import cel_problem, compiled
 from core.state.mutation import Op
 from rules.templates import check_templates
+from rules.variables import NAMES
 
 __all__ = ["Condition", "Mode", "MutateSpec", "Rule", "Signal", "Step", "When", "seconds"]
 
@@ -73,10 +74,9 @@ class Mode(StrEnum):
 
 
 def _compile_cel(expr: str) -> str:
-    try:
-        cel.compile(expr)
-    except ValueError as exc:
-        raise ValueError(f"CEL does not compile: {str(exc).splitlines()[0]}") from None
+    problem = cel_problem(expr, NAMES)
+    if problem is not None:
+        raise ValueError(problem)
     return expr
 
 
@@ -132,7 +132,7 @@ class Condition(Derived):
 
     @cached_property
     def program(self) -> Any:
-        return cel.compile(self.expr) if self.expr else None
+        return compiled(self.expr) if self.expr else None
 
 
 class Signal(BaseModel):

@@ -19,12 +19,14 @@ from functools import lru_cache
 from itertools import chain, islice
 from typing import Any
 
-from jinja2 import StrictUndefined, Template, TemplateError, Undefined, meta
+from jinja2 import StrictUndefined, Template, TemplateError, Undefined, meta, nodes
 from jinja2.nativetypes import NativeCodeGenerator
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from pydantic import JsonValue
 
-__all__ = ["NAMES", "Escape", "TemplateFailed", "check_templates", "render"]
+from rules.variables import NAMES
+
+__all__ = ["Escape", "TemplateFailed", "check_templates", "render"]
 
 Escape = Callable[[str], str]  # people's words as a connector's text writes them
 
@@ -76,29 +78,55 @@ def _compile(text: str, escape: Escape | None = None) -> Template:
     return _environment(escape).from_string(text)
 
 
-# the names every trigger gives a template (rules.variables.variables)
-NAMES = frozenset({"state", "mutation", "actor"})
-
-
 def check_templates(value: JsonValue) -> JsonValue:
     """Compile every template in ``value`` (a pydantic validator's check); raise ValueError
-    naming the template's own line on a syntax error, and naming a name no trigger gives
-    ("mutaton": it would fail at every run)."""
+    naming the template's own line on a syntax error, a name no trigger gives ("mutaton")
+    or a field the mutation or the actor never has ("mutation.kye"): either would fail at
+    every run."""
     for text in _strings(value):
         if _is_template(text):
             try:
                 _compile(text)
-                unknown = meta.find_undeclared_variables(_ENV.parse(text)) - NAMES
+                tree = _ENV.parse(text)
             except TemplateError as exc:
                 line = getattr(exc, "lineno", None)
                 where = f" (line {line} of the template)" if line and line > 1 else ""
                 raise ValueError(f"template does not compile{where}: {exc}") from None
-            unknown -= set(_ENV.globals)
+            unknown = meta.find_undeclared_variables(tree) - set(NAMES) - set(_ENV.globals)
             if unknown:
                 names = ", ".join(sorted(unknown))
                 known = ", ".join(sorted(NAMES))
                 raise ValueError(f"template uses {names}, which no trigger gives (only {known})")
+            _check_fields(tree)
     return value
+
+
+# what a mapping answers by attribute in a template (``mutation.items()``)
+_MAPPING_METHODS = frozenset({"items", "keys", "values", "get"})
+
+
+def _check_fields(tree: nodes.Template) -> None:
+    """A field read of a name with fixed fields (``mutation.kye``, ``actor["nmae"]``) that the
+    name never has: ValueError. A name a ``{% set %}`` or a loop rebinds is not checked."""
+    rebound = {n.name for n in tree.find_all(nodes.Name) if n.ctx in ("store", "param")}
+    for node in tree.find_all((nodes.Getattr, nodes.Getitem)):
+        assert isinstance(node, nodes.Getattr | nodes.Getitem)
+        target = node.node
+        if not isinstance(target, nodes.Name) or target.name in rebound:
+            continue
+        fields = NAMES.get(target.name)
+        if isinstance(node, nodes.Getattr):
+            field, allowed = node.attr, _MAPPING_METHODS
+        elif isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str):
+            field, allowed = node.arg.value, frozenset()
+        else:
+            continue
+        if fields is not None and field not in fields | allowed:
+            has = ", ".join(sorted(fields))
+            raise ValueError(
+                f"template reads {target.name}.{field}, which {target.name} never has "
+                f"(it has {has})"
+            )
 
 
 def _strings(value: JsonValue) -> Iterable[str]:

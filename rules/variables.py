@@ -10,13 +10,16 @@ from typing import Any
 
 from pydantic import JsonValue
 
+from core.expressions import Names
 from core.gateway.secrecy import masked
-from core.state.mutation import Op
+from core.state.actor import Actor
+from core.state.mutation import Mutation, Op
 from core.state.mutation_log import LogRecord
 from core.state.store import StateStore
 from core.state.value_json import dumps
 
 __all__ = [
+    "NAMES",
     "StateView",
     "after_value",
     "live_values",
@@ -105,6 +108,18 @@ def after_value(record: LogRecord) -> JsonValue:
         assert isinstance(m.value, int | float)
         return (prev if isinstance(prev, int | float) else 0) + m.value
     return [*(prev if isinstance(prev, list) else []), m.value]
+
+
+# what ``variables`` adds to a mutation's own fields
+_RECORD_FIELDS = frozenset({"prev", "prevKept", "after", "version", "logId", "ts"})
+
+# what every trigger gives a condition and a template, with the fields of each (a field
+# of the mutation may be absent: ``expectedVersion`` when it was not given)
+NAMES: Names = {
+    "state": None,  # any key
+    "mutation": frozenset(f.alias or n for n, f in Mutation.model_fields.items()) | _RECORD_FIELDS,
+    "actor": frozenset(f.alias or n for n, f in Actor.model_fields.items()),
+}
 
 
 def variables(record: LogRecord, state: Mapping[str, JsonValue]) -> dict[str, Any]:

@@ -9,12 +9,12 @@ from functools import cached_property
 from string import Template
 from typing import Any, Self
 
-import cel
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from core.deliberation.actions import ACTION_NAME
-from core.deliberation.memory import Mode
+from core.deliberation.memory import InteractionState, Mode
 from core.derived import Derived
+from core.expressions import cel_problem, compiled
 
 __all__ = ["ActionSpec", "ActionStyle", "Beat"]
 
@@ -46,10 +46,9 @@ class Beat(Derived):
     @field_validator("when")
     @classmethod
     def _compiles(cls, when: str) -> str:
-        try:
-            cel.compile(when)
-        except ValueError as exc:
-            raise ValueError(f"CEL does not compile: {str(exc).splitlines()[0]}") from None
+        problem = cel_problem(when, STATE_NAMES)
+        if problem is not None:
+            raise ValueError(problem)
         return when
 
     @model_validator(mode="after")
@@ -64,9 +63,11 @@ class Beat(Derived):
 
     @cached_property
     def program(self) -> Any:
-        return cel.compile(self.when)
+        return compiled(self.when)
 
 
+# what a beat's condition reads: the interaction state, by its fields' names
+STATE_NAMES = {"state": frozenset(InteractionState.model_fields)}
 NUDGE_FIELDS = frozenset({"candidate", "turns", "mode", "act"})
 
 

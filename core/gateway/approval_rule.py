@@ -7,13 +7,11 @@ field; when a proposal is counted it is evaluated, pure, and an error counts as 
 from __future__ import annotations
 
 import logging
-import re
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-import cel
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from core.expressions import cel_problem, compiled
 from core.gateway.outcome import Escalation
 
 if TYPE_CHECKING:
@@ -32,37 +30,6 @@ __all__ = [
 _log = logging.getLogger("deliberate.gateway")
 
 RULE_VARIABLES = frozenset({"approvals", "denials", "requester", "mutation"})
-# named functions the CEL library has built in (operators are named `_+_`, `@in`, `!_`)
-_BUILT_IN = frozenset(
-    [
-        "size",
-        "contains",
-        "startsWith",
-        "endsWith",
-        "matches",
-        "int",
-        "uint",
-        "double",
-        "string",
-        "bytes",
-        "timestamp",
-        "duration",
-        "type",
-        "dyn",
-        "getFullYear",
-        "getMonth",
-        "getDayOfYear",
-        "getDayOfMonth",
-        "getDate",
-        "getDayOfWeek",
-        "getHours",
-        "getMinutes",
-        "getSeconds",
-        "getMilliseconds",
-    ]
-)
-# the variable a comprehension macro binds: `approvals.filter(a, ...)` binds `a`
-_BOUND = re.compile(r"\.\s*(?:all|exists|exists_one|filter|map)\s*\(\s*([A-Za-z_]\w*)\s*,")
 
 
 class BreakGlassRule(BaseModel):
@@ -120,30 +87,19 @@ class ApprovalRule(BaseModel):
         return when
 
 
-@lru_cache(maxsize=256)
-def _program(when: str) -> Any:
-    return cel.compile(when)
-
-
 def when_problem(when: str) -> str | None:
     """What is wrong with the rule ``when``, or None: it does not compile, reads a name
     other than ``approvals``, ``denials``, ``requester`` and ``mutation`` (or one a macro
     binds), calls a function CEL does not have, or gives something other than a bool."""
-    try:
-        program = _program(when)
-    except ValueError as exc:
-        return f"CEL does not compile: {str(exc).splitlines()[0]}"
-    called = {f for f in program.functions() if f[0].isalpha()} - _BUILT_IN
-    if called:
+    problem = cel_problem(when, dict.fromkeys(RULE_VARIABLES))
+    if problem is not None and problem.startswith("CEL has no function"):
         return (
-            f"CEL has no function {sorted(called)}; count with a macro, e.g. "
+            f"{problem}; count with a macro, e.g. "
             'approvals.filter(a, "moderator" in a.roles).size() >= 1'
         )
-    bound = set(_BOUND.findall(when))
-    unknown = set(program.variables()) - RULE_VARIABLES - bound
-    if unknown:
-        known = ", ".join(sorted(RULE_VARIABLES))
-        return f"CEL reads unknown names {sorted(unknown)}; it may read {known}"
+    if problem is not None:
+        return problem
+    program = compiled(when)
     try:
         result = program.execute(_SAMPLE)
     except Exception:  # cel raises IndexError, OverflowError, ... too
@@ -159,7 +115,7 @@ def rule_met(proposal: Proposal) -> bool:
     if proposal.approve_when is None:
         return True
     try:
-        result = _program(proposal.approve_when).execute(activation(proposal))
+        result = compiled(proposal.approve_when).execute(activation(proposal))
     except Exception as exc:  # any error of the rule (an index past the end,
         # an overflow on a value from chat) leaves it unmet, never the click failing
         _log.warning("approval rule of proposal %s: %s: %s", proposal.id, type(exc).__name__, exc)

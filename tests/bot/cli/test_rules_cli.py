@@ -168,6 +168,72 @@ def test_check_names_a_template_name_no_trigger_gives_with_its_line(
     assert "template uses mutaton, which no trigger gives (only actor, mutation, state)" in err
 
 
+@pytest.mark.parametrize(
+    ("then", "condition", "said"),
+    [
+        (
+            "{message: '{{ mutation.kye }}'}",
+            "",
+            "rules[0].then[0].args: template reads mutation.kye, which mutation never has",
+        ),
+        (
+            "{message: '{{ actor[\"nmae\"] }}'}",
+            "",
+            "rules[0].then[0].args: template reads actor.nmae, which actor never has",
+        ),
+        (
+            "{message: ok}",
+            "    if: {expr: 'mutaton.key == \"q\"'}\n",
+            "rules[0].if.expr: CEL reads unknown names ['mutaton']",
+        ),
+        (
+            "{message: ok}",
+            "    if: {expr: 'mutation.kye == \"q\"'}\n",
+            "rules[0].if.expr: CEL reads mutation.kye, which mutation never has",
+        ),
+        (
+            "{message: ok}",
+            "    if: {expr: 'mutation.key.split(\".\").size() > 1'}\n",
+            "rules[0].if.expr: CEL has no function ['split']",
+        ),
+    ],
+)
+def test_check_names_a_field_or_name_that_would_fail_every_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, then: str, condition: str, said: str
+) -> None:
+    """``{{ mutation.kye }}`` and ``if: mutaton.key`` passed ``rules check`` ("OK") and
+    failed, or never held, at every run."""
+    typo = write_config(
+        tmp_path,
+        f"rules:\n  - id: x\n    when: {{key: a}}\n{condition}    then:\n"
+        f"      - action: log.write\n        args: {then}\n",
+        "typo.yaml",
+    )
+    code, out, err = run(capsys, "w", "rules", "check", str(typo))
+    assert code == 2 and "OK" not in out
+    assert f"{typo}:" in err and said in err
+
+
+def test_check_passes_what_a_run_can_read(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Every field a trigger gives, a state key of any name, a map's own fields, a loop's
+    variable and a comprehension's: no false alarm."""
+    good = write_config(
+        tmp_path,
+        "rules:\n  - id: x\n    when: {key: a}\n"
+        "    if: {expr: 'mutation.after != mutation.prev && actor.kind == \"user\" &&"
+        " [1, 2].exists(n, n > 1) && state.anything == null && \"mutation.kye\" != \"\"'}\n"
+        "    then:\n      - action: log.write\n        args: {message: '{{ mutation.meta.why }}"
+        " {{ state[\"scene.name\"] }} {{ actor.roles | join(\",\") }} {% for k in mutation.keys()"
+        " %}{{ k.anything }}{% endfor %} {{ mutation.logId }} {{ mutation.expectedVersion }}'}\n",
+        "good.yaml",
+    )
+    code, out, err = run(capsys, "w", "rules", "check", str(good))
+    assert (code, err) == (0, "")
+    assert "good.yaml: OK" in out
+
+
 def decided(
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
