@@ -33,16 +33,19 @@ TIMEOUT_SEC = 10.0
 NOT_READY, OUTPUT_RUNNING, OUTPUT_NOT_RUNNING = 207, 500, 501
 
 
-class _HidePassword(logging.Filter):
-    """obsws-python logs its connection parameters, password included, at INFO."""
+class _Quiet(logging.Filter):
+    """obsws-python logs its connection parameters, password included, at INFO, and a failed
+    connection with its traceback: the connector says the failure in its own words."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.ERROR:
+            return False
         if isinstance(record.msg, str) and record.msg.startswith("Connecting with parameters"):
             record.msg, record.args = "Connecting to obs-websocket (parameters withheld)", ()
         return True
 
 
-logging.getLogger("obsws_python.baseclient.ObsClient").addFilter(_HidePassword())
+logging.getLogger("obsws_python.baseclient.ObsClient").addFilter(_Quiet())
 
 
 @dataclass(frozen=True)

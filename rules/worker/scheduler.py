@@ -32,7 +32,11 @@ from typing import Any
 
 from rq import SimpleWorker
 from rq.defaults import DEFAULT_LOGGING_DATE_FORMAT, DEFAULT_LOGGING_FORMAT
+from rq.job import Job
+from rq.job_lifecycle import call_exception_handlers
 from rq.scheduler import RQScheduler
+
+from rules.connector_api import ConnectorError
 
 __all__ = ["ParentBoundScheduler", "RuleWorker"]
 
@@ -85,6 +89,16 @@ class RuleWorker(SimpleWorker):
         finally:
             for each, handler in found.items():
                 signal.signal(each, handler)
+
+    def handle_exception(self, job: Job, *exc_info: Any) -> None:
+        """A connector's failure is one line in its own words (the run's record and trace
+        keep it): RQ's own line would carry a traceback through our code to say the same."""
+        error = exc_info[1] if len(exc_info) > 1 else None
+        if not isinstance(error, ConnectorError):
+            super().handle_exception(job, *exc_info)
+            return
+        self.log.warning("job %s: %s", job.id, error)
+        call_exception_handlers(self._exc_handlers, job, *exc_info)
 
     def request_stop(self, signum: int, frame: FrameType | None) -> None:
         if signum == signal.SIGINT:

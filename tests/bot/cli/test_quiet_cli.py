@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -123,3 +124,35 @@ def test_burst_worker_prints_a_progress_line_and_a_summary_only(
     logged = [json.loads(x) for x in loud.stderr.splitlines() if x.startswith("{")]
     assert any(x["logger"] == "rq.worker" for x in logged)  # RQ's lines, asked for
     assert any(x["logger"] == "deliberate.rules" for x in logged)
+
+
+def test_burst_worker_says_a_connectors_failure_in_one_line(workspace: str, tmp_path: Path) -> None:
+    """OBS out of reach: the connector's words once a try, not obs-websocket's traceback
+    nor RQ's job dump with ours."""
+    with socket.socket() as taken:  # a port nobody listens on
+        taken.bind(("127.0.0.1", 0))
+        port = taken.getsockname()[1]
+    rules = """
+  - id: scene
+    when: {key: "decision.*", op: set}
+    then:
+      - action: obs.setScene
+        args: {name: "{{ mutation.value }}"}
+"""
+    config = str(write_config(tmp_path, config_text(rules)))
+    base = ("--workspace", workspace, "--config", config)
+    env = {"OBS_WEBSOCKET_URL": f"ws://127.0.0.1:{port}"}
+    assert cli(*base, "worker", "--burst").returncode == 0  # the consumer group
+    assert cli(*base, "state", "set", "decision.a", "x", "--actor", "user:al").returncode == 0
+    done = cli(*base, "worker", "--burst", env=env)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    progress, *tries, summary = done.stderr.splitlines()
+    assert progress.endswith("running until nothing is left")
+    assert summary.startswith("deliberate worker --burst: 1 mutations handled, 1 runs started")
+    assert tries and all(
+        line.startswith("warning: job rule-")
+        and line.endswith(
+            ": OBS: cannot connect (ConnectionRefusedError: [Errno 111] Connection refused)"
+        )
+        for line in tries
+    ), tries
