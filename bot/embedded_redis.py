@@ -49,7 +49,7 @@ __all__ = [
 ]
 
 DEFAULT_HOME = ".deliberate"
-APPENDFSYNC = "always"  # see the README's "The embedded Redis" for the measured cost
+APPENDFSYNC = "always"  # docs/operations.md's "The embedded Redis": the measured cost
 SOCKET_PATH_MAX = 107  # bytes: sun_path holds 108 with the terminating NUL
 START_TIMEOUT_SEC = 60.0  # loading a large append-only file takes a while
 STOP_TIMEOUT_SEC = 60.0

@@ -33,7 +33,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "at /slack/install, kept in Redis; serve the teams listed under tenants.slack, or "
         "any_team). With SLACK_APP_TOKEN it connects in Socket Mode; else it serves HTTP on "
         "--port at /slack/events and checks every request against SLACK_SIGNING_SECRET. "
-        "SLACK_API_URL points the Web API elsewhere (a proxy). The README's Slack section "
+        "SLACK_API_URL points the Web API elsewhere (a proxy). docs/slack.md "
         "shows how to create the app.",
     )
     slack.add_argument(
@@ -58,7 +58,7 @@ def _register_discord(platforms: argparse._SubParsersAction[argparse.ArgumentPar
         "DISCORD_CHANNELS / --channel (default: every channel it can read) and DISCORD_LISTEN / "
         "--listen (default: mentions). DISCORD_GUILD_ID / --guild registers /deliberate on one "
         "server at once (global registration can take a while to show). DISCORD_API_URL points "
-        "the REST API elsewhere. The README's Discord section shows how to create the app.",
+        "the REST API elsewhere. docs/discord.md shows how to create the app.",
     )
     discord.add_argument(
         "--channel",
@@ -85,7 +85,7 @@ def _slack(app: App, args: argparse.Namespace) -> int:
 
     from bot.slack.adapter import SlackAdapter
     from bot.slack.bolt import build_bolt_app
-    from bot.slack.links import install_line
+    from bot.slack.links import events_line, install_line
     from bot.slack.serve import EVENTS_PATH, http_server, run_socket_mode, socket_mode
     from bot.slack.settings import SlackSettings
 
@@ -110,7 +110,8 @@ def _slack(app: App, args: argparse.Namespace) -> int:
             server = http_server(bolt, args.host, listen)
             url = f"http://{args.host}:{server.effective_port}{EVENTS_PATH}"
             log.info("slack: listening on %s", url)
-            print(f"deliberate: Slack requests go to {url}", file=sys.stderr, flush=True)
+            events = events_line(os.environ, args.host, server.effective_port)
+            print(f"deliberate: {events}", file=sys.stderr, flush=True)
             if oauth is not None:
                 install = install_line(os.environ, args.host, server.effective_port)
                 print(f"deliberate: {install}", file=sys.stderr, flush=True)

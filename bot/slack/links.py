@@ -1,4 +1,5 @@
-"""The install link ``deliberate run slack`` prints at start, as someone elsewhere can follow it.
+"""The links ``deliberate run slack`` prints at start (the app's Request URL, the install
+link), as someone elsewhere can follow them.
 
 The server listens on ``--host`` (``0.0.0.0`` by default: every interface), which is no address
 to share. Where people reach it, in order: ``SLACK_REDIRECT_URI``'s origin (Slack sends the
@@ -12,8 +13,9 @@ from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from .oauth import INSTALL_PATH
+from .serve import EVENTS_PATH
 
-__all__ = ["install_line", "public_base"]
+__all__ = ["events_line", "install_line", "public_base"]
 
 _EVERY_INTERFACE = {"", "0.0.0.0", "::", "[::]"}
 
@@ -40,3 +42,19 @@ def install_line(env: Mapping[str, str], host: str, port: int) -> str:
         f"listens on {host or 'every interface'} port {port}); set DELIBERATE_WEB_URL="
         "https://… (or SLACK_REDIRECT_URI) to have the full link printed here"
     )
+
+
+def events_line(env: Mapping[str, str], host: str, port: int) -> str:
+    """Where Slack's requests go: the app's Request URL when it is known, and where this
+    server listens when that is another address."""
+    base = public_base(env, host, port)
+    listening = "every interface" if host.strip() in _EVERY_INTERFACE else host
+    if base is None:
+        return (
+            f"Slack requests go to {EVENTS_PATH} on this server's public address (it listens "
+            f"on {listening} port {port}); set DELIBERATE_WEB_URL=https://… to have the app's "
+            "Request URL printed here"
+        )
+    if base == public_base({}, host, port):
+        return f"Slack requests go to {base}{EVENTS_PATH}"
+    return f"Slack requests go to {base}{EVENTS_PATH} (it listens on {listening} port {port})"

@@ -45,6 +45,14 @@ NO_REASON = {
 }
 
 
+@blueprint.get("/w/<workspace>")
+@blueprint.get("/w/<workspace>/")
+def home(workspace: str) -> Any:
+    """A workspace's own address opens its Inbox (once the person may see it: else 404)."""
+    workspace_app(workspace)
+    return redirect(url_for("inbox.page", workspace=workspace))
+
+
 @blueprint.get("/w/<workspace>/inbox")
 def page(workspace: str) -> str:
     app = workspace_app(workspace)

@@ -72,4 +72,3 @@ def test_a_beat_reading_what_the_state_never_has_fails_the_load(tmp_path: Path) 
             load_app_config(path)
         (issue,) = [str(i) for i in caught.value.issues]
         assert issue.startswith(f"{path}:3: beats[0].when: {said}"), issue
-

@@ -222,10 +222,10 @@ def test_check_passes_what_a_run_can_read(
     good = write_config(
         tmp_path,
         "rules:\n  - id: x\n    when: {key: a}\n"
-        "    if: {expr: 'mutation.after != mutation.prev && actor.kind == \"user\" &&"
-        " [1, 2].exists(n, n > 1) && state.anything == null && \"mutation.kye\" != \"\"'}\n"
+        '    if: {expr: \'mutation.after != mutation.prev && actor.kind == "user" &&'
+        ' [1, 2].exists(n, n > 1) && state.anything == null && "mutation.kye" != ""\'}\n'
         "    then:\n      - action: log.write\n        args: {message: '{{ mutation.meta.why }}"
-        " {{ state[\"scene.name\"] }} {{ actor.roles | join(\",\") }} {% for k in mutation.keys()"
+        ' {{ state["scene.name"] }} {{ actor.roles | join(",") }} {% for k in mutation.keys()'
         " %}{{ k.anything }}{% endfor %} {{ mutation.logId }} {{ mutation.expectedVersion }}'}\n",
         "good.yaml",
     )

@@ -17,7 +17,7 @@ from slack_bolt import App as BoltApp
 from bot.app import App
 from bot.slack.adapter import SlackAdapter
 from bot.slack.bolt import build_bolt_app
-from bot.slack.links import install_line, public_base
+from bot.slack.links import events_line, install_line, public_base
 from bot.slack.settings import SlackSettings
 from bot.workspaces import Workspaces
 from tests.bot.slack.oauth_rig import forget, new_client_id
@@ -117,6 +117,37 @@ def test_listening_everywhere_with_no_address_known_it_says_how_to_set_one(
     assert "http://0.0.0.0" not in line
 
 
+@pytest.mark.parametrize(
+    ("env", "host", "line"),
+    [
+        ({}, "127.0.0.1", "Slack requests go to http://127.0.0.1:3000/slack/events"),
+        (
+            {"DELIBERATE_WEB_URL": "https://deliberate.example.org/"},
+            "0.0.0.0",
+            "Slack requests go to https://deliberate.example.org/slack/events "
+            "(it listens on every interface port 3000)",
+        ),
+        (
+            {"DELIBERATE_WEB_URL": "https://deliberate.example.org"},
+            "10.0.0.5",
+            "Slack requests go to https://deliberate.example.org/slack/events "
+            "(it listens on 10.0.0.5 port 3000)",
+        ),
+    ],
+)
+def test_the_request_url_is_where_slack_reaches_the_server(
+    env: dict[str, str], host: str, line: str
+) -> None:
+    assert events_line(env, host, 3000) == line
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::"])
+def test_listening_everywhere_the_request_url_says_how_to_print_it(host: str) -> None:
+    line = events_line({}, host, 3000)
+    assert "0.0.0.0" not in line and "/slack/events" in line
+    assert "every interface port 3000" in line and "DELIBERATE_WEB_URL=https://" in line
+
+
 def test_the_running_bot_prints_the_public_install_link_and_no_warning(
     workspace: str, redis_client: Redis
 ) -> None:
@@ -146,4 +177,6 @@ def test_the_running_bot_prints_the_public_install_link_and_no_warning(
     assert said[-1].strip() == (
         "deliberate: teams install the app at https://deliberate.example.org/slack/install"
     )
-    assert '"level": "warning"' not in text and "0.0.0.0" not in said[-1]
+    said_to_people = [line for line in said if line.startswith("deliberate: ")]
+    assert '"level": "warning"' not in text and "0.0.0.0" not in "".join(said_to_people)
+    assert "deliberate: Slack requests go to https://deliberate.example.org/slack/events" in text

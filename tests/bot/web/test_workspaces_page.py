@@ -51,6 +51,9 @@ def test_the_operator_opens_a_workspace_that_only_holds_data(
         answer = operator.get(f"/w/{written}/{page}")
         assert answer.status_code == 200, (page, answer.status_code)
     assert "postgres" in operator.get(f"/w/{written}/state").text
+    for home in (f"/w/{written}", f"/w/{written}/"):  # its own address opens its Inbox
+        answer = operator.get(home)
+        assert (answer.status_code, answer.headers["location"]) == (302, f"/w/{written}/inbox")
     header = {"Authorization": f"Bearer {OPERATOR_TOKEN}"}
     with httpx.Client(base_url=site.base, headers=header) as monitor:
         assert monitor.get(f"/w/{written}/log").status_code == 200
@@ -72,6 +75,7 @@ def test_the_operator_opens_one_written_after_the_listing_was_read(
 def test_no_one_opens_a_workspace_that_holds_nothing(site: Site, operator: httpx.Client) -> None:
     for name in (f"nothing-{uuid.uuid4().hex[:8]}", "-bad-name", "x" * 65):
         assert operator.get(f"/w/{name}/inbox").status_code == 404, name
+        assert operator.get(f"/w/{name}").status_code == 404, name
 
 
 def test_the_listing_and_the_switcher_name_every_workspace_to_the_operator(
@@ -101,6 +105,7 @@ def test_a_member_opens_only_their_own_workspace_and_is_told_of_no_other(
             refused = member.get(f"/w/{written}/{page}")
             assert refused.status_code == 404, (page, refused.status_code)
             assert "postgres" not in refused.text
+        assert member.get(f"/w/{written}").status_code == 404
         listing = member.get("/workspaces")
         assert listing.status_code == 200 and written not in listing.text
         assert f'href="/w/{own}/inbox"' in listing.text
