@@ -142,7 +142,7 @@ def _test(app: App, args: argparse.Namespace) -> int:
     failing = 0
     for rule in matched:
         report = _dry_run(book, rule.id, record, StateView.of(values))
-        failing += any(
+        failing += report.get("failed", False) or any(
             _fails(rule, step["step"], record, values)
             for step in report.get("steps", [])
             if "error" in step and "skipped" not in step
@@ -150,8 +150,11 @@ def _test(app: App, args: argparse.Namespace) -> int:
         print(json_line(report) if args.json else _describe(report))
     if not matched and not args.json:
         print(f"no rule watches {mutation.key} ({len(book.rules)} rules loaded)")
-    if failing:  # a rule that would run and fail: as a check, this one fails
-        print(f"deliberate: {failing} rule(s) would fail at a step", file=sys.stderr)
+    if failing:  # a rule that would fail, in its condition or at a step: as a check, fails
+        print(
+            f"deliberate: {failing} rule(s) would fail in a condition or at a step",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
@@ -173,6 +176,8 @@ def _dry_run(book: RuleBook, rule_id: str, record: LogRecord, state: StateView) 
     secrets = book.secrets(record, state)
     check = check_rule(rule, record, state, book.is_secret, lambda t: book.mask(t, secrets))
     report: dict[str, Any] = {"rule": rule.id, "held": check.held, "why": book.mask(check.why)}
+    if check.failed:
+        report["failed"] = True  # its condition could not be evaluated: at a run, an error
     if check.held:
         steps = book.mask_json(plan_steps(rule, record, state, book.is_secret))
         for step in steps:  # the worker skips these, naming what is unset (rules.worker.steps)

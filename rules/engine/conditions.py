@@ -34,6 +34,7 @@ class Check:
     held: bool
     why: str
     details: list[str] = field(default_factory=list)
+    failed: bool = False  # the condition could not be evaluated (an error, not a bool)
 
 
 Secrets = Callable[[str], bool]
@@ -79,24 +80,39 @@ def check_condition(
     """None when ``condition`` holds over ``names``; else why not. A value is quoted only
     where its key is known (``shown``); an expression's result is named by its type, and
     ``mask`` strikes secrets out of an expression's error (it may quote anything)."""
+    why, _ = _condition(condition, names, is_secret, mask)
+    return why
+
+
+def _condition(
+    condition: Condition | None,
+    names: Mapping[str, Any],
+    is_secret: Secrets,
+    mask: Callable[[str], str],
+) -> tuple[str | None, bool]:
+    """``check_condition``'s answer, and whether the expression failed (an error, or a
+    result that is no bool) rather than being false."""
     if condition is None:
-        return None
+        return None, False
     state = names["state"]
     for key, wanted in condition.state.items():
         if not same(state[key], wanted):
-            return f"if.state: {key} is {shown(key, state[key], is_secret)}, not {dumps(wanted)}"
+            return (
+                f"if.state: {key} is {shown(key, state[key], is_secret)}, not {dumps(wanted)}",
+                False,
+            )
     if condition.program is None:
-        return None
+        return None, False
     activation = dict(names, state=dict(state.items()))
     try:
         result = condition.program.execute(activation)
     except Exception as exc:  # any error of an author's expression: it did not hold
-        return f"if.expr failed: {type(exc).__name__}: {mask(str(exc))}"
+        return f"if.expr failed: {type(exc).__name__}: {mask(str(exc))}", True
     if result is False:
-        return "if.expr is false"
+        return "if.expr is false", False
     if result is not True:  # the result may be derived from a secret: its type, not itself
-        return f"if.expr is {_kind(result)}, not true or false"
-    return None
+        return f"if.expr is {_kind(result)}, not true or false", True
+    return None, False
 
 
 def _kind(result: Any) -> str:
@@ -121,9 +137,9 @@ def check_rule(
     why = check_trigger(rule.when, record, is_secret)
     if why is not None:
         return Check(False, why)
-    why = check_condition(rule.if_, variables(record, state), is_secret, mask)
+    why, failed = _condition(rule.if_, variables(record, state), is_secret, mask)
     if why is not None:
-        return Check(False, why)
+        return Check(False, why, failed=failed)
     return Check(True, "the trigger and the condition hold")
 
 

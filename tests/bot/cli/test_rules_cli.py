@@ -263,7 +263,34 @@ def test_test_fails_when_a_rule_that_would_run_would_fail(
     code, out, err = decided(capsys, tmp_path, workspace, rules, "{}")
     assert code == 1, (out, err)
     assert "reads_a_missing_field: WOULD RUN" in out and "template failed" in out
-    assert "1 rule(s) would fail at a step" in err
+    assert "1 rule(s) would fail in a condition or at a step" in err
+
+
+@pytest.mark.parametrize(
+    ("expr", "why"),
+    [
+        ("mutation.value + 1 > 2", "if.expr failed: TypeError"),  # a string plus a number
+        ("mutation.value", "if.expr is a string, not true or false"),
+    ],
+)
+def test_test_fails_when_a_condition_cannot_be_evaluated(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, workspace: str, expr: str, why: str
+) -> None:
+    """A condition that errors read as "no": the rule never ran and ``rules test`` said 0."""
+    rules = f"""
+  - id: adds_to_text
+    when: {{key: "decision.*", op: set}}
+    if: {{expr: '{expr}'}}
+    then:
+      - action: log.write
+        args: {{message: hi}}
+"""
+    code, out, err = decided(capsys, tmp_path, workspace, rules, "{}")
+    assert code == 1, (out, err)
+    assert f"adds_to_text: no ({why}" in out
+    assert "1 rule(s) would fail in a condition or at a step" in err
+    code, out, err = decided(capsys, tmp_path, workspace, rules.replace(expr, "false"), "{}")
+    assert code == 0 and "adds_to_text: no (if.expr is false)" in out
 
 
 def test_test_passes_a_rule_that_fails_only_on_the_masked_plan(
