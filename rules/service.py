@@ -20,7 +20,7 @@ from rules.engine.consumer import LogConsumer
 from rules.engine.engine import Engine
 from rules.worker.reaper import requeue_abandoned
 
-__all__ = ["Chore", "RuleService"]
+__all__ = ["Chore", "RuleService", "run_due"]
 
 _log = logging.getLogger("deliberate.rules")
 MAX_DELIVERIES = 3
@@ -44,6 +44,19 @@ class Chore:
     every_sec: float
     task: Callable[[], object]
     due: float = field(default=0.0)  # time.monotonic() of its next turn
+
+
+def run_due(chores: list[Chore]) -> None:
+    """Run each of ``chores`` whose turn has come; one that fails is logged."""
+    for chore in chores:
+        now = time.monotonic()
+        if now < chore.due:
+            continue
+        chore.due = now + chore.every_sec
+        try:
+            chore.task()
+        except Exception:  # a Redis blip: its next turn tries again
+            _log.exception("rules: the chore %r failed", chore.name)
 
 
 class RuleService:
@@ -107,15 +120,7 @@ class RuleService:
         return done + fired
 
     def _chores(self) -> None:
-        for chore in self.chores:
-            now = time.monotonic()
-            if now < chore.due:
-                continue
-            chore.due = now + chore.every_sec
-            try:
-                chore.task()
-            except Exception:  # a Redis blip: its next turn tries again
-                _log.exception("rules: the chore %r failed", chore.name)
+        run_due(self.chores)
 
     def _reap(self) -> None:
         engine = self.engine

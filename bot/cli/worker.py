@@ -15,6 +15,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable
 
 from redis import Redis
@@ -27,19 +28,21 @@ from bot.cli.main import exit_at_once, say_interrupted
 from bot.redis_connection import connection_url
 from bot.shown.closers import closers_from_env
 from bot.shown.escalation import Escalations
-from bot.shown.expiry import ExpiredMessages
+from bot.shown.expiry import ByPlatform, ExpiredMessages
 from bot.shown.telling import Requesters
+from bot.workspaces import WorkspaceDirectory
 from core.config.tenants import Tenancy
 from core.gateway.timed import revert_due
 from core.state.compaction import Compactor
 from rules.engine.engine import Engine
-from rules.service import RuleService
+from rules.service import Chore, RuleService, run_due
 from rules.worker.context import WorkerContext, install
 from rules.worker.scheduler import RuleWorker
 
-__all__ = ["queue_for", "register", "rule_workspaces", "schedule", "served"]
+__all__ = ["Unlisted", "queue_for", "register", "rule_workspaces", "schedule", "served", "upkeep"]
 
 TIMED_EVERY_SEC = 5  # how often due changes made for a while are reverted (at most this late)
+FIND_EVERY_SEC = 60  # how often the workspaces the bots reached beyond the listed are looked for
 
 _log = logging.getLogger("deliberate.worker")
 
@@ -87,20 +90,27 @@ def rule_workspaces(app: App) -> list[str]:
 
 
 def schedule(service: RuleService, app: App, report: Callable[[str], None] = _log.info) -> None:
-    """The workspace's periodic upkeep beyond the rules' own chores (requeuing abandoned
-    runs, deleting dead consumers, timer causes and stale runs sets, which ``RuleService``
-    schedules itself): add a task with ``service.every(seconds, name, task)``. Each runs
-    in the workspace's consumer thread; one that fails is logged and tried at its next turn.
+    """The workspace's periodic upkeep (``upkeep``) beyond the rules' own chores (requeuing
+    abandoned runs, deleting dead consumers, timer causes and stale runs sets, which
+    ``RuleService`` schedules itself), in the workspace's consumer thread."""
+    service.chores.extend(upkeep(app, report))
+
+
+def upkeep(
+    app: App, report: Callable[[str], None] = _log.info, closers: ByPlatform | None = None
+) -> list[Chore]:
+    """A workspace's periodic upkeep. Each chore that fails is logged and tried at its next
+    turn.
 
     Compaction (``store.retention``) runs here: it never trims what the consumer has not
     handled, and the consumer is the one that handles it. So does the daily sweep that gives
     an expiry to proposals an older release stored without one, and the minute's sweep that
     expires those past their deadline, tells their requesters and closes the chat messages
     that show them (with the bot tokens of the environment, or of each Slack team's
-    installation: ``closers_from_env``). What compaction did goes to
-    ``report`` (the log of a worker that serves; a person's terminal for ``--burst``)."""
-    service.every(86_400, "proposals", app.gateway.proposals.sweep)
-    closers = closers_from_env(os.environ, app.redis)
+    installation: ``closers_from_env``), and the revert of changes made for a while. What
+    compaction did goes to ``report`` (the log of a worker that serves; a person's terminal
+    for ``--burst``)."""
+    closers = closers if closers is not None else closers_from_env(os.environ, app.redis)
     closing, telling = ExpiredMessages(app, closers), Requesters(app, closers)
     escalating = Escalations(app, closers)
 
@@ -110,22 +120,64 @@ def schedule(service: RuleService, app: App, report: Callable[[str], None] = _lo
         closing.run()
         escalating.run()  # those still waiting past their key's ``escalate.after_sec``
 
-    service.every(
-        60, "expire proposals, tell their requesters, close their messages, escalate", expire
-    )
-    # changes made for a while (``--for``): reverted within seconds of their deadline
-    timed = functools.partial(revert_due, app.gateway)
-    service.every(TIMED_EVERY_SEC, "revert changes made for a while at their deadline", timed)
+    chores = [
+        Chore("proposals", 86_400, app.gateway.proposals.sweep),
+        Chore(
+            "expire proposals, tell their requesters, close their messages, escalate", 60, expire
+        ),
+        # changes made for a while (``--for``): reverted within seconds of their deadline
+        Chore(
+            "revert changes made for a while at their deadline",
+            TIMED_EVERY_SEC,
+            functools.partial(revert_due, app.gateway),
+        ),
+    ]
     retention = app.config.store.retention
     if not retention.retention.trims:
-        return
+        return chores
 
     def compact() -> None:
         done = Compactor(app.store, retention.retention).run()
         if done.trimmed or done.held_back or done.index_dropped:
             report(compaction_line(app.store.workspace, retention.retention, done))
 
-    service.every(retention.compact_every_sec, "compact", compact)
+    return [*chores, Chore("compact", retention.compact_every_sec, compact)]
+
+
+class Unlisted:
+    """The upkeep of the workspaces the bots reached that no config lists (``any_team``,
+    ``any_server``, direct messages): no rule runs there, by design, but their proposals
+    still expire and are told and closed, their changes for a while revert and their logs
+    are compacted. They are found in the workspace directory every ``FIND_EVERY_SEC``, and
+    served in one thread, each with its own chores."""
+
+    def __init__(self, app: App, report: Callable[[str], None] = _log.info) -> None:
+        self.app, self.report = app, report
+        self.listed = set(rule_workspaces(app))
+        self.closers = closers_from_env(os.environ, app.redis)
+        self.chores: dict[str, list[Chore]] = {}
+        self._find_at = 0.0
+
+    def step(self) -> None:
+        """Look for new ones when due, then run each one's due chores."""
+        now = time.monotonic()
+        if now >= self._find_at:
+            self._find_at = now + FIND_EVERY_SEC
+            for row in WorkspaceDirectory(self.app.redis).seen():
+                name = row.workspace
+                if name not in self.listed and name not in self.chores:
+                    each = self.app.for_workspace(name, rules=False)
+                    self.chores[name] = upkeep(each, self.report, self.closers)
+        for chores in self.chores.values():
+            run_due(chores)
+
+    def run(self, stop: threading.Event) -> None:
+        while not stop.is_set():
+            try:
+                self.step()
+            except Exception:  # a Redis blip must not end the worker: log it and go on
+                _log.exception("worker: the upkeep of unlisted workspaces failed")
+            stop.wait(1.0)
 
 
 def _worker(app: App, args: argparse.Namespace) -> int:
@@ -143,8 +195,9 @@ def _worker(app: App, args: argparse.Namespace) -> int:
         queues.append(queue)
     worker = RuleWorker(queues, connection=queues[0].connection)
     worker.at_second_interrupt = _interrupted_at_once
+    unlisted = Unlisted(app, _say if args.burst else _log.info)
     if args.burst:
-        return _burst(services, worker)
+        return _burst(services, worker, unlisted)
     stop = threading.Event()
     consumers = [
         threading.Thread(
@@ -155,6 +208,9 @@ def _worker(app: App, args: argparse.Namespace) -> int:
         )
         for s in services
     ]
+    consumers.append(
+        threading.Thread(target=unlisted.run, args=(stop,), name="unlisted", daemon=True)
+    )
     for consumer in consumers:
         consumer.start()
     names = ", ".join(s.engine.store.workspace for s in services)
@@ -173,13 +229,15 @@ def _worker(app: App, args: argparse.Namespace) -> int:
     return 0
 
 
-def _burst(services: list[RuleService], worker: RuleWorker) -> int:
+def _burst(services: list[RuleService], worker: RuleWorker, unlisted: Unlisted) -> int:
     """Work until the logs and the queues are empty: one line saying where, one summing up
-    (RQ's own lines only at the ``--log-level`` that asks for them)."""
+    (RQ's own lines only at the ``--log-level`` that asks for them). The unlisted
+    workspaces' upkeep runs once."""
     names = ", ".join(s.engine.store.workspace for s in services)
     _say(f"deliberate worker --burst: rules on {names}; running until nothing is left")
     for service in services:
         service.start()
+    unlisted.step()
     rounds = 0
     while True:
         rounds += 1
@@ -193,9 +251,10 @@ def _burst(services: list[RuleService], worker: RuleWorker) -> int:
             break
     mutations = sum(s.progress.handled for s in services)
     started = sum(s.progress.started for s in services)
+    others = f"; upkeep in {len(unlisted.chores)} unlisted" if unlisted.chores else ""
     _say(
         f"deliberate worker --burst: {mutations} mutations handled, {started} runs started "
-        f"in {len(services)} workspace(s), {rounds} rounds"
+        f"in {len(services)} workspace(s), {rounds} rounds{others}"
     )
     return 0
 
