@@ -27,8 +27,8 @@ from core.gateway.outcome import Outcome, utc_minute
 from core.state.actor import Actor
 from core.state.commit_result import Rejected, RejectReason
 from core.state.mutation import Mutation, Op, new_id, revert_id
-from core.state.mutation_log import LogRecord, MutationLog
-from core.state.scripts import server_ms
+from core.state.mutation_log import LogRecord, MutationLog, UnreadableRecord
+from core.state.scripts import UNDO_LOOKUP_LUA, LuaScript, server_ms, time_ms
 
 if TYPE_CHECKING:
     from core.gateway.mutation_gateway import MutationGateway
@@ -51,16 +51,34 @@ class Revert:
     timed: bool = False  # the deadline of a change made for a while (``actor``: the timer)
 
 
+@dataclass(frozen=True)
+class _Now:
+    """What a revert checks against: the server's clock, the key's version, and whether the
+    revert committed already (its idempotency record)."""
+
+    ms: int
+    version: int
+    done: bool
+
+
 def revert(gateway: MutationGateway, request: Revert) -> Outcome:
     """The revert's outcome (committed, pending where the key's writes need approval, or
-    refused with the reason); every refusal is in the decision log."""
-    record, refusal = _record(gateway, request)
+    refused with the reason); every refusal is in the decision log. The record and what it
+    is checked against come in one round trip while the mutation's idempotency record
+    lasts (``undo_lookup.lua``: an Undo's case); else the log is looked through."""
+    looked = _looked_up(gateway, request.mutation_id)
+    record: LogRecord | None
+    now: _Now | None = None
+    if looked is not None and request.version in (None, looked[0].version):
+        (record, now), refusal = looked, None
+    else:
+        record, refusal = _record(gateway, request)
     if refusal is not None or record is None:
         assert refusal is not None
         gateway.decisions.record(refusal, reverts=request.mutation_id)
         return refusal
     mutation = _mutation(record, request)
-    problem = _problem(gateway, record, request, mutation)
+    problem = _problem(gateway, record, request, mutation, now)
     if problem is not None:
         gateway.decisions.record(problem, reverts=request.mutation_id)
         return problem
@@ -68,6 +86,29 @@ def revert(gateway: MutationGateway, request: Revert) -> Outcome:
     if isinstance(outcome, Rejected) and outcome.reason is RejectReason.CONFLICT:
         return Rejected(mutation, RejectReason.CONFLICT, _moved_on(record, outcome.version))
     return outcome
+
+
+def _looked_up(gateway: MutationGateway, mutation_id: str) -> tuple[LogRecord, _Now] | None:
+    store = gateway.store
+    keys = [
+        store.keys.idempotency(mutation_id),
+        store.keys.log,
+        store.keys.versions,
+        store.keys.idempotency(revert_id(mutation_id)),
+    ]
+    reply = LuaScript(store.redis, UNDO_LOOKUP_LUA)(keys, [])
+    if len(reply) < 6:
+        return None
+    log_id, flat = str(_text(reply[2])), [str(_text(part)) for part in reply[3]]
+    record = LogRecord.from_stream(log_id, dict(zip(flat[::2], flat[1::2], strict=True)))
+    if isinstance(record, UnreadableRecord) or record.mutation.id != mutation_id:
+        return None
+    now = _Now(time_ms(reply[:2]), int(reply[4]), bool(int(reply[5])))
+    return record, now
+
+
+def _text(value: object) -> object:
+    return value.decode() if isinstance(value, bytes) else value
 
 
 def _record(gateway: MutationGateway, request: Revert) -> tuple[LogRecord | None, Rejected | None]:
@@ -116,7 +157,11 @@ def _mutation(record: LogRecord, request: Revert) -> Mutation:
 
 
 def _problem(
-    gateway: MutationGateway, record: LogRecord, request: Revert, mutation: Mutation
+    gateway: MutationGateway,
+    record: LogRecord,
+    request: Revert,
+    mutation: Mutation,
+    known: _Now | None,
 ) -> Rejected | None:
     actor = request.actor
     if not actor.is_person and not request.timed:
@@ -128,18 +173,21 @@ def _problem(
             f"the value {mutation.key} held before was too large for the log to keep "
             f"({record.prev_bytes} bytes): it cannot be restored",
         )
+    store = gateway.store
     if request.offered_for_ms is not None:
         until = record.ts + request.offered_for_ms
-        if server_ms(gateway.store.redis, gateway.store.keys.versions) >= until:
+        now_ms = known.ms if known else server_ms(store.redis, store.keys.versions)
+        if now_ms >= until:
             return Rejected(
                 mutation,
                 RejectReason.EXPIRED,
                 f"Undo was offered until {utc_minute(until)}; "
                 f"`deliberate revert {record.mutation.id}` can still revert it",
             )
-    now = gateway.store.version(mutation.key)
-    store = gateway.store
-    if now != record.version and not store.redis.exists(store.keys.idempotency(mutation.id)):
+    now = known.version if known else store.version(mutation.key)
+    if now != record.version and not (
+        known.done if known else store.redis.exists(store.keys.idempotency(mutation.id))
+    ):
         return Rejected(mutation, RejectReason.CONFLICT, _moved_on(record, now))
     return None
 

@@ -20,6 +20,7 @@ __all__ = [
     "SWEEP_INDEX_LUA",
     "TIME_LUA",
     "TRIM_LOG_LUA",
+    "UNDO_LOOKUP_LUA",
     "LuaScript",
     "commit_script",
     "read_script",
@@ -38,6 +39,7 @@ COMMIT_LUA = _source("commit.lua")
 READ_LUA = _source("read.lua")
 SWEEP_INDEX_LUA = _source("sweep_index.lua")
 TRIM_LOG_LUA = _source("trim_log.lua")
+UNDO_LOOKUP_LUA = _source("undo_lookup.lua")
 # the server's clock, asked of the shard that holds KEYS[1]: a key-less TIME cannot be routed
 # on Redis Cluster, nor sent inside a pipeline or a transaction there (send it as
 # execute_command("EVAL", TIME_LUA, 1, key): a cluster pipeline has no eval())

@@ -97,6 +97,29 @@ def test_unknown_forged_and_late_undos_change_nothing(app: App) -> None:
     assert app.store.version("decision.z") == 1
 
 
+@pytest.mark.parametrize("how", ["lapsed", "pointing elsewhere", "garbage"])
+def test_a_revert_finds_its_record_in_the_log_when_the_idempotency_record_fails_it(
+    app: App, how: str
+) -> None:
+    """The record is found through the mutation's idempotency record (one round trip);
+    that record lapsed after its days, or rewritten to point at another record, or not
+    one at all, the log is looked through instead, and the right mutation is reverted."""
+    commit(app, "decision.q", "a")
+    second = commit(app, "decision.q", "b")
+    other = commit(app, "decision.other", "x")
+    idem = app.store.keys.idempotency(second.request.id)
+    if how == "lapsed":
+        app.redis.delete(idem)
+    elif how == "pointing elsewhere":
+        app.redis.set(idem, f"{other.log_id}\nv2")
+    else:
+        app.redis.set(idem, "no record here")
+    undone = revert(app.gateway, Revert(second.request.id, BO, version=2))
+    assert isinstance(undone, Committed) and undone.request.key == "decision.q"
+    assert app.store.get("decision.q").value == "a"  # type: ignore[union-attr]
+    assert app.store.get("decision.other").value == "x"  # type: ignore[union-attr]
+
+
 @pytest.fixture
 def hook() -> Iterator[WebhookServer]:
     with WebhookServer() as server:

@@ -309,3 +309,18 @@ def test_a_save_of_a_session_that_moved_writes_only_the_rows_it_must(
     assert transcript(redis_client, workspace, "s1") == []
     assert [s["event"] for s in app.trace.for_correlation("corr-1")] == ["user_said"]
     assert sessions.load("s1") == theirs
+
+
+def test_an_undo_click_takes_five_round_trips(counted: tuple[App, Trips]) -> None:
+    """Read, save the click as on its way, find what it undoes with the key's version and
+    the clock (one script), the gateway's commit, save what it came to (it took 7: the log
+    scanned for the record, then the clock and the version asked apart)."""
+    app, trips = counted
+    runtime = app.runtime(use_env=False)
+    view = say(runtime, "what if we used postgres for the orders service")
+    done = press(runtime, view, ActionType.CONFIRM_CURRENT, "c1")
+    [after] = views(done)
+    with trips.counting():
+        undone = press(runtime, after, ActionType.REVERT_MUTATION, "u1")
+    assert [e.outcome for e in undone if isinstance(e, OutcomeEvent)] == ["committed"]
+    assert trips.count == 5, trips.count
