@@ -9,6 +9,7 @@ import sys
 
 from bot.app import App
 from bot.cli.args import env_port, port
+from bot.discord.shards import Shards
 from bot.workspaces import Workspaces
 
 __all__ = ["register"]
@@ -57,8 +58,11 @@ def _register_discord(platforms: argparse._SubParsersAction[argparse.ArgumentPar
         "the Message Content intent must be on in the Developer Portal. Where it listens: "
         "DISCORD_CHANNELS / --channel (default: every channel it can read) and DISCORD_LISTEN / "
         "--listen (default: mentions). DISCORD_GUILD_ID / --guild registers /deliberate on one "
-        "server at once (global registration can take a while to show). DISCORD_API_URL points "
-        "the REST API elsewhere. docs/discord.md shows how to create the app.",
+        "server at once (global registration can take a while to show). DISCORD_SHARD / --shard "
+        "runs some of Discord's shards (required past 2,500 servers): replicas share the "
+        "servers, one shard each, and shard 0's gets the direct messages and registers "
+        "/deliberate. DISCORD_API_URL points the REST API elsewhere. docs/discord.md shows how "
+        "to create the app.",
     )
     discord.add_argument(
         "--channel",
@@ -76,7 +80,22 @@ def _register_discord(platforms: argparse._SubParsersAction[argparse.ArgumentPar
     discord.add_argument(
         "--guild", metavar="ID", help="register /deliberate on this server only (DISCORD_GUILD_ID)"
     )
+    discord.add_argument(
+        "--shard",
+        type=_shard,
+        metavar="I/N",
+        help="run shard I of N (e.g. 0/2; I,J/N runs several in this process): the servers "
+        "with (id >> 22) %% N = I, and with shard 0 the direct messages; every replica with "
+        "the same N (DISCORD_SHARD; default: one connection for every server)",
+    )
     discord.set_defaults(handler=_discord)
+
+
+def _shard(text: str) -> str:
+    try:
+        return str(Shards.parse(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _slack(app: App, args: argparse.Namespace) -> int:
@@ -135,6 +154,8 @@ def _discord(app: App, args: argparse.Namespace) -> int:
         env["DISCORD_LISTEN"] = args.listen
     if args.guild:
         env["DISCORD_GUILD_ID"] = args.guild
+    if args.shard:
+        env["DISCORD_SHARD"] = args.shard
     settings = DiscordSettings.from_env(env)  # ValueError: a usage error, named
     problem = serve(app, settings)
     if problem:

@@ -1,6 +1,9 @@
 """The discord.py client: the intents the bot needs, our buttons registered as dynamic items
 (so buttons sent before a restart still work), ``/deliberate`` in its command tree, and the
-gateway's messages and submitted forms handed to the adapter."""
+gateway's messages and submitted forms handed to the adapter. Sharded (``shards``), a process
+runs one shard (discord.py's Client with its shard_id and shard_count) or several
+(``DeliberateShards``: its AutoShardedClient, a connection each, one event loop), and sees the
+servers of those shards alone; nothing here needs to see every server."""
 
 from __future__ import annotations
 
@@ -16,8 +19,9 @@ from .adapter import DiscordAdapter
 from .buttons import PREFIX, TEMPLATE, DeliberateButton
 from .commands import deliberate_commands
 from .render import NO_PINGS
+from .shards import Shards
 
-__all__ = ["DeliberateClient", "intents"]
+__all__ = ["DeliberateClient", "DeliberateShards", "client_for", "intents"]
 
 log = logging.getLogger("deliberate.discord")
 
@@ -35,16 +39,33 @@ def intents() -> discord.Intents:
 
 class DeliberateClient(discord.Client):
     """``guild_id``: sync ``/deliberate`` to that server only (it shows at once there),
-    else globally; ``sync=False`` leaves Discord's registered commands as they are."""
+    else globally; ``sync=False`` leaves Discord's registered commands as they are, and so
+    does a process that does not run shard 0 (one registration for the whole bot, not one
+    per replica: it is global, and Discord rate-limits it). ``shards``: the shards it
+    runs, None for one connection that gets every server."""
 
     def __init__(
-        self, adapter: DiscordAdapter, *, guild_id: int | None = None, sync: bool = True
+        self,
+        adapter: DiscordAdapter,
+        *,
+        guild_id: int | None = None,
+        sync: bool = True,
+        shards: Shards | None = None,
     ) -> None:
-        super().__init__(intents=intents(), allowed_mentions=NO_PINGS)
+        super().__init__(intents=intents(), allowed_mentions=NO_PINGS, **self._sharding(shards))
         self.adapter = adapter
-        self.guild_id, self.sync = guild_id, sync
+        self.guild_id, self.running = guild_id, shards
+        self.sync = sync and (shards is None or shards.first)
         self.tree = app_commands.CommandTree(self)
         self.tree.add_command(deliberate_commands(adapter.on_command, adapter.on_session))
+
+    def _sharding(self, shards: Shards | None) -> dict[str, Any]:
+        """discord.py's options for ``shards``: a Client takes one shard_id."""
+        if shards is None:
+            return {}
+        if len(shards.ids) != 1:
+            raise ValueError(f"one shard to a DeliberateClient, not {shards}: DeliberateShards")
+        return {"shard_id": shards.ids[0], "shard_count": shards.count}
 
     async def setup_hook(self) -> None:
         self.add_dynamic_items(DeliberateButton)
@@ -57,7 +78,8 @@ class DeliberateClient(discord.Client):
         log.info("discord: synced %s to %s", [c.name for c in synced], guild or "every server")
 
     async def on_ready(self) -> None:
-        log.info("discord: connected as %s to %d servers", self.user, len(self.guilds))
+        shards = f" (shards {self.running})" if self.running else ""
+        log.info("discord: connected as %s to %d servers%s", self.user, len(self.guilds), shards)
 
     async def on_message(self, message: discord.Message) -> None:
         if self.user is not None:
@@ -78,3 +100,21 @@ class DeliberateClient(discord.Client):
             await interaction.response.send_message(
                 "This button is not one Deliberate made" + UNCHANGED, ephemeral=True
             )
+
+
+class DeliberateShards(DeliberateClient, discord.AutoShardedClient):
+    """Several shards in one process: discord.py's AutoShardedClient, told which."""
+
+    def _sharding(self, shards: Shards | None) -> dict[str, Any]:
+        if shards is None:
+            raise ValueError("DeliberateShards runs the shards it is given")
+        return {"shard_ids": list(shards.ids), "shard_count": shards.count}
+
+
+def client_for(
+    adapter: DiscordAdapter, *, guild_id: int | None = None, shards: Shards | None = None
+) -> DeliberateClient:
+    """The client that runs ``shards``: one connection, or one per shard."""
+    if shards is not None and len(shards.ids) > 1:
+        return DeliberateShards(adapter, guild_id=guild_id, shards=shards)
+    return DeliberateClient(adapter, guild_id=guild_id, shards=shards)

@@ -1,5 +1,7 @@
-"""Running the Discord bot: connect, serve until interrupted (Ctrl-C or SIGTERM, which close
-the gateway connection cleanly), and say in one sentence what Discord refused."""
+"""Running the Discord bot: connect (one connection, or one per shard it runs), serve until
+interrupted (Ctrl-C or SIGTERM, which close the gateway connections cleanly), and say in one
+sentence what Discord refused: the token, the intent, the shard (4010), or one connection for
+too many servers (4011: Discord requires sharding past 2,500)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import discord
 from bot.workspaces import Workspaces
 
 from .adapter import DiscordAdapter
-from .client import DeliberateClient
+from .client import DeliberateClient, client_for
 from .settings import DiscordSettings, use_api_url, use_gateway_url
 
 if TYPE_CHECKING:
@@ -27,6 +29,12 @@ log = logging.getLogger("deliberate.discord")
 INTENT_HELP = (
     "Discord refused the Message Content intent: switch it on in the Developer Portal, "
     "Bot > Privileged Gateway Intents > Message Content Intent"
+)
+INVALID_SHARD, SHARDING_REQUIRED = 4010, 4011  # Discord's gateway close codes
+SHARDING_HELP = (
+    "Discord requires sharding: the bot is in too many servers for one connection (2,500 at "
+    "most; close code 4011). Run it sharded, one shard per replica (--shard I/N or "
+    "DISCORD_SHARD, every replica with the same N; docs/discord.md)"
 )
 
 
@@ -42,7 +50,7 @@ def serve(app: App, settings: DiscordSettings) -> str | None:
             "any_server): every server will be told it isn't set up for Deliberate"
         )
     adapter = DiscordAdapter(workspaces, settings.listening)
-    client = DeliberateClient(adapter, guild_id=settings.guild_id)
+    client = client_for(adapter, guild_id=settings.guild_id, shards=settings.shards)
     try:
         asyncio.run(_run(client, settings.token))
     except KeyboardInterrupt:
@@ -51,6 +59,12 @@ def serve(app: App, settings: DiscordSettings) -> str | None:
         return "Discord refused DISCORD_TOKEN (Developer Portal > Bot > Reset Token gives one)"
     except discord.PrivilegedIntentsRequired:
         return INTENT_HELP
+    except discord.ConnectionClosed as exc:
+        if exc.code == SHARDING_REQUIRED:
+            return SHARDING_HELP
+        if exc.code == INVALID_SHARD:
+            return f"Discord refused the shard {settings.shards} (close code 4010: Invalid shard)"
+        return f"cannot run the Discord bot: {exc}"
     except (discord.DiscordException, aiohttp.ClientError, OSError) as exc:
         return f"cannot run the Discord bot: {exc}"
     except AttributeError:

@@ -2,8 +2,9 @@
 ``DISCORD_CHANNELS`` (ids or names, comma-separated; unset: every channel the bot can read)
 and ``DISCORD_LISTEN`` (``mentions``, the default, or ``all``) for where it takes turns;
 ``DISCORD_GUILD_ID`` to register ``/deliberate`` on one server at once rather than globally;
-``DISCORD_API_URL`` and ``DISCORD_GATEWAY_URL`` to reach the REST API and the gateway
-somewhere else (a proxy, a test server)."""
+``DISCORD_SHARD`` for the shards this process runs (``I/N``, or ``I,J/N``: ``shards``; unset:
+one connection for every server); ``DISCORD_API_URL`` and ``DISCORD_GATEWAY_URL`` to reach the
+REST API and the gateway somewhere else (a proxy, a test server)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import discord.http
 import yarl
 
 from .channels import Listening
+from .shards import Shards
 
 __all__ = ["DEFAULT_API_URL", "DiscordSettings", "use_api_url", "use_gateway_url"]
 
@@ -29,6 +31,7 @@ class DiscordSettings:
     guild_id: int | None = None
     api_url: str = DEFAULT_API_URL
     gateway_url: str = DEFAULT_GATEWAY_URL
+    shards: Shards | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> DiscordSettings:
@@ -49,7 +52,13 @@ class DiscordSettings:
             raise ValueError(f"DISCORD_GUILD_ID {guild!r} is not a server id (digits)")
         api_url = env.get("DISCORD_API_URL", "").strip().rstrip("/") or DEFAULT_API_URL
         gateway_url = env.get("DISCORD_GATEWAY_URL", "").strip() or DEFAULT_GATEWAY_URL
-        return cls(token, listening, int(guild) if guild else None, api_url, gateway_url)
+        shard = env.get("DISCORD_SHARD", "").strip()
+        try:
+            shards = Shards.parse(shard) if shard else None
+        except ValueError as exc:
+            raise ValueError(f"DISCORD_SHARD: {exc}") from None
+        guild_id = int(guild) if guild else None
+        return cls(token, listening, guild_id, api_url, gateway_url, shards)
 
 
 def use_api_url(url: str) -> None:
