@@ -11,8 +11,9 @@ kernel chose, behind a round-robin "load balancer" (the senders take the replica
 Slack's Web API is a local server speaking its protocol (``tests/servers/slack_api``), so
 replies are received and timed; ``--api-latency`` puts it that many ms away. With
 ``--discord``, ``deliberate run discord`` connects to a local gateway and REST API
-(``load_discord.py``). No model: the embedded classifier and the offline responder answer,
-so what is measured is the bot's own cost. ``load_slack.py`` says what a visit sends.
+(``load_discord.py``): one process, unsharded, and with ``--discord-shards 0,2`` then two
+replicas running a shard each. No model: the embedded classifier and the offline responder
+answer, so what is measured is the bot's own cost. ``load_slack.py`` says what a visit sends.
 
 Measured per configuration, per process and in total: events/s (requests acknowledged, or
 gateway dispatches); time to acknowledge (the HTTP answer; on Discord a click's interaction
@@ -26,7 +27,8 @@ from a thread of their own every 10-30 ms while the traffic runs: a signed
 no listener, no Redis) and a Redis PING from here.
 
     python bench/load.py [--workspaces 1000] [--events 6000] [--senders 16]
-                         [--replicas 1,2] [--cluster 3] [--discord] [--api-latency 100]
+                         [--replicas 1,2] [--cluster 3] [--discord] [--discord-shards 0,2]
+                         [--api-latency 100]
 """
 
 from __future__ import annotations
@@ -46,10 +48,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from load_discord import BenchDiscord, DiscordTraffic, Gateway
+from load_discord import BenchDiscord, DiscordTraffic
 from load_procs import BotProcess, MemoryWatch, RunRedis, bot_env, deliberate, percentile
 from load_slack import SIGNING_SECRET, BenchSlack, SlackTraffic, Tally, install, team_id
 
+from tests.servers.discord_gateway import Gateway
+from tests.servers.discord_guilds import guild_create
 from tests.servers.slack_api import CLIENT_ID, CLIENT_SECRET
 
 CONFIG = """\
@@ -163,16 +167,23 @@ def slack_configuration(args: argparse.Namespace, name: str, replicas: int, shar
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def discord_configuration(args: argparse.Namespace, name: str) -> Result:
+def discord_configuration(args: argparse.Namespace, name: str, shards: int) -> Result:
+    """One process unsharded (``shards`` 0), or ``shards`` replicas running a shard each."""
     redis = RunRedis(args.redis_url, 0)
     workdir = Path(tempfile.mkdtemp(prefix="deliberate-load-"))
     config = workdir / "load.yaml"
     config.write_text(CONFIG, encoding="utf-8")
-    api, gateway = BenchDiscord().start(), Gateway(args.workspaces).start()
+    guilds = [guild_create(n) for n in range(args.workspaces)]
+    api, gateway = BenchDiscord().start(), Gateway(guilds).start()
     env = bot_env(redis.url, api.env() | {"DISCORD_GATEWAY_URL": gateway.url})
-    proc = BotProcess(deliberate("load", config, "run", "discord"), env, workdir / "discord.log")
+    argv = deliberate("load", config, "run", "discord")
+    runs = [[f"--shard={n}/{shards}"] for n in range(shards)] if shards else [[]]
+    procs = [
+        BotProcess(argv + extra, env, workdir / f"discord-{n}.log") for n, extra in enumerate(runs)
+    ]
     try:
-        proc.wait_printed(r"discord: connected as", timeout=120 + args.workspaces / 50)
+        for proc in procs:
+            proc.wait_printed(r"discord: connected as", timeout=120 + args.workspaces / 50)
         traffic = DiscordTraffic(api, gateway, args.workspaces, args.discord_events)
 
         def run() -> float:
@@ -184,13 +195,13 @@ def discord_configuration(args: argparse.Namespace, name: str) -> Result:
             pinger.join()
             return took
 
-        window = measured([proc], redis, traffic.reached, run)
-        found = figures(
-            window, traffic.tally, [traffic.dispatched], [proc], args, traffic.reached()
-        )
+        window = measured(procs, redis, traffic.reached, run)
+        per_process = [traffic.by_shard[n] for n in range(shards)] or [traffic.dispatched]
+        found = figures(window, traffic.tally, per_process, procs, args, traffic.reached())
         return Result(name, found | {"redis": redis.kind})
     finally:
-        proc.stop()
+        for proc in procs:
+            proc.stop()
         gateway.stop()
         api.stop()
         redis.stop()
@@ -344,7 +355,13 @@ def main() -> None:
     parser.add_argument(
         "--api-latency", type=float, default=0.0, help="ms the local Slack adds to each call"
     )
-    parser.add_argument("--discord", action="store_true", help="then Discord, one process")
+    parser.add_argument("--discord", action="store_true", help="then Discord")
+    parser.add_argument(
+        "--discord-shards",
+        default="0",
+        help="Discord configurations: 0 is one process unsharded, N is N replicas running a "
+        "shard each (e.g. 0,2)",
+    )
     parser.add_argument("--discord-events", type=int, default=4000, help="gateway dispatches")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -356,7 +373,9 @@ def main() -> None:
         name = f"{args.cluster_replicas} replicas, cluster"
         results.append(slack_configuration(args, name, args.cluster_replicas, args.cluster))
     if args.discord:
-        results.append(discord_configuration(args, "Discord, 1 process"))
+        for shards in (int(n) for n in args.discord_shards.split(",") if n.strip()):
+            name = f"Discord, {shards} shards" if shards else "Discord, 1 process"
+            results.append(discord_configuration(args, name, shards))
     if args.json:
         print(json.dumps([{"name": r.name, **r.figures} for r in results], indent=2))
     show(results, args)

@@ -39,6 +39,7 @@ UNSET = (
     "DISCORD_GUILD_ID",
     "DISCORD_CHANNELS",
     "DISCORD_LISTEN",
+    "DISCORD_SHARD",
 )
 COUNTERS = (
     "total_commands_processed",
