@@ -24,7 +24,8 @@ def command(workspace: str, *args: str) -> list[str]:
 
 
 def environment(**extra: str) -> dict[str, str]:
-    unset = (*DISCORD_VARS, "DISCORD_GUILD_ID", "OPENAI_API_KEY")
+    unset = (*DISCORD_VARS, "DISCORD_GUILD_ID", "DISCORD_SHARD", "DISCORD_GATEWAY_URL")
+    unset += ("OPENAI_API_KEY",)
     return {k: v for k, v in os.environ.items() if k not in unset} | extra
 
 
