@@ -50,9 +50,9 @@ BENCH = Path(__file__).resolve().parent.parent.parent / "bench"
             "load.py",
             [
                 *("--workspaces", "5", "--events", "20", "--discord-events", "16"),
-                *("--senders", "2", "--replicas", "1,2", "--discord"),
+                *("--senders", "2", "--replicas", "1,2", "--discord", "--discord-shards", "0,2"),
             ],
-            "Headline, 2 replicas",
+            "Headline, Discord, 2 shards",
         ),
         (
             "key_history.py",
