@@ -15,6 +15,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import shutil
+import signal
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -77,6 +80,30 @@ def _local_redis_answers(url: str) -> bool:
 
 
 ON_CLUSTER = os.environ.get("DELIBERATE_TEST_CLUSTER", "") not in ("", "0")
+
+_BYTECODE = "DELIBERATE_TEST_PYCACHE"  # the session's bytecode cache, made by the first process
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Before any worker or command starts. A session started with SIGINT ignored (``pytest
+    &`` from a script) would hand that on to every command it runs, and the tests that
+    press Ctrl-C on one would wait in vain: SIGINT is Python's own again. With
+    ``PYTHONDONTWRITEBYTECODE`` set, every command a test runs would compile the project
+    again (a few tenths of a second of CPU each, hundreds of times): the commands and the
+    workers share one bytecode cache instead, a directory of the session's, removed at its
+    end, so the tree stays as clean as that setting keeps it."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if os.environ.get("PYTHONDONTWRITEBYTECODE") and "PYTHONPYCACHEPREFIX" not in os.environ:
+        os.environ[_BYTECODE] = os.environ["PYTHONPYCACHEPREFIX"] = tempfile.mkdtemp(
+            prefix="deliberate-pycache-"
+        )
+        del os.environ["PYTHONDONTWRITEBYTECODE"]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if (made := os.environ.get(_BYTECODE)) and not os.environ.get("PYTEST_XDIST_WORKER"):
+        shutil.rmtree(made, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
