@@ -41,6 +41,15 @@ from tests.servers.redis_process import RedisProcess
 LOCAL_REDIS = "redis://127.0.0.1:6379/15"  # a logical db of its own: cleanup scans only it
 
 
+MAX_WORKERS = 8  # with db 15 down to 8 of the local server; REDIS_URL's db n allows n + 1
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto`` (pyproject.toml): a worker per CPU this process may run on, at most
+    ``MAX_WORKERS``, as each takes a db of its own."""
+    return max(1, min(len(os.sched_getaffinity(0)), MAX_WORKERS))
+
+
 def xdist_worker() -> int:
     """This process's pytest-xdist worker number (``gw3``: 3), 0 when xdist runs nothing."""
     name = os.environ.get("PYTEST_XDIST_WORKER", "")
