@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # the servers the tests start, started here the same way
     sys.path.insert(0, str(ROOT))
 from tests.servers.redis_cluster import LocalCluster  # noqa: E402
-from tests.servers.redis_process import free_port  # noqa: E402
+from tests.servers.redis_process import start_redis_server  # noqa: E402
 
 # the bot's environment: none of the operator's own credentials or model
 UNSET = (
@@ -90,25 +90,17 @@ class RunRedis:
             self.kind = f"cluster of {shards} primaries ({_version(self.nodes[0])})"
         else:
             binary = newest_redis_server()
-            port = free_port()
-            self.process = subprocess.Popen(
-                [
+            port, self.process, client = start_redis_server(  # another port if it is taken
+                self.workdir,
+                lambda port: [
                     *(binary, "--port", str(port), "--bind", "127.0.0.1"),
                     *("--dir", str(self.workdir), "--save", "", "--appendonly", "no"),
                 ],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
+                timeout=60,
             )
             self.url = f"redis://127.0.0.1:{port}/0"
-            self.nodes = [Redis(port=port, decode_responses=True)]
-            wait_until(self._answers, f"redis-server on port {port}")
+            self.nodes = [client]
             self.kind = f"one server ({_version(self.nodes[0])})"
-
-    def _answers(self) -> bool:
-        try:
-            return bool(self.nodes[0].ping())
-        except Exception:
-            return False
 
     def counters(self) -> dict[str, int]:
         total = dict.fromkeys(COUNTERS, 0)

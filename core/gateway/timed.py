@@ -34,7 +34,7 @@ from core.state.commit_result import Committed
 from core.state.mutation import revert_id
 from core.state.scripts import server_ms
 from core.state.store import StateStore
-from core.state.streams import stream_ms
+from core.state.streams import stream_ms, stream_rows
 
 if TYPE_CHECKING:
     from core.gateway.mutation_gateway import MutationGateway
@@ -85,5 +85,11 @@ def timed_change(store: StateStore, mutation_id: str, deadline_ms: int) -> Timed
         return TimedChange(mutation_id, waiting, by)
     first = store.redis.get(store.keys.idempotency(by))
     if first is not None:
-        return TimedChange(mutation_id, stream_ms(str(first).partition("\n")[0]), by, "reverted")
+        # when the revert committed: its record's time, the one its entry's updatedAt has (the
+        # record's id may be a millisecond later: Redis stamps it when the commit adds it);
+        # the id's once retention has dropped the record
+        log_id = str(first).partition("\n")[0]
+        rows = stream_rows(store.redis.xrange(store.keys.log, log_id, log_id))
+        at = int(rows[0][1]["ts"]) if rows else stream_ms(log_id)
+        return TimedChange(mutation_id, at, by, "reverted")
     return TimedChange(mutation_id, deadline_ms, by, "refused")

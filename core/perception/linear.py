@@ -81,42 +81,51 @@ def train(
     l2: float = 1e-3,
     seed: int = 0,
 ) -> LinearModel:
-    """Fit the model to ``examples``; the same inputs always give the same weights."""
-    model = LinearModel(list(classes), [0.0] * len(classes))
-    state = _AdaGrad(model, rate, l2)
+    """Fit the model to ``examples``; the same inputs always give the same weights.
+
+    AdaGrad: per-weight step sizes, so that rare features (most words) still learn from
+    their few examples while frequent ones (the bias, common cues) settle instead of
+    oscillating. One loop with its names local: on the shipped corpus it makes some seventy
+    million weight updates."""
+    width = len(classes)
+    model = LinearModel(list(classes), [0.0] * width)
+    bias, bias_squares = model.bias, [0.0] * width
+    rows: dict[str, tuple[list[float], list[float]]] = {}  # a feature's weights and squares
     order = list(range(len(examples)))
     shuffler = random.Random(seed)
+    sqrt, exp, each = math.sqrt, math.exp, range(width)
     for _ in range(epochs):
         shuffler.shuffle(order)
         for i in order:
             names, truth = examples[i]
-            probs = softmax(model.logits(names))
-            errors = [p - (k == truth) for k, p in enumerate(probs)]
-            state.step(names, errors)
+            logits = bias[:]  # the bias plus the weights of the features seen so far
+            touched = []
+            for name in names:
+                pair = rows.get(name)
+                if pair is None:  # weighs nothing yet
+                    pair = rows[name] = (
+                        model.weights.setdefault(name, [0.0] * width),
+                        [0.0] * width,
+                    )
+                else:
+                    row = pair[0]
+                    for k in each:
+                        logits[k] += row[k]
+                touched.append(pair)
+            top = max(logits)
+            exps = [exp(x - top) for x in logits]
+            total = sum(exps)
+            errors = [e / total for e in exps]  # softmax, less 1 for the true class
+            errors[truth] -= 1
+            for k in each:  # the bias is not penalised
+                grad = errors[k] + 0.0
+                bias_squares[k] += grad * grad
+                if bias_squares[k] > 0.0:
+                    bias[k] -= rate * grad / sqrt(bias_squares[k])
+            for row, squares in touched:  # the L2 penalty on the weights an example touches
+                for k in each:
+                    grad = errors[k] + l2 * row[k]
+                    squares[k] += grad * grad
+                    if squares[k] > 0.0:
+                        row[k] -= rate * grad / sqrt(squares[k])
     return model
-
-
-class _AdaGrad:
-    """Per-weight step sizes: rare features (most words) still learn from their few
-    examples, while frequent ones (the bias, common cues) settle instead of oscillating."""
-
-    def __init__(self, model: LinearModel, rate: float, l2: float) -> None:
-        self.model, self.rate, self.l2 = model, rate, l2
-        self.squares: dict[str, list[float]] = {}
-        self.bias_squares = [0.0] * len(model.classes)
-
-    def step(self, names: Sequence[str], errors: list[float]) -> None:
-        width = len(errors)
-        self._update(self.model.bias, self.bias_squares, errors, penalise=False)
-        for name in names:
-            row = self.model.weights.setdefault(name, [0.0] * width)
-            self._update(row, self.squares.setdefault(name, [0.0] * width), errors)
-
-    def _update(
-        self, row: list[float], squares: list[float], errors: list[float], penalise: bool = True
-    ) -> None:
-        for k, error in enumerate(errors):
-            grad = error + (self.l2 * row[k] if penalise else 0.0)
-            squares[k] += grad * grad
-            if squares[k] > 0.0:
-                row[k] -= self.rate * grad / math.sqrt(squares[k])

@@ -76,9 +76,13 @@ def training_rows(
 
 def fit(rows: list[dict[str, Any]], **options: Any) -> LinearModel:
     """Train on labelled rows; ``options`` go to ``linear.train`` (epochs, rate, l2, seed)."""
-    examples: list[Example] = [
-        (features(row["text"], row.get("topic")), CLASSES.index(row["act_type"])) for row in rows
-    ]
+    featured: dict[tuple[str, str | None], list[str]] = {}  # a turn that counts 8 times: once
+    examples: list[Example] = []
+    for row in rows:
+        key = (row["text"], row.get("topic"))
+        if key not in featured:
+            featured[key] = features(*key)
+        examples.append((featured[key], CLASSES.index(row["act_type"])))
     return train(examples, CLASSES, **{"l2": L2, **options})
 
 

