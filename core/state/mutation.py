@@ -99,11 +99,13 @@ class Mutation(Derived):
         if isinstance(data.get("key"), str):
             validate_state_key(data["key"])
         op, value = data.get("op"), data.get("value")
-        for name in ("value", "meta"):
-            if nesting(data.get(name)) > MAX_DEPTH:
-                raise ValueError(f"{name} nests more than {MAX_DEPTH} levels deep")
+        depth = nesting(value)
+        if depth > MAX_DEPTH:
+            raise ValueError(f"value nests more than {MAX_DEPTH} levels deep")
+        if nesting(data.get("meta")) > MAX_DEPTH:
+            raise ValueError(f"meta nests more than {MAX_DEPTH} levels deep")
         # an appended item nests one level deeper in the list it joins
-        if op in ("append", Op.APPEND) and nesting(value) + 1 > MAX_DEPTH:
+        if op in ("append", Op.APPEND) and depth + 1 > MAX_DEPTH:
             raise ValueError(
                 f"value nests more than {MAX_DEPTH} levels deep in the list it is appended to"
             )
@@ -120,6 +122,17 @@ class Mutation(Derived):
 
     def to_json(self) -> str:
         return self.model_dump_json(by_alias=True, exclude_none=True)
+
+    @classmethod
+    def from_log(cls, text: str, ts: int) -> Mutation:
+        """A mutation as the log holds it (its JSON), validated, stamped with the ``ts`` it
+        committed at: what ``model_copy(update={"ts": ts})`` of the validated one gives,
+        without the copy (replay reads every record: the object is new, nobody holds it yet,
+        and no derived value is cached on it)."""
+        mutation = cls.model_validate_json(text)
+        mutation.__dict__["ts"] = ts
+        mutation.__pydantic_fields_set__.add("ts")
+        return mutation
 
     @cached_property
     def value_json(self) -> str:
