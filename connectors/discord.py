@@ -13,7 +13,6 @@ import hashlib
 import time
 from typing import Literal
 
-import discord.utils
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -36,6 +35,11 @@ NONCE_CHARS = 25  # Discord's limit
 def escape(text: str) -> str:
     """People's words as Discord text: markdown (a masked ``[label](url)`` link included)
     and mentions (``@everyone``, ``<@id>``, ``<@&role>``) written so they stay text."""
+    # imported on the first message, not with the module: every command that loads the
+    # config names the connectors' actions, and discord.py (aiohttp and all, for these two
+    # text functions) would be ~150 ms of each start
+    import discord.utils
+
     return discord.utils.escape_mentions(discord.utils.escape_markdown(text))
 
 
