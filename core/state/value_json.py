@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import json
 import math
+import threading
+from collections.abc import Callable, Sequence
+from json.encoder import encode_basestring
 from typing import Any
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "dumps", "loads", "nesting"]
@@ -22,9 +25,37 @@ MAX_BYTES = 4 * 1024 * 1024
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
+class _Encoders(threading.local):
+    """``_ENCODER.encode`` builds its C encoder (``json.encoder.c_make_encoder``) anew on
+    every call, and that is three quarters of its time for a small value (4.6 µs against
+    1.1 µs, a commit encodes two): each thread keeps one here, built as ``encode`` builds
+    it, with its own ``markers`` (the ids of the containers being encoded, for the circular
+    check), emptied after an error, which leaves them behind."""
+
+    def __init__(self) -> None:
+        self.markers: dict[int, Any] = {}
+        self.encode: Callable[[Any, int], Sequence[str]] | None = None
+        if _C_ENCODER is not None:  # None: a Python built without _json
+            self.encode = _C_ENCODER(
+                self.markers, _ENCODER.default, encode_basestring, None, ":", ",", *_FLAGS
+            )
+
+
+_C_ENCODER = getattr(json.encoder, "c_make_encoder", None)
+_FLAGS = (False, False, False)  # sort_keys, skipkeys, allow_nan: as _ENCODER has them
+_encoders = _Encoders()
+
+
 def dumps(value: Any) -> str:
-    # one encoder for the process: json.dumps with options builds a new one per call
-    return _ENCODER.encode(value)
+    """``value`` as compact JSON, exactly as ``_ENCODER.encode`` writes it."""
+    encoders = _encoders
+    if encoders.encode is None:
+        return _ENCODER.encode(value)
+    try:
+        return "".join(encoders.encode(value, 0))
+    except BaseException:
+        encoders.markers.clear()
+        raise
 
 
 def _no_constant(name: str) -> Any:
