@@ -96,14 +96,16 @@ class Mutation(Derived):
         """One validator for what field types cannot say (every commit builds a mutation)."""
         if not isinstance(data, dict):
             return data
-        if isinstance(data.get("key"), str):
-            validate_state_key(data["key"])
-        op, value = data.get("op"), data.get("value")
+        key, op, value, meta = data.get("key"), data.get("op"), data.get("value"), data.get("meta")
+        if isinstance(key, str):
+            validate_state_key(key)
         depth = nesting(value)
         if depth > MAX_DEPTH:
             raise ValueError(f"value nests more than {MAX_DEPTH} levels deep")
-        if nesting(data.get("meta")) > MAX_DEPTH:
+        if meta and nesting(meta) > MAX_DEPTH:  # (none, or empty: no deeper than one level)
             raise ValueError(f"meta nests more than {MAX_DEPTH} levels deep")
+        if op == Op.SET:  # nothing below is about a set (Op is a StrEnum: "set" too)
+            return data
         # an appended item nests one level deeper in the list it joins
         if op in ("append", Op.APPEND) and depth + 1 > MAX_DEPTH:
             raise ValueError(
