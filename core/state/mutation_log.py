@@ -147,6 +147,8 @@ class MutationLog:
         """``records`` as the stream holds them, unparsed (for a reader that must settle an
         unreadable one itself)."""
         start, end = f"({after}" if after else "-", until or "+"
+        if until and "-" not in until:  # "<ms>" as an end is "<ms>-<any>" to Redis: "<ms>-0"
+            end = f"{until}-0"
         while True:
             chunk = stream_rows(self.redis.xrange(self.keys.log, start, end, count=batch))
             yield from chunk
