@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from string import Template
 
-import cel
 from pydantic import BaseModel, ConfigDict
 
+from core.cel_library import cel
 from core.deliberation.beats import ActionSpec, ActionStyle, Beat
 from core.deliberation.memory import InteractionState, Mode
 

@@ -55,6 +55,8 @@ class Counter:
     def field(self, values: tuple[str, ...]) -> str:
         if len(values) != len(self.labels):
             raise ValueError(f"{self.name} takes {self.labels}, not {values}")
+        if not values:  # its name alone (every commit counts one of these)
+            return self.name
         return SEPARATOR.join((self.name, *(label_value(v) for v in values)))
 
 

@@ -96,14 +96,18 @@ class Mutation(Derived):
         """One validator for what field types cannot say (every commit builds a mutation)."""
         if not isinstance(data, dict):
             return data
-        if isinstance(data.get("key"), str):
-            validate_state_key(data["key"])
-        op, value = data.get("op"), data.get("value")
-        for name in ("value", "meta"):
-            if nesting(data.get(name)) > MAX_DEPTH:
-                raise ValueError(f"{name} nests more than {MAX_DEPTH} levels deep")
+        key, op, value, meta = data.get("key"), data.get("op"), data.get("value"), data.get("meta")
+        if isinstance(key, str):
+            validate_state_key(key)
+        depth = nesting(value)
+        if depth > MAX_DEPTH:
+            raise ValueError(f"value nests more than {MAX_DEPTH} levels deep")
+        if meta and nesting(meta) > MAX_DEPTH:  # (none, or empty: no deeper than one level)
+            raise ValueError(f"meta nests more than {MAX_DEPTH} levels deep")
+        if op == Op.SET:  # nothing below is about a set (Op is a StrEnum: "set" too)
+            return data
         # an appended item nests one level deeper in the list it joins
-        if op in ("append", Op.APPEND) and nesting(value) + 1 > MAX_DEPTH:
+        if op in ("append", Op.APPEND) and depth + 1 > MAX_DEPTH:
             raise ValueError(
                 f"value nests more than {MAX_DEPTH} levels deep in the list it is appended to"
             )
@@ -120,6 +124,17 @@ class Mutation(Derived):
 
     def to_json(self) -> str:
         return self.model_dump_json(by_alias=True, exclude_none=True)
+
+    @classmethod
+    def from_log(cls, text: str, ts: int) -> Mutation:
+        """A mutation as the log holds it (its JSON), validated, stamped with the ``ts`` it
+        committed at: what ``model_copy(update={"ts": ts})`` of the validated one gives,
+        without the copy (replay reads every record: the object is new, nobody holds it yet,
+        and no derived value is cached on it)."""
+        mutation = cls.model_validate_json(text)
+        mutation.__dict__["ts"] = ts
+        mutation.__pydantic_fields_set__.add("ts")
+        return mutation
 
     @cached_property
     def value_json(self) -> str:

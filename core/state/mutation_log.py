@@ -62,7 +62,7 @@ class LogRecord:
         """``UnreadableRecord`` when the fields are not a record this program can read."""
         try:
             ts = int(fields["ts"])
-            mutation = Mutation.model_validate_json(fields["mutation"])
+            mutation = Mutation.from_log(fields["mutation"], ts)
             expires, prev = fields.get("expiresAt"), fields.get("prev")
             version = int(fields["version"])
             prev_bytes = int(fields["prevBytes"]) if "prevBytes" in fields else None
@@ -70,7 +70,6 @@ class LogRecord:
             raise UnreadableRecord(log_id, f"no {exc.args[0]} field") from None
         except (ValueError, RecursionError) as exc:  # pydantic's ValidationError included
             raise UnreadableRecord(log_id, _first_line(exc)) from None
-        mutation = mutation.model_copy(update={"ts": ts})
         return cls(
             log_id,
             mutation,
@@ -134,17 +133,24 @@ class MutationLog:
     def __len__(self) -> int:
         return int(self.redis.xlen(self.keys.log))
 
-    def records(self, after: str | None = None, batch: int = 1000) -> Iterator[LogRecord]:
-        """Every record after ``after`` (exclusive), oldest first, read in batches."""
-        for log_id, fields in self.rows(after, batch):
+    def records(
+        self, after: str | None = None, batch: int = 1000, until: str | None = None
+    ) -> Iterator[LogRecord]:
+        """Every record after ``after`` (exclusive) up to ``until`` (inclusive; None: the
+        newest), oldest first, read in batches."""
+        for log_id, fields in self.rows(after, batch, until):
             yield LogRecord.from_stream(log_id, fields)
 
-    def rows(self, after: str | None = None, batch: int = 1000) -> Iterator[Row]:
+    def rows(
+        self, after: str | None = None, batch: int = 1000, until: str | None = None
+    ) -> Iterator[Row]:
         """``records`` as the stream holds them, unparsed (for a reader that must settle an
         unreadable one itself)."""
-        start = f"({after}" if after else "-"
+        start, end = f"({after}" if after else "-", until or "+"
+        if until and "-" not in until:  # "<ms>" as an end is "<ms>-<any>" to Redis: "<ms>-0"
+            end = f"{until}-0"
         while True:
-            chunk = stream_rows(self.redis.xrange(self.keys.log, start, "+", count=batch))
+            chunk = stream_rows(self.redis.xrange(self.keys.log, start, end, count=batch))
             yield from chunk
             if len(chunk) < batch:
                 return

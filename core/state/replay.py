@@ -101,14 +101,8 @@ def apply(image: Image, record: LogRecord) -> None:
             record, f"replays to expiry {expires}, the log says {record.expires_at}"
         )
     # built without validating again what the mutation's own validation let through
-    image.entries[m.key] = Entry.model_construct(
-        key=m.key,
-        value=_next_value(record, base),
-        version=version,
-        updated_at=record.ts,
-        updated_by=m.actor,
-        expires_at=expires,
-        meta=entry_meta(m),
+    image.entries[m.key] = Entry.built(
+        m.key, _next_value(record, base), version, record.ts, m.actor, expires, entry_meta(m)
     )
 
 
@@ -278,10 +272,7 @@ class Replayer:
             raise HistoryCompacted(mark, "it was compacted during the replay", meanwhile=True)
 
     def _records(self, after: str | None, until: str | None) -> Iterable[LogRecord]:
-        for record in self.log.records(after=after):
-            if until is not None and not stream_id_le(record.log_id, until):
-                return
-            yield record
+        return self.log.records(after=after, until=until)
 
     def verify(
         self, *, use_checkpoint: bool = True, attempts: int = 3

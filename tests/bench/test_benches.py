@@ -27,6 +27,7 @@ BENCH = Path(__file__).resolve().parent.parent.parent / "bench"
         ("classifier_accuracy.py", ["--details"], "real written chat (IRC, held out)"),
         ("embedding_extras.py", ["--no-curve"], "test (held out)"),
         ("replay.py", ["--mutations", "300", "--keys", "20", "--rounds", "1"], "deliberate replay"),
+        ("instructions.py", ["--worker", "commit", "--ops", "3"], "3 commits made"),
         (
             "rule_matching.py",
             ["--unrelated", "100", "--rounds", "2", "--reps", "2"],

@@ -4,6 +4,8 @@ evaluation can read is never refused."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import cel
@@ -72,3 +74,22 @@ def test_a_beat_reading_what_the_state_never_has_fails_the_load(tmp_path: Path) 
             load_app_config(path)
         (issue,) = [str(i) for i in caught.value.issues]
         assert issue.startswith(f"{path}:3: beats[0].when: {said}"), issue
+
+
+def test_the_config_reads_cel_without_the_librarys_command_line() -> None:
+    """``core.cel_library`` loads the library's extension alone: loading a config with CEL in
+    it imports neither the library's command line nor what only that imports (prompt_toolkit,
+    typer), and an ``import cel`` afterwards gets the same extension. Nor discord.py: the
+    Discord connector imports it with its first message."""
+    probe = (
+        "import sys\n"
+        "from bot.app import load_app_config\n"
+        "from core.cel_library import cel as ours\n"
+        "load_app_config(None)\n"
+        "assert ours.compile('1 + 2').execute() == 3\n"
+        "heavy = {'cel.cli', 'prompt_toolkit', 'typer', 'discord'} & set(sys.modules)\n"
+        "assert not heavy, heavy\n"
+        "import cel\n"
+        "assert cel.Context is ours.Context and cel.compile is ours.compile\n"
+    )
+    subprocess.run([sys.executable, "-c", probe], check=True, timeout=120)

@@ -8,6 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from core.state.actor import Actor, ActorKind
+from core.state.entry import Entry
 from core.state.keys import WorkspaceKeys, validate_state_key
 from core.state.mutation import Mutation, new_id
 from tests.factories import mutation
@@ -74,6 +75,36 @@ def test_a_mutation_round_trips_through_its_log_json() -> None:
     )
     assert Mutation.model_validate_json(m.to_json()) == m
     assert '"expectedVersion":3' in m.to_json() and '"ttlSec":1.5' in m.to_json()
+
+
+def test_a_logged_mutation_reads_as_its_validated_copy_stamped_with_its_time() -> None:
+    m = mutation("append", "k.list", {"a": [1]}, reason="why", ttl_sec=2.0)
+    read = Mutation.from_log(m.to_json(), 1234)
+    copied = Mutation.model_validate_json(m.to_json()).model_copy(update={"ts": 1234})
+    assert read == copied and read.ts == 1234
+    assert read.model_fields_set == copied.model_fields_set
+    assert read.value_json == '{"a":[1]}'
+    with pytest.raises(ValidationError, match="must be 1-200 characters"):
+        Mutation.from_log(m.to_json().replace("k.list", "bad key"), 1)
+
+
+def test_an_entry_built_from_its_fields_is_the_one_model_construct_makes() -> None:
+    ann = Actor.parse("user:ann")
+    built = Entry.built("k.a", {"b": [1, 2]}, 3, 1000, ann, 2000, {"mutationId": "m"})
+    constructed = Entry.model_construct(
+        key="k.a",
+        value={"b": [1, 2]},
+        version=3,
+        updated_at=1000,
+        updated_by=ann,
+        expires_at=2000,
+        meta={"mutationId": "m"},
+    )
+    assert built == constructed and built.model_fields_set == constructed.model_fields_set
+    assert built.to_json() == constructed.to_json()
+    assert built.model_extra is None and built.__pydantic_private__ is None
+    with pytest.raises(ValidationError, match="frozen"):
+        built.version = 4  # type: ignore[misc]
 
 
 def test_ids_are_unique_across_a_fork() -> None:

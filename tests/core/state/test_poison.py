@@ -27,7 +27,7 @@ from core.state.mutation_log import MutationLog, UnreadableRecord
 from core.state.replay import Replayer
 from core.state.store import StateStore
 from core.state.streams import stream_rows
-from core.state.value_json import MAX_BYTES, MAX_DEPTH, nesting
+from core.state.value_json import MAX_BYTES, MAX_DEPTH, dumps, nesting
 from tests.bot.cli.process import run
 from tests.bot.cli.test_rules_cli import rules_config
 from tests.factories import actor, mutation
@@ -60,6 +60,37 @@ def test_nesting_counts_levels(value: Any) -> None:
         return 0
 
     assert nesting(value) == min(depth(value), MAX_DEPTH + 1)
+
+
+_JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=20,
+)
+
+
+@given(_JSON_VALUES)
+def test_dumps_writes_what_the_json_module_writes(value: Any) -> None:
+    expected = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    assert dumps(value) == expected
+
+
+def test_dumps_refuses_what_the_json_module_refuses_and_goes_on() -> None:
+    looped: list[Any] = []
+    looped.append(looped)
+    for bad, error in [
+        ([1, {"a": float("nan")}], "Out of range float"),
+        (looped, "Circular reference"),
+        ({"a": [object()]}, "not JSON serializable"),
+    ]:
+        with pytest.raises((ValueError, TypeError), match=error):
+            dumps(bad)
+        # containers the failed call entered are not taken for a loop by the next one
+        assert dumps([{"a": [1]}, [[]]]) == '[{"a":[1]},[[]]]'
 
 
 def test_a_value_at_the_limit_is_kept_and_read_everywhere(app: App) -> None:

@@ -13,8 +13,10 @@ from redis import Redis
 from core.state.checkpoints import Checkpoints
 from core.state.keys import WorkspaceKeys
 from core.state.mutation import Mutation
+from core.state.mutation_log import MutationLog
 from core.state.replay import Replayer, visible
 from core.state.store import StateStore
+from core.state.streams import id_order
 from tests.conftest import delete_workspace
 from tests.factories import mutation
 
@@ -121,6 +123,22 @@ def test_checkpoints_let_replay_start_part_way(app_store: StateStore) -> None:
     assert image.entries["k.n0"].value == 15
     _, diffs = Replayer(app_store).verify()
     assert diffs == []
+
+
+def test_a_replay_up_to_a_record_stops_there_in_pages_of_any_size(app_store: StateStore) -> None:
+    for i in range(7):
+        app_store.commit(mutation("incr", f"k.n{i % 2}"))
+    ids = [r.log_id for r in MutationLog(app_store.redis, app_store.keys).records()]
+    log = MutationLog(app_store.redis, app_store.keys)
+    for batch in (1, 2, 3, 1000):
+        upto = [r.log_id for r in log.records(after=ids[1], batch=batch, until=ids[4])]
+        assert upto == ids[2:5]
+    # an id without its sequence is its millisecond's first (as stream ids compare)
+    ms = ids[4].split("-")[0]
+    first_of_ms = [i for i in ids if id_order(i) <= (int(ms), 0)]
+    assert [r.log_id for r in log.records(until=ms)] == first_of_ms and first_of_ms
+    image = Replayer(app_store, checkpoint_every=0).rebuild(until=ids[4], save=False)
+    assert image.last_id == ids[4] and sum(image.versions.values()) == 5
 
 
 def test_an_unreadable_checkpoint_is_ignored(app_store: StateStore) -> None:
