@@ -165,9 +165,14 @@ class Unlisted:
             self._find_at = now + FIND_EVERY_SEC
             for row in WorkspaceDirectory(self.app.redis).seen():
                 name = row.workspace
-                if name not in self.listed and name not in self.chores:
+                if name in self.listed or name in self.chores:
+                    continue
+                try:  # one that cannot be opened must not keep the others from their upkeep
                     each = self.app.for_workspace(name, rules=False)
-                    self.chores[name] = upkeep(each, self.report, self.closers)
+                except Exception:
+                    _log.exception("worker: the workspace %r cannot be opened for upkeep", name)
+                    continue
+                self.chores[name] = upkeep(each, self.report, self.closers)
         for chores in self.chores.values():
             run_due(chores)
 

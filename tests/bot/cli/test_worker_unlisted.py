@@ -14,6 +14,7 @@ from bot.app import build_app
 from bot.cli.worker import FIND_EVERY_SEC, Unlisted
 from bot.workspaces import WorkspaceDirectory
 from core.config.tenants import Tenant
+from core.state.keys import WORKSPACE_DIRECTORY
 from tests.bot.cli.process import run
 from tests.conftest import write_config
 from tests.factories import mutation
@@ -83,3 +84,22 @@ def test_a_team_installed_while_the_worker_runs_is_found_at_the_next_look(
     names = [chore.name for chore in unlisted.chores["slack-T0LATER"]]
     assert "revert changes made for a while at their deadline" in names
     assert "expire proposals, tell their requesters, close their messages, escalate" in names
+
+
+def test_a_directory_entry_that_names_no_workspace_holds_back_no_other(
+    own_redis: RedisProcess, configs: list[Path]
+) -> None:
+    """An entry no workspace can have (written there by hand, or by an older release) is
+    logged and skipped: the teams after it (it is the newest: read first) still get their
+    upkeep."""
+    client = Redis.from_url(own_redis.url, decode_responses=True)
+    base = build_app("ops", configs, client=client)
+    directory = WorkspaceDirectory(client)
+    record = (
+        '{"platform": "slack", "tenant": "T0", "private": false, "lastActiveMs": 9999999999999}'
+    )
+    client.hset(WORKSPACE_DIRECTORY, "-no such name-", record)
+    directory.touch(Tenant("slack", "T0GOOD", "slack-T0GOOD"))
+    unlisted = Unlisted(base)
+    unlisted.step()
+    assert list(unlisted.chores) == ["slack-T0GOOD"]
