@@ -77,7 +77,8 @@ def test_it_registers_the_commands_and_stops_on_sigterm(workspace: str) -> None:
             text=True,
         )
         try:
-            discord.wait_until(lambda: discord.commands.get(GUILD), 30)
+            # a deadline, not a wait: a bot that starts in 2 s took over 30 on a loaded machine
+            discord.wait_until(lambda: discord.commands.get(GUILD), 120)
             assert [c["name"] for c in discord.commands[GUILD]] == ["deliberate"]
             connection, _ = silent.accept()  # the bot came for the gateway
             process.send_signal(signal.SIGTERM)
