@@ -25,6 +25,7 @@ from pydantic import JsonValue
 
 from core.gateway.outcome import Outcome, utc_minute
 from core.state.actor import Actor
+from core.state.codec import text
 from core.state.commit_result import Rejected, RejectReason
 from core.state.mutation import Mutation, Op, new_id, revert_id
 from core.state.mutation_log import LogRecord, MutationLog, UnreadableRecord
@@ -99,16 +100,12 @@ def _looked_up(gateway: MutationGateway, mutation_id: str) -> tuple[LogRecord, _
     reply = LuaScript(store.redis, UNDO_LOOKUP_LUA)(keys, [])
     if len(reply) < 6:
         return None
-    log_id, flat = str(_text(reply[2])), [str(_text(part)) for part in reply[3]]
+    log_id, flat = str(text(reply[2])), [str(text(part)) for part in reply[3]]
     record = LogRecord.from_stream(log_id, dict(zip(flat[::2], flat[1::2], strict=True)))
     if isinstance(record, UnreadableRecord) or record.mutation.id != mutation_id:
         return None
     now = _Now(time_ms(reply[:2]), int(reply[4]), bool(int(reply[5])))
     return record, now
-
-
-def _text(value: object) -> object:
-    return value.decode() if isinstance(value, bytes) else value
 
 
 def _record(gateway: MutationGateway, request: Revert) -> tuple[LogRecord | None, Rejected | None]:
