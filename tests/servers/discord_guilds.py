@@ -13,12 +13,12 @@ fall on different shards (Discord's ``(id >> 22) % N``), as real ones spread.
 from __future__ import annotations
 
 import itertools
-from datetime import UTC, datetime
 from typing import Any
 
 import discord
 
-from tests.servers.discord_api import BOT_ID, BOT_USER
+from tests.servers import discord_shapes as shapes
+from tests.servers.discord_api import BOT_ID
 
 __all__ = [
     "EVERYONE",
@@ -28,7 +28,6 @@ __all__ = [
     "dm_channel_of",
     "guild_create",
     "guild_id",
-    "member",
     "message_create",
     "person",
     "user",
@@ -109,43 +108,13 @@ def guild_create(n: int) -> dict[str, Any]:
 
 
 def user(user_id: str) -> dict[str, Any]:
-    return {"id": user_id, "username": f"u{user_id[-6:]}", "discriminator": "0", "avatar": None}
-
-
-def member(user_id: str) -> dict[str, Any]:
-    return {
-        "roles": [],
-        "joined_at": "2026-01-01T00:00:00+00:00",
-        "deaf": False,
-        "mute": False,
-        "flags": 0,
-        "nick": None,
-        "avatar": None,
-        "premium_since": None,
-        "pending": False,
-        "communication_disabled_until": None,
-    }
+    return shapes.user(user_id, f"u{user_id[-6:]}")
 
 
 def _message(channel: str, author: str, content: str, mentions: bool) -> dict[str, Any]:
-    return {
-        "id": str(next(_snowflakes)),
-        "channel_id": channel,
-        "author": user(author),
-        "content": content,
-        "timestamp": datetime.now(UTC).isoformat(),
-        "edited_timestamp": None,
-        "tts": False,
-        "mention_everyone": False,
-        "mentions": [BOT_USER] if mentions else [],
-        "mention_roles": [],
-        "attachments": [],
-        "embeds": [],
-        "components": [],
-        "pinned": False,
-        "type": 0,
-        "flags": 0,
-    }
+    return shapes.message(
+        str(next(_snowflakes)), channel, user(author), content, mentions_bot=mentions
+    )
 
 
 def message_create(n: int, text: str, *, mention: bool = True) -> dict[str, Any]:
@@ -154,7 +123,7 @@ def message_create(n: int, text: str, *, mention: bool = True) -> dict[str, Any]
     guild, author = guild_id(n), person(n)
     content = f"<@{BOT_ID}> {text}" if mention else text
     said = _message(channel_of(guild), author, content, mention)
-    return said | {"guild_id": guild, "member": member(author)}
+    return said | {"guild_id": guild, "member": shapes.member([])}
 
 
 def direct_message(n: int, text: str) -> dict[str, Any]:
@@ -182,7 +151,7 @@ def click(n: int, message: dict[str, Any], custom_id: str) -> dict[str, Any]:
         "entitlements": [],
         "attachment_size_limit": 10 * 1024 * 1024,
         "app_permissions": str(discord.Permissions.text().value),
-        "member": member(clicker) | {"user": user(clicker), "permissions": str(EVERYONE.value)},
+        "member": shapes.member([]) | {"user": user(clicker), "permissions": str(EVERYONE.value)},
         "authorizing_integration_owners": {"0": guild},
         "message": message,
         "data": {"custom_id": custom_id, "component_type": 2},

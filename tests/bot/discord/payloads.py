@@ -13,12 +13,12 @@ and another:
 from __future__ import annotations
 
 import itertools
-from datetime import UTC, datetime
 from typing import Any
 
 import discord
 
-from tests.servers.discord_api import BOT_ID, BOT_USER
+from tests.servers import discord_shapes as shapes
+from tests.servers.discord_api import BOT_ID
 
 GUILD = "1300000000000000001"
 CHANNEL, OTHER, THREAD, DM = (
@@ -58,13 +58,7 @@ def next_id() -> str:
 
 
 def user(user_id: str) -> dict[str, Any]:
-    return {
-        "id": user_id,
-        "username": f"user{user_id[-2:]}",
-        "discriminator": "0",
-        "global_name": None,
-        "avatar": None,
-    }
+    return shapes.user(user_id, f"user{user_id[-2:]}")
 
 
 def permissions_of(user_id: str) -> discord.Permissions:
@@ -79,18 +73,7 @@ def permissions_of(user_id: str) -> discord.Permissions:
 
 
 def member(user_id: str, *, with_user: bool = True) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "roles": ROLES_OF.get(user_id, []),
-        "joined_at": "2026-01-01T00:00:00+00:00",
-        "deaf": False,
-        "mute": False,
-        "flags": 0,
-        "nick": None,
-        "avatar": None,
-        "premium_since": None,
-        "pending": False,
-        "communication_disabled_until": None,
-    }
+    data = shapes.member(ROLES_OF.get(user_id, []))
     if with_user:
         data["user"] = user(user_id)
     return data
@@ -194,24 +177,13 @@ def message_create(
 ) -> dict[str, Any]:
     """A person's message; with ``mention_bot`` it starts with the bot's mention."""
     direct = channel == DM
-    data: dict[str, Any] = {
-        "id": message_id or next_id(),
-        "channel_id": channel,
-        "author": user(author) | ({"bot": True} if bot else {}),
-        "content": f"<@{BOT_ID}> {content}" if mention_bot else content,
-        "timestamp": datetime.now(UTC).isoformat(),
-        "edited_timestamp": None,
-        "tts": False,
-        "mention_everyone": False,
-        "mentions": [BOT_USER] if mention_bot else [],
-        "mention_roles": [],
-        "attachments": [],
-        "embeds": [],
-        "components": [],
-        "pinned": False,
-        "type": 0,
-        "flags": 0,
-    }
+    data = shapes.message(
+        message_id or next_id(),
+        channel,
+        user(author) | ({"bot": True} if bot else {}),
+        f"<@{BOT_ID}> {content}" if mention_bot else content,
+        mentions_bot=mention_bot,
+    )
     if not direct:
         data |= {"guild_id": GUILD_OF[channel], "member": member(author, with_user=False)}
     return data
