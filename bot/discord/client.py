@@ -8,7 +8,7 @@ servers of those shards alone; nothing here needs to see every server."""
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import discord
 from discord import app_commands
@@ -21,7 +21,10 @@ from .commands import deliberate_commands
 from .render import NO_PINGS
 from .shards import Shards
 
-__all__ = ["DeliberateClient", "DeliberateShards", "client_for", "intents"]
+if TYPE_CHECKING:
+    import yarl
+
+__all__ = ["DeliberateClient", "DeliberateShards", "GatewayUnreachable", "client_for", "intents"]
 
 log = logging.getLogger("deliberate.discord")
 
@@ -105,10 +108,36 @@ class DeliberateClient(discord.Client):
 class DeliberateShards(DeliberateClient, discord.AutoShardedClient):
     """Several shards in one process: discord.py's AutoShardedClient, told which."""
 
+    def __init__(self, adapter: DiscordAdapter, **options: Any) -> None:
+        super().__init__(adapter, **options)
+        self._launching: set[int] = set()  # shards whose first connection is being made
+
     def _sharding(self, shards: Shards | None) -> dict[str, Any]:
         if shards is None:
             raise ValueError("DeliberateShards runs the shards it is given")
         return {"shard_ids": list(shards.ids), "shard_count": shards.count}
+
+    async def launch_shard(
+        self, gateway: yarl.URL, shard_id: int, *, initial: bool = False
+    ) -> None:
+        """discord.py retries a shard whose first connection failed every 5 s, for ever, by
+        calling this again; the process stops instead (``GatewayUnreachable``), as one
+        shard's does. A connection lost later is still resumed by discord.py."""
+        if shard_id in self._launching:
+            raise GatewayUnreachable(shard_id)
+        self._launching.add(shard_id)
+        try:
+            await super().launch_shard(gateway, shard_id, initial=initial)
+        finally:
+            self._launching.discard(shard_id)
+
+
+class GatewayUnreachable(discord.DiscordException):
+    """A shard's first connection to the gateway failed."""
+
+    def __init__(self, shard_id: int) -> None:
+        super().__init__(f"shard {shard_id} could not connect")
+        self.shard_id = shard_id
 
 
 def client_for(

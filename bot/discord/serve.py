@@ -17,7 +17,7 @@ import discord
 from bot.workspaces import Workspaces
 
 from .adapter import DiscordAdapter
-from .client import DeliberateClient, client_for
+from .client import DeliberateClient, GatewayUnreachable, client_for
 from .settings import DiscordSettings, use_api_url, use_gateway_url
 
 if TYPE_CHECKING:
@@ -59,6 +59,8 @@ def serve(app: App, settings: DiscordSettings) -> str | None:
         return "Discord refused DISCORD_TOKEN (Developer Portal > Bot > Reset Token gives one)"
     except discord.PrivilegedIntentsRequired:
         return INTENT_HELP
+    except GatewayUnreachable:
+        return f"cannot reach Discord's gateway at {settings.gateway_url}"
     except discord.ConnectionClosed as exc:
         if exc.code == SHARDING_REQUIRED:
             return SHARDING_HELP

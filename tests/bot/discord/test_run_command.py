@@ -54,14 +54,18 @@ def test_a_refused_token_stops_it_with_a_clear_error(workspace: str) -> None:
     assert "a-wrong-one" not in done.stderr
 
 
-def test_an_unreachable_gateway_is_named(workspace: str) -> None:
+@pytest.mark.parametrize("shards", [[], ["--shard", "1/2"], ["--shard", "0,1/2"]])
+def test_an_unreachable_gateway_is_named(workspace: str, shards: list[str]) -> None:
+    """One connection, one shard, or several in one process (discord.py would retry those
+    every 5 s for ever): the process stops, naming the gateway, without a traceback."""
     with DiscordServer() as discord:
         env = environment(**discord.env(), DISCORD_GATEWAY_URL=UNREACHABLE)
         done = subprocess.run(
-            command(workspace), env=env, capture_output=True, text=True, timeout=60
+            command(workspace, *shards), env=env, capture_output=True, text=True, timeout=60
         )
     assert done.returncode == 2, done.stderr
     assert f"cannot reach Discord's gateway at {UNREACHABLE}" in done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
 
 
 def test_it_registers_the_commands_and_stops_on_sigterm(workspace: str) -> None:
