@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from pydantic import JsonValue
 
+from core.cel_library import cel
 from core.gateway.secrecy import masked
 from core.state.mutation_log import LogRecord
 from core.state.value_json import dumps
@@ -17,6 +19,7 @@ from rules.templates import TemplateFailed, render
 from rules.variables import after_value, masked_variables, same, variables, was
 
 __all__ = [
+    "Activation",
     "Check",
     "check_condition",
     "check_rule",
@@ -35,6 +38,27 @@ class Check:
     why: str
     details: list[str] = field(default_factory=list)
     failed: bool = False  # the condition could not be evaluated (an error, not a bool)
+
+
+class Activation:
+    """What the rules one record triggers are checked over, made once for all of them: the
+    variables (``variables``) and the CEL context their expressions run in. The context is
+    made at the first expression (a record whose rules have none never reads the state),
+    and the state is converted to CEL's values once for the record, not once per rule: a
+    rule's expression over 2,000 keys cost 3.6 ms that way."""
+
+    def __init__(self, record: LogRecord, state: Mapping[str, JsonValue]) -> None:
+        self.record, self.state = record, state
+
+    @cached_property
+    def names(self) -> dict[str, Any]:
+        return variables(self.record, self.state)
+
+    @cached_property
+    def context(self) -> cel.Context:
+        context = cel.Context()
+        context.update(dict(self.names, state=dict(self.state.items())))
+        return context
 
 
 Secrets = Callable[[str], bool]
@@ -73,20 +97,20 @@ def check_trigger(
 
 def check_condition(
     condition: Condition | None,
-    names: Mapping[str, Any],
+    activation: Activation,
     is_secret: Secrets = _nothing_secret,
     mask: Callable[[str], str] = _as_is,
 ) -> str | None:
-    """None when ``condition`` holds over ``names``; else why not. A value is quoted only
-    where its key is known (``shown``); an expression's result is named by its type, and
-    ``mask`` strikes secrets out of an expression's error (it may quote anything)."""
-    why, _ = _condition(condition, names, is_secret, mask)
+    """None when ``condition`` holds over ``activation``; else why not. A value is quoted
+    only where its key is known (``shown``); an expression's result is named by its type,
+    and ``mask`` strikes secrets out of an expression's error (it may quote anything)."""
+    why, _ = _condition(condition, activation, is_secret, mask)
     return why
 
 
 def _condition(
     condition: Condition | None,
-    names: Mapping[str, Any],
+    activation: Activation,
     is_secret: Secrets,
     mask: Callable[[str], str],
 ) -> tuple[str | None, bool]:
@@ -94,7 +118,7 @@ def _condition(
     result that is no bool) rather than being false."""
     if condition is None:
         return None, False
-    state = names["state"]
+    state = activation.state
     for key, wanted in condition.state.items():
         if not same(state[key], wanted):
             return (
@@ -103,9 +127,8 @@ def _condition(
             )
     if condition.program is None:
         return None, False
-    activation = dict(names, state=dict(state.items()))
     try:
-        result = condition.program.execute(activation)
+        result = condition.program.execute(activation.context)
     except Exception as exc:  # any error of an author's expression: it did not hold
         return f"if.expr failed: {type(exc).__name__}: {mask(str(exc))}", True
     if result is False:
@@ -131,13 +154,16 @@ def check_rule(
     state: Mapping[str, JsonValue],
     is_secret: Secrets = _nothing_secret,
     mask: Callable[[str], str] = _as_is,
+    activation: Activation | None = None,
 ) -> Check:
     """Whether ``rule`` fires for ``record`` over ``state``, and why not: a reason quotes no
-    secret key's value (``is_secret``: the policy's; ``mask`` for an expression's error)."""
+    secret key's value (``is_secret``: the policy's; ``mask`` for an expression's error).
+    ``activation``: the record's, shared by the rules it triggers (else one of its own)."""
     why = check_trigger(rule.when, record, is_secret)
     if why is not None:
         return Check(False, why)
-    why, failed = _condition(rule.if_, variables(record, state), is_secret, mask)
+    activation = activation or Activation(record, state)
+    why, failed = _condition(rule.if_, activation, is_secret, mask)
     if why is not None:
         return Check(False, why, failed=failed)
     return Check(True, "the trigger and the condition hold")

@@ -15,12 +15,12 @@ from core.state.store import StateStore
 from rules.book import RuleBook
 from rules.dsl import Rule
 from rules.engine.admission import RunStarter
-from rules.engine.conditions import check_condition, check_rule, plan_steps, shown
+from rules.engine.conditions import Activation, check_condition, check_rule, plan_steps, shown
 from rules.engine.signals import SignalCounter
 from rules.engine.timers import DueTimer, Timers
 from rules.history import RuleHistory
 from rules.keys import RuleKeys
-from rules.variables import StateView, same, variables
+from rules.variables import StateView, same
 
 if TYPE_CHECKING:
     from rq import Queue
@@ -52,12 +52,13 @@ class Engine:
             return 0
         state = self._state()
         depth = _depth(record)
+        activation = Activation(record, state)
         started = 0
         for rule in rules:
             if depth >= self.book.automation.max_chain_depth:
                 self._cut(rule, record, depth)
                 continue
-            started += self._evaluate(rule, record, state, depth)
+            started += self._evaluate(rule, state, activation, depth)
         return started
 
     def _cut(self, rule: Rule, record: LogRecord, depth: int) -> None:  # (no value in it)
@@ -68,8 +69,10 @@ class Engine:
         )
         self._record(record, "cut", rule, fired=False, why=why)
 
-    def _evaluate(self, rule: Rule, record: LogRecord, state: StateView, depth: int) -> int:
-        check = check_rule(rule, record, state, self.book.is_secret, self._masker(record, state))
+    def _evaluate(self, rule: Rule, state: StateView, activation: Activation, depth: int) -> int:
+        record = activation.record
+        masker = self._masker(record, state)
+        check = check_rule(rule, record, state, self.book.is_secret, masker, activation)
         m = record.mutation
         if rule.for_ is not None:
             if not check.held:
@@ -154,8 +157,8 @@ class Engine:
                 return f"{key} is now {shown(key, state[key], self.book.is_secret)}"
         elif self.store.version(key) != record.version:
             return f"{key} changed since"
-        names = variables(record, state)
-        return check_condition(rule.if_, names, self.book.is_secret, self._masker(record, state))
+        masker = self._masker(record, state)
+        return check_condition(rule.if_, Activation(record, state), self.book.is_secret, masker)
 
     def _masker(self, record: LogRecord, state: StateView) -> Callable[[str], str]:
         """An expression's error message as kept: not at all while secret values are in

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from core.state.mutation_log import LogRecord
 from rules.dsl import Rule
-from rules.engine.conditions import check_rule, plan_steps
+from rules.engine.conditions import Activation, check_rule, plan_steps
 from rules.index import RuleIndex
 from rules.templates import TemplateFailed, check_templates, render
 from rules.variables import StateView
@@ -80,6 +80,59 @@ def test_conditions_say_why() -> None:
     assert check_rule(missing, rec, STATE).why.startswith("if.expr failed: KeyError")
     falsy = rule(when={"key": "scene.name"}, **{"if": {"expr": 'state["viewers"] < 100'}})
     assert check_rule(falsy, rec, STATE).why == "if.expr is false"
+
+
+EXPRESSIONS = [
+    'state["viewers"] > 100',
+    'state["viewers"] < 100',
+    'state["nope"] > 1',
+    'mutation.value == "BRB" && actor.id == "alice"',
+    'state["obs.connected"]',
+    'state["viewers"]',
+    'size(state) > 1 && mutation.key.startsWith("scene")',
+]
+
+
+@given(
+    picked=st.lists(st.sampled_from(EXPRESSIONS), min_size=1, max_size=6),
+    viewers=st.one_of(st.none(), st.integers(-1000, 1000), st.text(max_size=5)),
+    value=st.sampled_from(["BRB", "live", 3, None, ["a"]]),
+)
+def test_a_records_rules_give_the_same_answers_over_one_context(
+    picked: list[str], viewers: object, value: object
+) -> None:
+    """The engine checks every rule a record triggers over one ``Activation`` (one CEL
+    context for the record): each answer is the one a context of its own would give, in
+    any order, whatever an earlier rule's expression did (failed, or gave no bool)."""
+    rec = record("set", "scene.name", value)
+    state = StateView.of({"obs.connected": True, "viewers": viewers})  # type: ignore[dict-item]
+    rules = [rule(when={"key": "scene.*"}, **{"if": {"expr": e}}) for e in picked]
+    shared = Activation(rec, state)
+    for r in rules:
+        alone, together = check_rule(r, rec, state), check_rule(r, rec, state, activation=shared)
+        assert (together.held, together.why, together.failed) == (
+            alone.held,
+            alone.why,
+            alone.failed,
+        )
+
+
+def test_a_records_context_reads_the_state_once_and_only_for_an_expression() -> None:
+    loads: list[int] = []
+
+    def load() -> dict[str, object]:
+        loads.append(1)
+        return {"viewers": 120}
+
+    state = StateView(load)  # type: ignore[arg-type]
+    rec = record("set", "scene.name", "BRB")
+    shared = Activation(rec, state)
+    plain = rule(when={"key": "scene.name"})
+    assert check_rule(plain, rec, state, activation=shared).held and loads == []
+    with_expr = rule(when={"key": "scene.name"}, **{"if": {"expr": 'state["viewers"] > 100'}})
+    for _ in range(3):
+        assert check_rule(with_expr, rec, state, activation=shared).held
+    assert loads == [1] and "context" in vars(shared)
 
 
 def test_templates_keep_types_and_refuse_the_sandbox_escapes() -> None:
