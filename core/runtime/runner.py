@@ -9,7 +9,8 @@ message's trace row and the transcript lines and beat evaluations its update ask
 checks that nobody saved meanwhile, so the next message starts from what was saved without
 reading it again; the audit rows of the model calls made meanwhile go with it too. A turn
 takes four Redis round trips (a read, three saves), a "Use this" click four (a read, two
-saves, the gateway's commit between them); only what the model's tools ask of the gateway
+saves, the gateway's commit between them), an Undo four too (what it must know of the change
+it undoes is asked with the click's save); only what the model's tools ask of the gateway
 adds to a turn.
 
 Each Redis call the runtime makes (the session and its rows; a commit in the store itself)
@@ -28,7 +29,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from core.deliberation.actions import ActionType
 from core.deliberation.commands import (
@@ -62,7 +63,7 @@ from core.gateway.break_glass import BreakGlass
 from core.gateway.edits import Edit, edited_value
 from core.gateway.mutation_gateway import DiscardRefused, MutationGateway, UnknownProposal
 from core.gateway.outcome import SECRET, Outcome, ProposalStatus
-from core.gateway.reverts import Revert, revert, revert_id
+from core.gateway.reverts import Revert, revert, revert_id, undo_lookup
 from core.metrics import CLASSIFIED, TURNS, Meter
 from core.perception import Classifier
 from core.redis_client import INTERRUPTED, interrupted, resend
@@ -89,16 +90,19 @@ class OutcomeEvent(OutcomeNote):
 Event = View | OutcomeEvent
 UNDO_SCAN = 10_000  # the newest log records an "Undo" click looks in for what it undoes
 FromPeople = UserSaid | ActionClicked | TopicSet | ShowRequested  # what adapters send
+Sent = list[tuple[str, str]]  # (what, mutation id) of each commit a send sent so far
 T = TypeVar("T")
 
 
 @dataclass
 class Held:
-    """The session as this send last read or saved it (None: not yet read), and the trace
-    rows its next save writes (the audits of the model calls made since the last one)."""
+    """The session as this send last read or saved it (None: not yet read), the trace
+    rows its next save writes (the audits of the model calls made since the last one), and
+    by mutation id what the Undo its last save asked for must know (sent with the save)."""
 
     session: Session | None = None
     rows: list[StreamAppend] = field(default_factory=list)
+    looked_up: dict[str, Any] = field(default_factory=dict)
 
 
 class Runtime:
@@ -134,14 +138,14 @@ class Runtime:
         if isinstance(msg, ActionClicked):
             msg = self._unsaid(msg)
         events: list[Event] = []
-        sent: list[tuple[str, str]] = []  # (what, mutation id) of each commit sent so far
+        sent: Sent = []
         queue: deque[Msg] = deque([msg])
         held = Held()
         with self.trace.held() as held.rows:  # (a model call's audit: saved with what follows)
             try:
                 while queue:
                     for cmd in self._update(session_id, queue.popleft(), held):
-                        follow = self._run(session_id, cmd, events, sent)
+                        follow = self._run(session_id, cmd, events, sent, held)
                         if follow is not None:
                             queue.append(follow)
             except BaseException as error:
@@ -223,16 +227,20 @@ class Runtime:
             # first run was (unless someone saved in between: then, as for any save whose
             # session moved meanwhile, nothing but the trace row is written, and the session
             # found, with this message's change in it, is updated again: a click is known by
-            # its id; a chat turn may be remembered twice)
+            # its id; a chat turn may be remembered twice); an Undo's lookup goes with it
+            undos = [c.click.target_id for c in rest if isinstance(c, RevertCommit)]
+            along = [undo_lookup(self.gateway.store, mutation_id) for mutation_id in undos]
             save = partial(
-                self.sessions.store,
+                self.sessions.store_along,
                 session,
                 changed,
                 uuid.uuid4().hex,
                 [*always, *rows],
                 len(always),
+                along,
             )
-            stored = self._patiently(save)
+            stored, looked_up = self._patiently(save)
+            held.looked_up = dict(zip(undos, looked_up, strict=True))
             always = []
             held.session = stored.session
             if stored.saved:
@@ -259,7 +267,7 @@ class Runtime:
         return rows, rest
 
     def _run(
-        self, session_id: str, cmd: Cmd, events: list[Event], sent: list[tuple[str, str]]
+        self, session_id: str, cmd: Cmd, events: list[Event], sent: Sent, held: Held
     ) -> Msg | None:
         if isinstance(cmd, Record):
             record = (session_id, cmd.speaker, cmd.text, cmd.correlation_id)
@@ -290,7 +298,8 @@ class Runtime:
             return self._done(session_id, cmd.click, self._resolve(cmd), events)
         elif isinstance(cmd, RevertCommit):
             sent.append((f"revert of {cmd.click.target_id}", revert_id(cmd.click.target_id)))
-            return self._done(session_id, cmd.click, self._revert(cmd.click), events)
+            looked_up = held.looked_up.pop(cmd.click.target_id, None)
+            return self._done(session_id, cmd.click, self._revert(cmd.click, looked_up), events)
         elif isinstance(cmd, LogEvaluation):
             evaluated = (session_id, cmd.correlation_id, cmd.result)
             self._patiently(partial(self.beat_history.append, *evaluated))
@@ -313,9 +322,10 @@ class Runtime:
     def _note(self, outcome: Outcome) -> OutcomeNote:
         return note_under(self.gateway.policy, outcome)
 
-    def _revert(self, click: ActionClicked) -> OutcomeNote:
+    def _revert(self, click: ActionClicked, looked_up: Any) -> OutcomeNote:
         """An "Undo" click: within the time the policy offers it for, and only the
-        mutation it was shown under (the version it made)."""
+        mutation it was shown under (the version it made). ``looked_up``: what it must know,
+        asked with the click's save (None: not asked yet)."""
         window = self.gateway.policy.config.undo.window_sec * 1000
         request = Revert(
             click.target_id,
@@ -325,7 +335,7 @@ class Runtime:
             correlation_id=click.correlation_id,
             scan=UNDO_SCAN,
         )
-        return self._note(revert(self.gateway, request))
+        return self._note(revert(self.gateway, request, looked_up))
 
     def _resolve(self, cmd: ResolveProposal) -> OutcomeNote:
         click = cmd.click

@@ -17,7 +17,7 @@ from core.deliberation.session import Session
 from core.errors import StoreError
 from core.runtime.stream_appends import StreamAppend
 from core.state.keys import WorkspaceKeys, validate_session_id
-from core.state.scripts import LuaScript
+from core.state.scripts import LuaScript, ScriptCall, together
 
 if TYPE_CHECKING:
     from core.redis_client import RedisClient
@@ -70,7 +70,7 @@ class SessionStore:
     def save(self, session: Session) -> Session | None:
         """The saved session (version + 1), or None when another save came first."""
         saved = session.model_copy(update={"version": session.version + 1})
-        reply = self._send(session, saved, uuid.uuid4().hex, (), 0)
+        reply = self._call(session, saved, uuid.uuid4().hex, (), 0).run()
         return saved if int(reply[0]) else None
 
     def store(
@@ -85,24 +85,42 @@ class SessionStore:
         since ``read`` was read, and write ``rows`` with it; unchanged, only check that. The
         first ``always`` rows are written whatever the check says. ``token``: the same for
         the same save sent again (its answer lost), which then writes nothing twice."""
+        return self.store_along(read, changed, token, rows, always)[0]
+
+    def store_along(
+        self,
+        read: Session,
+        changed: Session,
+        token: str,
+        rows: Sequence[StreamAppend] = (),
+        always: int = 0,
+        along: Sequence[ScriptCall] = (),
+    ) -> tuple[Stored, list[Any]]:
+        """``store``, with the scripts of ``along`` (of this workspace, and harmless to run
+        twice: the save may be sent again) sent in the same round trip: what the save came
+        to, and their replies."""
         saved = (
             None if changed == read else changed.model_copy(update={"version": read.version + 1})
         )
-        reply = self._send(read, saved, token, rows, always)
+        call = self._call(read, saved, token, rows, always)
+        if along:
+            reply, *replies = together(self.redis, [call, *along])
+        else:
+            reply, replies = call.run(), []
         if int(reply[0]):
-            return Stored(True, read if saved is None else saved)
+            return Stored(True, read if saved is None else saved), replies
         raw = reply[2]
         found = Session.model_validate_json(str(raw)) if raw else Session(id=read.id)
-        return Stored(False, found)
+        return Stored(False, found), replies
 
-    def _send(
+    def _call(
         self,
         read: Session,
         saved: Session | None,
         token: str,
         rows: Sequence[StreamAppend],
         always: int,
-    ) -> Any:
+    ) -> ScriptCall:
         keys = [self.keys.session(validate_session_id(read.id))]
         data = "" if saved is None else saved.model_dump_json()
         args: list[Any] = [read.version, data, self.ttl_ms, token, always]
@@ -110,7 +128,7 @@ class SessionStore:
             if row.stream not in keys:
                 keys.append(row.stream)
             args += row.args(keys.index(row.stream) + 1)
-        return self._save(keys=keys, args=args)
+        return ScriptCall(self._save, keys, args)
 
     def update(
         self, session_id: str, change: Callable[[Session], Session], attempts: int = 50

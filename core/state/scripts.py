@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import NoScriptError
 
+from core.redis_client import shard_of
+
 if TYPE_CHECKING:
+    from redis import Redis
+
     from core.redis_client import RedisClient, RedisPipeline
 
 __all__ = [
@@ -22,11 +27,13 @@ __all__ = [
     "TRIM_LOG_LUA",
     "UNDO_LOOKUP_LUA",
     "LuaScript",
+    "ScriptCall",
     "commit_script",
     "read_script",
     "server_ms",
     "sweep_index_script",
     "time_ms",
+    "together",
     "trim_log_script",
 ]
 
@@ -65,6 +72,47 @@ class LuaScript:
             # EVAL runs it and leaves it cached, on the one server that holds the keys (a
             # SCRIPT LOAD would go to every primary of a cluster, one of them perhaps down)
             return self.client.eval(self.source, len(keys), *keys, *args)
+
+
+@dataclass(frozen=True)
+class ScriptCall:
+    """One run of a script, its keys and arguments given: made alone (``run``), or sent with
+    others in one round trip (``together``)."""
+
+    script: LuaScript
+    keys: list[str]
+    args: list[Any]
+
+    def run(self) -> Any:
+        return self.script(self.keys, self.args)
+
+
+def together(client: RedisClient, calls: Sequence[ScriptCall]) -> list[Any]:
+    """The replies of ``calls``, sent by their SHAs in one pipeline (one round trip), in
+    order; those the server answered NOSCRIPT, which it never ran, are sent again by EVAL in
+    a second. Their keys are one workspace's: on a cluster, the pipeline goes to the shard
+    that holds its slot (``shard_of``: redis-py's cluster pipeline asks a server for an
+    EVALSHA's keys first, a round trip per script). A call that failed otherwise raises its
+    error (the others ran); so does a slot that moved (``MOVED``: the caller sends again)."""
+    shard = shard_of(client, calls[0].keys[0])
+    replies = _pipelined(shard, calls, "EVALSHA")
+    missing = [n for n, reply in enumerate(replies) if isinstance(reply, NoScriptError)]
+    if missing:
+        again = _pipelined(shard, [calls[n] for n in missing], "EVAL")
+        for n, reply in zip(missing, again, strict=True):
+            replies[n] = reply
+    for reply in replies:
+        if isinstance(reply, Exception):
+            raise reply
+    return replies
+
+
+def _pipelined(shard: Redis, calls: Sequence[ScriptCall], how: str) -> list[Any]:
+    pipe = shard.pipeline(transaction=False)
+    for call in calls:
+        script = call.script.sha if how == "EVALSHA" else call.script.source
+        pipe.execute_command(how, script, len(call.keys), *call.keys, *call.args)  # type: ignore[no-untyped-call]
+    return list(pipe.execute(raise_on_error=False))
 
 
 def commit_script(client: RedisClient) -> LuaScript:

@@ -35,6 +35,7 @@ BENCH = Path(__file__).resolve().parent.parent.parent / "bench"
         ),
         ("commit_to_action.py", ["--mutations", "3"], "commit-to-action median"),
         ("lua_calls.py", ["--rounds", "3", "--reps", "5"], "Script / LuaScript"),
+        ("undo_click.py", ["--clicks", "2"], "along 4, alone 5"),
         ("startup.py", ["--runs", "2"], "state get / import redis, pydantic"),
         ("durability.py", ["--rounds", "2", "--ops", "5"], "commit p50, always / everysec"),
         (

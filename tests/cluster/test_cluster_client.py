@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
 from redis.cluster import RedisCluster
+from redis.exceptions import MovedError
 
 from bot.census import census, holds_data
 from bot.redis_connection import connect, connection_url
-from core.redis_client import disconnect, timed_copy
+from core.redis_client import disconnect, resend, timed_copy
 from core.state.keys import WorkspaceKeys
+from core.state.scripts import LuaScript, ScriptCall, together
 from core.state.store import StateStore
 from tests.conftest import delete_workspace
 from tests.factories import mutation
@@ -94,4 +97,29 @@ def test_a_timed_copy_reaches_the_same_cluster_with_its_own_timeouts(
     finally:
         client.delete(key)
         disconnect(copy)
+        client.close()
+
+
+def test_scripts_sent_together_to_a_shard_that_lost_the_slot_are_sent_again_where_it_is(
+    cluster: LocalCluster,
+) -> None:
+    """``together`` pipelines to the shard its client's slot map names: with that map out of
+    date, the shard answers MOVED (nothing ran), which the caller's ``resend`` takes for an
+    interruption: the map read again, the scripts run where the slot is now."""
+    client = connect(cluster.url)
+    workspace = f"moved-{uuid.uuid4().hex[:8]}"
+    key = WorkspaceKeys(workspace).entry("decision.db")
+    setting = LuaScript(client, "redis.call('SET', KEYS[1], ARGV[1]); return 'set'")
+    calls = [ScriptCall(setting, [key], ["here"])]
+    try:
+        holder = client.get_node_from_key(key)
+        other = next(n for n in client.get_primaries() if n.name != holder.name)
+        client.nodes_manager.slots_cache[client.keyslot(key)] = [other]  # (as after a move)
+        with pytest.raises(MovedError):
+            together(client, calls)
+        assert resend(lambda: together(client, calls), client, 5) == ["set"]
+        assert client.get_node_from_key(key).name == holder.name
+        assert client.get(key) == "here"
+    finally:
+        delete_workspace(client, workspace)
         client.close()

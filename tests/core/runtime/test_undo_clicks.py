@@ -1,0 +1,149 @@
+"""An Undo click through ``Runtime.send``: what it must know of the change it undoes (its log
+record, the key's version, the clock, whether the revert committed) is asked in the same
+pipeline as the click's save, and nothing it checked is lost by that: a lapsed idempotency
+record still sends it through the log, a write landing between the lookup and the commit is
+not overwritten, and a pipeline whose answer was lost is sent again and saves once."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from functools import partial
+from typing import Any
+
+import pytest
+from redis import Redis
+
+from bot.app import App, build_app
+from core.deliberation.actions import ActionType
+from core.deliberation.messages import ActionClicked, UserSaid
+from core.deliberation.view import View
+from core.gateway.reverts import Revert, revert, revert_id, undo_lookup
+from core.redis_client import RedisClient, resend
+from core.runtime.runner import Event, OutcomeEvent, Runtime
+from core.runtime.sessions import SessionStore
+from core.state.commit_result import Committed
+from core.state.keys import WorkspaceKeys
+from core.state.scripts import COMMIT_LUA, LuaScript
+from core.state.store import StateStore
+from tests.factories import actor, mutation
+from tests.polling import wait_for
+from tests.servers.tcp_proxy import RedisProxy
+
+ALICE = actor("user:alice")
+IDEA = "what if we used postgres for the orders service"
+
+
+def press(runtime: Runtime, view: View, action: str, click_id: str) -> list[Event]:
+    button = next(b for b in view.buttons if b.action == action)
+    click = ActionClicked(
+        action=action,
+        target_id=button.target_id,
+        expected_version=button.target_version,
+        click_id=click_id,
+        actor=ALICE,
+    )
+    return runtime.send("s1", click)
+
+
+def outcome(events: list[Event]) -> OutcomeEvent:
+    [found] = [e for e in events if isinstance(e, OutcomeEvent)]
+    return found
+
+
+def used(runtime: Runtime) -> tuple[View, OutcomeEvent]:
+    """A "Use this" click committed: the view with its Undo, and what it committed."""
+    [view] = [
+        e for e in runtime.send("s1", UserSaid(text=IDEA, actor=ALICE)) if isinstance(e, View)
+    ]
+    done = press(runtime, view, ActionType.CONFIRM_CURRENT, "c1")
+    [after] = [e for e in done if isinstance(e, View)]
+    assert outcome(done).outcome == "committed"
+    return after, outcome(done)
+
+
+def test_an_undo_whose_idempotency_record_lapsed_finds_the_change_in_the_log(
+    redis_client: RedisClient, workspace: str
+) -> None:
+    app = build_app(workspace, client=redis_client)
+    runtime = app.runtime(use_env=False)
+    after, done = used(runtime)
+    assert done.mutation_id is not None and done.key is not None
+    app.redis.delete(app.store.keys.idempotency(done.mutation_id))
+    undone = outcome(press(runtime, after, ActionType.REVERT_MUTATION, "u1"))
+    assert undone.outcome == "committed" and app.store.get(done.key) is None
+    assert app.store.version(done.key) == 2
+
+
+class BeforeCommit(Redis):
+    """A real client that runs ``interloper``, once given one, just before it sends the next
+    commit (another person's write lands between the Undo's lookup and its commit)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.commit_sha = LuaScript(self, COMMIT_LUA).sha
+        self.interloper: Callable[[], object] | None = None
+
+    def execute_command(self, *args: Any, **options: Any) -> Any:
+        if self.interloper is not None and args[:2] == ("EVALSHA", self.commit_sha):
+            interloper, self.interloper = self.interloper, None
+            interloper()
+        return super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+
+
+def test_a_write_between_an_undos_lookup_and_its_commit_is_not_overwritten(
+    server_redis: Redis, workspace: str
+) -> None:
+    client = BeforeCommit(connection_pool=server_redis.connection_pool)
+    runtime = build_app(workspace, client=client).runtime(use_env=False)
+    after, done = used(runtime)
+    assert done.mutation_id is not None and done.key is not None
+    bob = build_app(workspace, client=server_redis)
+    key = done.key
+    client.interloper = lambda: bob.gateway.propose(mutation("set", key, "MySQL", "user:bob"))
+    undone = outcome(press(runtime, after, ActionType.REVERT_MUTATION, "u1"))
+    assert client.interloper is None  # it ran
+    assert (undone.outcome, undone.reason) == ("rejected", "conflict")
+    assert (
+        undone.message == f"{key} changed since that change (v1 then, v2 now): nothing was reverted"
+    )
+    assert bob.store.get(key).value == "MySQL"  # type: ignore[union-attr]
+    logged = bob.gateway.decisions.recent()[-1]
+    assert (logged["mutation_id"], logged["reason"]) == (revert_id(done.mutation_id), "conflict")
+
+
+@pytest.fixture
+def proxy(server_redis: Redis) -> Iterator[RedisProxy]:
+    with RedisProxy(server_redis) as proxy:
+        yield proxy
+
+
+def test_a_save_and_lookup_whose_answer_was_lost_are_sent_again_and_save_once(
+    server_redis: Redis, workspace: str, proxy: RedisProxy
+) -> None:
+    app: App = build_app(workspace, client=server_redis)
+    done = app.gateway.propose(mutation("set", "decision.db", "Postgres", "user:al"))
+    assert isinstance(done, Committed)
+    client = proxy.client()
+    sessions = SessionStore(client, workspace)
+    lookup = undo_lookup(StateStore(client, workspace), done.request.id)
+    read = sessions.load("s1")  # connected, both scripts loaded: the next command is the pair
+    assert sessions.store_along(read, read, uuid.uuid4().hex, along=[lookup])[0].saved
+    changed = read.with_interaction(read.interaction.model_copy(update={"turn_count": 1}))
+    save = partial(sessions.store_along, read, changed, uuid.uuid4().hex, along=[lookup])
+    landed: list[Any] = []
+    proxy.hold_replies()
+    thread = threading.Thread(target=lambda: landed.append(resend(save, client, 30)))
+    thread.start()
+    key = WorkspaceKeys(workspace).session("s1")
+    wait_for(lambda: server_redis.hget(key, "version") == "1", "the save")
+    proxy.cut()  # its answer never reaches the runtime
+    proxy.release_replies()
+    proxy.restore()
+    thread.join(timeout=30)
+    [(stored, [looked_up])] = landed
+    assert stored == (True, changed.model_copy(update={"version": 1}))
+    assert server_redis.hget(key, "version") == "1"
+    undone = revert(app.gateway, Revert(done.request.id, ALICE, version=1), looked_up)
+    assert isinstance(undone, Committed) and app.store.get("decision.db") is None
