@@ -7,7 +7,10 @@ The 50-turn conversation of ``turn_overhead.py`` goes ``--reps`` times through
 only: the "Use this" clicks are ``--clicks``), and, apart, through the pure parts of a turn
 (``Loop.update`` x3, classify, evaluate, render: no Redis). Each count is less the same
 process after its warm-up conversation alone (start-up, imports, scripts loaded), divided by
-the turns; the PING process makes as many PINGs as the runtime makes turns.
+the turns; the PING process makes four PINGs for each turn the others make. The metrics are
+sent once, at exit (not every second of valgrind's slow time), and every process hashes
+strings alike (``PYTHONHASHSEED=0``: a start-up's count moves by tens of millions with the
+seed).
 
 Needs valgrind. Slow: valgrind runs Python some fifty times slower (a minute or two a count).
 
@@ -28,6 +31,7 @@ from offsite import ALICE, CONVERSATION, TOPIC
 from prompt_size import redis_client
 from turn_overhead import EvaluateTimer, conversation
 
+import core.metrics.tally
 from bot.app import build_app
 from core.config.core_config import load_config
 from core.deliberation.messages import ActionClicked, UserSaid
@@ -38,6 +42,7 @@ from core.state.keys import WorkspaceKeys
 
 VALGRIND = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
 KINDS = ("runtime", "pure", "ping")
+PINGS = 4  # PINGs counted per turn counted (the fewer, the more a stray instruction weighs)
 
 
 def talk(runtime: Runtime, session_id: str, clicks: bool) -> int:
@@ -65,6 +70,8 @@ def talk(runtime: Runtime, session_id: str, clicks: bool) -> int:
 def work(kind: str, reps: int, clicks: bool) -> None:
     """Warm up (one conversation through the runtime and one through the pure loop), then
     ``reps`` conversations of ``kind``, or as many PINGs as they have turns."""
+    # the metrics sent once, at exit, in every process: not once a second of valgrind's time
+    core.metrics.tally.FLUSH_SEC = 86_400.0
     workspace = f"count-{uuid.uuid4().hex[:8]}"
     client = redis_client()
     runtime = build_app(workspace, client=client).runtime(use_env=False)
@@ -72,15 +79,15 @@ def work(kind: str, reps: int, clicks: bool) -> None:
     timer = EvaluateTimer()  # (not installed: the loop's own evaluate runs)
     try:
         talk(runtime, "count:warm-up", clicks)
-        conversation(loop, timer, None, -1)
+        conversation(loop, timer, None, -1, clicks)
         client.ping()
         for rep in range(reps):
             if kind == "runtime":
                 talk(runtime, f"count:runtime-{rep}", clicks)
             elif kind == "pure":
-                conversation(loop, timer, None, rep)
+                conversation(loop, timer, None, rep, clicks)
             else:
-                for _ in CONVERSATION:
+                for _ in range(PINGS * len(CONVERSATION)):
                     client.ping()
     finally:
         names = list(client.scan_iter(match=WorkspaceKeys(workspace).every_key, count=1000))
@@ -100,7 +107,7 @@ def count(kind: str, reps: int, clicks: bool) -> int:
     command = [*VALGRIND, sys.executable, __file__, "--worker", kind, "--reps", str(reps)]
     done = subprocess.run(
         command + (["--clicks"] if clicks else []),
-        env=os.environ,
+        env={**os.environ, "PYTHONHASHSEED": "0"},  # (else start-up's count varies by ~2%)
         capture_output=True,
         text=True,
         check=True,
@@ -122,7 +129,7 @@ def main() -> None:
     none = count("ping", 0, args.clicks)
     per = {k: (count(k, args.reps, args.clicks) - none) for k in KINDS}
     turns = args.reps * len(CONVERSATION)
-    ping = per["ping"] / turns
+    ping = per["ping"] / (turns * PINGS)
     what = "turns and their clicks" if args.clicks else "turns"
     print(
         f"instructions on the client (valgrind), {args.reps} runs of the {len(CONVERSATION)}-"
@@ -135,7 +142,7 @@ def main() -> None:
         ("pure turn (3 updates, classify, offline responder, evaluate, render; no Redis)", "pure"),
         ("Redis PING round trip (baseline)", "ping"),
     ):
-        n = per[kind] / turns
+        n = per[kind] / (turns * PINGS if kind == "ping" else turns)
         print(f"| {name} | {n:,.0f} | {n / ping:.1f} |")
     extra = (per["runtime"] - per["pure"]) / turns
     print(f"\nWhat Runtime.send adds to the pure turn: {extra:,.0f} instructions a turn.")
