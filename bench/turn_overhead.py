@@ -358,6 +358,8 @@ def main() -> None:
         "each way; repeatable: --rtt 0.3 --rtt 0.5 --rtt 1)",
     )
     args = parser.parse_args()
+    if args.cluster and args.rtt:
+        parser.error("--rtt runs in front of one server (REDIS_URL), not with --cluster")
     if not args.cluster:
         client = redis_client()
         measure(client, args)
