@@ -37,6 +37,7 @@ from core.config.core_config import load_config
 from core.deliberation.messages import ActionClicked, UserSaid
 from core.deliberation.update.loop import Loop
 from core.deliberation.view import View
+from core.metrics.tally import flush_all
 from core.runtime.runner import Runtime
 from core.state.keys import WorkspaceKeys
 
@@ -90,6 +91,7 @@ def work(kind: str, reps: int, clicks: bool) -> None:
                 for _ in range(PINGS * len(CONVERSATION)):
                     client.ping()
     finally:
+        flush_all()  # (its metrics hash goes with the rest, not written after it)
         names = list(client.scan_iter(match=WorkspaceKeys(workspace).every_key, count=1000))
         if names:
             client.delete(*names)
