@@ -8,7 +8,7 @@ only: the "Use this" clicks are ``--clicks``), and, apart, through the pure part
 (``Loop.update`` x3, classify, evaluate, render: no Redis). Each count is less the same
 process after its warm-up conversation alone (start-up, imports, scripts loaded), divided by
 the turns; the PING process makes four PINGs for each turn the others make. The metrics are
-sent once, at exit (not every second of valgrind's slow time), and every process hashes
+sent once, at the end (not every second of valgrind's slow time), and every process hashes
 strings alike (``PYTHONHASHSEED=0``: a start-up's count moves by tens of millions with the
 seed).
 
