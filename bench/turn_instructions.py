@@ -71,7 +71,7 @@ def talk(runtime: Runtime, session_id: str, clicks: bool) -> int:
 def work(kind: str, reps: int, clicks: bool) -> None:
     """Warm up (one conversation through the runtime and one through the pure loop), then
     ``reps`` conversations of ``kind``, or as many PINGs as they have turns."""
-    # the metrics sent once, at exit, in every process: not once a second of valgrind's time
+    # the metrics sent once, at the end, in every process: not once a second of valgrind's time
     core.metrics.tally.FLUSH_SEC = 86_400.0
     workspace = f"count-{uuid.uuid4().hex[:8]}"
     client = redis_client()
