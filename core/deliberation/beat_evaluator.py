@@ -6,11 +6,13 @@ why (and which did not, and why not)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from string import Template
 
 from pydantic import BaseModel, ConfigDict
 
 from core.cel_library import cel
+from core.deliberation.beat_reads import reads_of
 from core.deliberation.beats import ActionSpec, ActionStyle, Beat
 from core.deliberation.memory import InteractionState, Mode
 
@@ -52,8 +54,10 @@ class EvaluationResult(BaseModel):
 
 def evaluate(state: InteractionState, beats: Sequence[Beat]) -> EvaluationResult:
     # converted into CEL's values once for every beat (by each ``execute`` it cost a beat
-    # ~27 µs, most of the evaluation)
-    activation = cel.Context({"state": state.model_dump(mode="json", exclude_none=True)})
+    # ~27 µs, most of the evaluation), and only what the beats read (``beat_reads``)
+    reads = reads_of(tuple(beat.when for beat in beats))
+    read = reads.kept(state.model_dump(mode="json", exclude_none=True))
+    activation = cel.Context({"state": read})
     checks = [_check(beat, activation) for beat in beats]
     held = sorted(
         (b for b, c in zip(beats, checks, strict=True) if c.held), key=lambda b: -b.priority
@@ -79,7 +83,14 @@ def _check(beat: Beat, activation: cel.Context) -> BeatCheck:
             held = result
         else:
             error = f"the condition gave {type(result).__name__}, not a bool"
-    return BeatCheck(beat=beat.id, priority=beat.priority, when=beat.when, held=held, error=error)
+    return _beat_check(beat.id, beat.priority, beat.when, held, error)
+
+
+# the checks and actions are frozen: one instance serves every evaluation that comes to the
+# same (a beat's check is mostly the same from turn to turn), built and validated once
+@lru_cache(maxsize=4096)
+def _beat_check(beat: str, priority: int, when: str, held: bool, error: str | None) -> BeatCheck:
+    return BeatCheck(beat=beat, priority=priority, when=when, held=held, error=error)
 
 
 def _actions(held: list[Beat]) -> list[SurfacedAction]:
@@ -92,7 +103,12 @@ def _actions(held: list[Beat]) -> list[SurfacedAction]:
 
 
 def _surface(spec: ActionSpec, beat: Beat) -> SurfacedAction:
-    return SurfacedAction(type=spec.type, label=spec.label, style=spec.style, beat=beat.id)
+    return _surfaced(spec.type, spec.label, spec.style, beat.id)
+
+
+@lru_cache(maxsize=1024)
+def _surfaced(type_: str, label: str, style: ActionStyle, beat: str) -> SurfacedAction:
+    return SurfacedAction(type=type_, label=label, style=style, beat=beat)
 
 
 def nudge_text(template: str, state: InteractionState) -> str:

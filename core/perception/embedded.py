@@ -89,7 +89,9 @@ def unfamiliar(said: str, found: list[str]) -> bool:
     language in Latin letters, a keyboard mash) with no cue to go by. Such a turn is read as
     unsure, never as a guess: "我们用postgres吧" must not surface "Use this"."""
     # a Latin word against each letter of another script (a Chinese character is a word)
-    foreign = sum(1 for ch in said if ch.isalpha() and not "a" <= ch <= "z")
+    # (an ASCII turn with no capital has no letter but a-z: no need to look at each one)
+    plain = said.isascii() and said.lower() == said
+    foreign = 0 if plain else sum(1 for ch in said if ch.isalpha() and not "a" <= ch <= "z")
     if foreign > len(_LATIN_WORD.findall(said)):
         return True
     words = [name for name in found if name.startswith("w:")]

@@ -16,6 +16,7 @@ import re
 from itertools import pairwise
 
 from core.perception.cues import ACT_CUES, STOPWORDS
+from core.perception.literals import needed_words
 
 __all__ = ["MAX_CHARS", "content_words", "features", "normalise", "unaddressed"]
 
@@ -63,6 +64,12 @@ _WH = frozenset("what how why when where who which whose".split())  # noqa: SIM9
 _AUX = frozenset("is are does do did can will has have was were should would could".split())  # noqa: SIM905
 # the cue features are named by act and position, so an edited cue list needs a retrain
 _CUE_NAMES = [f"cue:{cue.act.value}:{n}" for n, cue in enumerate(ACT_CUES)]
+# each cue with the words it cannot match without (None: it is always searched)
+_CUES = [
+    (name, cue.pattern.search, None if needs is None else tuple(needs))
+    for name, cue in zip(_CUE_NAMES, ACT_CUES, strict=True)
+    for needs in [needed_words(cue.pattern)]
+]
 
 
 def normalise(text: str) -> str:
@@ -95,11 +102,20 @@ def features(text: str, topic: str | None = None) -> list[str]:
     framed = ["<s>", *words, "</s>"]
     found += [f"b:{a} {b}" for a, b in pairwise(framed)]
     found += chat + _shape(marked, tokens)
-    found += [
-        name for name, cue in zip(_CUE_NAMES, ACT_CUES, strict=True) if cue.pattern.search(plain)
-    ]
+    found += _cued(plain)
     found += _topic(said, topic)
     return list(dict.fromkeys(found))
+
+
+def _cued(plain: str) -> list[str]:
+    """The names of the cues ``plain`` matches: a cue none of whose needed words is in it is
+    not searched (``literals``)."""
+    has = plain.__contains__
+    return [
+        name
+        for name, search, needs in _CUES
+        if (needs is None or any(map(has, needs))) and search(plain)
+    ]
 
 
 def unaddressed(said: str) -> str:

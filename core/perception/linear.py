@@ -13,6 +13,8 @@ import math
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import reduce
+from operator import add
 from typing import Any
 
 __all__ = ["Example", "LinearModel", "softmax", "train"]
@@ -29,14 +31,12 @@ class LinearModel:
     weights: dict[str, list[float]] = field(default_factory=dict)
 
     def logits(self, features: Iterable[str]) -> list[float]:
-        """Bias plus the weights of the features present; unknown features weigh nothing."""
-        out = list(self.bias)
-        for name in features:
-            row = self.weights.get(name)
-            if row is not None:
-                for k, w in enumerate(row):
-                    out[k] += w
-        return out
+        """Bias plus the weights of the features present; unknown features weigh nothing.
+        Each class's sum is added up in the features' order, as a loop would (``reduce``
+        keeps that order, which ``sum`` does not promise: Python 3.12 compensates)."""
+        get = self.weights.get
+        rows = [row for name in features if (row := get(name)) is not None]
+        return [reduce(add, column) for column in zip(self.bias, *rows, strict=True)]
 
     def to_json(self) -> dict[str, Any]:
         def rounded(row: list[float]) -> list[float]:

@@ -24,7 +24,7 @@ It counts each turn people take, and the act its classifier read (``core.metrics
 from __future__ import annotations
 
 import contextlib
-import uuid
+import os
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -74,6 +74,7 @@ from core.runtime.stream_appends import StreamAppend
 from core.runtime.trace_events import TraceEvents
 from core.runtime.transcripts import Transcripts
 from core.state.limits import CommitUnconfirmed, Unacknowledged
+from core.state.value_json import dumps
 
 __all__ = ["Event", "FromPeople", "OutcomeEvent", "Runtime"]
 
@@ -172,14 +173,16 @@ class Runtime:
     def _patiently(self, call: Callable[[], T]) -> T:
         return resend(call, self.gateway.store.redis, self._budget)
 
-    def _traced(self, msg: Msg) -> dict[str, object]:
-        """What the trace keeps of ``msg``: a value typed as an edit of a secret key's
-        proposal (or of one no longer known) is masked."""
-        data = msg.model_dump(mode="json")
+    def _traced(self, msg: Msg) -> str:
+        """What the trace keeps of ``msg``, as JSON (pydantic's: 5x faster than ``json``'s,
+        the same text): a value typed as an edit of a secret key's proposal (or of one no
+        longer known) is masked."""
         click = msg.click if isinstance(msg, ActionDone) else msg
         if isinstance(click, ActionClicked) and click.note and self._edits_secret(click):
+            data = msg.model_dump(mode="json")
             (data if click is msg else data["click"])["note"] = SECRET
-        return data
+            return dumps(data)
+        return msg.model_dump_json()
 
     def _unsaid(self, click: ActionClicked) -> ActionClicked:
         """``click`` with a secret key's value struck out of the reason typed with it (a
@@ -207,7 +210,7 @@ class Runtime:
         session is read first). The session saved by the previous message of this send is
         updated without being read again: its save checks that nobody saved meanwhile, and
         if someone did, it answers with their session, which is updated again."""
-        trace = self.trace.row(msg.correlation_id, session_id, msg.kind, self._traced(msg))
+        trace = self.trace.encoded_row(msg.correlation_id, session_id, msg.kind, self._traced(msg))
         session = held.session
         if session is None:
             session = self._patiently(partial(self.sessions.load, session_id))
@@ -234,7 +237,7 @@ class Runtime:
                 self.sessions.store_along,
                 session,
                 changed,
-                uuid.uuid4().hex,
+                os.urandom(16).hex(),  # (a uuid4's hex costs twenty times as much)
                 [*always, *rows],
                 len(always),
                 along,

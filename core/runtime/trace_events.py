@@ -52,8 +52,14 @@ class TraceEvents:
 
     def row(self, correlation_id: str, session_id: str, event: str, data: Any) -> StreamAppend:
         """The row ``append`` writes, to be written with something else."""
-        fields = {"corr": correlation_id, "session": session_id, "event": event}
-        return StreamAppend(self.keys.trace, fields | {"data": dumps(data)}, KEEP)
+        return self.encoded_row(correlation_id, session_id, event, dumps(data))
+
+    def encoded_row(
+        self, correlation_id: str, session_id: str, event: str, data: str
+    ) -> StreamAppend:
+        """``row``, its data given as JSON text already."""
+        fields = {"corr": correlation_id, "session": session_id, "event": event, "data": data}
+        return StreamAppend(self.keys.trace, fields, KEEP)
 
     def for_correlation(self, correlation_id: str, scan: int = 5000) -> list[dict[str, Any]]:
         """The events of one turn or click, oldest first (among the newest ``scan``)."""
