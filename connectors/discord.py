@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import time
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from connectors.http_client import shared
@@ -21,6 +20,9 @@ from rules.connector_api import ActionContext, ConnectorAction, ConnectorError
 
 from .env import optional, required
 from .remote_errors import excerpt, status_error, transport_error
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["ACTIONS", "escape", "nonce_for"]
 
@@ -84,6 +86,8 @@ def _retry_after(response: httpx.Response) -> float | None:
 
 def _post(url: str, body: dict[str, JsonValue], token: str) -> httpx.Response:
     """POST, waiting out up to RATE_LIMIT_RETRIES 429s that ask for a short enough wait."""
+    import httpx  # with the first message: reading the config names the action alone
+
     headers = {"Authorization": f"Bot {token}", "User-Agent": USER_AGENT}
     for attempt in range(RATE_LIMIT_RETRIES + 1):
         try:

@@ -12,10 +12,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-
-import httpx
+from typing import TYPE_CHECKING
 
 from rules.connector_api import ConnectorError
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["HelixLimits"]
 

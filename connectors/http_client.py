@@ -5,8 +5,10 @@ actions share this one; a forked child builds its own (connections don't cross a
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["shared"]
 
@@ -16,6 +18,9 @@ _client: httpx.Client | None = None
 def shared() -> httpx.Client:
     global _client
     if _client is None:
+        import httpx  # with an action's first request: a command that only reads the config
+        # (names the actions) does not pay for httpx's import, its CLI's rich and click included
+
         _client = httpx.Client()
     return _client
 

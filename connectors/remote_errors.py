@@ -6,10 +6,12 @@ request header back, and a credential must not travel on in an error."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-
-import httpx
+from typing import TYPE_CHECKING
 
 from rules.connector_api import ConnectorError
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["excerpt", "redact", "retryable_status", "status_error", "transport_error"]
 
@@ -46,6 +48,8 @@ def transport_error(
     """Timeouts and refused or broken connections: the request may not have arrived, or its
     answer was lost; either way a later attempt may succeed. The URL is left out on purpose
     (a webhook URL can itself be the secret)."""
+    import httpx  # loaded by the request that failed (connectors/http_client.py)
+
     kind = "timed out" if isinstance(error, httpx.TimeoutException) else "connection failed"
     message = f"{service}: {kind} ({type(error).__name__}: {error})"
     return ConnectorError(redact(message, secrets), retryable=True)

@@ -6,15 +6,17 @@ Env: ``SLACK_BOT_TOKEN``; optional ``SLACK_API_URL`` (default slack_sdk's https:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, ConfigDict, JsonValue
-from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError, SlackClientError
-from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
 from rules.connector_api import ActionContext, ConnectorAction, ConnectorError
 
 from .env import optional, required
 from .remote_errors import redact, retryable_status
+
+if TYPE_CHECKING:
+    from slack_sdk import WebClient
 
 __all__ = ["ACTIONS", "escape"]
 
@@ -46,6 +48,10 @@ class PostMessageArgs(BaseModel):
 
 
 def _client(ctx: ActionContext) -> WebClient:
+    # slack_sdk with the first message: reading the config names the action alone
+    from slack_sdk import WebClient
+    from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
+
     token = required(ctx.env, "SLACK_BOT_TOKEN", "slack")
     # slack_sdk joins method names onto the base URL, so it must end with a slash
     base_url = optional(ctx.env, "SLACK_API_URL", WebClient.BASE_URL).rstrip("/") + "/"
@@ -56,6 +62,8 @@ def _client(ctx: ActionContext) -> WebClient:
 
 def post_message(args: PostMessageArgs, ctx: ActionContext) -> JsonValue:
     client = _client(ctx)
+    from slack_sdk.errors import SlackApiError, SlackClientError  # loaded by _client
+
     secrets = [client.token or ""]
     try:
         response = client.chat_postMessage(

@@ -8,9 +8,8 @@ needs), ``TWITCH_BROADCASTER_ID``; optional ``TWITCH_MODERATOR_ID`` and ``TWITCH
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import httpx
 from pydantic import BaseModel, ConfigDict, JsonValue
 
 from connectors.http_client import shared
@@ -19,6 +18,9 @@ from rules.connector_api import ActionContext, ConnectorAction, ConnectorError
 from .env import optional, required
 from .helix_limits import HelixLimits
 from .remote_errors import excerpt, status_error, transport_error
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["ACTIONS", "LIMITS"]
 
@@ -52,6 +54,8 @@ class _Helix:
     def post(self, path: str, params: dict[str, str], body: Any = None) -> httpx.Response:
         """POST to Helix within its rate limit; a non-2xx answer becomes a ConnectorError."""
         headers = {"Client-Id": self.client_id, "Authorization": f"Bearer {self.token}"}
+
+        import httpx  # with the first request: reading the config names the action alone
 
         def request() -> httpx.Response:
             try:

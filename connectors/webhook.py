@@ -11,7 +11,6 @@ import hmac
 import json
 from urllib.parse import urlsplit
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from connectors.http_client import shared
@@ -48,6 +47,8 @@ def _check_url(url: str) -> None:
 
 
 def post(args: PostArgs, ctx: ActionContext) -> JsonValue:
+    import httpx  # with the first post: reading the config names the action alone
+
     _check_url(args.url)
     body = json.dumps(args.body, separators=(",", ":"), ensure_ascii=False).encode()
     headers = httpx.Headers(args.headers)

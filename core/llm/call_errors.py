@@ -6,8 +6,10 @@ and where the request went; never the API key, which an endpoint's answer may qu
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-import openai
+if TYPE_CHECKING:
+    import openai
 
 __all__ = ["MAX_CHARS", "failure"]
 
@@ -19,6 +21,8 @@ _KEY_LIKE = re.compile(r"\bsk-[A-Za-z0-9_\-*.]{3,}")  # OpenAI's keys, whole or 
 def failure(exc: openai.OpenAIError, api_key: str | None = None) -> str:
     """One line: ``APIConnectionError: Connection error (ConnectError: [Errno 111] Connection
     refused) POST http://127.0.0.1:9/v1/chat/completions``."""
+    import openai  # loaded with the client that raised ``exc``
+
     text = f"{type(exc).__name__}: {str(exc).rstrip('.')}"
     if isinstance(exc, openai.APIStatusError):
         text = f"{type(exc).__name__}: HTTP {exc.status_code}: {_said(exc)}"

@@ -20,7 +20,8 @@ from bot.redis_connection import RedisTooOld, error_sentence
 from tests.faults.embedded import cli
 from tests.polling import wait_for
 from tests.servers.redis_cluster import ClusterNode
-from tests.servers.redis_process import RedisProcess, free_port
+from tests.servers.redis_process import RedisProcess
+from tests.servers.refusing import refusing_port, refusing_ports
 
 WRITE = ("state", "set", "decision.db", "postgres", "--actor", "user:a")
 
@@ -41,11 +42,11 @@ def one_line(done: subprocess.CompletedProcess[str], server: str) -> str:
 
 @pytest.mark.parametrize("argv", [("state", "get", "decision.db"), ("state", "list")])
 def test_connection_refused(argv: tuple[str, ...]) -> None:
-    port = free_port()  # bound, then closed: nothing listens there now
-    line = one_line(
-        deliberate(f"redis://ann:secret@127.0.0.1:{port}/0", *argv),
-        f"redis://ann:***@127.0.0.1:{port}/0",
-    )
+    with refusing_port() as port:  # held, never listening: no other server can take it
+        line = one_line(
+            deliberate(f"redis://ann:secret@127.0.0.1:{port}/0", *argv),
+            f"redis://ann:***@127.0.0.1:{port}/0",
+        )
     assert "cannot reach Redis" in line and "refused" in line and "secret" not in line
 
 
@@ -145,17 +146,19 @@ def test_a_malformed_cluster_url_is_one_line(url: str, said: str) -> None:
 
 
 def test_a_cluster_with_no_node_answering_is_one_line() -> None:
-    url = f"redis+cluster://127.0.0.1:{free_port()},127.0.0.1:{free_port()}"
-    line = one_line(deliberate(url, *WRITE), url)
+    with refusing_ports(2) as (one, two):
+        url = f"redis+cluster://127.0.0.1:{one},127.0.0.1:{two}"
+        line = one_line(deliberate(url, *WRITE), url)
     assert "the Redis cluster cannot serve this data now" in line
 
 
 def test_a_password_is_never_shown_however_it_is_spelled() -> None:
     """Unquoted "/", "?" and "@" in a password (base64 passwords hold "/"): still masked,
     and the URL's options (decode_responses among them) do not break the client."""
-    hosts = f"127.0.0.1:{free_port()}"
-    url = f"redis+cluster://ops:s3/cr?t@x@{hosts}?decode_responses=false&socket_timeout=2"
-    done = deliberate(url, *WRITE)
+    with refusing_port() as port:
+        hosts = f"127.0.0.1:{port}"
+        url = f"redis+cluster://ops:s3/cr?t@x@{hosts}?decode_responses=false&socket_timeout=2"
+        done = deliberate(url, *WRITE)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     [line] = done.stderr.strip().splitlines()
     assert line.endswith(f"(redis+cluster://ops:***@{hosts})"), line

@@ -14,9 +14,9 @@ import pytest
 
 from tests.bot.discord.payloads import GUILD
 from tests.servers.discord_api import DiscordServer
+from tests.servers.refusing import refusing_port
 
 DISCORD_VARS = ("DISCORD_TOKEN", "DISCORD_API_URL", "DISCORD_CHANNELS", "DISCORD_LISTEN")
-UNREACHABLE = "ws://127.0.0.1:9/"  # the discard port: nothing listens
 
 
 def command(workspace: str, *args: str) -> list[str]:
@@ -58,13 +58,14 @@ def test_a_refused_token_stops_it_with_a_clear_error(workspace: str) -> None:
 def test_an_unreachable_gateway_is_named(workspace: str, shards: list[str]) -> None:
     """One connection, one shard, or several in one process (discord.py would retry those
     every 5 s for ever): the process stops, naming the gateway, without a traceback."""
-    with DiscordServer() as discord:
-        env = environment(**discord.env(), DISCORD_GATEWAY_URL=UNREACHABLE)
+    with DiscordServer() as discord, refusing_port() as port:  # nothing listens there
+        unreachable = f"ws://127.0.0.1:{port}/"
+        env = environment(**discord.env(), DISCORD_GATEWAY_URL=unreachable)
         done = subprocess.run(
             command(workspace, *shards), env=env, capture_output=True, text=True, timeout=60
         )
     assert done.returncode == 2, done.stderr
-    assert f"cannot reach Discord's gateway at {UNREACHABLE}" in done.stderr
+    assert f"cannot reach Discord's gateway at {unreachable}" in done.stderr
     assert "Traceback" not in done.stderr, done.stderr
 
 

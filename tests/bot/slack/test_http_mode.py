@@ -18,6 +18,7 @@ from tests.bot.slack.rig import CHANNEL, SlackBot, button, event_callback, menti
 from tests.factories import mutation
 from tests.model_script import kind, label, output, proposing, user_payload
 from tests.openai_server import OpenAIServer, Reply
+from tests.polling import wait_for
 from tests.servers.slack_api import POST_MESSAGE, SlackServer
 
 IDEA = "what if we used postgres for the event store"
@@ -247,6 +248,12 @@ def slow_expand(request: dict[str, Any]) -> Reply:
     return output("How about postgres?", "Postgres")
 
 
+def expanding(openai_server: OpenAIServer) -> bool:
+    """The model has been asked to expand (``slow_expand`` holds its answer for 1.5 s)."""
+    asked = [r for r in openai_server.requests if kind(r) != "classify"]
+    return any(user_payload(r)["user_input"] == "" for r in asked)
+
+
 def test_two_clicks_on_one_message_at_once_both_show(
     team_app: App, slack_api: SlackServer, openai_server: OpenAIServer
 ) -> None:
@@ -257,7 +264,7 @@ def test_two_clicks_on_one_message_at_once_both_show(
     try:
         _, reply = started(bot)
         bot.click(reply, "ExpandCurrent", user="U0BOB")  # its update lands last
-        time.sleep(0.3)
+        wait_for(lambda: expanding(openai_server), "the expansion's model call")  # not a guess
         bot.click(reply, "ConfirmCurrent")
         bot.listeners.idle()
         assert len(slack_api.updates) == 2 and len(team_app.log) == 1

@@ -5,7 +5,6 @@ port and a local server speaking the OpenAI protocol."""
 from __future__ import annotations
 
 import logging
-import socket
 
 import openai
 import pytest
@@ -14,6 +13,7 @@ from core.llm.chat import ChatModel
 from core.perception import EmbeddedClassifier
 from core.perception.llm import LLMClassifier
 from tests.openai_server import OpenAIServer
+from tests.servers.refusing import refusing_port
 
 KEY = "sk-proj-Zq8tTESTKEYnotrealAbCdEf0123456789"
 
@@ -34,17 +34,11 @@ def classify_failing(base_url: str, caplog: pytest.LogCaptureFixture, timeout: f
     return line
 
 
-def closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def test_a_closed_port_is_named_with_the_refusal_and_the_address(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    port = closed_port()
-    line = classify_failing(f"http://127.0.0.1:{port}/v1", caplog)
+    with refusing_port() as port:  # held, never listening: no other server can take it
+        line = classify_failing(f"http://127.0.0.1:{port}/v1", caplog)
     assert "APIConnectionError: Connection error (ConnectError: " in line
     assert "Connection refused" in line
     assert line.endswith(f"POST http://127.0.0.1:{port}/v1/chat/completions")
@@ -77,7 +71,8 @@ def test_a_timeout_says_so(openai_server: OpenAIServer, caplog: pytest.LogCaptur
 
 
 def test_credentials_in_the_url_are_not_shown(caplog: pytest.LogCaptureFixture) -> None:
-    port = closed_port()
-    line = classify_failing(f"http://user:hunter2@127.0.0.1:{port}/v1?api-key=hunter3", caplog)
+    with refusing_port() as port:
+        url = f"http://user:hunter2@127.0.0.1:{port}/v1?api-key=hunter3"
+        line = classify_failing(url, caplog)
     assert "hunter2" not in line and "hunter3" not in line and "user" not in line
     assert f"POST http://127.0.0.1:{port}/v1/" in line  # (openai puts the path after the query)
