@@ -75,8 +75,9 @@ def _check(beat: Beat, activation: cel.Context) -> BeatCheck:
     held, error = False, None
     try:
         result = beat.program.execute(activation)
-    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
-        # a field the state does not have (yet), or a type mismatch: the beat does not fire
+    except Exception as exc:  # cel raises IndexError, ZeroDivisionError, OverflowError too
+        # a field the state does not have (yet), an index past the end of a list, a type
+        # mismatch: this beat does not fire, and the turn goes on with the others
         error = f"{type(exc).__name__}: {exc}"
     else:
         if isinstance(result, bool):

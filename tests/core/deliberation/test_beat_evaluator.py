@@ -112,6 +112,24 @@ def test_a_condition_that_errors_does_not_fire_and_says_why(tmp_path: Path) -> N
     assert wrong.error == "the condition gave int, not a bool"
 
 
+def test_no_error_of_a_condition_fails_the_turn(tmp_path: Path) -> None:
+    """cel raises more than KeyError and TypeError: an index past the end of a list, a
+    division by zero, an overflow. Each leaves its beat unfired, saying why, and the beats
+    after it are still evaluated."""
+    text = (
+        "beats: !replace\n"
+        "  - id: PastTheEnd\n    when: state.pending_proposals[0].summary == 'x'\n"
+        "  - id: ByZero\n    when: 10 / (state.turn_count - 2) > 1\n"
+        "  - id: Overflow\n    when: state.turn_count + 9223372036854775807 > 0\n"
+        "  - id: Fine\n    when: state.turn_count == 2\n"
+    )
+    beats = load_config(write_config(tmp_path, text)).beats
+    result = evaluate(InteractionState(turn_count=2), beats)
+    assert result.fired == ["Fine"]
+    errors = [c.error or "" for c in result.checks[:3]]
+    assert [e.split(":")[0] for e in errors] == ["IndexError", "ZeroDivisionError", "OverflowError"]
+
+
 @pytest.mark.parametrize(
     ("beat", "message"),
     [
