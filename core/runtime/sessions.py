@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from redis.exceptions import AskError
+
 from core.deliberation.session import Session
 from core.errors import StoreError
 from core.runtime.stream_appends import StreamAppend
@@ -104,7 +106,13 @@ class SessionStore:
         )
         call = self._call(read, saved, token, rows, always)
         if along:
-            reply, *replies = together(self.redis, [call, *along])
+            try:
+                reply, *replies = together(self.redis, [call, *along])
+            except AskError:  # (MovedError is one too)
+                # a cluster's slot migrating (a key of it moved: ASK) or moved (MOVED): each
+                # alone, through the cluster client, which follows either (the save, if it
+                # ran, answers again as it did: its token; the others are harmless twice)
+                reply, replies = call.run(), [script.run() for script in along]
         else:
             reply, replies = call.run(), []
         if int(reply[0]):
