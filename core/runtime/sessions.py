@@ -99,8 +99,9 @@ class SessionStore:
         along: Sequence[ScriptCall] = (),
     ) -> tuple[Stored, list[Any]]:
         """``store``, with the scripts of ``along`` (of this workspace, and harmless to run
-        twice: the save may be sent again) sent in the same round trip: what the save came
-        to, and their replies."""
+        twice: the save may be sent again) sent in the same round trip (on a cluster that
+        redirects it, a slot migrating or moved, each alone): what the save came to, and
+        their replies."""
         saved = (
             None if changed == read else changed.model_copy(update={"version": read.version + 1})
         )
