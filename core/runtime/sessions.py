@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from redis.exceptions import AskError
+
 from core.deliberation.session import Session
 from core.errors import StoreError
 from core.runtime.stream_appends import StreamAppend
@@ -97,14 +99,21 @@ class SessionStore:
         along: Sequence[ScriptCall] = (),
     ) -> tuple[Stored, list[Any]]:
         """``store``, with the scripts of ``along`` (of this workspace, and harmless to run
-        twice: the save may be sent again) sent in the same round trip: what the save came
-        to, and their replies."""
+        twice: the save may be sent again) sent in the same round trip (on a cluster that
+        redirects it, a slot migrating or moved, each alone): what the save came to, and
+        their replies."""
         saved = (
             None if changed == read else changed.model_copy(update={"version": read.version + 1})
         )
         call = self._call(read, saved, token, rows, always)
         if along:
-            reply, *replies = together(self.redis, [call, *along])
+            try:
+                reply, *replies = together(self.redis, [call, *along])
+            except AskError:  # (MovedError is one too)
+                # a cluster's slot migrating (a key of it moved: ASK) or moved (MOVED): each
+                # alone, through the cluster client, which follows either (the save, if it
+                # ran, answers again as it did: its token; the others are harmless twice)
+                reply, replies = call.run(), [script.run() for script in along]
         else:
             reply, replies = call.run(), []
         if int(reply[0]):

@@ -127,8 +127,13 @@ def _condition(
             )
     if condition.program is None:
         return None, False
+    # made outside the try: reading the state (a ``StateView`` asks the store) may fail, and
+    # that error is the store's, raised as it is (the record is handled again), never taken
+    # for the expression's failing (the rule recorded as not fired); CEL's conversion of the
+    # JSON values it holds does not fail
+    context = activation.context
     try:
-        result = condition.program.execute(activation.context)
+        result = condition.program.execute(context)
     except Exception as exc:  # any error of an author's expression: it did not hold
         return f"if.expr failed: {type(exc).__name__}: {mask(str(exc))}", True
     if result is False:

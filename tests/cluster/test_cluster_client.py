@@ -8,12 +8,15 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from redis import Redis
 from redis.cluster import RedisCluster
 from redis.exceptions import MovedError
 
 from bot.census import census, holds_data
 from bot.redis_connection import connect, connection_url
+from core.deliberation.session import Session
 from core.redis_client import disconnect, resend, timed_copy
+from core.runtime.sessions import SessionStore
 from core.state.keys import WorkspaceKeys
 from core.state.scripts import LuaScript, ScriptCall, together
 from core.state.store import StateStore
@@ -122,4 +125,52 @@ def test_scripts_sent_together_to_a_shard_that_lost_the_slot_are_sent_again_wher
         assert client.get(key) == "here"
     finally:
         delete_workspace(client, workspace)
+        client.close()
+
+
+def test_a_save_sent_with_scripts_during_a_slot_migration_follows_ask(
+    cluster: LocalCluster,
+) -> None:
+    """While the workspace's slot migrates (resharding a live cluster), a key already moved
+    is answered ASK by the shard the slot map names: a script ``SessionStore.store_along``
+    sends with the save (an Undo's lookup) is followed to where the key is, as the cluster
+    client follows it for a script sent alone, not refused until the migration ends."""
+    client = connect(cluster.url)
+    assert isinstance(client, RedisCluster)
+    workspace = f"asking-{uuid.uuid4().hex[:8]}"
+    keys = WorkspaceKeys(workspace)
+    sessions = SessionStore(client, workspace, 60)
+    moved = keys.entry("moved")
+    slot = client.keyslot(moved)
+    source = client.get_node_from_key(moved)
+    target = next(n for n in client.get_primaries() if n.name != source.name)
+    at_source, at_target = Redis(source.host, source.port), Redis(target.host, target.port)
+    first = sessions.save(Session(id="s1"))  # the session's key stays where it is
+    assert first is not None
+    reading = LuaScript(client, "return redis.call('GET', KEYS[1])")
+    try:
+        at_target.execute_command(
+            "CLUSTER", "SETSLOT", slot, "IMPORTING", at_source.cluster("MYID")
+        )
+        at_source.execute_command(
+            "CLUSTER", "SETSLOT", slot, "MIGRATING", at_target.cluster("MYID")
+        )
+        asking = at_target.pipeline(transaction=False)  # (one connection: ASKING, then SET)
+        asking.execute_command("ASKING").set(moved, "there")
+        asking.execute()
+        changed = first.with_interaction(first.interaction.model_copy(update={"topic": "db"}))
+        along = [ScriptCall(reading, [moved], [])]
+        stored, replies = sessions.store_along(first, changed, "t-1", along=along)
+        assert stored.saved and stored.session.interaction.topic == "db"
+        assert replies == ["there"]
+        assert sessions.load("s1").interaction.topic == "db"
+    finally:
+        asking = at_target.pipeline(transaction=False)
+        asking.execute_command("ASKING").delete(moved)
+        asking.execute()
+        for node in (at_target, at_source):  # the slot the source's alone again
+            node.execute_command("CLUSTER", "SETSLOT", slot, "STABLE")
+        delete_workspace(client, workspace)
+        at_source.close()
+        at_target.close()
         client.close()

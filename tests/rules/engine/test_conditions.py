@@ -8,14 +8,20 @@ from fnmatch import fnmatchcase
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from redis import Redis
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError
+from redis.retry import Retry
 
 from core.state.mutation_log import LogRecord
+from core.state.store import StateStore
 from rules.dsl import Rule
 from rules.engine.conditions import Activation, check_rule, plan_steps
 from rules.index import RuleIndex
 from rules.templates import TemplateFailed, check_templates, render
 from rules.variables import StateView
 from tests.factories import mutation
+from tests.servers.refusing import refusing_port
 
 
 def record(op: str, key: str, value: object = None, prev: object = None) -> LogRecord:
@@ -210,3 +216,20 @@ def test_the_index_matches_exactly_what_a_scan_would(patterns: list[str], key: s
     rules = [rule(id=f"r{i}", when={"key": p}) for i, p in enumerate(patterns)]
     expected = [r.id for r in rules if fnmatchcase(key, r.when.key)]
     assert [r.id for r in RuleIndex(rules).match(key)] == expected
+
+
+def test_a_state_that_cannot_be_read_is_raised_not_taken_for_a_failed_expression() -> None:
+    """Reading the state for a rule's expression fails (Redis unreachable): the error reaches
+    the engine, which handles the record again, as it does for any read of the store; it is
+    not the expression failing, which would record the rule as not fired for good. So with
+    the record's context shared by its rules (``Activation``) as with one of the rule's own."""
+    rec = record("set", "scene.name", "BRB")
+    with_expr = rule(when={"key": "scene.name"}, **{"if": {"expr": 'state["viewers"] > 100'}})
+    with refusing_port() as port:
+        client = Redis(port=port, socket_connect_timeout=2, retry=Retry(NoBackoff(), 0))
+        state = StateView.of_store(StateStore(client, "unreachable"))
+        with pytest.raises(ConnectionError):
+            check_rule(with_expr, rec, state)
+        with pytest.raises(ConnectionError):
+            check_rule(with_expr, rec, state, activation=Activation(rec, state))
+        client.close()
