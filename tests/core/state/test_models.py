@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
-from dataclasses import FrozenInstanceError
+from dataclasses import FrozenInstanceError, fields, replace
 
 import pytest
 from pydantic import ValidationError
 
 from core.state.actor import Actor, ActorKind
+from core.state.commit_result import Committed
 from core.state.entry import Entry
 from core.state.keys import WorkspaceKeys, validate_state_key
 from core.state.mutation import Mutation, new_id
@@ -120,6 +121,20 @@ def test_a_log_record_read_from_the_stream_is_the_one_its_constructor_makes() ->
     assert (bare.expires_at, bare.prev_json, bare.prev_sha1, bare.prev_bytes) == (None,) * 4
     with pytest.raises(FrozenInstanceError):
         read.version = 5  # type: ignore[misc]
+
+
+def test_a_commit_result_is_the_frozen_dataclass_its_fields_say() -> None:
+    m = mutation("set", "k.a", 1)
+    made = Committed(m, 2, "5-1", 1000, "1", None, {"mutationId": m.id})
+    assert [f.name for f in fields(Committed)] == list(vars(made))
+    assert (made.duplicate, made.value_known) == (False, True)
+    again = replace(made, duplicate=True)
+    assert again.duplicate and again.version == 2 and again != made
+    assert made == Committed(m, 2, "5-1", 1000, "1", None, {"mutationId": m.id}, False, True)
+    assert repr(made).startswith("Committed(request=")
+    assert made.entry is not None and made.entry.value == 1 and made.mutation.ts == 1000
+    with pytest.raises(FrozenInstanceError):
+        made.version = 3  # type: ignore[misc]
 
 
 def test_ids_are_unique_across_a_fork() -> None:
