@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
 
 from bot.app import App
@@ -268,17 +267,6 @@ def _replay(app: App, args: argparse.Namespace) -> int:
 
 
 def _replayed(app: App, args: argparse.Namespace) -> int:
-    # what start-up made (modules, the config's models, the app) outlives the replay: frozen
-    # meanwhile, so that the collections its hundreds of thousands of objects set off stop
-    # walking it again and again (61,000 of 240,000 instructions a record, valgrind)
-    gc.freeze()
-    try:
-        return _replay_and_say(app, args)
-    finally:
-        gc.unfreeze()  # (a caller in the same process, a test, collects as before)
-
-
-def _replay_and_say(app: App, args: argparse.Namespace) -> int:
     replayer = Replayer(app.store, app.config.store.checkpoint_every, progress=_progress)
     if not args.verify:
         image = replayer.rebuild(use_checkpoint=not args.from_scratch)
