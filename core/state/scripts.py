@@ -57,7 +57,7 @@ class LuaScript:
 
     On one server it sends on a ``core.redis_wire.Wire`` (redis-py's connection and retry,
     without its per-call layers: ~215,000 instructions a commit's EVALSHA through
-    ``execute_command``, ~60,000 on the wire); on a cluster, through the cluster client,
+    ``execute_command``, ~65,000 on the wire); on a cluster, through the cluster client,
     which routes it to its slot's primary and follows MOVED and failovers."""
 
     def __init__(self, client: RedisClient, source: str) -> None:
