@@ -9,11 +9,16 @@ that other processes load, a count holds where a time does not. Each side agains
 - server: a redis-server of its own, run under cachegrind, given as many commits through the
   gateway, against one given as many ``SET``; each less one given none.
 
+With ``--replay N``: instructions per record of ``Replayer.verify`` (from scratch, no
+checkpoint) over a log of N records written as ``bench/replay.py`` writes it, less the same
+process taking the live snapshot alone (what verify reads besides the log).
+
 Needs valgrind and redis-server on the PATH. Slow (a minute or two per count): valgrind runs
 the program some fifty times slower.
 
     python bench/instructions.py              # 1,000 of each
     python bench/instructions.py --ops 300
+    python bench/instructions.py --replay 10000
 """
 
 from __future__ import annotations
@@ -59,6 +64,43 @@ def work(kind: str, ops: int) -> None:
     names = list(app.redis.scan_iter(match=WorkspaceKeys(app.store.workspace).every_key))
     app.redis.delete("bench:raw", *names)
     print(f"{ops} {kind}s made")  # (the tests run a worker alone: valgrind is too slow there)
+
+
+def replay_work(workspace: str, verify: bool) -> None:
+    """``Replayer.verify`` of ``workspace``'s log (or, without ``verify``, its snapshot)."""
+    from core.state.replay import Replayer  # (the commit counts need none of replay)
+
+    store = build_app(workspace).store
+    if not verify:
+        store.snapshot()
+        return
+    _, diffs = Replayer(store, checkpoint_every=0).verify(use_checkpoint=False)
+    assert not diffs, diffs[:3]
+
+
+def replay_count(records: int) -> None:
+    """Instructions per record of ``Replayer.verify``, on a server of its own."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from replay import write_log  # bench/replay.py's log: sets, increments, appends
+
+    with tempfile.TemporaryDirectory() as folder:
+        port = free_port()
+        server = start_server(Path(folder), port, counted=False)
+        try:
+            url = f"redis://127.0.0.1:{port}/0"
+            workspace = "instructions-replay"
+            write_log(build_app(workspace, redis_url=url).store, records, 500)
+            counts = []
+            for kind in ("snapshot", "verify"):
+                command = [*VALGRIND, sys.executable, __file__, "--replay-worker", kind]
+                env = {**os.environ, "REDIS_URL": url}
+                done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+                counts.append(refs(done.stderr))
+        finally:
+            server.kill()
+            server.wait()
+    per_record = (counts[1] - counts[0]) / records
+    print(f"Replayer.verify, {records:,} records: {per_record:,.0f} instructions per record")
 
 
 def free_port() -> int:
@@ -125,10 +167,18 @@ def server_count(kind: str, ops: int) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ops", type=int, default=1000, help="commits and SETs (1,000)")
+    parser.add_argument("--replay", type=int, metavar="N", help="count replay instead, N records")
     parser.add_argument("--worker", choices=["commit", "set"], help=argparse.SUPPRESS)
+    parser.add_argument("--replay-worker", choices=["snapshot", "verify"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         work(args.worker, args.ops)
+        return
+    if args.replay_worker:
+        replay_work("instructions-replay", args.replay_worker == "verify")
+        return
+    if args.replay:
+        replay_count(args.replay)
         return
     rows = {}
     with tempfile.TemporaryDirectory() as folder:  # the client side's server, not counted

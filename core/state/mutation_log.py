@@ -70,16 +70,20 @@ class LogRecord:
             raise UnreadableRecord(log_id, f"no {exc.args[0]} field") from None
         except (ValueError, RecursionError) as exc:  # pydantic's ValidationError included
             raise UnreadableRecord(log_id, _first_line(exc)) from None
-        return cls(
-            log_id,
-            mutation,
-            version,
-            ts,
-            int(expires) if expires else None,
-            prev or None,
-            fields.get("prevSha1") or None,
-            prev_bytes,
+        # what ``cls(...)`` makes, without a frozen dataclass's eight ``object.__setattr__``
+        # (replay reads every record of the log)
+        record = object.__new__(cls)
+        record.__dict__.update(
+            log_id=log_id,
+            mutation=mutation,
+            version=version,
+            ts=ts,
+            expires_at=int(expires) if expires else None,
+            prev_json=prev or None,
+            prev_sha1=fields.get("prevSha1") or None,
+            prev_bytes=prev_bytes,
         )
+        return record
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = self.mutation.model_dump(mode="json", by_alias=True)

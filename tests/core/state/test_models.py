@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import os
+from dataclasses import FrozenInstanceError, fields, replace
 
 import pytest
 from pydantic import ValidationError
 
 from core.state.actor import Actor, ActorKind
+from core.state.commit_result import Committed
 from core.state.entry import Entry
 from core.state.keys import WorkspaceKeys, validate_state_key
 from core.state.mutation import Mutation, new_id
+from core.state.mutation_log import LogRecord
 from tests.factories import mutation
 
 
@@ -105,6 +108,33 @@ def test_an_entry_built_from_its_fields_is_the_one_model_construct_makes() -> No
     assert built.model_extra is None and built.__pydantic_private__ is None
     with pytest.raises(ValidationError, match="frozen"):
         built.version = 4  # type: ignore[misc]
+
+
+def test_a_log_record_read_from_the_stream_is_the_one_its_constructor_makes() -> None:
+    m = mutation("append", "k.list", {"a": 1})
+    fields = {"mutation": m.to_json(), "version": "4", "ts": "1000", "expiresAt": "9000"}
+    fields |= {"prev": "[2]", "prevSha1": "ab", "prevBytes": "3"}
+    read = LogRecord.from_stream("5-1", fields)
+    made = LogRecord("5-1", Mutation.from_log(m.to_json(), 1000), 4, 1000, 9000, "[2]", "ab", 3)
+    assert read == made and repr(read) == repr(made)
+    bare = LogRecord.from_stream("5-2", {"mutation": m.to_json(), "version": "1", "ts": "7"})
+    assert (bare.expires_at, bare.prev_json, bare.prev_sha1, bare.prev_bytes) == (None,) * 4
+    with pytest.raises(FrozenInstanceError):
+        read.version = 5  # type: ignore[misc]
+
+
+def test_a_commit_result_is_the_frozen_dataclass_its_fields_say() -> None:
+    m = mutation("set", "k.a", 1)
+    made = Committed(m, 2, "5-1", 1000, "1", None, {"mutationId": m.id})
+    assert [f.name for f in fields(Committed)] == list(vars(made))
+    assert (made.duplicate, made.value_known) == (False, True)
+    again = replace(made, duplicate=True)
+    assert again.duplicate and again.version == 2 and again != made
+    assert made == Committed(m, 2, "5-1", 1000, "1", None, {"mutationId": m.id}, False, True)
+    assert repr(made).startswith("Committed(request=")
+    assert made.entry is not None and made.entry.value == 1 and made.mutation.ts == 1000
+    with pytest.raises(FrozenInstanceError):
+        made.version = 3  # type: ignore[misc]
 
 
 def test_ids_are_unique_across_a_fork() -> None:

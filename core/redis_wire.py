@@ -1,0 +1,125 @@
+"""Scripts sent on a connection of one Redis server without redis-py's per-call layers.
+
+``Redis.execute_command`` costs about 170,000 instructions a round trip here
+(``bench/instructions.py``), most of them around the command rather than in it: taking a
+connection from the pool and giving it back (a lock, a poll of the socket, four
+observability counters each way), an operation timer and its recorder, the argument
+encoding's generator, a closure per call. A ``Wire`` keeps the connections it used between
+calls (taken from the pool, handed back on any error) and sends a command packed in one call
+to hiredis, inside the connection's own ``Retry``, as redis-py does. What stays: the
+connection's retry policy and its reconnection, ``NOSCRIPT`` (raised as ``NoScriptError``,
+as by redis-py), any error reply raised as redis-py raises it, decoded replies as the
+client's pool decodes them.
+
+Only for a client whose commands nothing else changes: a ``Redis`` whose
+``execute_command`` is redis-py's own (a subclass that wraps it gets what it asks for), on a
+plain ``ConnectionPool`` with no client-side cache (a blocking pool caps its connections,
+and a wire holding some would starve it), not a single-connection client. A cluster client
+routes each call by its slot map and follows MOVED and failovers: ``wire_of`` answers None
+for it, and its scripts go through redis-py's ``RedisCluster``."""
+
+from __future__ import annotations
+
+import os
+import weakref
+from typing import Any
+
+from hiredis import pack_command
+from redis import ConnectionPool, Redis
+from redis.connection import Connection
+from redis.exceptions import ConnectionError, DataError, TimeoutError
+
+__all__ = ["MAX_IDLE", "Wire", "packed", "wire_of"]
+
+MAX_IDLE = 16  # connections a wire keeps between calls; past them, handed back to the pool
+
+_wires: weakref.WeakKeyDictionary[ConnectionPool, Wire] = weakref.WeakKeyDictionary()
+
+
+def wire_of(client: Any) -> Wire | None:
+    """The wire of ``client``'s pool (one per pool, shared by every script on it), or None
+    when its commands must go through redis-py (see the module's notes)."""
+    if type(client).execute_command is not Redis.execute_command:
+        return None
+    if getattr(client, "connection", None) is not None:  # a single-connection client
+        return None
+    pool = getattr(client, "connection_pool", None)
+    if type(pool) is not ConnectionPool or pool.cache is not None:
+        return None
+    wire = _wires.get(pool)
+    if wire is None:
+        wire = _wires.setdefault(pool, Wire(pool))
+    return wire
+
+
+class Wire:
+    """The connections of one pool that commands are sent on directly. Thread-safe: a
+    connection is taken from the idle list (or the pool) by one call at a time."""
+
+    def __init__(self, pool: ConnectionPool) -> None:
+        self._pool = weakref.ref(pool)  # (the pool's wire must not keep the pool alive)
+        self._idle: list[Connection] = []
+
+    def call(self, command: tuple[Any, ...]) -> Any:
+        """``command``'s reply, sent as redis-py would send it (the same bytes)."""
+        message = [packed(command)]
+        pool = self._pool()
+        if pool is None:
+            raise DataError("the connection pool of this wire was closed and collected")
+        try:
+            conn = self._idle.pop()
+        except IndexError:
+            conn = pool.get_connection()
+        else:
+            _check(conn)
+        try:
+            reply = conn.retry.call_with_retry(
+                lambda: _round_trip(conn, message),
+                lambda _error: conn.disconnect(),  # type: ignore[no-untyped-call]
+            )
+        except BaseException:
+            pool.release(conn)  # (the pool reconnects it before its next command)
+            raise
+        if len(self._idle) >= MAX_IDLE or conn.should_reconnect():  # type: ignore[no-untyped-call]
+            pool.release(conn)
+        else:
+            self._idle.append(conn)
+        return reply
+
+    def forget(self) -> None:
+        """Drop the connections kept (a forked child must not share its parent's sockets:
+        the pool makes new ones for it, as it does for its own)."""
+        self._idle = []
+
+
+def packed(command: tuple[Any, ...]) -> bytes:
+    """``command`` in RESP, as redis-py packs it: str as UTF-8, int and float as their
+    decimal text, bytes as they are; anything else (None, a bool) is a ``DataError``."""
+    try:
+        return bytes(pack_command(command))
+    except TypeError as error:
+        raise DataError(str(error)) from error
+
+
+def _check(conn: Connection) -> None:
+    """What the pool checks of a connection it hands out: one the server closed while it
+    sat idle (a restart, a ``CLIENT KILL``, a timeout), or one with a reply nobody read, is
+    disconnected, and the send connects it again (no retry spent)."""
+    try:
+        if conn.can_read():
+            conn.disconnect()  # type: ignore[no-untyped-call]
+    except (ConnectionError, TimeoutError, OSError):
+        conn.disconnect()  # type: ignore[no-untyped-call]
+
+
+def _round_trip(conn: Connection, packed: list[bytes]) -> Any:
+    conn.send_packed_command(packed)  # type: ignore[no-untyped-call]
+    return conn.read_response()
+
+
+def _forget_all() -> None:
+    for wire in list(_wires.values()):
+        wire.forget()
+
+
+os.register_at_fork(after_in_child=_forget_all)

@@ -1,0 +1,116 @@
+"""Scripts sent on a wire (``core.redis_wire``): the same bytes redis-py would send, the same
+answers, NOSCRIPT and a connection closed while idle handled as redis-py handles them, and
+no wire where a client's commands must go through redis-py."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from redis import BlockingConnectionPool, Redis
+from redis._parsers.encoders import Encoder
+from redis.connection import PythonRespSerializer
+from redis.exceptions import DataError
+
+from core.redis_wire import packed, wire_of
+from core.state.scripts import LuaScript
+from tests.servers.redis_process import RedisProcess
+
+ECHO = "return {KEYS[1], ARGV[1], ARGV[2]}"
+
+arguments = st.one_of(
+    st.text(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.binary(),
+)
+
+
+def redis_py_packed(command: tuple[Any, ...]) -> bytes:
+    packer = PythonRespSerializer(6000, Encoder("utf-8", "strict", False).encode)
+    return b"".join(packer.pack(*command))  # type: ignore[no-untyped-call]
+
+
+@given(st.lists(arguments, min_size=1, max_size=30))
+def test_a_command_is_packed_as_redis_py_packs_it(parts: list[Any]) -> None:
+    command = ("EVALSHA", *parts)
+    assert packed(command) == redis_py_packed(command)
+
+
+@pytest.mark.parametrize("bad", [None, True])
+def test_what_redis_py_refuses_to_send_is_refused(bad: object) -> None:
+    with pytest.raises(DataError):
+        packed(("EVALSHA", "x", 1, bad))
+
+
+def test_a_script_on_the_wire_answers_as_through_redis_py(server_redis: Redis) -> None:
+    script = LuaScript(server_redis, ECHO)
+    assert script._wire is not None
+    through_redis_py = server_redis.eval(ECHO, 1, "k", "ü", 7)
+    assert script(["k"], ["ü", 7]) == through_redis_py == ["k", "ü", "7"]
+
+
+def test_a_script_the_server_forgot_is_sent_whole_and_cached_again(
+    own_redis: RedisProcess,
+) -> None:
+    client = Redis.from_url(own_redis.url, decode_responses=True)
+    script = LuaScript(client, ECHO)
+    assert script(["a"], [1, 2]) == ["a", "1", "2"]
+    client.script_flush()
+    assert client.script_exists(script.sha) == [False]
+    assert script(["b"], [3, 4]) == ["b", "3", "4"]
+    assert client.script_exists(script.sha) == [True]
+    client.close()
+
+
+def test_a_connection_the_server_closed_while_idle_is_connected_again(
+    own_redis: RedisProcess,
+) -> None:
+    """The client's connections retry nothing (redis-py's default for a URL's pool): the
+    call after the kill answers all the same, as through redis-py's pool."""
+    client = Redis.from_url(own_redis.url, decode_responses=True)
+    admin = Redis.from_url(own_redis.url, decode_responses=True)
+    script = LuaScript(client, ECHO)
+    assert script(["a"], [1, 2]) == ["a", "1", "2"]
+    assert admin.client_kill_filter(_type="normal", skipme=True) >= 1
+    assert script(["b"], [3, 4]) == ["b", "3", "4"]
+    client.close()
+    admin.close()
+
+
+def test_calls_from_many_threads_each_get_their_own_answer(server_redis: Redis) -> None:
+    script = LuaScript(server_redis, ECHO)
+    wrong: list[object] = []
+
+    def calls(thread: int) -> None:
+        for n in range(200):
+            reply = script([f"k{thread}"], [thread, n])
+            if reply != [f"k{thread}", str(thread), str(n)]:
+                wrong.append(reply)
+
+    threads = [threading.Thread(target=calls, args=(t,)) for t in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert wrong == []
+
+
+class Counting(Redis):
+    def execute_command(self, *args: Any, **options: Any) -> Any:
+        return super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+
+
+def test_no_wire_where_redis_py_must_see_the_commands(server_redis: Redis) -> None:
+    pool = server_redis.connection_pool
+    assert wire_of(server_redis) is wire_of(Redis(connection_pool=pool)) is not None
+    assert wire_of(Counting(connection_pool=pool)) is None  # a wrapped execute_command
+    kwargs = dict(pool.connection_kwargs)
+    blocking = Redis(connection_pool=BlockingConnectionPool(**kwargs))
+    assert wire_of(blocking) is None
+    single = Redis(connection_pool=pool, single_connection_client=True)
+    assert wire_of(single) is None
+    single.close()
