@@ -29,9 +29,12 @@ from redis import ConnectionPool, Redis
 from redis.connection import Connection
 from redis.exceptions import ConnectionError, DataError, TimeoutError
 
-__all__ = ["MAX_IDLE", "Wire", "packed", "wire_of"]
+__all__ = ["MAX_IDLE", "POOL_SHARE", "Wire", "packed", "wire_of"]
 
 MAX_IDLE = 16  # connections a wire keeps between calls; past them, handed back to the pool
+# and never more than an eighth of the pool's cap (redis-py's default is 100), so that the
+# client's other commands still find a connection: with ``max_connections=1`` none is kept
+POOL_SHARE = 8
 
 _wires: weakref.WeakKeyDictionary[ConnectionPool, Wire] = weakref.WeakKeyDictionary()
 
@@ -59,6 +62,7 @@ class Wire:
     def __init__(self, pool: ConnectionPool) -> None:
         self._pool = weakref.ref(pool)  # (the pool's wire must not keep the pool alive)
         self._idle: list[Connection] = []
+        self._keep = min(MAX_IDLE, pool.max_connections // POOL_SHARE)
 
     def call(self, command: tuple[Any, ...]) -> Any:
         """``command``'s reply, sent as redis-py would send it (the same bytes)."""
@@ -80,7 +84,7 @@ class Wire:
         except BaseException:
             pool.release(conn)  # (the pool reconnects it before its next command)
             raise
-        if len(self._idle) >= MAX_IDLE or conn.should_reconnect():  # type: ignore[no-untyped-call]
+        if len(self._idle) >= self._keep or conn.should_reconnect():  # type: ignore[no-untyped-call]
             pool.release(conn)
         else:
             self._idle.append(conn)

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from redis import BlockingConnectionPool, Redis
+from redis import BlockingConnectionPool, ConnectionPool, Redis
 from redis._parsers.encoders import Encoder
 from redis.connection import PythonRespSerializer
 from redis.exceptions import DataError
 
-from core.redis_wire import packed, wire_of
+from core.redis_wire import POOL_SHARE, packed, wire_of
 from core.state.scripts import LuaScript
 from tests.servers.redis_process import RedisProcess
 
@@ -114,3 +114,31 @@ def test_no_wire_where_redis_py_must_see_the_commands(server_redis: Redis) -> No
     single = Redis(connection_pool=pool, single_connection_client=True)
     assert wire_of(single) is None
     single.close()
+
+
+@pytest.mark.parametrize("cap", [1, 2, 9, 40])
+def test_the_wire_leaves_a_capped_pool_its_connections(server_redis: Redis, cap: int) -> None:
+    """A pool capped by ``max_connections`` (in ``REDIS_URL`` too) still serves the client's
+    other commands after scripts went on its wire: the wire keeps at most an eighth of the
+    cap between calls (none below 8), and the rest serve as many threads at once."""
+    kwargs = dict(server_redis.connection_pool.connection_kwargs)
+    client = Redis(connection_pool=ConnectionPool(max_connections=cap, **kwargs))
+    script = LuaScript(client, "return redis.call('PING')")
+    errors: list[BaseException] = []
+
+    def both() -> None:
+        try:
+            assert script([], []) in ("PONG", b"PONG")
+            assert client.ping()
+        except BaseException as error:
+            errors.append(error)
+
+    for _ in range(3):  # one after another: what the wire kept must not starve the pool
+        both()
+    threads = [threading.Thread(target=both) for _ in range(cap - cap // POOL_SHARE)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    client.close()
