@@ -59,52 +59,15 @@ def dm_channel_of(user_id: str) -> str:
 
 def guild_create(n: int) -> dict[str, Any]:
     guild = guild_id(n)
-    channel = {
-        "id": channel_of(guild),
-        "type": 0,
-        "guild_id": guild,
-        "name": "deliberation",
-        "position": 0,
-        "permission_overwrites": [],
-        "nsfw": False,
-        "parent_id": None,
-        "rate_limit_per_user": 0,
-    }
-    everyone = {
-        "id": guild,
-        "name": "@everyone",
-        "color": 0,
-        "hoist": False,
-        "position": 0,
-        "permissions": str(EVERYONE.value),
-        "managed": False,
-        "mentionable": False,
-        "flags": 0,
-    }
-    return {
-        "id": guild,
-        "name": f"Server {n}",
-        "icon": None,
-        "owner_id": person(n, 9),
-        "roles": [everyone],
-        "channels": [channel],
-        "threads": [],
-        "members": [],
-        "emojis": [],
-        "stickers": [],
-        "features": [],
-        "member_count": 3,
-        "large": False,
-        "unavailable": False,
-        "joined_at": "2026-01-01T00:00:00+00:00",
-        "verification_level": 0,
-        "default_message_notifications": 0,
-        "explicit_content_filter": 0,
-        "mfa_level": 0,
-        "premium_tier": 0,
-        "preferred_locale": "en-US",
-        "nsfw_level": 0,
-    }
+    return shapes.guild(
+        guild,
+        f"Server {n}",
+        person(n, 9),
+        roles=[shapes.role(guild, "@everyone", 0, EVERYONE.value)],
+        channels=[shapes.channel(channel_of(guild), guild, "deliberation", 0)],
+        threads=[],
+        member_count=3,
+    )
 
 
 def user(user_id: str) -> dict[str, Any]:

@@ -9,6 +9,7 @@ Redis outage as a client sees it, without touching the server other tests share.
         proxy.thaw()
         proxy.hold_replies()      # requests reach the server, its replies are held
         proxy.release_replies()
+        proxy.answer_lost(call, landed, "the save")   # call's answer lost once it landed
 
 It listens on 127.0.0.1 with a free port; the upstream is the test Redis's TCP address or
 its unix socket (the embedded server)."""
@@ -18,13 +19,18 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
-from typing import Any, Self
+from collections.abc import Callable
+from typing import Any, Self, TypeVar
 
 from redis import Redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from tests.polling import wait_for
+
 __all__ = ["RedisProxy"]
+
+T = TypeVar("T")
 
 
 class RedisProxy:
@@ -82,6 +88,35 @@ class RedisProxy:
 
     def release_replies(self) -> None:
         self._replying.set()
+
+    def answer_lost(self, call: Callable[[], T], landed: Callable[[], object], what: str) -> T:
+        """``call()``'s result when the server's answer to what it sent is lost: it runs in
+        a thread while replies are held; once ``landed()`` says the server did it, every
+        connection is cut (the answer never reaches the caller), then the link restored for
+        whatever ``call`` sends again. What ``call`` raised is raised here."""
+        done: list[T] = []
+        failed: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                done.append(call())
+            except BaseException as error:
+                failed.append(error)
+
+        self.hold_replies()
+        thread = threading.Thread(target=run)
+        thread.start()
+        try:
+            wait_for(landed, what)
+        finally:
+            self.cut()
+            self.release_replies()
+            self.restore()
+        thread.join(timeout=30)
+        if failed:
+            raise failed[0]
+        [result] = done
+        return result
 
     def __enter__(self) -> Self:
         self._thread.start()

@@ -80,33 +80,11 @@ def member(user_id: str, *, with_user: bool = True) -> dict[str, Any]:
 
 
 def _role(role_id: str, name: str, position: int) -> dict[str, Any]:
-    return {
-        "id": role_id,
-        "name": name,
-        "color": 0,
-        "hoist": False,
-        "position": position,
-        "permissions": str(ROLE_PERMISSIONS[role_id].value),
-        "managed": False,
-        "mentionable": False,
-        "flags": 0,
-    }
+    return shapes.role(role_id, name, position, ROLE_PERMISSIONS[role_id].value)
 
 
 def _channel(channel_id: str, name: str, position: int) -> dict[str, Any]:
-    return {
-        "id": channel_id,
-        "type": 0,
-        "guild_id": GUILD_OF[channel_id],
-        "name": name,
-        "position": position,
-        "permission_overwrites": [],
-        "nsfw": False,
-        "topic": None,
-        "last_message_id": None,
-        "rate_limit_per_user": 0,
-        "parent_id": None,
-    }
+    return shapes.channel(channel_id, GUILD_OF[channel_id], name, position)
 
 
 def thread() -> dict[str, Any]:
@@ -140,30 +118,15 @@ def guild_create(guild: str = GUILD) -> dict[str, Any]:
     ]
     theirs = [_role(ELSEWHERE, "@everyone", 0), _role(FAR_MODS, "Moderators", 1)]
     channels = [_channel(CHANNEL, "deliberation", 0), _channel(OTHER, "general", 1)]
-    return {
-        "id": guild,
-        "name": "Stream team" if ours else "Somewhere else",
-        "icon": None,
-        "owner_id": OWNER if ours else STRANGER,
-        "roles": roles if ours else theirs,
-        "channels": channels if ours else [_channel(FAR, "deliberation", 0)],
-        "threads": [thread()] if ours else [],
-        "members": [],
-        "emojis": [],
-        "stickers": [],
-        "features": [],
-        "member_count": 5,
-        "large": False,
-        "unavailable": False,
-        "joined_at": "2026-01-01T00:00:00+00:00",
-        "verification_level": 0,
-        "default_message_notifications": 0,
-        "explicit_content_filter": 0,
-        "mfa_level": 0,
-        "premium_tier": 0,
-        "preferred_locale": "en-US",
-        "nsfw_level": 0,
-    }
+    return shapes.guild(
+        guild,
+        "Stream team" if ours else "Somewhere else",
+        OWNER if ours else STRANGER,
+        roles=roles if ours else theirs,
+        channels=channels if ours else [_channel(FAR, "deliberation", 0)],
+        threads=[thread()] if ours else [],
+        member_count=5,
+    )
 
 
 def message_create(

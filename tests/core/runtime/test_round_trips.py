@@ -8,7 +8,6 @@ the streams' caps and times to live."""
 
 from __future__ import annotations
 
-import threading
 import uuid
 from collections.abc import Callable, Iterator
 from functools import partial
@@ -33,7 +32,6 @@ from core.state.scripts import LuaScript
 from tests.factories import actor
 from tests.model_script import kind, label, output
 from tests.openai_server import OpenAIServer, Reply
-from tests.polling import wait_for
 from tests.reads import transcript
 from tests.round_trips import Trips, counting_copy
 from tests.servers.tcp_proxy import RedisProxy
@@ -269,17 +267,12 @@ def test_a_save_whose_answer_was_lost_is_sent_again_and_writes_nothing_twice(
     changed = read.with_interaction(read.interaction.model_copy(update={"turn_count": 1}))
     row = lines.line("s1", "user:alice", "what if we used postgres", "corr-1")
     save = partial(sessions.store, read, changed, uuid.uuid4().hex, [row], 0)
-    landed: list[object] = []
-    proxy.hold_replies()
-    thread = threading.Thread(target=lambda: landed.append(resend(save, client, 30)))
-    thread.start()
     key = WorkspaceKeys(workspace).session("s1")
-    wait_for(lambda: server_redis.hget(key, "version") == "1", "the save")
-    proxy.cut()  # its answer never reaches the runtime
-    proxy.release_replies()
-    proxy.restore()
-    thread.join(timeout=30)
-    [stored] = landed
+    stored = proxy.answer_lost(  # its answer never reaches the runtime
+        partial(resend, save, client, 30),
+        lambda: server_redis.hget(key, "version") == "1",
+        "the save",
+    )
     assert stored == (True, changed.model_copy(update={"version": 1}))
     assert transcript(server_redis, workspace, "s1") == [("user:alice", "what if we used postgres")]
     assert server_redis.hget(key, "version") == "1"

@@ -6,7 +6,6 @@ not overwritten, and a pipeline whose answer was lost is sent again and saves on
 
 from __future__ import annotations
 
-import threading
 import uuid
 from collections.abc import Callable, Iterator
 from functools import partial
@@ -28,7 +27,6 @@ from core.state.keys import WorkspaceKeys
 from core.state.scripts import COMMIT_LUA, LuaScript
 from core.state.store import StateStore
 from tests.factories import actor, mutation
-from tests.polling import wait_for
 from tests.servers.tcp_proxy import RedisProxy
 
 ALICE = actor("user:alice")
@@ -132,17 +130,12 @@ def test_a_save_and_lookup_whose_answer_was_lost_are_sent_again_and_save_once(
     assert sessions.store_along(read, read, uuid.uuid4().hex, along=[lookup])[0].saved
     changed = read.with_interaction(read.interaction.model_copy(update={"turn_count": 1}))
     save = partial(sessions.store_along, read, changed, uuid.uuid4().hex, along=[lookup])
-    landed: list[Any] = []
-    proxy.hold_replies()
-    thread = threading.Thread(target=lambda: landed.append(resend(save, client, 30)))
-    thread.start()
     key = WorkspaceKeys(workspace).session("s1")
-    wait_for(lambda: server_redis.hget(key, "version") == "1", "the save")
-    proxy.cut()  # its answer never reaches the runtime
-    proxy.release_replies()
-    proxy.restore()
-    thread.join(timeout=30)
-    [(stored, [looked_up])] = landed
+    stored, [looked_up] = proxy.answer_lost(  # its answer never reaches the runtime
+        partial(resend, save, client, 30),
+        lambda: server_redis.hget(key, "version") == "1",
+        "the save",
+    )
     assert stored == (True, changed.model_copy(update={"version": 1}))
     assert server_redis.hget(key, "version") == "1"
     undone = revert(app.gateway, Revert(done.request.id, ALICE, version=1), looked_up)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -60,15 +61,12 @@ def test_a_commit_whose_reply_was_lost_is_sent_again_and_applied_once(
     store = StateStore(proxy.client(), workspace, durability=Durability(retry_sec=30))
     assert isinstance(store.commit(mutation("set", "decision.db", "x")), Committed)  # loaded
     change = mutation("incr", "counter.n", 5)
-    proxy.hold_replies()
-    thread, landed = committing(store, change)
-    # the script ran on the server; its answer never reaches the committer
-    wait_for(lambda: server_redis.hget(store.keys.versions, "counter.n") == "1", "the commit")
-    proxy.cut()
-    proxy.release_replies()
-    proxy.restore()
-    thread.join(timeout=30)
-    [done] = landed
+    # the script runs on the server; its answer never reaches the committer
+    done = proxy.answer_lost(
+        partial(store.commit, change),
+        lambda: server_redis.hget(store.keys.versions, "counter.n") == "1",
+        "the commit",
+    )
     assert isinstance(done, Committed), done
     # the first run's result, told as what it is: this commit (not a repeat of another)
     assert not done.duplicate and done.version == 1
