@@ -9,18 +9,11 @@ from typing import TYPE_CHECKING
 
 from bot.redis_connection import connect
 from core.config.core_config import Paths, load_config
-from core.deliberation.turn import Answering
-from core.deliberation.update.loop import Loop
 from core.gateway.mutation_gateway import MutationGateway
 from core.gateway.policy import Policy
-from core.llm.offline_responder import OfflineResponder
-from core.perception import Classifier, EmbeddedClassifier
 from core.redis_client import RedisClient
 from core.runtime.beat_history import BeatHistory
-from core.runtime.runner import Runtime
-from core.runtime.sessions import SessionStore
 from core.runtime.trace_events import TraceEvents
-from core.runtime.transcripts import Transcripts
 from core.state.actor import Actor, ActorKind
 from core.state.mutation_log import MutationLog
 from core.state.store import StateStore
@@ -31,7 +24,11 @@ from rules.history import RuleHistory
 from rules.keys import RuleKeys
 
 if TYPE_CHECKING:
+    from core.deliberation.turn import Answering
     from core.llm.chat import ChatModel
+    from core.llm.offline_responder import OfflineResponder
+    from core.perception.classifier import Classifier
+    from core.runtime.runner import Runtime
 
 __all__ = ["App", "build_app"]
 
@@ -82,15 +79,25 @@ class App:
     def runtime(self, model: ChatModel | None = None, *, use_env: bool = True) -> Runtime:
         """The loop's runtime. The model comes from ``model``, else (with ``use_env``) from
         ``OPENAI_API_KEY``; without one, everything runs offline."""
+        # the loop's parts are imported here, not above: a command that never converses
+        # (``deliberate state``, ``log``, the worker) starts without them (~0.2 s)
+        from core.deliberation.update.loop import Loop
+        from core.llm.offline_responder import OfflineResponder
+        from core.perception.embedded import EmbeddedClassifier
+        from core.runtime.runner import Runtime
+        from core.runtime.sessions import SessionStore
+        from core.runtime.transcripts import Transcripts
+
         if model is None and use_env:
             from core.llm.chat import chat_model_from_env  # loads openai: only when asked
 
             model = chat_model_from_env()
         trace = self.trace
         classifier: Classifier = EmbeddedClassifier()
-        responder: Answering = OfflineResponder()
-        if model is not None:
-            classifier, responder = self._model_parts(model, trace)
+        offline = OfflineResponder()
+        responder: Answering = offline
+        if model is not None:  # the embedded parts stay as the model's fallbacks
+            classifier, responder = self._model_parts(model, trace, classifier, offline)
         ttl = self.config.sessions.ttl_sec
         return Runtime(
             Loop(self.config.loop_settings()),
@@ -103,7 +110,9 @@ class App:
             trace,
         )
 
-    def _model_parts(self, model: ChatModel, trace: TraceEvents) -> tuple[Classifier, Answering]:
+    def _model_parts(
+        self, model: ChatModel, trace: TraceEvents, offline: Classifier, fallback: OfflineResponder
+    ) -> tuple[Classifier, Answering]:
         from core.llm.model_responder import ModelResponder
         from core.llm.tools import AgentTools
         from core.perception.llm import LLMClassifier
@@ -115,8 +124,8 @@ class App:
         tools = AgentTools(self.gateway, agent)
         meter = self.gateway.meter  # the model may serve several workspaces: counted here
         return (
-            LLMClassifier(model, EmbeddedClassifier(), meter),
-            ModelResponder(model, OfflineResponder(), tools, meter),
+            LLMClassifier(model, offline, meter),
+            ModelResponder(model, fallback, tools, meter),
         )
 
 

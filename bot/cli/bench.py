@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.app import App, build_app
+from bot.cli import SUMMARIES
 from bot.cli.render import json_line
 from bot.redis_connection import connect, connection_url
 from core.config.core_config import config_paths
@@ -32,7 +33,7 @@ __all__ = ["register"]
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     bench = commands.add_parser(
         "bench",
-        help="measure the store",
+        help=SUMMARIES["bench"],
         description="Benchmarks that print ratios against a baseline measured in the same run.",
     )
     sub = bench.add_subparsers(dest="bench_command", required=True, metavar="BENCHMARK")

@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bot.cli import SUMMARIES
 from bot.cli.render import json_line
 from core.config.core_config import CoreConfig
 from core.deliberation.interpretation import ActType
@@ -28,7 +29,7 @@ __all__ = ["register"]
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     classify = commands.add_parser(
         "classify",
-        help="interpret a turn",
+        help=SUMMARIES["classify"],
         description="Print the interpretation of TEXT as JSON: act type, target, confidence, "
         "and the act the loop would route it as (a question below perception.min_confidence). "
         "With OPENAI_API_KEY set the model classifies (OPENAI_BASE_URL, DELIBERATE_MODEL), and "

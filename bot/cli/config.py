@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from bot.cli import SUMMARIES
 from core.config.core_config import CoreConfig
 from core.config.layers import Where
 from core.config.yaml_source import Located
@@ -23,7 +24,7 @@ __all__ = ["register", "render"]
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     config = commands.add_parser(
         "config",
-        help="show the configuration in effect, and where each value comes from",
+        help=SUMMARIES["config"],
         description=__doc__,
     )
     sub = config.add_subparsers(dest="config_command", required=True, metavar="SUBCOMMAND")

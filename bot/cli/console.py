@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 
 from bot.app import App
+from bot.cli import SUMMARIES
 from bot.cli.args import actor, session_id
 from bot.console import COLOURS, HELP, PLAIN, Console
 from bot.console.terminal import Terminal, colour_wanted, open_history
@@ -33,7 +34,7 @@ def _topic(text: str) -> str:
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     console = commands.add_parser(
         "console",
-        help="think out loud in the terminal",
+        help=SUMMARIES["console"],
         description="Run the deliberation loop in the terminal: type messages; buttons appear "
         "as numbered choices. With stdin not a terminal, read one message per line ('N' or "
         "'/click N' or '/do ActionType' to click). Without OPENAI_API_KEY everything runs offline "

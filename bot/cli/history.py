@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from bot.app import App
+from bot.cli import SUMMARIES
 from bot.cli.args import positive_int, state_key
 from bot.cli.render import json_line, log_line
 from core.state.chain import (
@@ -25,7 +26,7 @@ __all__ = ["compaction_line", "register"]
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     log = commands.add_parser(
-        "log", help="show the mutation log", description="Show committed mutations, oldest first."
+        "log", help=SUMMARIES["log"], description="Show committed mutations, oldest first."
     )
     log.add_argument("--key", type=state_key, help="only mutations of this key")
     log.add_argument(
@@ -61,7 +62,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     replay = commands.add_parser(
         "replay",
-        help="rebuild state from the log",
+        help=SUMMARIES["replay"],
         description="Rebuild the snapshot from the mutation log (from the latest checkpoint), "
         "saving checkpoints as it goes. With --verify, compare it with the live snapshot and "
         "exit 1 on any difference, naming the keys.",
@@ -74,7 +75,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     compact = commands.add_parser(
         "compact",
-        help="trim the log behind a checkpoint, as retention says",
+        help=SUMMARIES["compact"],
         description="Compact the workspace's mutation log: replay the records retention lets "
         "go (store.retention in the config: keep_days, keep_records) into the checkpoint, "
         "then trim them; records a rules consumer has not handled are kept. Also drops "

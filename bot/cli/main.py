@@ -16,9 +16,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from bot.cli import SUMMARIES
 from bot.json_logging import configure as configure_logging
 
-__all__ = ["COMMANDS", "EXIT_INTERRUPTED", "exit_at_once", "main", "parser", "say_interrupted"]
+__all__ = [
+    "COMMANDS",
+    "EXIT_INTERRUPTED",
+    "exit_at_once",
+    "listing",
+    "main",
+    "parser",
+    "say_interrupted",
+]
 
 # Ctrl-C, wherever it lands: one line, ``deliberate: interrupted``, and exit code 130 (128 +
 # SIGINT, as a shell reports it); ``worker`` says it too when RQ stops warmly
@@ -69,6 +78,17 @@ def parser(command: str | None = None) -> argparse.ArgumentParser:
     wanted = [COMMANDS[command]] if command in COMMANDS else COMMANDS.values()
     for module in dict.fromkeys(wanted):
         importlib.import_module(module).register(commands)
+    return top
+
+
+def listing() -> argparse.ArgumentParser:
+    """The global options and each command by its line alone, no command's module imported:
+    what ``--help`` prints, and the usage error of no command or a word no command has.
+    Anything after a command is left to that command's own parser (``parse_known_args``)."""
+    top = _global_options()
+    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMANDS:
+        commands.add_parser(name, help=SUMMARIES[name], add_help=False)
     return top
 
 
@@ -165,6 +185,11 @@ def serves(args: argparse.Namespace) -> bool:
 
 
 def _run(argv: list[str]) -> int:
+    command = command_in(argv)
+    if command is None:  # --help, no command, or one behind an abbreviated option
+        command = listing().parse_known_args(argv)[0].command
+    args = parser(command).parse_args(argv)
+
     from pydantic import ValidationError
     from redis.exceptions import RedisClusterException, RedisError
 
@@ -173,7 +198,6 @@ def _run(argv: list[str]) -> int:
     from core.state.checkpoints import HistoryCompacted
     from core.state.limits import Unacknowledged
 
-    args = parser(command_in(argv)).parse_args(argv)
     if args.log_level is not None and args.log_level.upper() not in LOG_LEVELS:
         print(
             f"deliberate: log level {args.log_level!r} (--log-level or DELIBERATE_LOG_LEVEL) "

@@ -7,6 +7,7 @@ import argparse
 import os
 import sys
 
+from bot.cli import SUMMARIES
 from bot.cli.render import json_line
 from bot.embedded_redis import EmbeddedServer, ServerBusy, home_dir
 from bot.redis_connection import server_name
@@ -19,7 +20,7 @@ EXIT_OK, EXIT_NOT_RUNNING, EXIT_BUSY = 0, 1, 1
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     redis = commands.add_parser(
         "redis",
-        help="the embedded Redis: status, stop",
+        help=SUMMARIES["redis"],
         description="Without REDIS_URL, state lives in one redis-server per data directory "
         "(DELIBERATE_HOME, default ./.deliberate), started by the first command that needs "
         "it and shared by every process after it; it keeps running after that command exits.",

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from bot.app import App, load_app_config
+from bot.cli import SUMMARIES
 from bot.cli.args import TIME_HELP, json_object, state_key, when
 from bot.cli.render import json_line, log_line
 from bot.explain import evaluation_line, masked_record, origin
@@ -34,9 +35,7 @@ EXIT_USAGE = 2
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    rules = commands.add_parser(
-        "rules", help="check, dry-run and explain rules", description=__doc__
-    )
+    rules = commands.add_parser("rules", help=SUMMARIES["rules"], description=__doc__)
     sub = rules.add_subparsers(dest="rules_command", required=True, metavar="SUBCOMMAND")
     check = sub.add_parser(
         "check",
@@ -73,7 +72,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     for parent in (commands, sub):
         why = parent.add_parser(
             "why",
-            help="how a key came to hold its value, and what its changes triggered",
+            help=SUMMARIES["why"],
             description="The mutation that set KEY (actor, reason, the rule that derived it "
             "and its cause), then the newest rule evaluations and actions on KEY's changes.",
         )

@@ -8,6 +8,7 @@ import os
 import sys
 
 from bot.app import App
+from bot.cli import SUMMARIES
 from bot.cli.args import env_port, port
 from bot.discord.shards import Shards
 from bot.workspaces import Workspaces
@@ -21,7 +22,7 @@ log = logging.getLogger("deliberate.run")
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run = commands.add_parser(
         "run",
-        help="run the bot on Slack or Discord",
+        help=SUMMARIES["run"],
         description="Run the deliberation loop on a chat platform. Rules run in `deliberate "
         "worker`, which should run next to it.",
     )

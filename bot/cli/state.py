@@ -8,6 +8,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from bot.cli import SUMMARIES
 from bot.cli.args import (
     TIME_HELP,
     When,
@@ -41,7 +42,7 @@ EXIT_OK, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     state = commands.add_parser(
         "state",
-        help="read and write canonical state",
+        help=SUMMARIES["state"],
         description="Read canonical state, or change it through the "
         "mutation gateway (policy applies to every write).",
     )
@@ -144,7 +145,7 @@ def _add_at(parser: argparse.ArgumentParser) -> None:
 def _register_proposals(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     proposals = commands.add_parser(
         "proposals",
-        help="list the proposals that wait for people",
+        help=SUMMARIES["proposals"],
         description="List the pending proposals, soonest deadline first: each one's id, what "
         "it would do, who proposed it and for whom, how long ago, its deadline (UTC), its "
         "approvals so far of the number it needs, four eyes (the person who asked may not "
@@ -189,7 +190,7 @@ def _register_proposals(commands: argparse._SubParsersAction[argparse.ArgumentPa
 def _register_revert(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     revert = commands.add_parser(
         "revert",
-        help="undo a committed mutation",
+        help=SUMMARIES["revert"],
         description="Undo the committed mutation MUTATION_ID (see 'deliberate log --json') "
         "with a new one that writes back the value its key held before (or deletes the key, "
         "if it was not set), through the gateway: the actor's roles are checked, the log "

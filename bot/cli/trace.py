@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.app import App
+from bot.cli import SUMMARIES
 from bot.cli.args import positive_int
 from bot.cli.render import (
     decision_step,
@@ -40,7 +41,7 @@ __all__ = ["causal", "collect", "describe", "lifecycle", "register", "steps_of"]
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     trace = commands.add_parser(
         "trace",
-        help="follow one turn or click, or one proposal's life",
+        help=SUMMARIES["trace"],
         description="Show everything one turn or click led to, in order: message, "
         "interpretation, beats, model calls, mutations. Given a proposal's id (or the id of "
         "the mutation that applied one), show its whole life in causal order: the turn that "

@@ -23,6 +23,7 @@ from redis.cluster import RedisCluster
 from rq import Queue
 
 from bot.app import App
+from bot.cli import SUMMARIES
 from bot.cli.history import compaction_line
 from bot.cli.main import exit_at_once, say_interrupted
 from bot.redis_connection import connection_url
@@ -50,7 +51,7 @@ _log = logging.getLogger("deliberate.worker")
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     worker = commands.add_parser(
         "worker",
-        help="run rules: the rule consumer and an RQ worker",
+        help=SUMMARIES["worker"],
         description="Consume the mutation logs, evaluate the rules, and run their actions on "
         "the connectors (credentials from the environment), in --workspace's workspace and "
         "every configured tenant's (restart it after listing a new one; a server or a DM "

@@ -10,6 +10,7 @@ import sys
 from datetime import UTC, datetime
 
 from bot.app import App
+from bot.cli import SUMMARIES
 from bot.cli.render import json_line
 from bot.cli.worker import rule_workspaces
 from bot.workspaces import WorkspaceFound, every_workspace
@@ -21,7 +22,7 @@ __all__ = ["register"]
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     workspaces = commands.add_parser(
         "workspaces",
-        help="list the workspaces: one per Slack team, Discord server or DM",
+        help=SUMMARIES["workspaces"],
         description="List every workspace with its tenant (the Slack team or org, the "
         "Discord server or the person of a direct message), whether rules run there (the "
         "tenant is configured) and when an event last reached it; then each workspace that "

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from bot.app import App
+from bot.cli import SUMMARIES
 from bot.cli.args import env_port, port
 
 __all__ = ["register"]
@@ -19,7 +20,7 @@ log = logging.getLogger("deliberate.web")
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     web = commands.add_parser(
         "web",
-        help="serve the web inspector, inbox and /metrics",
+        help=SUMMARIES["web"],
         description="Serve the operator's window: per workspace its state, mutation log, "
         "traces, the inbox of pending proposals (apply, edit, reject) and the rules' recent "
         "evaluations; /metrics for Prometheus and /health for a router. People sign in with "
