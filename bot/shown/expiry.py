@@ -27,9 +27,17 @@ from .refs import Install, Shown, ShownMessages
 if TYPE_CHECKING:
     from bot.app import App
 
-__all__ = ["ByPlatform", "Closer", "Closers", "ExpiredMessages", "expired_sentence"]
+__all__ = [
+    "API_TIMEOUT_SEC",
+    "ByPlatform",
+    "Closer",
+    "Closers",
+    "ExpiredMessages",
+    "expired_sentence",
+]
 
 log = logging.getLogger("deliberate.shown")
+API_TIMEOUT_SEC = 10  # how long a closer waits on its platform's API
 
 
 class Closer(Protocol):

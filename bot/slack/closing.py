@@ -7,27 +7,32 @@ all of them: the last update to land never hides an earlier click."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import LockError
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 from slack_sdk.webhook import WebhookClient
 
 from bot.click_lines import ClickLines
 from bot.click_outcome import EXPIRED
-from bot.shown.expiry import expired_sentence
-from bot.shown.refs import Shown
+from bot.shown.expiry import API_TIMEOUT_SEC, ByPlatform, Closer, expired_sentence
+from bot.shown.refs import Install, Shown
+from bot.workspaces import Recent
 from core.state.actor import Actor
 
 from .blocks import closed_blocks, escape, mention
 from .direct import Owner, send_direct
+from .oauth import OAuthConfig
+from .oauth.bots import InstalledBots
 from .threads import PLATFORM
 
 if TYPE_CHECKING:
     from core.redis_client import RedisClient
 
-__all__ = ["ClosedMessages", "SlackCloser"]
+__all__ = ["ClosedMessages", "InstalledClosers", "SlackCloser", "bot_client", "slack_closers"]
 
 log = logging.getLogger("deliberate.slack")
 # Slack's answers to a token it no longer takes: its installation is gone, or it expired
@@ -159,3 +164,64 @@ class SlackCloser:
         else:
             log.warning("%s: %s", what, error)
         return False
+
+
+def bot_client(token: str, api_url: str) -> WebClient:
+    """A Web API client for a bot token that waits out 429s (nothing was posted then)."""
+    return WebClient(
+        token=token,
+        base_url=api_url,
+        timeout=API_TIMEOUT_SEC,
+        retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=2)],
+    )
+
+
+class InstalledClosers(ByPlatform):
+    """Slack's closers by installation: the token of a message's team (or org) is looked
+    up in ``installed`` at each use (it may rotate, or be revoked), and one closer is kept
+    per token. A token Slack refuses is forgotten, and its team skipped from then on."""
+
+    def __init__(
+        self, closers: Mapping[str, Closer], installed: InstalledBots, api_url: str
+    ) -> None:
+        super().__init__(closers)
+        self.installed = installed
+        self.api_url = api_url
+        self._by_token: Recent[SlackCloser] = Recent()
+
+    def at(self, platform: str, install: Install | None) -> Closer | None:
+        if platform != PLATFORM:
+            return super().at(platform, install)
+        install = install or Install()
+        found = self.installed.find(install)
+        if found is None:
+            return None
+        closer = self._by_token.get(found.token)
+        if closer is None:
+            owner = Owner(found.team, found.enterprise)
+            closer = SlackCloser(bot_client(found.token, self.api_url), owner)
+            self._by_token.put(found.token, closer)
+        if closer.dead:
+            self.installed.forget(install, found.token)
+            return None
+        return closer
+
+
+def slack_closers(
+    env: Mapping[str, str], closers: dict[str, Closer], redis: RedisClient | None
+) -> ByPlatform:
+    """``closers`` with Slack's: by installation with ``SLACK_CLIENT_ID`` (kept in
+    ``redis``), else with ``SLACK_BOT_TOKEN``'s one team, else none. ValueError when the OAuth
+    variables are malformed (as the Slack bot says it), or ``redis`` is missing for them."""
+    oauth = OAuthConfig.from_env(env)
+    if oauth is None:
+        if token := env.get("SLACK_BOT_TOKEN", "").strip():
+            api_url = env.get("SLACK_API_URL", "").strip() or WebClient.BASE_URL
+            closers[PLATFORM] = SlackCloser(bot_client(token, api_url))
+        return ByPlatform(closers)
+    if redis is None:
+        raise ValueError("the Slack installations (SLACK_CLIENT_ID) are kept in Redis: none given")
+    if env.get("SLACK_BOT_TOKEN", "").strip():
+        log.warning("SLACK_BOT_TOKEN is ignored: SLACK_CLIENT_ID says teams install the app")
+    installed = InstalledBots(oauth, redis, oauth.web_client())
+    return InstalledClosers(closers, installed, oauth.api_url)

@@ -116,6 +116,8 @@ def load_located(text: str, filename: str) -> Located:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
         problem = exc.problem or exc.context or "invalid YAML"
+        if "maximum nesting depth" in problem:  # libyaml's own limit: 1,000 levels
+            raise ConfigError([ConfigIssue(filename, line, "", _TOO_DEEP)]) from None
         raise ConfigError([ConfigIssue(filename, line, "", f"YAML syntax: {problem}")]) from None
     except yaml.YAMLError as exc:
         raise ConfigError([ConfigIssue(filename, None, "", f"YAML: {exc}")]) from None

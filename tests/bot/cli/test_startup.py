@@ -86,3 +86,24 @@ def test_a_command_behind_an_abbreviated_option_is_still_its_own(
         main(["--work", workspace, "state", "--help"])
     assert stopped.value.code == 0
     assert "usage: deliberate state [-h] COMMAND" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("env", "platforms"),
+    [
+        ({}, set()),
+        ({"DISCORD_TOKEN": "t"}, {"discord"}),
+        ({"SLACK_BOT_TOKEN": "xoxb-1"}, {"slack_sdk"}),
+        ({"SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "s"}, {"slack_sdk"}),
+        ({"SLACK_BOT_TOKEN": " ", "DISCORD_TOKEN": ""}, set()),
+    ],
+)
+def test_a_worker_loads_a_platforms_sdk_only_with_its_variables(
+    env: dict[str, str], platforms: set[str]
+) -> None:
+    loaded = _loaded_after(
+        "from bot.redis_connection import connect\n"
+        "from bot.shown.closers import closers_from_env\n"
+        f"closers_from_env({env!r}, connect(None) if {'SLACK_CLIENT_ID' in env} else None)"
+    )
+    assert {"discord", "slack_sdk"} & loaded == platforms
