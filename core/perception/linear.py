@@ -11,10 +11,13 @@ from __future__ import annotations
 import json
 import math
 import random
-from collections.abc import Iterable, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import reduce
+from itertools import repeat
 from operator import add
+from struct import Struct
 from typing import Any
 
 __all__ = ["Example", "LinearModel", "softmax", "train"]
@@ -85,33 +88,52 @@ def train(
 
     AdaGrad: per-weight step sizes, so that rare features (most words) still learn from
     their few examples while frequent ones (the bias, common cues) settle instead of
-    oscillating. One loop with its names local: on the shipped corpus it makes some seventy
-    million weight updates."""
+    oscillating. Each epoch visits the examples in a new shuffled order. For each: the logits
+    (the bias plus the weights of its features, added up in its order; a feature met for the
+    first time weighs nothing yet), the softmax less 1 for the true class as the errors, then
+    a step on the bias and one on each of its features' weights in turn (a feature named twice
+    steps twice, the second time from where the first left it). Weight k of a feature steps
+    by ``grad = errors[k] + l2 * w``, ``squares += grad * grad`` and, if ``squares > 0``,
+    ``w -= rate * grad / sqrt(squares)``; the bias by the same without the penalty.
+
+    On the shipped corpus that is some seventy million weight steps. Kept as lists of floats,
+    most of their time went on memory: a feature's weights and squares were a dozen objects
+    scattered over the heap, each a cache miss when an example came back to it. Here each
+    feature's are one record of doubles in one buffer, read and written whole with ``struct``,
+    and the step over an example's records is written out for the number of classes
+    (``_written_out``). Every number goes through the operations of the plain loop over lists,
+    in its order, so the weights are the same to the bit (``test_linear_training.py`` holds
+    ``train`` to that loop)."""
     width = len(classes)
     model = LinearModel(list(classes), [0.0] * width)
     bias, bias_squares = model.bias, [0.0] * width
-    rows: dict[str, tuple[list[float], list[float]]] = {}  # a feature's weights and squares
+    record = Struct(f"{2 * width}d")  # a feature's weights, then their sums of squares
+    unpack, (summed, step) = record.unpack_from, _written_out(width, record.pack_into)
+    where: dict[str, int] = {}  # each feature's record: its offset in ``packed``
+    lessons = [  # each example: its features' places (as machine integers) and its class
+        (array("q", [where.setdefault(name, len(where) * record.size) for name in names]), truth)
+        for names, truth in examples
+    ]
+    packed = bytearray(record.size * len(where))
+    twice = {i for i, (places, _) in enumerate(lessons) if len(set(places)) < len(places)}
+    met: dict[int, None] = {}  # the records of the features met so far, in the order met
     order = list(range(len(examples)))
     shuffler = random.Random(seed)
     sqrt, exp, each = math.sqrt, math.exp, range(width)
-    for _ in range(epochs):
+    for epoch in range(epochs):
         shuffler.shuffle(order)
         for i in order:
-            names, truth = examples[i]
-            logits = bias[:]  # the bias plus the weights of the features seen so far
-            touched = []
-            for name in names:
-                pair = rows.get(name)
-                if pair is None:  # weighs nothing yet
-                    pair = rows[name] = (
-                        model.weights.setdefault(name, [0.0] * width),
-                        [0.0] * width,
-                    )
-                else:
-                    row = pair[0]
-                    for k in each:
-                        logits[k] += row[k]
-                touched.append(pair)
+            places, truth = lessons[i]
+            rows = list(map(unpack, repeat(packed), places))
+            seen = rows  # after the first epoch, every feature has been met
+            if epoch == 0:  # a feature met for the first time weighs nothing yet
+                seen = []
+                for place, row in zip(places, rows, strict=True):
+                    if place in met:
+                        seen.append(row)
+                    else:
+                        met[place] = None
+            logits = summed(bias, seen)  # the bias plus the rows, in the features' order
             top = max(logits)
             exps = [exp(x - top) for x in logits]
             total = sum(exps)
@@ -122,10 +144,79 @@ def train(
                 bias_squares[k] += grad * grad
                 if bias_squares[k] > 0.0:
                     bias[k] -= rate * grad / sqrt(bias_squares[k])
-            for row, squares in touched:  # the L2 penalty on the weights an example touches
-                for k in each:
-                    grad = errors[k] + l2 * row[k]
-                    squares[k] += grad * grad
-                    if squares[k] > 0.0:
-                        row[k] -= rate * grad / sqrt(squares[k])
+            if i in twice:  # a feature named twice steps again from where its first step left it
+                step(packed, places, map(unpack, repeat(packed), places), errors, l2, rate)
+            else:
+                step(packed, places, rows, errors, l2, rate)
+    name_at = {place: name for name, place in where.items()}
+    model.weights = {name_at[place]: list(unpack(packed, place)[:width]) for place in met}
     return model
+
+
+Summer = Callable[[list[float], Iterable[tuple[Any, ...]]], list[float]]
+Stepper = Callable[
+    [bytearray, Iterable[int], Iterable[tuple[Any, ...]], list[float], float, float], None
+]
+
+
+def _written_out(width: int, pack_into: Callable[..., None]) -> tuple[Summer, Stepper]:
+    """``logits(bias, rows)`` and ``step(packed, places, rows, errors, l2, rate)`` of ``train``,
+    written out for ``width`` classes: one line an operation, on named locals, where a loop
+    over the classes would spend more on its indexing than on the arithmetic.
+
+    A row is a feature's record as ``struct`` reads it: its weights, then their sums of
+    squares. ``logits`` adds the rows' weights to the bias, one row after another; ``step``
+    takes the AdaGrad step on each row and writes it back to ``packed`` at its place. For two
+    classes they read::
+
+        def logits(bias, rows):
+            [x0, x1] = bias
+            for [w0, w1, s0, s1] in rows:
+                x0 += w0
+                x1 += w1
+            return [x0, x1]
+
+        def step(packed, places, rows, errors, l2, rate, sqrt=sqrt, pack_into=pack_into):
+            [e0, e1] = errors
+            for place, [w0, w1, s0, s1] in zip(places, rows):
+                grad = e0 + l2 * w0
+                s0 += grad * grad
+                if s0 > 0.0:
+                    w0 -= rate * grad / sqrt(s0)
+                grad = e1 + l2 * w1
+                s1 += grad * grad
+                if s1 > 0.0:
+                    w1 -= rate * grad / sqrt(s1)
+                pack_into(packed, place, w0, w1, s0, s1)
+    """
+
+    def named(letter: str) -> list[str]:
+        return [f"{letter}{k}" for k in range(width)]
+
+    record = ", ".join(named("w") + named("s"))
+    summed = [f"        x{k} += w{k}" for k in range(width)]
+    stepped = [
+        line
+        for k in range(width)
+        for line in (
+            f"        grad = e{k} + l2 * w{k}",
+            f"        s{k} += grad * grad",
+            f"        if s{k} > 0.0:",
+            f"            w{k} -= rate * grad / sqrt(s{k})",
+        )
+    ]
+    source = [
+        "def logits(bias, rows):",
+        f"    [{', '.join(named('x'))}] = bias",
+        f"    for [{record}] in rows:",
+        *(summed or ["        pass"]),
+        f"    return [{', '.join(named('x'))}]",
+        "def step(packed, places, rows, errors, l2, rate, sqrt=sqrt, pack_into=pack_into):",
+        f"    [{', '.join(named('e'))}] = errors",
+        f"    for place, [{record}] in zip(places, rows):",
+        *stepped,
+        f"        pack_into(packed, place, {record})",
+    ]
+    namespace: dict[str, Any] = {"sqrt": math.sqrt, "pack_into": pack_into}
+    exec("\n".join(source), namespace)  # built from ``width`` alone
+    return namespace["logits"], namespace["step"]
