@@ -111,6 +111,7 @@ def proposed(bot: SlackBot) -> dict[str, Any]:
     bot.event(mention("which database for billing?"))
     reply = bot.replies()[-1]
     assert button(reply, "ApplyProposal")["text"]["text"] == f"Apply: set {KEY} = postgres"
+    bot.listeners.idle()  # the message is posted before it is recorded as showing the proposal
     return reply
 
 
