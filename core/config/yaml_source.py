@@ -108,8 +108,9 @@ _Loader.add_constructor("!replace", _replace)
 
 
 def load_located(text: str, filename: str) -> Located:
-    loader = _Loader(text)
+    loader = None
     try:
+        loader = _Loader(text)  # the pure-Python reader refuses a control character here
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
@@ -124,7 +125,8 @@ def load_located(text: str, filename: str) -> Located:
     except RecursionError:
         raise ConfigError([ConfigIssue(filename, None, "", _TOO_DEEP)]) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     walker = _Walker(filename)
     if node is not None:
         try:

@@ -54,6 +54,17 @@ def test_a_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:
     assert ":5:" in issue or ":4:" in issue
 
 
+@pytest.mark.parametrize("character", ["\x01", "\x7f", "\ufffe"])
+def test_a_character_yaml_refuses_is_an_error_naming_the_file(
+    tmp_path: Path, character: str
+) -> None:
+    """Such a character failed the pure-Python parser as it started, outside the handling of
+    its errors: a traceback, not a configuration error."""
+    [issue] = issues_of(tmp_path, f"policy:\n  keys:\n    - pattern: a{character}b\n")
+    assert issue.startswith(f"{tmp_path / 'deliberate.yaml'}:")
+    assert "YAML" in issue
+
+
 def test_a_misspelled_field_names_file_line_and_field(tmp_path: Path) -> None:
     text = (
         "policy:\n  keys:\n    - pattern: decision.*\n    - pattern: stream.state\n"
