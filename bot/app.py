@@ -111,7 +111,7 @@ class App:
         )
 
     def _model_parts(
-        self, model: ChatModel, trace: TraceEvents, offline: Classifier, fallback: OfflineResponder
+        self, model: ChatModel, trace: TraceEvents, embedded: Classifier, offline: OfflineResponder
     ) -> tuple[Classifier, Answering]:
         from core.llm.model_responder import ModelResponder
         from core.llm.tools import AgentTools
@@ -124,8 +124,8 @@ class App:
         tools = AgentTools(self.gateway, agent)
         meter = self.gateway.meter  # the model may serve several workspaces: counted here
         return (
-            LLMClassifier(model, offline, meter),
-            ModelResponder(model, fallback, tools, meter),
+            LLMClassifier(model, embedded, meter),
+            ModelResponder(model, offline, tools, meter),
         )
 
 

@@ -83,8 +83,9 @@ def parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def listing() -> argparse.ArgumentParser:
     """The global options and each command by its line alone, no command's module imported:
-    what ``--help`` prints, and the usage error of no command or a word no command has.
-    Anything after a command is left to that command's own parser (``parse_known_args``)."""
+    what ``--help`` prints, the usage error of no command or a word no command has, and the
+    command a command line names. Anything after a command is left to that command's own
+    parser (``parse_known_args``)."""
     top = _global_options()
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
@@ -149,24 +150,6 @@ def _global_options() -> argparse.ArgumentParser:
     return top
 
 
-def command_in(argv: Sequence[str]) -> str | None:
-    """The command ``argv`` names: its first word that is neither a global option nor the
-    value of one (``None`` for ``--help`` alone, or a word no command has)."""
-    valued = {
-        option
-        for action in _global_options()._actions
-        if action.nargs != 0
-        for option in action.option_strings
-    }
-    words = iter(argv)
-    for word in words:
-        if word in valued:
-            next(words, None)
-        elif not word.startswith("-"):
-            return word if word in COMMANDS else None
-    return None
-
-
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
@@ -185,10 +168,10 @@ def serves(args: argparse.Namespace) -> bool:
 
 
 def _run(argv: list[str]) -> int:
-    command = command_in(argv)
-    if command is None:  # --help, no command, or one behind an abbreviated option
-        command = listing().parse_known_args(argv)[0].command
-    args = parser(command).parse_args(argv)
+    # the command as argparse finds it (after global options, abbreviated or not), from the
+    # listing, which imports none: then that command's parser alone. --help, no command or
+    # an unknown one end in the listing.
+    args = parser(listing().parse_known_args(argv)[0].command).parse_args(argv)
 
     from pydantic import ValidationError
     from redis.exceptions import RedisClusterException, RedisError

@@ -222,6 +222,8 @@ def slack_closers(
     if redis is None:
         raise ValueError("the Slack installations (SLACK_CLIENT_ID) are kept in Redis: none given")
     if env.get("SLACK_BOT_TOKEN", "").strip():
-        log.warning("SLACK_BOT_TOKEN is ignored: SLACK_CLIENT_ID says teams install the app")
+        logging.getLogger("deliberate.shown").warning(  # the worker's logger, as it was
+            "SLACK_BOT_TOKEN is ignored: SLACK_CLIENT_ID says teams install the app"
+        )
     installed = InstalledBots(oauth, redis, oauth.web_client())
     return InstalledClosers(closers, installed, oauth.api_url)

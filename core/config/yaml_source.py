@@ -78,7 +78,10 @@ def field_path(path: Path) -> str:
     return out
 
 
-_TOO_DEEP = "YAML: nests too deep (lists or maps inside one another thousands of levels down)"
+MAX_NESTING = 100  # lists or maps inside one another: the config's deepest is a few levels
+_TOO_DEEP = (
+    f"YAML: nests too deep (lists or maps more than {MAX_NESTING} levels inside one another)"
+)
 
 
 # libyaml's parser where PyYAML was built with it (its wheels are): the same nodes and marks,
@@ -159,6 +162,9 @@ class _Walker:
         )
 
     def walk(self, node: yaml.Node, path: Path) -> None:
+        if len(path) > MAX_NESTING:  # whichever parser read it: what follows recurses
+            self.issues.append(ConfigIssue(self.filename, node.start_mark.line + 1, "", _TOO_DEEP))
+            raise ConfigError(self.issues)
         self.visits += 1
         if self.visits > MAX_NODES:
             self.issue(node, path, f"more than {MAX_NODES} values once aliases are expanded")

@@ -82,7 +82,7 @@ def bits(model: LinearModel) -> tuple[list[str], list[tuple[str, list[str]]]]:
 
 @st.composite
 def example_sets(draw: st.DrawFn) -> tuple[list[Example], list[str]]:
-    classes = CLASSES[: draw(st.integers(2, 5))]
+    classes = CLASSES[: draw(st.integers(1, 5))]
     names = st.sampled_from(["x", "y", "z", "w:ok", "b:<s> ok"])  # few: they repeat
     example = st.tuples(st.lists(names, max_size=6), st.integers(0, len(classes) - 1))
     return draw(st.lists(example, max_size=12)), classes
