@@ -42,9 +42,10 @@ HELP = """\
                             newest conversation; in a thread, say "show" to the bot)
 /deliberate topic NAME      name what this conversation decides (Discord; in a Slack thread,
                             say "topic: NAME" to the bot)
-/deliberate breakglass ID REASON  apply a pending proposal (ID: see pending) at once,
-                            skipping its approvals, if you hold its key's break-glass role;
-                            the reason is logged, announced and listed for review
+/deliberate breakglass ID@REVISION REASON  apply a pending proposal at once, as pending
+                            lists it (ID@REVISION: the value you saw), skipping its
+                            approvals, if you hold its key's break-glass role; the reason
+                            is logged, announced and listed for review
 /deliberate help            this text
 Answers are shown to you alone. State changes only through buttons, breakglass and rules."""
 
@@ -149,7 +150,10 @@ def _pending(app: App, rest: str) -> str:
     lines = [f"{len(proposals)} waiting, soonest deadline first:"]
     for p in proposals[:MAX_PROPOSALS]:
         reveal = not app.policy.is_secret(p.mutation.key)
-        lines += proposal_lines(app.policy, p, deadlines_of(app, p, now), reveal=reveal)
+        named = f"{p.id}@{p.revision}"  # (what breakglass names it by)
+        lines += proposal_lines(
+            app.policy, p, deadlines_of(app, p, now), reveal=reveal, named=named
+        )
     more = len(proposals) - MAX_PROPOSALS
     if more > 0:
         lines.append(f"… and {more} more (`deliberate proposals` lists them all)")

@@ -184,17 +184,22 @@ def proposal_summary(proposal: Proposal, *, reveal: bool = True) -> str:
 
 
 def proposal_lines(
-    policy: Policy, proposal: Proposal, deadlines: ProposalDeadlines, *, reveal: bool = True
+    policy: Policy,
+    proposal: Proposal,
+    deadlines: ProposalDeadlines,
+    *,
+    reveal: bool = True,
+    named: str | None = None,
 ) -> list[str]:
-    """A proposal as people read it, in three lines or four: its id and what it would do;
-    who proposed it, for whom, how long ago, and its deadlines (``bot.shown.deadlines``): until
-    when, its escalation, its revert; its approvals so far; whom it awaits, or what became
-    of it."""
+    """A proposal as people read it, in three lines or four: its id (or ``named``) and what
+    it would do; who proposed it, for whom, how long ago, and its deadlines
+    (``bot.shown.deadlines``): until when, its escalation, its revert; its approvals so far;
+    whom it awaits, or what became of it."""
     p = proposal
     status = "" if p.status is ProposalStatus.PENDING else f"  [{p.status.value}]"
     if p.status is ProposalStatus.APPLIED and p.break_glass:
         status = "  [applied, break-glass]"
-    lines = [f"{p.id}  {proposal_summary(p, reveal=reveal)}{status}"]
+    lines = [f"{named or p.id}  {proposal_summary(p, reveal=reveal)}{status}"]
     who = f"proposed by {p.proposed_by}"
     if p.requested_by == p.proposed_by:  # a person's own write, waiting for approval
         who = f"proposed and requested by {p.proposed_by}"

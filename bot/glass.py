@@ -2,8 +2,9 @@
 Apply, where its key's policy names a break-glass role, has a "Break glass" button beside it
 that opens a form asking why; the form opens only for someone holding the role, on a proposal
 still pending (``barred``), and its reason must be said and fit what is kept
-(``reason_problem``). ``/deliberate breakglass PROPOSAL_ID REASON`` does the same from the
-command line of either platform (``break_glass_command``). The gateway decides
+(``reason_problem``). ``/deliberate breakglass PROPOSAL_ID@REVISION REASON`` does the same
+from the command line of either platform (``break_glass_command``), at the revision of the
+proposal the person saw (``/deliberate pending`` lists each as ``ID@REVISION``). The gateway decides
 (``BreakGlass.apply`` checks all of it again, and records every refusal): this only
 words the questions and the answers."""
 
@@ -37,7 +38,7 @@ __all__ = [
     "reason_problem",
 ]
 
-COMMAND = "breakglass"  # /deliberate breakglass PROPOSAL_ID REASON
+COMMAND = "breakglass"  # /deliberate breakglass PROPOSAL_ID@REVISION REASON
 GLASS_LABEL = "Break glass"  # the button, and what the clicked message's line calls it
 FORM_TITLE = "Break the glass"  # (Slack: at most 24 characters; Discord: 45)
 REASON_LABEL = "Why break the glass?"
@@ -51,7 +52,8 @@ NO_REASON = (
 )
 TOO_LONG = f"A break-glass reason is at most {MAX_GLASS_REASON} characters" + UNCHANGED
 USAGE = (
-    f"Type /deliberate {COMMAND} PROPOSAL_ID REASON (/deliberate pending lists the ids)" + UNCHANGED
+    f"Type /deliberate {COMMAND} PROPOSAL_ID@REVISION REASON (/deliberate pending lists them: "
+    "the revision is the value you saw)" + UNCHANGED
 )
 
 
@@ -83,17 +85,22 @@ class Broken:
 
 
 def break_glass_command(app: App, actor: Actor, rest: str) -> Broken:
-    """``/deliberate breakglass PROPOSAL_ID REASON`` by ``actor``: the pending proposal
-    applied at once, as it stands now, flagged with the reason."""
-    proposal_id, _, reason = rest.strip().partition(" ")
-    if not proposal_id:
+    """``/deliberate breakglass PROPOSAL_ID@REVISION REASON`` by ``actor``: the pending
+    proposal applied at once, at the revision they saw (an edit made since refuses it),
+    flagged with the reason. Without a revision it is refused: which value is applied is
+    what they must say."""
+    named, _, reason = rest.strip().partition(" ")
+    if not named:
         return Broken(USAGE)
+    proposal_id, at, number = named.rpartition("@")
+    if not (at and proposal_id and number.isascii() and number.isdigit() and len(number) < 10):
+        return Broken(f"Name the revision you saw: {USAGE[:1].lower()}{USAGE[1:]}")
     problem = reason_problem(reason)
     if problem is not None:
         said = f"Breaking the glass needs a reason, said with it: {USAGE[:1].lower()}{USAGE[1:]}"
         return Broken(said if problem == NO_REASON else problem)
     try:
-        outcome = BreakGlass(app.gateway).apply(proposal_id, actor, reason)
+        outcome = BreakGlass(app.gateway).apply(proposal_id, actor, reason, int(number))
     except UnknownProposal as exc:
         return Broken(not_done(f"{exc}; nothing was changed"))
     note = note_under(app.policy, outcome)

@@ -268,13 +268,14 @@ class Console:
 
     def _now(self, action: str) -> tuple[str, int]:
         """What an action not on a button acts on: the current candidate, or the oldest
-        pending proposal. With neither, the click still goes to the loop, which says why it
+        pending proposal at the revision this session last showed (an edit made elsewhere
+        since refuses it). With neither, the click still goes to the loop, which says why it
         cannot be done."""
         state = self.runtime.sessions.load(self.session_id)
         interaction = state.interaction
         if action in PROPOSAL_ACTIONS:
             pending = interaction.pending_proposals
-            return (pending[0].id, 0) if pending else ("none", 0)
+            return (pending[0].id, pending[0].revision) if pending else ("none", 0)
         candidate = interaction.candidate
         return (candidate.id, candidate.version) if candidate else ("none", 0)
 

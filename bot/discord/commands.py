@@ -1,6 +1,6 @@
 """``/deliberate state|log|why|pending|help``: Slack's slash command as Discord app commands,
 one subcommand each so Discord shows their options; the answers are the same
-(``bot.answers``), and so is ``breakglass PROPOSAL REASON`` (``bot.glass``).
+(``bot.answers``), and so is ``breakglass PROPOSAL@REVISION REASON`` (``bot.glass``).
 And two that act on this channel's session: ``show`` (what is on the table, with its
 buttons, for the asker alone) and ``topic NAME`` (name what the session decides)."""
 
@@ -51,7 +51,7 @@ def deliberate_commands(answer: Answer, session: OnSession) -> app_commands.Grou
         description="Apply a pending proposal at once, if you hold its key's break-glass role",
     )
     @app_commands.describe(
-        proposal="its id, as /deliberate pending lists it",
+        proposal="its id@revision (the value you saw), as /deliberate pending lists it",
         reason="why it cannot wait: logged, announced and listed for review",
     )
     async def breakglass(

@@ -7,8 +7,10 @@ gateway as a chat click does (``apply_proposal``, ``discard_proposal``), and Bre
 (with a reason, offered to whoever holds the key's break-glass role) as ``/breakglass``
 does (``BreakGlass.apply``, at the revision the page showed): the same roles,
 four eyes, quorum and schema; a second click of the same person is answered from what the
-first did. The person acts as who they are in chat (the session's actor for this
-workspace); the operator token acts nowhere. Each answer is flashed on the page it returns
+first did. Apply, Edit and Break glass name the revision of the proposal the page showed
+(an edit made since refuses them); a form that names none is answered 400, nothing changed.
+The person acts as who they are in chat (the session's actor for this workspace); the
+operator token acts nowhere. Each answer is flashed on the page it returns
 to (303: a reload does not submit again)."""
 
 from __future__ import annotations
@@ -31,12 +33,16 @@ from core.state.actor import Actor
 from core.state.limits import Unacknowledged
 from core.state.scripts import server_ms
 
-__all__ = ["LISTED", "NO_REASON", "RESOLVED_SHOWN", "blueprint"]
+__all__ = ["LISTED", "NO_REASON", "NO_REVISION", "RESOLVED_SHOWN", "blueprint"]
 
 RESOLVED_SHOWN = 20
 LISTED = 1000  # proposals read for one page (pending ones first)
 blueprint = Blueprint("inbox", __name__)
 VERBS = ("apply", "edit", "reject", "breakglass")
+NO_REVISION = (
+    "This form names no revision of the proposal (the value the page showed), so it approves "
+    "nothing. Nothing was changed; reload the page and try again."
+)
 NO_REASON = {
     "reject": "Say why it is rejected: the reason goes to the log and to the model. "
     "Nothing was changed.",
@@ -101,7 +107,8 @@ def act(workspace: str, proposal_id: str, verb: str) -> Any:
     actor = acting_as(workspace)
     app = workspace_app(workspace)
     back = redirect(url_for("inbox.page", workspace=workspace), 303)
-    revision = _revision(request.form.get("revision", ""))
+    # (a discard approves no value: its form names no revision)
+    revision = 0 if verb == "reject" else _revision(request.form.get("revision", ""))
     reason = " ".join(request.form.get("reason", "").split())
     if verb == "breakglass":  # (nothing that shows is no reason)
         reason = glass_reason(reason)
@@ -135,9 +142,7 @@ def act(workspace: str, proposal_id: str, verb: str) -> Any:
     return back
 
 
-def _apply(
-    app: App, proposal_id: str, actor: Actor, verb: str, revision: int | None
-) -> Outcome | str:
+def _apply(app: App, proposal_id: str, actor: Actor, verb: str, revision: int) -> Outcome | str:
     """Apply (with ``verb`` edit: the typed value instead); a string says why an edit is not
     a value, and nothing changed."""
     edit = None
@@ -157,6 +162,10 @@ def _apply(
     return outcome
 
 
-def _revision(text: str) -> int | None:
-    """The edit of the proposal the page showed (a click on an older one is refused)."""
-    return int(text) if text.isascii() and text.isdigit() and len(text) < 10 else None
+def _revision(text: str) -> int:
+    """The edit of the proposal the page showed (a click on an older one is refused); a form
+    that names none is answered 400, nothing changed: an approval says which value it
+    approves."""
+    if text.isascii() and text.isdigit() and len(text) < 10:
+        return int(text)
+    abort(400, description=NO_REVISION)

@@ -1,9 +1,10 @@
 """Applying a proposal, as pure functions: what an approval or a denial makes of it (one
-person counts once, either way), the mutation an approver's click would commit (its value as
-edited, version-checked against the version the proposal was made against, its approvers,
-editor and proposed value in its ``meta``), and why a click is refused before anything is
-counted (an agent, a guest, a discarded or stale proposal, four eyes, an edit made since the
-approver saw it)."""
+person counts once, either way; four eyes bars who asked for it and who edited it, checked on
+the proposal as it is where the approval is counted), the mutation an approver's click would
+commit (its value as edited, version-checked against the version the proposal was made
+against, its approvers, editor and proposed value in its ``meta``), and why a click is
+refused before anything is counted (an agent, a guest, a discarded or stale proposal, four
+eyes, an edit made since the approver saw it, no revision named)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,17 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from core.gateway.approval_rule import rule_met
+from core.errors import DeliberateError
+from core.gateway.approval_rule import ApprovalRule, rule_met
 from core.gateway.edits import Edit
-from core.gateway.outcome import Approval, Denial, Proposal, ProposalStatus, stale_message
+from core.gateway.outcome import (
+    Approval,
+    Denial,
+    Proposal,
+    ProposalStatus,
+    requester,
+    stale_message,
+)
 from core.gateway.policy import GuestPolicy
 from core.gateway.secrecy import Secrecy
 from core.state.actor import Actor, ActorKind
@@ -21,23 +30,53 @@ from core.state.commit_result import Rejected, RejectReason
 from core.state.mutation import Mutation
 
 __all__ = [
+    "Barred",
     "applying",
+    "barred",
     "counted",
     "denied",
     "edited_since",
     "glass_claim",
     "glass_flagged",
     "moved_on",
+    "no_revision",
+    "proposal_of",
     "refuse_apply",
     "resolved",
 ]
+
+
+class Barred(DeliberateError):
+    """An approval, an edit or a take-over that four eyes bars, found where it was to be
+    counted: ``proposal`` as it was there."""
+
+    def __init__(self, why: str, proposal: Proposal) -> None:
+        super().__init__(why)
+        self.proposal = proposal
+
+
+def barred(p: Proposal, by: Actor) -> str | None:
+    """Why four eyes bars ``by`` from approving, editing or taking over ``p`` as it is now:
+    they asked for it, or made its last edit (they asked for that value); None when nothing
+    bars them, or ``p`` needs no four eyes."""
+    if not p.four_eyes:
+        return None
+    if p.requested_by is not None and p.requested_by.identity == by.identity:
+        return f"{by} asked for this change: someone else must approve it"
+    if p.edited is not None and p.edited.by.identity == by.identity:
+        return f"{by} edited this change: someone else must approve the new value"
+    return None
 
 
 def counted(p: Proposal, by: Actor, edit: Edit | None, now: int) -> Proposal | None:
     """``p`` with ``by``'s approval counted (with ``edit``: the new value, which only ``by``
     has approved so far, or nobody under four eyes: the editor asked for it), claimed for
     ``by`` (applied) once its approvals reach its quorum and meet its rule; None when ``by``
-    approved it already. An approval takes back ``by``'s denial: one person, one voice."""
+    approved it already. An approval takes back ``by``'s denial: one person, one voice.
+    ``Barred`` when four eyes bars ``by`` from ``p`` as it is here (whatever a copy read
+    before said)."""
+    if (why := barred(p, by)) is not None:
+        raise Barred(why, p)
     approval = Approval(by=by, at=now)
     denials = [d for d in p.denials if d.by.identity != by.identity]
     update: dict[str, Any]
@@ -76,6 +115,23 @@ def denied(p: Proposal, by: Actor, reason: str | None, now: int) -> Proposal:
         return moved
     reasons = "; ".join(d.reason for d in denials if d.reason) or None
     return resolved(moved, ProposalStatus.DISCARDED, by, now).model_copy(update={"reason": reasons})
+
+
+def proposal_of(mutation: Mutation, rule: ApprovalRule, base_version: int) -> Proposal:
+    """The proposal ``mutation`` becomes: approved as ``rule`` (its key's) says, made against
+    ``base_version``, asked for by the person whose write waits, or whose turn led the model
+    to propose it."""
+    return Proposal(
+        id=mutation.id,
+        mutation=mutation,
+        requested_by=mutation.actor if mutation.actor.is_person else requester(mutation),
+        base_version=base_version,
+        quorum=rule.quorum,
+        four_eyes=rule.four_eyes,
+        approve_when=rule.when,
+        deny_at=rule.deny_at,
+        escalate=rule.escalate,
+    )
 
 
 def resolved(p: Proposal, to: ProposalStatus, by: Actor | None, now: int) -> Proposal:
@@ -161,22 +217,19 @@ def refuse_apply(
         )
     if proposal.status is ProposalStatus.STALE:
         return Rejected(mutation, RejectReason.STALE, stale_message(mutation, None))
-    if not proposal.four_eyes:
-        return None
-    requester, editor = proposal.requested_by, proposal.edited
-    if requester is not None and requester.identity == actor.identity:
-        return Rejected(
-            mutation,
-            RejectReason.FORBIDDEN,
-            f"{actor} asked for this change: someone else must approve it",
-        )
-    if editor is not None and editor.by.identity == actor.identity:
-        return Rejected(
-            mutation,
-            RejectReason.FORBIDDEN,
-            f"{actor} edited this change: someone else must approve the new value",
-        )
-    return None
+    why = barred(proposal, actor)  # (on this copy; counted() checks again where it counts)
+    return None if why is None else Rejected(mutation, RejectReason.FORBIDDEN, why)
+
+
+def no_revision(mutation: Mutation) -> Rejected:
+    """An approval that does not say which revision of the proposal (which value) its
+    approver saw: refused, as it could approve a value they never saw."""
+    return Rejected(
+        mutation,
+        RejectReason.CONFLICT,
+        "this approval names no revision of the proposal (the value you saw); "
+        "nothing was changed: reload it and click again",
+    )
 
 
 def edited_since(

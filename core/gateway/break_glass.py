@@ -14,7 +14,13 @@ from typing import Any
 from redis.exceptions import WatchError
 
 from core.errors import DeliberateError
-from core.gateway.approving import applying, edited_since, glass_flagged, refuse_apply
+from core.gateway.approving import (
+    applying,
+    edited_since,
+    glass_flagged,
+    no_revision,
+    refuse_apply,
+)
 from core.gateway.mutation_gateway import MutationGateway, UnknownProposal
 from core.gateway.outcome import Outcome, ProposalStatus, expired_message
 from core.gateway.policy import Policy, VerdictKind
@@ -109,12 +115,11 @@ class BreakGlass:
         gateway.decisions.record(outcome)  # (which lists it for review)
         return gateway.secrecy.outcome(outcome)
 
-    def apply(
-        self, proposal_id: str, actor: Actor, reason: str, revision: int | None = None
-    ) -> Outcome:
+    def apply(self, proposal_id: str, actor: Actor, reason: str, revision: int | None) -> Outcome:
         """Apply a pending proposal at once, whatever its approvals, flagged with ``reason``
         (its value as edited; stale past the version it was made against, as any).
-        ``revision``: the edit of it the person saw (an edit made since refuses it)."""
+        ``revision``: the edit of it the person saw (an edit made since refuses it, checked
+        again where it is claimed); None is refused: they must say which value they apply."""
         gateway = self.gateway
         proposal = gateway.proposals.get(proposal_id)
         if proposal is None:
@@ -123,6 +128,8 @@ class BreakGlass:
         # (a secret key's value quoted in it is struck out: the reason is shown and announced)
         reason = gateway.secrecy.redactor(applied).text(glass_reason(reason))
         mutation = glass_flagged(applied, actor, reason)
+        if revision is None:  # (first: which value they apply is what they must say)
+            return self._refuse(no_revision(mutation), proposal_id=proposal.id)
         unguarded = proposal.model_copy(update={"four_eyes": False})
         refusal = self.refused(mutation, actor, reason) or refuse_apply(
             unguarded, mutation, actor, gateway.policy.config.guests
@@ -141,11 +148,11 @@ class BreakGlass:
             if verdict.kind is VerdictKind.REJECT:
                 reject = verdict.reason or RejectReason.FORBIDDEN
                 refusal = Rejected(verdict.mutation, reject, verdict.message)
-        if refusal is None and revision is not None:
+        if refusal is None:
             refusal = edited_since(proposal, mutation, revision, gateway.secrecy)
         if refusal is not None:
             return self._refuse(refusal, proposal_id=proposal.id)
-        claimed = gateway.proposals.claim(proposal.id, actor, reason, revision)
+        claimed = gateway.proposals.claim(proposal.id, actor, reason, revision=revision)
         if claimed is None:  # moved meanwhile: refused, as it now is
             return self.apply(proposal_id, actor, reason, revision)
         if claimed.status is ProposalStatus.EXPIRED:

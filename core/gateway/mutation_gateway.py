@@ -15,16 +15,26 @@ from dataclasses import replace
 from typing import Concatenate, ParamSpec
 
 from core.errors import DeliberateError
-from core.gateway.approving import applying, edited_since, glass_claim, moved_on, refuse_apply
+from core.gateway.approving import (
+    Barred,
+    applying,
+    edited_since,
+    glass_claim,
+    moved_on,
+    no_revision,
+    proposal_of,
+    refuse_apply,
+)
 from core.gateway.decisions import DecisionLog
 from core.gateway.edits import Edit
 from core.gateway.outcome import (
+    DiscardRefused,
     Outcome,
     Pending,
     Proposal,
     ProposalStatus,
+    UnknownProposal,
     expired_message,
-    requester,
     stale_message,
 )
 from core.gateway.policy import Policy, VerdictKind
@@ -41,20 +51,6 @@ from core.state.store import StateStore
 __all__ = ["MAX_REASON", "DiscardRefused", "MutationGateway", "UnknownProposal"]
 
 MAX_REASON = 300  # characters of a discard's reason that are kept
-
-
-class UnknownProposal(DeliberateError):
-    def __init__(self, proposal_id: str) -> None:
-        super().__init__(f"no proposal {proposal_id} (it may have expired)")
-        self.proposal_id = proposal_id
-
-
-class DiscardRefused(DeliberateError):
-    """A discard by someone who may not apply the proposal: ``refusal`` says why."""
-
-    def __init__(self, refusal: Rejected) -> None:
-        super().__init__(refusal.message)
-        self.refusal = refusal
 
 
 P = ParamSpec("P")
@@ -103,8 +99,9 @@ class MutationGateway:
             assert verdict.reason is not None
             outcome = Rejected(verdict.mutation, verdict.reason, verdict.message)
         elif verdict.kind is VerdictKind.PROPOSE:
-            # (the first, on a retried id)
-            proposal = self.proposals.add(self._proposal_of(verdict.mutation), self._wait(m))
+            base = self.store.version(m.key) if m.expected_version is None else m.expected_version
+            made = proposal_of(m, self.policy.approval(m.key), base)
+            proposal = self.proposals.add(made, self._wait(m))  # (the first, on a retried id)
             if proposal.status is ProposalStatus.EXPIRED:
                 return self.expired(proposal, verdict.mutation)
             if proposal.status in (ProposalStatus.DISCARDED, ProposalStatus.STALE):
@@ -122,24 +119,6 @@ class MutationGateway:
         outcome = self.secrecy.outcome(outcome)
         self.decisions.record(outcome)
         return outcome
-
-    def _proposal_of(self, mutation: Mutation) -> Proposal:
-        """The proposal ``mutation`` becomes: approved as its key's policy says, made against
-        the key's version now (unless it names one), asked for by the person whose write
-        waits, or whose turn led the model to propose it."""
-        approval = self.policy.approval(mutation.key)
-        base = mutation.expected_version
-        return Proposal(
-            id=mutation.id,
-            mutation=mutation,
-            requested_by=mutation.actor if mutation.actor.is_person else requester(mutation),
-            base_version=self.store.version(mutation.key) if base is None else base,
-            quorum=approval.quorum,
-            four_eyes=approval.four_eyes,
-            approve_when=approval.when,
-            deny_at=approval.deny_at,
-            escalate=approval.escalate,
-        )
 
     def _wait(self, mutation: Mutation) -> int:
         """How long a proposal for ``mutation``'s key may wait: the key's policy's (or the
@@ -165,7 +144,7 @@ class MutationGateway:
         *,
         expected_version: int | None = None,
         edit: Edit | None = None,
-        revision: int | None = None,
+        revision: int | None,
     ) -> Outcome:
         """A person approves a proposal (with ``edit``: a value of their own instead): the
         person is the actor (their roles are checked, and the value against the key's
@@ -173,9 +152,9 @@ class MutationGateway:
         distinct approver, who claims it: a proposal commits at most once, and a later click
         is answered from what it committed. Until then it is ``Pending``, with the approvals
         so far. Past its deadline it is refused as expired; with the key moved past the
-        version it was made against, as stale; to the person who asked for it, when it
-        needs four eyes (and to whoever edited it: they asked for that value). ``revision``:
-        the edit of it the approver saw (a button names it); refused once edited since."""
+        version it was made against, as stale; under four eyes, to who asked for it or
+        edited it, as it is where the approval is counted. ``revision``: the edit of it the
+        approver saw (a button names it): refused once edited since, and when None."""
         proposal = self._proposal(proposal_id)
         try:
             mutation = applying(proposal, actor, expected_version, edit)
@@ -184,6 +163,10 @@ class MutationGateway:
             if edit is not None and self.secrecy.is_secret(proposal.mutation.key):
                 said = self.secrecy.redactor(values=[edit.value]).text(said)
             refused = Rejected(proposal.mutation, RejectReason.SCHEMA, said)
+            self.decisions.record(refused, proposal_id=proposal.id)
+            return refused
+        if revision is None:
+            refused = no_revision(mutation)
             self.decisions.record(refused, proposal_id=proposal.id)
             return refused
         refusal = refuse_apply(proposal, mutation, actor, self.policy.config.guests)
@@ -195,19 +178,37 @@ class MutationGateway:
                 assert verdict.reason is not None
                 refusal = Rejected(verdict.mutation, verdict.reason, verdict.message)
         # (after the roles: only who may apply it is told what it reads now)
-        if refusal is None and revision is not None and proposal.status is ProposalStatus.PENDING:
+        if refusal is None and proposal.status is ProposalStatus.PENDING:
             refusal = edited_since(proposal, mutation, revision, self.secrecy)
         if refusal is not None:
             self.decisions.record(refusal, proposal_id=proposal.id)
             return refusal
+        try:
+            return self._approve(proposal, actor, mutation, edit, revision, expected_version)
+        except Barred as exc:  # four eyes, as the proposal was where it was to be counted
+            barred = Rejected(mutation, RejectReason.FORBIDDEN, str(exc))
+            self.decisions.record(barred, proposal_id=proposal.id)
+            return barred
+
+    def _approve(
+        self,
+        proposal: Proposal,
+        actor: Actor,
+        mutation: Mutation,
+        edit: Edit | None,
+        revision: int,
+        expected_version: int | None,
+    ) -> Outcome:
+        """``apply_proposal`` past what a copy of the proposal refuses: the approval counted
+        (``Barred`` raised where four eyes bars it), and committed by whoever claims it."""
 
         def again() -> Outcome:  # the same click once more (the proposal moved meanwhile)
             return self.apply_proposal(
-                proposal_id, actor, expected_version=expected_version, edit=edit, revision=revision
+                proposal.id, actor, expected_version=expected_version, edit=edit, revision=revision
             )
 
-        approved = self.proposals.approve(proposal.id, actor, edit, revision)
-        if approved is not None and not approved.counted and revision is not None:
+        approved = self.proposals.approve(proposal.id, actor, edit, revision=revision)
+        if approved is not None and not approved.counted:
             edited = edited_since(approved.proposal, mutation, revision, self.secrecy)
             if edited is not None:  # edited between the check and the count
                 self.decisions.record(edited, proposal_id=proposal.id)
@@ -227,7 +228,9 @@ class MutationGateway:
             if first is not None:
                 return self._again(mutation, first)
             window, claimer = self.store.idempotency_ttl_ms, glass_claim(current) or mutation
-            taken = self.proposals.take_over(proposal.id, actor, claimer.id, window)
+            taken = self.proposals.take_over(
+                proposal.id, actor, claimer.id, window, revision=revision
+            )
             if taken is None:
                 return self._not_taken_over(proposal.id, mutation, again)
             if taken.status is ProposalStatus.EXPIRED:

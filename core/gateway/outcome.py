@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from pydantic.alias_generators import to_camel
 
+from core.errors import DeliberateError
 from core.gateway.durations import duration_text
 from core.state.actor import Actor
 from core.state.codec import entry_meta
@@ -24,11 +25,13 @@ __all__ = [
     "AppliedCommit",
     "Approval",
     "Denial",
+    "DiscardRefused",
     "Escalation",
     "Outcome",
     "Pending",
     "Proposal",
     "ProposalStatus",
+    "UnknownProposal",
     "approvals_message",
     "denials_note",
     "ending",
@@ -40,6 +43,20 @@ __all__ = [
 
 
 SECRET = "(secret)"  # a secret key's value, wherever anything but its entry would show it
+
+
+class UnknownProposal(DeliberateError):
+    def __init__(self, proposal_id: str) -> None:
+        super().__init__(f"no proposal {proposal_id} (it may have expired)")
+        self.proposal_id = proposal_id
+
+
+class DiscardRefused(DeliberateError):
+    """A discard by someone who may not apply the proposal: ``refusal`` says why."""
+
+    def __init__(self, refusal: Rejected) -> None:
+        super().__init__(refusal.message)
+        self.refusal = refusal
 
 
 class ProposalStatus(StrEnum):

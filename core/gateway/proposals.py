@@ -6,6 +6,9 @@ A proposal may need several distinct approvers (its ``quorum``): each approval i
 once per person, atomically, and the last one claims it. An edit (a new value) sets the
 others aside (they approved another value) and raises its ``revision``; it counts as its
 editor's approval, except under four eyes, where the editor asked for the new value.
+Every approval names the revision its approver saw and counts only at that one; four eyes
+(not who asked for it, not who edited it last) is checked in the same move, on the proposal as
+read there: what a click read before is never what decides.
 
 Applying is claiming: the person who moves a proposal from pending to applied is the only one
 who commits its mutation, and right after the commit writes what it committed into the
@@ -35,7 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.gateway.approving import counted, denied, resolved
+from core.gateway.approving import Barred, barred, counted, denied, resolved
 from core.gateway.edits import Edit
 from core.gateway.outcome import AppliedCommit, Approval, Proposal, ProposalStatus
 from core.gateway.proposal_records import KEPT_MS, ProposalRecords, kept_until
@@ -141,18 +144,15 @@ class ProposalBox:
         return [str(i) for i in self.redis.zrangebyscore(self.keys.proposals, 0, now)]
 
     def approve(
-        self,
-        proposal_id: str,
-        by: Actor,
-        edit: Edit | None = None,
-        revision: int | None = None,
+        self, proposal_id: str, by: Actor, edit: Edit | None = None, *, revision: int
     ) -> Approved | None:
-        """Count ``by``'s approval of a pending proposal (with ``edit``: the new value, which
-        only ``by`` has approved so far, or nobody under four eyes: the editor asked for
-        it), atomically: at its quorum, with its rule met, it is claimed for ``by``
-        (applied: ``by`` commits it). None when it is not pending; expired past its
-        deadline; unchanged (``counted`` False) when ``by`` approved it already, or it is no
-        longer at ``revision`` (the value ``by`` saw was edited since)."""
+        """Count ``by``'s approval of a pending proposal at ``revision`` (the value ``by``
+        saw; with ``edit``: the new value, which only ``by`` has approved so far, or nobody
+        under four eyes: the editor asked for it), atomically: at its quorum, with its rule
+        met, it is claimed for ``by`` (applied: ``by`` commits it). None when it is not
+        pending; expired past its deadline; unchanged (``counted`` False) when ``by``
+        approved it already, or it is no longer at ``revision`` (edited since). ``Barred``
+        (nothing changed) when four eyes bars ``by`` from it as it is where it is counted."""
         was_counted = True
 
         def count(p: Proposal, now: int) -> Proposal | None:
@@ -161,7 +161,7 @@ class ProposalBox:
                 return None
             if self.records.due(p, now):
                 return self.records.expired(p, now)
-            if revision is not None and revision != p.revision:
+            if revision != p.revision:
                 was_counted = False
                 return None
             moved = counted(p, by, edit, now)
@@ -174,15 +174,13 @@ class ProposalBox:
             return None if current is None else Approved(current, counted=False)
         return None if moved is None else Approved(moved, counted=True)
 
-    def claim(
-        self, proposal_id: str, by: Actor, reason: str, revision: int | None = None
-    ) -> Proposal | None:
+    def claim(self, proposal_id: str, by: Actor, reason: str, *, revision: int) -> Proposal | None:
         """Claim a pending proposal for ``by`` at once, whatever its approvals (breaking the
         glass, for ``reason``): None when it is not pending, or not at ``revision`` (edited
-        since); expired past its deadline."""
+        since ``by`` saw it); expired past its deadline."""
 
         def take(p: Proposal, now: int) -> Proposal | None:
-            if p.status is not ProposalStatus.PENDING or revision not in (None, p.revision):
+            if p.status is not ProposalStatus.PENDING or revision != p.revision:
                 return None
             if self.records.due(p, now):
                 return self.records.expired(p, now)
@@ -298,15 +296,19 @@ class ProposalBox:
         return self.records.move(proposal_id, hand_back, unless=mutation_id)
 
     def take_over(
-        self, proposal_id: str, by: Actor, mutation_id: str, window_ms: int
+        self, proposal_id: str, by: Actor, mutation_id: str, window_ms: int, *, revision: int
     ) -> Proposal | None:
         """Claim for ``by`` a proposal claimed more than ``CLAIM_LEASE_MS`` ago whose mutation
         ``mutation_id`` never committed, as its idempotency record (kept ``window_ms``) tells
         while the claim is younger than that; None if a commit is recorded in it, the claim is
-        fresh, too old to tell or untimed, or the mutation committed. Past the proposal's
-        deadline, an abandoned claim is not taken over: the proposal expires (returned so).
-        An abandoned claim made by breaking the glass is handed back (pending, returned so),
-        never taken over: its approvals were never met, and it waits for them again."""
+        fresh, too old to tell or untimed, the mutation committed, or the proposal is not at
+        ``revision`` (the value ``by`` saw). Past the proposal's deadline, an abandoned claim
+        is not taken over: the proposal expires (returned so). An abandoned claim made by
+        breaking the glass is handed back (pending, returned so), never taken over: its
+        approvals were never met, and it waits for them again. Whoever takes over commits
+        it as theirs, and is counted among its approvers: under four eyes, never who asked
+        for it or edited it (``Barred``, nothing changed; its claimer, or another approver,
+        finishes it)."""
 
         def claim(p: Proposal, now: int) -> Proposal | None:
             if not abandoned(p, now):
@@ -316,6 +318,10 @@ class ProposalBox:
             if p.break_glass is not None:
                 back = resolved(p, ProposalStatus.PENDING, None, now)
                 return back.model_copy(update={"break_glass": None})
+            if revision != p.revision:
+                return None
+            if (why := barred(p, by)) is not None:
+                raise Barred(why, p)
             approvals = (
                 p.approvals if p.approved_by(by) else [*p.approvals, Approval(by=by, at=now)]
             )

@@ -123,12 +123,12 @@ def test_pending_lists_each_proposal_and_whom_it_awaits_with_secrets_hidden(
     secret = app.gateway.propose(mutation("set", "secret.stream-key", "sk-live-123", "admin:root"))
     scene = app.gateway.propose(mutation("set", "scene.name", "BRB", "agent:llm"))
     assert isinstance(secret, Pending) and isinstance(scene, Pending)
-    app.gateway.apply_proposal(secret.proposal.id, actor("admin:ada"))
+    app.gateway.apply_proposal(secret.proposal.id, actor("admin:ada"), revision=0)
     said = answer(app, "pending")
     assert "sk-live-123" not in said
     lines = said.splitlines()
     assert lines[0] == "2 waiting, soonest deadline first:"
-    assert lines[1] == f"{secret.proposal.id}  set secret.stream-key = (secret)"
+    assert lines[1] == f"{secret.proposal.id}@0  set secret.stream-key = (secret)"
     assert re.fullmatch(
         r"  proposed and requested by admin:root, \d+s ago; expires at .+ UTC \(in 24 h\)", lines[2]
     )
@@ -136,7 +136,7 @@ def test_pending_lists_each_proposal_and_whom_it_awaits_with_secrets_hidden(
         "  approvals 1 of 2 (admin:ada)",
         "  awaits 1 more approval by an admin, not admin:ada",
     ]
-    assert lines[5] == f"{scene.proposal.id}  set scene.name = BRB"
+    assert lines[5] == f"{scene.proposal.id}@0  set scene.name = BRB"
     assert lines[7:] == [
         "  approvals 0 of 1",
         "  awaits 1 more approval by a user, moderator or admin",

@@ -179,7 +179,7 @@ def test_proposals_marks_a_proposal_applied_by_breaking_the_glass(
     assert code == 0 and out.startswith("pending: proposal")
     app = build_app(workspace, Path(config), client=redis_client)
     [proposal] = app.gateway.proposals.listed()
-    done = BreakGlass(app.gateway).apply(proposal.id, actor("moderator:mo"), "db on fire")
+    done = BreakGlass(app.gateway).apply(proposal.id, actor("moderator:mo"), "db on fire", 0)
     assert isinstance(done, Committed), done
     code, out, _ = cli(capsys, workspace, config, "proposals", "--all")
     lines = out.splitlines()

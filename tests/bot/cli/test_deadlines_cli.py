@@ -126,7 +126,7 @@ def test_once_applied_a_timed_proposal_shows_when_its_change_reverts(
     capsys: pytest.CaptureFixture[str], workspace: str, config: str, team: App
 ) -> None:
     p = asked(team)
-    team.gateway.apply_proposal(p.id, actor("user:bo"))
+    team.gateway.apply_proposal(p.id, actor("user:bo"), revision=0)
     out = cli(capsys, workspace, config, "proposals", "--all")
     line = second_line(out, p.id)
     assert re.search(rf"; reverts at {MOMENT} \(in 30 min\) by revert-", line), line

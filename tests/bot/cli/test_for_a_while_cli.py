@@ -115,7 +115,7 @@ def test_proposals_show_how_long_a_change_lasts(
     assert isinstance(asked, Pending)
     code, out, _ = run(capsys, workspace, "--config", config, "proposals")
     assert code == 0 and "; reverts by itself 30m after it is applied" in out
-    team.gateway.apply_proposal(asked.proposal.id, actor("user:bo"))  # as a click does
+    team.gateway.apply_proposal(asked.proposal.id, actor("user:bo"), revision=0)  # as a click does
     code, out, _ = run(capsys, workspace, "--config", config, "proposals", "--all")
     applied = team.gateway.proposals.get(asked.proposal.id)
     assert applied is not None and applied.committed is not None

@@ -85,7 +85,7 @@ def test_proposals_lists_what_waits_and_for_whom(
     assert cli(capsys, workspace, config, "proposals", "--all")[1] == "no proposals are kept\n"
     db = proposed(capsys, workspace, config, "decision.db", "postgres", "user:al")
     stream = proposed(capsys, workspace, config, "stream.state", "off", "agent:llm")
-    assert isinstance(team.gateway.apply_proposal(db, BOB), Pending)
+    assert isinstance(team.gateway.apply_proposal(db, BOB, revision=0), Pending)
     code, out, _ = cli(capsys, workspace, config, "proposals")
     assert code == 0
     shown = blocks(out)
@@ -116,8 +116,8 @@ def test_proposals_all_says_who_resolved_each_and_why(
     scene = proposed(capsys, workspace, config, "scene.name", "BRB", "agent:llm")
     db = proposed(capsys, workspace, config, "decision.db", "postgres", "user:al")
     team.gateway.discard_proposal(scene, BOB, "we are live   right now")
-    team.gateway.apply_proposal(db, BOB)
-    applied = team.gateway.apply_proposal(db, CAROL)
+    team.gateway.apply_proposal(db, BOB, revision=0)
+    applied = team.gateway.apply_proposal(db, CAROL, revision=0)
     assert isinstance(applied, Committed)
     due = MutationGateway(team.store, team.policy, proposal_expiry_ms=0)
     late = due.propose(mutation("set", "scene.name", "Live", "agent:llm"))
@@ -230,9 +230,11 @@ def test_trace_of_a_proposal_shows_its_life_from_the_proposal_to_the_rules(
     capsys: pytest.CaptureFixture[str], workspace: str, config: str, team: App
 ) -> None:
     pid = proposed(capsys, workspace, config, "decision.db", "postgres", "agent:llm")
-    assert isinstance(team.gateway.apply_proposal(pid, BOB), Pending)
-    assert isinstance(team.gateway.apply_proposal(pid, BOB), Pending)  # not counted twice
-    assert isinstance(team.gateway.apply_proposal(pid, CAROL), Committed)
+    assert isinstance(team.gateway.apply_proposal(pid, BOB, revision=0), Pending)
+    assert isinstance(
+        team.gateway.apply_proposal(pid, BOB, revision=0), Pending
+    )  # not counted twice
+    assert isinstance(team.gateway.apply_proposal(pid, CAROL, revision=0), Committed)
     assert cli(capsys, workspace, config, "worker", "--burst")[0] == 0
     code, out, _ = cli(capsys, workspace, config, "trace", pid)
     assert code == 0
@@ -304,7 +306,7 @@ def test_trace_of_a_proposal_ends_with_the_revert_of_its_commit(
 ) -> None:
     team.gateway.propose(mutation("set", "scene.name", "Live", "user:sam"))
     pid = proposed(capsys, workspace, config, "scene.name", "BRB", "agent:llm")
-    assert isinstance(team.gateway.apply_proposal(pid, BOB), Committed)
+    assert isinstance(team.gateway.apply_proposal(pid, BOB, revision=0), Committed)
     code, out, _ = cli(capsys, workspace, config, "revert", f"apply-{pid}", "--as", "user:carol")
     assert code == 0 and out.startswith(f'reverted apply-{pid}: restored scene.name = "Live"  (v3')
     code, out, _ = cli(capsys, workspace, config, "trace", pid)

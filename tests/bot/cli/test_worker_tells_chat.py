@@ -87,11 +87,11 @@ def test_each_change_is_told_once_and_not_to_whoever_made_it(
         telling = Requesters(app, closers_from_env(slack.env()))
         assert telling.run() == 0  # nothing changed yet
         bob = Actor(kind=ActorKind.USER, id="U0BOB", platform="slack")
-        edited = app.gateway.apply_proposal(pid, bob, edit=Edit("b"))
+        edited = app.gateway.apply_proposal(pid, bob, edit=Edit("b"), revision=0)
         assert isinstance(edited, Pending)
         assert telling.run() == 1 and telling.run() == 0
         carol = Actor(kind=ActorKind.USER, id="U0CAROL", platform="slack")
-        app.gateway.apply_proposal(pid, carol)
+        app.gateway.apply_proposal(pid, carol, revision=0)
         assert telling.run() == 1 and telling.run() == 0
         words = [str(m["text"]) for m in slack.messages if "your change" in str(m.get("text"))]
         assert words == [

@@ -446,14 +446,14 @@ def test_the_command_applies_at_once_for_the_role_alone(
     ]
     assert options[1]["max_length"] == MAX_GLASS_REASON
     reply = proposed(bot)
-    bot.command("breakglass", user=ALICE, proposal=proposal_of(reply), reason=REASON)
+    bot.command("breakglass", user=ALICE, proposal=f"{proposal_of(reply)}@0", reason=REASON)
     refused = discord_api.messages[-1]
     assert (
         refused["flags"] == EPHEMERAL
         and f"user:{ALICE} does not hold the oncall role" in (refused["content"])
     )
     unchanged(discord_api, glass_app, reply)
-    bot.command("breakglass", user=RIA, proposal=proposal_of(reply), reason=REASON)
+    bot.command("breakglass", user=RIA, proposal=f"{proposal_of(reply)}@0", reason=REASON)
     answer = discord_api.messages[-1]
     assert answer["flags"] == EPHEMERAL and answer["edits"] == 1
     assert (
@@ -462,6 +462,8 @@ def test_the_command_applies_at_once_for_the_role_alone(
     )
     [listed] = BreakGlass(glass_app.gateway).listed()
     assert listed["proposal"] == proposal_of(reply) and listed["reason"] == REASON
-    bot.command("breakglass", user=RIA, proposal=proposal_of(reply), reason="   ")
+    bot.command("breakglass", user=RIA, proposal=f"{proposal_of(reply)}@0", reason="   ")
     assert "needs a reason" in discord_api.messages[-1]["content"]
+    bot.command("breakglass", user=RIA, proposal=proposal_of(reply), reason=REASON)
+    assert "Name the revision you saw" in discord_api.messages[-1]["content"]
     assert len(glass_app.log) == 1

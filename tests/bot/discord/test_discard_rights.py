@@ -81,7 +81,7 @@ def approved_by_a_moderator(bot: DiscordBot) -> tuple[dict[str, Any], str]:
     reply = bot.api.public()[-1]
     pid = payloads.custom_id_of(reply, "DiscardProposal").split(":")[3]
     sam = Actor(kind=ActorKind.MODERATOR, id=SAM, platform="discord", roles=("moderator",))
-    assert isinstance(bot.app.gateway.apply_proposal(pid, sam), Pending)
+    assert isinstance(bot.app.gateway.apply_proposal(pid, sam, revision=0), Pending)
     return reply, pid
 
 

@@ -496,7 +496,7 @@ def test_the_command_applies_at_once_and_closes_the_proposals_message(
     bot: SlackBot, glass_app: App
 ) -> None:
     reply = proposed(bot)
-    answer = bot.command(f"breakglass {proposal_id(reply)} {REASON}", user=INA)
+    answer = bot.command(f"breakglass {proposal_id(reply)}@0 {REASON}", user=INA)
     assert answer["response_type"] == "ephemeral"
     assert answer["text"] == (
         f'Break-glass apply. Committed: set {KEY} "postgres" (v1); reason: {REASON}'
@@ -508,7 +508,7 @@ def test_the_command_applies_at_once_and_closes_the_proposals_message(
     assert record.mutation.meta["breakGlass"] == {"by": f"user:{INA}", "reason": REASON}
     [listed] = BreakGlass(glass_app.gateway).listed()
     assert listed["proposal"] == proposal_id(reply)
-    again = bot.command(f"breakglass {proposal_id(reply)} {REASON}", user=INA)
+    again = bot.command(f"breakglass {proposal_id(reply)}@0 {REASON}", user=INA)
     assert again["text"] == (
         f"Not done: this proposal was already applied by user:{INA}; nothing was changed"
     )
@@ -518,14 +518,29 @@ def test_the_command_applies_at_once_and_closes_the_proposals_message(
 @pytest.mark.parametrize(
     ("typed", "user", "said"),
     [
-        ("breakglass", INA, "Type /deliberate breakglass PROPOSAL_ID REASON"),
-        ("breakglass {id}", INA, "Breaking the glass needs a reason, said with it: type"),
-        ("breakglass {id}    ", INA, "Breaking the glass needs a reason, said with it: type"),
-        ("breakglass {id} " + "x" * (MAX_GLASS_REASON + 1), INA, TOO_LONG),
-        ("breakglass {id} " + REASON, BOB, f"Not done: user:{BOB} does not hold the oncall role"),
-        ("breakglass p-nope " + REASON, INA, "Not done: no proposal p-nope (it may have"),
+        ("breakglass", INA, "Type /deliberate breakglass PROPOSAL_ID@REVISION REASON"),
+        ("breakglass {id}@0", INA, "Breaking the glass needs a reason, said with it: type"),
+        ("breakglass {id}@0    ", INA, "Breaking the glass needs a reason, said with it: type"),
+        ("breakglass {id}@0 " + "x" * (MAX_GLASS_REASON + 1), INA, TOO_LONG),
+        ("breakglass {id}@0 " + REASON, BOB, f"Not done: user:{BOB} does not hold the oncall"),
+        ("breakglass p-nope@0 " + REASON, INA, "Not done: no proposal p-nope (it may have"),
+        ("breakglass {id} " + REASON, INA, "Name the revision you saw: type /deliberate"),
+        ("breakglass {id}@ " + REASON, INA, "Name the revision you saw: type /deliberate"),
+        ("breakglass {id}@-1 " + REASON, INA, "Name the revision you saw: type /deliberate"),
+        ("breakglass {id}@1 " + REASON, INA, "Not done: this proposal was edited since you saw"),
     ],
-    ids=["no-id", "no-reason", "blank-reason", "too-long", "no-role", "unknown-id"],
+    ids=[
+        "no-id",
+        "no-reason",
+        "blank-reason",
+        "too-long",
+        "no-role",
+        "unknown-id",
+        "no-revision",
+        "empty-revision",
+        "negative-revision",
+        "another-revision",
+    ],
 )
 def test_the_command_refuses_and_changes_nothing(
     bot: SlackBot, glass_app: App, typed: str, user: str, said: str

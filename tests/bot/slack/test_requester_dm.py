@@ -104,9 +104,9 @@ def dms(slack: SlackServer, user: str = "U0ALICE") -> list[str]:
 
 def test_an_applied_change_is_told_in_the_thread_and_by_dm(dm_app: App, slack: SlackServer) -> None:
     pid = asked(dm_app, slack)
-    dm_app.gateway.apply_proposal(pid, BOB)
+    dm_app.gateway.apply_proposal(pid, BOB, revision=0)
     assert sweep(dm_app, slack) == 0  # one approval of two: nothing changed for Alice
-    dm_app.gateway.apply_proposal(pid, CAROL)
+    dm_app.gateway.apply_proposal(pid, CAROL, revision=0)
     assert sweep(dm_app, slack) == 1
     assert in_thread(slack) == [
         "<@U0ALICE> your change was applied by user:U0CAROL: set test.dm = a."
@@ -123,7 +123,7 @@ def test_an_edit_and_a_discard_with_its_reason_are_each_told_by_dm(
     dm_app: App, slack: SlackServer
 ) -> None:
     pid = asked(dm_app, slack)
-    assert isinstance(dm_app.gateway.apply_proposal(pid, BOB, edit=Edit("b")), Pending)
+    assert isinstance(dm_app.gateway.apply_proposal(pid, BOB, edit=Edit("b"), revision=0), Pending)
     sweep(dm_app, slack)
     dm_app.gateway.discard_proposal(pid, CAROL, "not during the stream")
     sweep(dm_app, slack)
@@ -174,13 +174,13 @@ def test_a_dm_that_fails_leaves_the_thread_and_later_changes_told(
 ) -> None:
     pid = asked(dm_app, slack)
     slack.script("POST", "/api/conversations.open", slack_error("cannot_dm_bot"))
-    dm_app.gateway.apply_proposal(pid, BOB, edit=Edit("b"))
+    dm_app.gateway.apply_proposal(pid, BOB, edit=Edit("b"), revision=0)
     with caplog.at_level(logging.WARNING, logger="deliberate"):
         assert sweep(dm_app, slack) == 1  # the thread's message went
     assert len(in_thread(slack)) == 1 and dms(slack) == []
     [line] = [r.getMessage() for r in caplog.records if "direct message" in r.getMessage()]
     assert "U0ALICE" in line and "cannot_dm_bot" in line
-    dm_app.gateway.apply_proposal(pid, CAROL)
+    dm_app.gateway.apply_proposal(pid, CAROL, revision=0)
     assert sweep(dm_app, slack) == 1
     assert len(in_thread(slack)) == 2 and len(dms(slack)) == 1  # the next change reaches her
 

@@ -124,7 +124,7 @@ def test_a_timed_change_shows_when_it_reverts_then_that_it_reverted(site: Site) 
     app = site.app
     app.gateway.propose(mutation("set", "scene.name", "Live", "moderator:sam"))
     p = proposed(app, reason=HOSTILE)
-    done = app.gateway.apply_proposal(p.id, actor(f"moderator:{MOD}"))
+    done = app.gateway.apply_proposal(p.id, actor(f"moderator:{MOD}"), revision=0)
     assert isinstance(done, Committed) and done.reverts_at is not None
     by = f"revert-{done.mutation.id}"
     [row] = [r for r in page_of(site, "inbox").split("<tr>") if "set scene.name = BRB" in r]

@@ -67,10 +67,10 @@ def app(tmp_path: Path, server_redis: Redis, workspace: str) -> App:
 def test_a_moderator_and_an_owner_commit_it_and_the_proposal_keeps_the_rule(app: App) -> None:
     p = proposed(app, "both.x")
     assert p.approve_when == MOD_AND_OWNER and p.four_eyes
-    first = app.gateway.apply_proposal(p.id, MO)
+    first = app.gateway.apply_proposal(p.id, MO, revision=0)
     assert isinstance(first, Pending)
     assert f"awaits approvals meeting {MOD_AND_OWNER}" in first.to_dict()["message"]
-    done = app.gateway.apply_proposal(p.id, OWEN)
+    done = app.gateway.apply_proposal(p.id, OWEN, revision=0)
     assert isinstance(done, Committed)
     assert done.mutation.meta["approvedBy"] == ["moderator:mo", "user:owen"]
 
@@ -78,45 +78,51 @@ def test_a_moderator_and_an_owner_commit_it_and_the_proposal_keeps_the_rule(app:
 def test_reviewers_outside_the_rules_roles_cannot_make_it_pass(app: App) -> None:
     p = proposed(app, "both.y")
     for reviewer in (BO, CY, actor("user:di", "member"), actor("admin:root")):
-        assert isinstance(app.gateway.apply_proposal(p.id, reviewer), Pending)
-    assert app.gateway.apply_proposal(p.id, OWEN).name == "pending"  # no moderator yet
+        assert isinstance(app.gateway.apply_proposal(p.id, reviewer, revision=0), Pending)
+    assert app.gateway.apply_proposal(p.id, OWEN, revision=0).name == "pending"  # no moderator yet
     assert len(stored(app, p.id).approvals) == 5 and app.store.version("both.y") == 0
-    assert isinstance(app.gateway.apply_proposal(p.id, MO), Committed)
+    assert isinstance(app.gateway.apply_proposal(p.id, MO, revision=0), Committed)
 
 
 def test_the_same_person_twice_counts_once(app: App) -> None:
     p = proposed(app, "two.x")
-    assert isinstance(app.gateway.apply_proposal(p.id, MO), Pending)
-    again = app.gateway.apply_proposal(p.id, MO)  # a second click
-    also = app.gateway.apply_proposal(p.id, actor("moderator:mo", "owner"))  # another role
+    assert isinstance(app.gateway.apply_proposal(p.id, MO, revision=0), Pending)
+    again = app.gateway.apply_proposal(p.id, MO, revision=0)  # a second click
+    also = app.gateway.apply_proposal(
+        p.id, actor("moderator:mo", "owner"), revision=0
+    )  # another role
     assert isinstance(again, Pending) and isinstance(also, Pending)
     assert [str(a.by) for a in stored(app, p.id).approvals] == ["moderator:mo"]
     assert app.store.version("two.x") == 0
     # the quorum holds beside the rule: a second person, any writer, commits it
-    assert isinstance(app.gateway.apply_proposal(p.id, BO), Committed)
+    assert isinstance(app.gateway.apply_proposal(p.id, BO, revision=0), Committed)
 
 
 def test_the_quorum_alone_is_not_enough_without_the_rule(app: App) -> None:
     p = proposed(app, "two.y")
     for person in (AL, BO, CY):
-        assert isinstance(app.gateway.apply_proposal(p.id, person), Pending)
-    assert isinstance(app.gateway.apply_proposal(p.id, MO), Committed)
+        assert isinstance(app.gateway.apply_proposal(p.id, person, revision=0), Pending)
+    assert isinstance(app.gateway.apply_proposal(p.id, MO, revision=0), Committed)
 
 
 def test_the_requester_under_four_eyes_is_refused_and_not_counted(app: App) -> None:
     p = proposed(app, "both.own", asker=MO)
-    refused = app.gateway.apply_proposal(p.id, MO)
+    refused = app.gateway.apply_proposal(p.id, MO, revision=0)
     assert isinstance(refused, Rejected) and refused.reason is RejectReason.FORBIDDEN
     assert stored(app, p.id).approvals == []
-    assert isinstance(app.gateway.apply_proposal(p.id, OWEN), Pending)  # no other moderator
-    assert isinstance(app.gateway.apply_proposal(p.id, actor("moderator:max")), Committed)
+    assert isinstance(
+        app.gateway.apply_proposal(p.id, OWEN, revision=0), Pending
+    )  # no other moderator
+    assert isinstance(
+        app.gateway.apply_proposal(p.id, actor("moderator:max"), revision=0), Committed
+    )
 
 
 def test_the_rule_reads_the_value_as_edited(app: App) -> None:
     small = proposed(app, "value.a", "small")
-    assert isinstance(app.gateway.apply_proposal(small.id, BO), Committed)
+    assert isinstance(app.gateway.apply_proposal(small.id, BO, revision=0), Committed)
     big = proposed(app, "value.b", "big")
-    assert isinstance(app.gateway.apply_proposal(big.id, BO), Pending)
+    assert isinstance(app.gateway.apply_proposal(big.id, BO, revision=0), Pending)
     # an edit to "small" is its editor's approval, and now meets the rule
     edited = app.gateway.apply_proposal(big.id, CY, edit=Edit("small"), revision=0)
     assert isinstance(edited, Committed) and edited.mutation.value == "small"
@@ -138,7 +144,7 @@ def test_an_unknown_proposal_is_refused(app: App) -> None:
     from core.gateway.mutation_gateway import UnknownProposal
 
     with pytest.raises(UnknownProposal):
-        app.gateway.apply_proposal("forged-id", MO)
+        app.gateway.apply_proposal("forged-id", MO, revision=0)
 
 
 # --- denials -------------------------------------------------------------------------------
@@ -155,7 +161,7 @@ def test_denials_end_it_at_deny_at_distinct_people(app: App) -> None:
     assert twice.denials[0].reason == "really"
     ended = app.gateway.discard_proposal(p.id, CY, "no")
     assert ended.status is ProposalStatus.DISCARDED and ended.reason == "really; no"
-    refused = app.gateway.apply_proposal(p.id, MO)
+    refused = app.gateway.apply_proposal(p.id, MO, revision=0)
     assert isinstance(refused, Rejected) and refused.reason is RejectReason.NOT_FOUND
     rows = [r for r in app.gateway.decisions.recent() if r.get("proposal_id") == p.id]
     assert [r["outcome"] for r in rows if r["outcome"] in ("denied", "discarded")] == [
@@ -167,10 +173,10 @@ def test_denials_end_it_at_deny_at_distinct_people(app: App) -> None:
 
 def test_a_denial_takes_back_an_approval_and_an_approval_a_denial(app: App) -> None:
     p = proposed(app, "deny.y", asker=None)
-    assert isinstance(app.gateway.apply_proposal(p.id, BO), Pending)
+    assert isinstance(app.gateway.apply_proposal(p.id, BO, revision=0), Pending)
     changed = app.gateway.discard_proposal(p.id, BO, "changed my mind")
     assert changed.approvals == [] and len(changed.denials) == 1
-    assert isinstance(app.gateway.apply_proposal(p.id, BO), Pending)
+    assert isinstance(app.gateway.apply_proposal(p.id, BO, revision=0), Pending)
     back = stored(app, p.id)
     assert back.denials == [] and [a.by for a in back.approvals] == [BO]
 
@@ -240,11 +246,13 @@ def test_the_documented_rule_needs_two_people_even_if_one_holds_both_roles(
     app = build_app(workspace, write_config(tmp_path, DOCS_EXAMPLE), client=server_redis)
     p = proposed(app, "stream.state", "live")
     both = actor("moderator:mo", "owner")
-    assert isinstance(app.gateway.apply_proposal(p.id, both), Pending)
-    assert isinstance(app.gateway.apply_proposal(p.id, both), Pending)  # once
-    refused = app.gateway.apply_proposal(p.id, OWEN)  # protected: a user may not
+    assert isinstance(app.gateway.apply_proposal(p.id, both, revision=0), Pending)
+    assert isinstance(app.gateway.apply_proposal(p.id, both, revision=0), Pending)  # once
+    refused = app.gateway.apply_proposal(p.id, OWEN, revision=0)  # protected: a user may not
     assert isinstance(refused, Rejected) and refused.reason is RejectReason.PROTECTED
-    assert isinstance(app.gateway.apply_proposal(p.id, actor("moderator:max")), Committed)
+    assert isinstance(
+        app.gateway.apply_proposal(p.id, actor("moderator:max"), revision=0), Committed
+    )
 
 
 # --- a rule that fails on a value ---------------------------------------------------------
@@ -256,11 +264,11 @@ def test_a_rule_that_overflows_on_a_value_leaves_the_proposal_waiting_never_the_
     """A value from chat may make the rule fail (an integer at its limit plus one): the rule
     is not met, the click is answered, and the proposal waits (CEL raises OverflowError)."""
     p = proposed(app, "num.x", 9_223_372_036_854_775_807)
-    waiting = app.gateway.apply_proposal(p.id, MO)
+    waiting = app.gateway.apply_proposal(p.id, MO, revision=0)
     assert isinstance(waiting, Pending), waiting
     assert app.store.get("num.x") is None
     fine = proposed(app, "num.y", 20)
-    assert isinstance(app.gateway.apply_proposal(fine.id, MO), Committed)
+    assert isinstance(app.gateway.apply_proposal(fine.id, MO, revision=0), Committed)
 
 
 def test_a_rule_that_indexes_past_the_approvals_loads_and_is_judged_on_real_ones(
@@ -269,6 +277,6 @@ def test_a_rule_that_indexes_past_the_approvals_loads_and_is_judged_on_real_ones
     """``approvals[0]`` fails on no approvals (IndexError): the config still loads (the
     sample cannot judge it), and a moderator's approval meets it."""
     p = proposed(app, "first.x")
-    assert isinstance(app.gateway.apply_proposal(p.id, MO), Committed)
+    assert isinstance(app.gateway.apply_proposal(p.id, MO, revision=0), Committed)
     q = proposed(app, "first.y")
-    assert isinstance(app.gateway.apply_proposal(q.id, BO), Pending)
+    assert isinstance(app.gateway.apply_proposal(q.id, BO, revision=0), Pending)

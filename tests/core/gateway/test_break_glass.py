@@ -57,7 +57,7 @@ def proposed(app: App, key: str = "stream.state", value: object = "off") -> Prop
 
 def test_the_role_applies_a_pending_proposal_at_once_flagged(app: App) -> None:
     p = proposed(app)
-    done = BreakGlass(app.gateway).apply(p.id, INA, "  outage:   stream   loops ")
+    done = BreakGlass(app.gateway).apply(p.id, INA, "  outage:   stream   loops ", 0)
     assert isinstance(done, Committed), done
     glass = {"by": "user:ina", "reason": "outage: stream loops"}
     assert done.mutation.meta["breakGlass"] == glass
@@ -72,7 +72,7 @@ def test_the_role_applies_a_pending_proposal_at_once_flagged(app: App) -> None:
     (row,) = [d for d in app.gateway.decisions.recent() if d["outcome"] == "committed"]
     assert row["break_glass"] == glass and row["proposal_id"] == p.id
     # a later Apply is answered with what it committed
-    again = app.gateway.apply_proposal(p.id, actor("moderator:mo"))
+    again = app.gateway.apply_proposal(p.id, actor("moderator:mo"), revision=0)
     assert isinstance(again, Committed) and again.version == done.version
 
 
@@ -95,7 +95,7 @@ UNSAID = ["", "   \n\t ", "\u200b", "\u200b \u2060\ufeff\u200e", "\u3164\u3164",
 @pytest.mark.parametrize("reason", UNSAID)
 def test_without_a_reason_it_is_refused_and_nothing_changes(app: App, reason: str) -> None:
     p = proposed(app)
-    refused = BreakGlass(app.gateway).apply(p.id, INA, reason)
+    refused = BreakGlass(app.gateway).apply(p.id, INA, reason, 0)
     assert isinstance(refused, Rejected) and refused.reason is RejectReason.FORBIDDEN
     assert refused.message == (
         "breaking the glass needs a reason, said with it; nothing was changed"
@@ -115,7 +115,7 @@ def test_without_the_role_or_as_an_agent_it_is_refused(app: App) -> None:
     p = proposed(app)
     glass = BreakGlass(app.gateway)
     for who in (BO, actor("moderator:mo"), actor("agent:llm", "incident")):
-        refused = glass.apply(p.id, who, "because")
+        refused = glass.apply(p.id, who, "because", 0)
         assert isinstance(refused, Rejected), who
         assert refused.reason is RejectReason.FORBIDDEN
         assert "nothing was changed" in refused.message
@@ -138,7 +138,7 @@ def test_no_role_configured_means_nobody(
 def test_listed_for_review_and_reviewed_by_someone_else(app: App) -> None:
     glass = BreakGlass(app.gateway)
     p = proposed(app)
-    applied = glass.apply(p.id, INA, "outage")
+    applied = glass.apply(p.id, INA, "outage", 0)
     written = glass.write(mutation("set", "plain.y", 2, OLI), "hotfix")
     assert isinstance(applied, Committed) and isinstance(written, Committed)
     listed = glass.listed()
@@ -200,7 +200,7 @@ def test_barred_says_before_the_reason_who_may_not_and_what_moved_on(app: App) -
         glass.barred("nope", INA) == "no proposal nope (it may have expired); nothing was changed"
     )
     assert [d for d in app.gateway.decisions.recent() if d["outcome"] == "rejected"] == []
-    assert isinstance(glass.apply(p.id, INA, "outage"), Committed)
+    assert isinstance(glass.apply(p.id, INA, "outage", 0), Committed)
     assert glass.barred(p.id, INA) == (
         "this proposal was already applied by user:ina; nothing was changed"
     )
@@ -221,16 +221,16 @@ def test_a_break_glass_stopped_before_its_commit_is_not_committed_by_one_approva
     Once her claim lapses, a click must not take it over as a claim made at the quorum: the
     proposal waits again for its approvals (and its rule), the click counting as one."""
     p = proposed(app)
-    claimed = app.gateway.proposals.claim(p.id, INA, "outage")  # (then it stopped)
+    claimed = app.gateway.proposals.claim(p.id, INA, "outage", revision=0)  # (then it stopped)
     assert claimed is not None and claimed.status is ProposalStatus.APPLIED
     claimed_ago(app, p.id, CLAIM_LEASE_MS + 1)
-    first = app.gateway.apply_proposal(p.id, MO)
+    first = app.gateway.apply_proposal(p.id, MO, revision=0)
     assert isinstance(first, Pending), first
     assert app.store.get("stream.state") is None and len(app.log) == 0
     waiting = app.gateway.proposals.get(p.id)
     assert waiting is not None and waiting.status is ProposalStatus.PENDING
     assert waiting.break_glass is None and [str(a.by) for a in waiting.approvals] == [str(MO)]
-    done = app.gateway.apply_proposal(p.id, BO)  # the second approval: the rule is met
+    done = app.gateway.apply_proposal(p.id, BO, revision=0)  # the second approval: the rule is met
     assert isinstance(done, Committed) and "breakGlass" not in done.mutation.meta
     assert done.mutation.meta["approvedBy"] == [str(MO), str(BO)]
     assert BreakGlass(app.gateway).listed(reviewed=True) == []
@@ -247,10 +247,10 @@ def test_a_break_glass_stopped_right_after_its_commit_is_found_and_listed(
     p = proposed(app)
     stopping.armed = True
     with contextlib.suppress(ConnectionError):
-        BreakGlass(inas.gateway).apply(p.id, INA, "outage")
+        BreakGlass(inas.gateway).apply(p.id, INA, "outage", 0)
     assert stopping.committed and app.store.version("stream.state") == 1
     claimed_ago(app, p.id, CLAIM_LEASE_MS + 1)
-    found = app.gateway.apply_proposal(p.id, MO)
+    found = app.gateway.apply_proposal(p.id, MO, revision=0)
     assert isinstance(found, Committed) and found.duplicate, found
     assert found.mutation.meta["breakGlass"] == {"by": str(INA), "reason": "outage"}
     stored = app.gateway.proposals.get(p.id)
@@ -274,12 +274,12 @@ def test_a_break_glass_refused_at_its_commit_leaves_no_mark_on_the_proposal(
     glass = BreakGlass(app.gateway)
     assert isinstance(glass.write(mutation("set", "limited.x", 1, INA), "first"), Committed)
     p = proposed(app, "limited.x", 2)
-    refused = glass.apply(p.id, INA, "second")
+    refused = glass.apply(p.id, INA, "second", 0)
     assert isinstance(refused, Rejected) and refused.reason is RejectReason.RATE_LIMITED
     waiting = app.gateway.proposals.get(p.id)
     assert waiting is not None and waiting.status is ProposalStatus.PENDING
     assert waiting.break_glass is None
-    done = app.gateway.apply_proposal(p.id, BO)
+    done = app.gateway.apply_proposal(p.id, BO, revision=0)
     assert isinstance(done, Committed) and "breakGlass" not in done.mutation.meta
     applied = app.gateway.proposals.get(p.id)
     assert applied is not None and applied.break_glass is None
@@ -302,7 +302,7 @@ def test_a_reason_quoting_a_secret_keys_value_keeps_it_masked(
     glass = BreakGlass(app.gateway)
     value, old = "tok-4c1d9e2b77", "tok-0ld5ecret9"
     p = proposed(app, "vault.token", old)
-    done = glass.apply(p.id, INA, f"the token leaked; rotating {old} now")
+    done = glass.apply(p.id, INA, f"the token leaked; rotating {old} now", 0)
     written = glass.write(mutation("set", "vault.other", value, INA), f"set to {value}")
     assert isinstance(done, Committed) and isinstance(written, Committed)
     assert app.store.get("vault.token").value == old  # type: ignore[union-attr]

@@ -85,7 +85,7 @@ def refused(app: App, pid: str, who: Actor, reason: str | None = "no") -> Discar
 def test_a_member_cannot_discard_a_protected_proposal_a_moderator_approved(rights: App) -> None:
     """The reproduction: a plain member's discard undid a moderator's approval."""
     p = agent_proposal(rights, "mods.ban", True)
-    assert isinstance(rights.gateway.apply_proposal(p.id, MO), Pending)  # 1 of 2
+    assert isinstance(rights.gateway.apply_proposal(p.id, MO, revision=0), Pending)  # 1 of 2
     refusal = refused(rights, p.id, AL, "I don't like it").refusal
     assert refusal.reason is RejectReason.PROTECTED
     assert refusal.message == (
@@ -101,7 +101,7 @@ def test_a_member_cannot_discard_a_protected_proposal_a_moderator_approved(right
         "user:al",
         p.id,
     )
-    done = rights.gateway.apply_proposal(p.id, MAX)  # the second moderator still can
+    done = rights.gateway.apply_proposal(p.id, MAX, revision=0)  # the second moderator still can
     assert isinstance(done, Committed)
     assert rights.store.get("mods.ban").value is True  # type: ignore[union-attr]
 
@@ -154,7 +154,7 @@ def test_under_four_eyes_the_asker_may_withdraw_what_they_may_not_approve(rights
     waiting = rights.gateway.propose(mutation("set", "asked.scene", "BRB", AL))
     assert isinstance(waiting, Pending) and waiting.proposal.requested_by == AL
     pid = waiting.proposal.id
-    mine = rights.gateway.apply_proposal(pid, AL)
+    mine = rights.gateway.apply_proposal(pid, AL, revision=0)
     assert isinstance(mine, Rejected) and mine.reason is RejectReason.FORBIDDEN
     withdrawn = rights.gateway.discard_proposal(pid, AL, "asked too soon")
     assert withdrawn.status is ProposalStatus.DISCARDED and withdrawn.resolved_by == AL

@@ -39,7 +39,7 @@ def test_an_agent_proposal_waits_and_a_person_applies_it(app: App) -> None:
     pending = propose_scene(app)
     assert [p.id for p in waiting(app)] == [pending.proposal.id]
     assert len(app.log) == 0
-    outcome = app.gateway.apply_proposal(pending.proposal.id, actor("user:alice"))
+    outcome = app.gateway.apply_proposal(pending.proposal.id, actor("user:alice"), revision=0)
     assert isinstance(outcome, Committed) and outcome.entry is not None
     assert outcome.entry.value == "BRB"
     assert outcome.mutation.actor == actor("user:alice")
@@ -61,8 +61,8 @@ def test_an_agent_proposal_waits_and_a_person_applies_it(app: App) -> None:
 
 def test_a_proposal_commits_once_however_often_it_is_applied(app: App) -> None:
     pending = propose_scene(app)
-    first = app.gateway.apply_proposal(pending.proposal.id, actor("user:alice"))
-    again = app.gateway.apply_proposal(pending.proposal.id, actor("user:bob"))
+    first = app.gateway.apply_proposal(pending.proposal.id, actor("user:alice"), revision=0)
+    again = app.gateway.apply_proposal(pending.proposal.id, actor("user:bob"), revision=0)
     assert isinstance(first, Committed) and isinstance(again, Committed)
     assert again.duplicate and again.log_id == first.log_id
     assert again.mutation.actor == actor("user:alice")
@@ -72,18 +72,20 @@ def test_a_proposal_commits_once_however_often_it_is_applied(app: App) -> None:
 def test_a_protected_proposal_needs_a_moderator(app: App) -> None:
     pending = app.gateway.propose(mutation("set", "stream.state", "off", "agent:llm"))
     assert isinstance(pending, Pending)
-    denied = app.gateway.apply_proposal(pending.proposal.id, actor("user:alice"))
+    denied = app.gateway.apply_proposal(pending.proposal.id, actor("user:alice"), revision=0)
     assert isinstance(denied, Rejected) and denied.reason is RejectReason.PROTECTED
     assert app.store.get("stream.state") is None
     assert [p.id for p in waiting(app)] == [pending.proposal.id]
-    applied = app.gateway.apply_proposal(pending.proposal.id, actor("moderator:mo"))
+    applied = app.gateway.apply_proposal(pending.proposal.id, actor("moderator:mo"), revision=0)
     assert isinstance(applied, Committed)
 
 
 def test_a_stale_proposal_is_rejected_with_the_latest_entry(app: App) -> None:
     pending = propose_scene(app)
     app.gateway.propose(mutation("set", "scene.name", "Live", "user:bob"))
-    stale = app.gateway.apply_proposal(pending.proposal.id, actor("user:alice"), expected_version=0)
+    stale = app.gateway.apply_proposal(
+        pending.proposal.id, actor("user:alice"), expected_version=0, revision=0
+    )
     assert isinstance(stale, Rejected) and stale.reason is RejectReason.STALE
     assert stale.latest is not None and stale.latest.value == "Live"
 
@@ -91,7 +93,7 @@ def test_a_stale_proposal_is_rejected_with_the_latest_entry(app: App) -> None:
 def test_a_discarded_proposal_cannot_be_applied(app: App) -> None:
     pending = propose_scene(app)
     app.gateway.discard_proposal(pending.proposal.id, actor("user:alice"))
-    outcome = app.gateway.apply_proposal(pending.proposal.id, actor("moderator:mo"))
+    outcome = app.gateway.apply_proposal(pending.proposal.id, actor("moderator:mo"), revision=0)
     assert isinstance(outcome, Rejected) and outcome.reason is RejectReason.NOT_FOUND
     assert "discarded by user:alice" in outcome.message
     assert app.store.get("scene.name") is None
@@ -99,7 +101,7 @@ def test_a_discarded_proposal_cannot_be_applied(app: App) -> None:
 
 def test_only_people_apply_or_discard_proposals(app: App) -> None:
     pending = propose_scene(app)
-    outcome = app.gateway.apply_proposal(pending.proposal.id, actor("agent:other"))
+    outcome = app.gateway.apply_proposal(pending.proposal.id, actor("agent:other"), revision=0)
     assert isinstance(outcome, Rejected) and outcome.reason is RejectReason.FORBIDDEN
     with pytest.raises(Exception, match="a person must"):
         app.gateway.discard_proposal(pending.proposal.id, actor("automation:rule"))
@@ -108,7 +110,7 @@ def test_only_people_apply_or_discard_proposals(app: App) -> None:
 
 def test_an_unknown_proposal_is_a_clear_error(app: App) -> None:
     with pytest.raises(UnknownProposal, match="no proposal nope"):
-        app.gateway.apply_proposal("nope", actor("user:alice"))
+        app.gateway.apply_proposal("nope", actor("user:alice"), revision=0)
 
 
 def test_every_decision_is_logged_as_json_with_reason_and_correlation_id(
@@ -147,7 +149,7 @@ def test_a_retried_agent_mutation_makes_one_proposal_and_one_commit(app: App) ->
     assert isinstance(first, Pending) and isinstance(again, Pending)
     assert first.proposal.id == again.proposal.id == m.id
     assert len(waiting(app)) == 1
-    assert isinstance(app.gateway.apply_proposal(m.id, actor("user:alice")), Committed)
+    assert isinstance(app.gateway.apply_proposal(m.id, actor("user:alice"), revision=0), Committed)
     retried = app.gateway.propose(m)
     assert isinstance(retried, Pending) and retried.proposal.status is ProposalStatus.APPLIED
     assert len(app.log) == 1
@@ -184,7 +186,7 @@ def race_apply_and_discard(app: App, pid: str) -> tuple[object, Any]:
 
     def apply() -> None:
         start.wait()
-        results["apply"] = app.gateway.apply_proposal(pid, actor("user:alice"))
+        results["apply"] = app.gateway.apply_proposal(pid, actor("user:alice"), revision=0)
 
     def discard() -> None:
         start.wait()
@@ -214,6 +216,6 @@ def test_apply_and_discard_racing_never_both_win(app: App) -> None:
 def test_a_refused_apply_leaves_the_proposal_pending(app: App) -> None:
     pending = app.gateway.propose(mutation("set", "stream.state", "off", "agent:llm"))
     assert isinstance(pending, Pending)
-    refused = app.gateway.apply_proposal(pending.proposal.id, actor("user:alice"))
+    refused = app.gateway.apply_proposal(pending.proposal.id, actor("user:alice"), revision=0)
     assert isinstance(refused, Rejected) and refused.reason is RejectReason.PROTECTED
     assert [p.id for p in waiting(app)] == [pending.proposal.id]

@@ -99,8 +99,10 @@ def test_proposals_count_made_applied_and_discarded_once_each(app: App) -> None:
     proposed(app, "guarded.a")  # (another id: another proposal)
     retried = app.gateway.propose(applied.mutation)  # the same id: the same proposal
     assert isinstance(retried, Pending) and retried.proposal.id == applied.id
-    assert isinstance(app.gateway.apply_proposal(applied.id, MO), Committed)
-    assert isinstance(app.gateway.apply_proposal(applied.id, MO), Committed)  # again: once
+    assert isinstance(app.gateway.apply_proposal(applied.id, MO, revision=0), Committed)
+    assert isinstance(
+        app.gateway.apply_proposal(applied.id, MO, revision=0), Committed
+    )  # again: once
     app.gateway.discard_proposal(dropped.id, MO, "not now")
     app.gateway.discard_proposal(dropped.id, MO, "still not")
     seen = counts(app)
@@ -115,7 +117,7 @@ def test_the_sweep_expires_without_a_rejection_and_a_late_click_is_one(app: App)
     proposed(due, "guarded.a")
     clicked = proposed(due, "guarded.b")
     assert due.gateway.expire_due() == 2
-    late = due.gateway.apply_proposal(clicked.id, MO)
+    late = due.gateway.apply_proposal(clicked.id, MO, revision=0)
     assert isinstance(late, Rejected) and late.reason is RejectReason.EXPIRED
     seen = counts(app)
     assert proposals(seen) == {"created": 2, "expired": 2}
@@ -127,7 +129,7 @@ def test_a_click_expiring_a_proposal_counts_its_expiry_and_the_refusal(app: App)
         app, gateway=MutationGateway(app.store, app.policy, proposal_expiry_ms=0)
     )
     proposal = proposed(due, "guarded.a")
-    late = due.gateway.apply_proposal(proposal.id, MO)
+    late = due.gateway.apply_proposal(proposal.id, MO, revision=0)
     assert isinstance(late, Rejected) and late.reason is RejectReason.EXPIRED
     seen = counts(app)
     assert proposals(seen) == {"created": 1, "expired": 1}
@@ -137,7 +139,7 @@ def test_a_click_expiring_a_proposal_counts_its_expiry_and_the_refusal(app: App)
 def test_a_proposal_whose_key_moved_on_is_one_conflict_and_one_stale(app: App) -> None:
     proposal = proposed(app, "plain.topic", "mine")
     assert isinstance(app.gateway.propose(mutation("set", "plain.topic", "theirs")), Committed)
-    stale = app.gateway.apply_proposal(proposal.id, MO)
+    stale = app.gateway.apply_proposal(proposal.id, MO, revision=0)
     assert isinstance(stale, Rejected) and stale.reason is RejectReason.STALE
     seen = counts(app)
     assert proposals(seen) == {"created": 1, "stale": 1}

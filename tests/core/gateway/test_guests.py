@@ -40,7 +40,7 @@ def test_by_default_a_guest_commits_nothing_and_resolves_no_proposal(app: App) -
     assert isinstance(refused, Rejected) and refused.reason is RejectReason.FORBIDDEN
     assert "guest" in refused.message and app.store.get("decision.db") is None
     pid = proposal_id(app)
-    applied = app.gateway.apply_proposal(pid, GUEST)
+    applied = app.gateway.apply_proposal(pid, GUEST, revision=0)
     assert isinstance(applied, Rejected) and "guest" in applied.message
     with pytest.raises(DeliberateError, match="guest"):
         app.gateway.discard_proposal(pid, GUEST)
@@ -55,7 +55,7 @@ def test_where_the_policy_lets_them_a_guest_writes_as_a_user_never_as_a_moderato
     app = build_app(workspace, write_config(tmp_path, GUESTS_MAY), client=redis_client)
     done = app.gateway.propose(mutation("set", "decision.db", "postgres", GUEST))
     assert isinstance(done, Committed) and str(done.mutation.actor) == "guest:U0GUEST"
-    assert isinstance(app.gateway.apply_proposal(proposal_id(app), GUEST), Committed)
+    assert isinstance(app.gateway.apply_proposal(proposal_id(app), GUEST, revision=0), Committed)
     protected = app.gateway.propose(mutation("set", "stream.state", "off", GUEST))
     assert isinstance(protected, Rejected) and protected.reason is RejectReason.PROTECTED
 
@@ -70,6 +70,6 @@ def test_commit_and_apply_are_separate_permissions(
     )
     app = build_app(workspace, write_config(tmp_path, text), client=redis_client)
     own = app.gateway.propose(mutation("set", "decision.own", "x", GUEST))
-    applied = app.gateway.apply_proposal(proposal_id(app), GUEST)
+    applied = app.gateway.apply_proposal(proposal_id(app), GUEST, revision=0)
     assert isinstance(own, Committed) is commit
     assert isinstance(applied, Committed) is apply

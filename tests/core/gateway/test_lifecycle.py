@@ -72,54 +72,56 @@ def stored(app: App, pid: str) -> Proposal:
 def test_two_of_n_commits_at_the_second_distinct_approver(life: App) -> None:
     p = agent_proposal(life, "pair.one")
     assert (p.quorum, p.four_eyes, p.requested_by) == (2, True, AL)
-    first = life.gateway.apply_proposal(p.id, BO)
+    first = life.gateway.apply_proposal(p.id, BO, revision=0)
     assert isinstance(first, Pending)
     assert [a.by for a in first.proposal.approvals] == [BO]
     assert "approved by user:bo (1 of 2); awaits 1 more approval" in first.to_dict()["message"]
-    again = life.gateway.apply_proposal(p.id, BO)  # the same person twice counts once
+    again = life.gateway.apply_proposal(p.id, BO, revision=0)  # the same person twice counts once
     assert isinstance(again, Pending) and len(again.proposal.approvals) == 1
     assert life.store.version("pair.one") == 0
-    done = life.gateway.apply_proposal(p.id, CY)
+    done = life.gateway.apply_proposal(p.id, CY, revision=0)
     assert isinstance(done, Committed) and done.version == 1
     record = life.log.latest(1, key="pair.one")[0]
     assert record.mutation.meta["approvedBy"] == ["user:bo", "user:cy"]
     assert record.mutation.meta["requestedBy"] == "user:al"
     assert record.mutation.actor == CY and record.mutation.proposed_by == actor("agent:llm")
-    late = life.gateway.apply_proposal(p.id, DI)  # after the commit: its result, once
+    late = life.gateway.apply_proposal(p.id, DI, revision=0)  # after the commit: its result, once
     assert isinstance(late, Committed) and late.duplicate and late.log_id == done.log_id
     assert life.store.version("pair.one") == 1
 
 
 def test_the_person_who_asked_may_not_approve_with_four_eyes(life: App) -> None:
     p = agent_proposal(life, "pair.own", asker=AL)
-    refused = life.gateway.apply_proposal(p.id, AL)
+    refused = life.gateway.apply_proposal(p.id, AL, revision=0)
     assert isinstance(refused, Rejected) and refused.reason is RejectReason.FORBIDDEN
     assert refused.message == "user:al asked for this change: someone else must approve it"
     assert stored(life, p.id).approvals == []
     # with another role, still the same person; on another platform, another person
-    assert isinstance(life.gateway.apply_proposal(p.id, actor("moderator:al")), Rejected)
+    assert isinstance(
+        life.gateway.apply_proposal(p.id, actor("moderator:al"), revision=0), Rejected
+    )
     elsewhere = AL.model_copy(update={"platform": "discord"})
-    assert isinstance(life.gateway.apply_proposal(p.id, elsewhere), Pending)
+    assert isinstance(life.gateway.apply_proposal(p.id, elsewhere, revision=0), Pending)
 
 
 def test_a_persons_own_write_waits_and_another_person_applies_it(life: App) -> None:
     waiting = life.gateway.propose(mutation("set", "asked.scene", "BRB", AL))
     assert isinstance(waiting, Pending) and waiting.proposal.requested_by == AL
     assert life.store.version("asked.scene") == 0
-    mine = life.gateway.apply_proposal(waiting.proposal.id, AL)
+    mine = life.gateway.apply_proposal(waiting.proposal.id, AL, revision=0)
     assert isinstance(mine, Rejected) and mine.reason is RejectReason.FORBIDDEN
-    theirs = life.gateway.apply_proposal(waiting.proposal.id, BO)
+    theirs = life.gateway.apply_proposal(waiting.proposal.id, BO, revision=0)
     assert isinstance(theirs, Committed)
     assert theirs.mutation.proposed_by == AL and theirs.mutation.actor == BO
 
 
 def test_roles_apply_to_each_approver(life: App) -> None:
     p = agent_proposal(life, "mods.ban", value=True)
-    refused = life.gateway.apply_proposal(p.id, AL)
+    refused = life.gateway.apply_proposal(p.id, AL, revision=0)
     assert isinstance(refused, Rejected) and refused.reason is RejectReason.PROTECTED
     assert stored(life, p.id).approvals == []  # a refused approver is not counted
-    assert isinstance(life.gateway.apply_proposal(p.id, MO), Pending)
-    assert isinstance(life.gateway.apply_proposal(p.id, MAX), Committed)
+    assert isinstance(life.gateway.apply_proposal(p.id, MO, revision=0), Pending)
+    assert isinstance(life.gateway.apply_proposal(p.id, MAX, revision=0), Committed)
 
 
 @settings(
@@ -139,7 +141,7 @@ def test_a_quorum_commits_exactly_once_under_concurrent_clicks(
 
     def click(who: str) -> None:
         start.wait()
-        outcomes.append(life.gateway.apply_proposal(p.id, actor(who)))
+        outcomes.append(life.gateway.apply_proposal(p.id, actor(who), revision=0))
 
     threads = [threading.Thread(target=click, args=(who,)) for who in clickers]
     for t in threads:
@@ -167,7 +169,7 @@ def test_a_quorum_commits_exactly_once_under_concurrent_clicks(
 
 def test_an_edited_value_commits_with_both_values_logged(life: App) -> None:
     p = agent_proposal(life, "plain.title", value="first draft", asker=None)
-    done = life.gateway.apply_proposal(p.id, BO, edit=Edit("final"))
+    done = life.gateway.apply_proposal(p.id, BO, edit=Edit("final"), revision=0)
     assert isinstance(done, Committed) and life.store.get("plain.title").value == "final"  # type: ignore[union-attr]
     meta = life.log.latest(1, key="plain.title")[0].mutation.meta
     assert (meta["proposedValue"], meta["editedBy"]) == ("first draft", "user:bo")
@@ -177,7 +179,7 @@ def test_an_edited_value_commits_with_both_values_logged(life: App) -> None:
 
 def test_an_edit_the_schema_refuses_changes_nothing(life: App) -> None:
     p = agent_proposal(life, "plain.title", value="short", asker=None)
-    refused = life.gateway.apply_proposal(p.id, BO, edit=Edit("x" * 21))
+    refused = life.gateway.apply_proposal(p.id, BO, edit=Edit("x" * 21), revision=0)
     assert isinstance(refused, Rejected) and refused.reason is RejectReason.SCHEMA
     assert "plain.title" in refused.message
     assert stored(life, p.id).status is ProposalStatus.PENDING
@@ -188,8 +190,8 @@ def test_an_edit_sets_earlier_approvals_aside_and_counts_its_editor(life: App) -
     """Without four eyes an edit is its editor's approval; Mo's approval of the first value
     does not count for the second."""
     p = agent_proposal(life, "mods.edit", value="a", asker=None)
-    assert isinstance(life.gateway.apply_proposal(p.id, MO), Pending)
-    edited = life.gateway.apply_proposal(p.id, MAX, edit=Edit("b"))
+    assert isinstance(life.gateway.apply_proposal(p.id, MO, revision=0), Pending)
+    edited = life.gateway.apply_proposal(p.id, MAX, edit=Edit("b"), revision=0)
     assert isinstance(edited, Pending) and edited.proposal.revision == 1
     assert [a.by for a in edited.proposal.approvals] == [MAX]
     done = life.gateway.apply_proposal(p.id, MO, revision=1)
@@ -268,12 +270,12 @@ def test_a_proposal_goes_stale_when_its_key_moves_on(life: App) -> None:
     p = agent_proposal(life, "plain.topic", value="mine", asker=None)
     assert p.base_version == 0
     assert isinstance(life.gateway.propose(mutation("set", "plain.topic", "theirs", CY)), Committed)
-    stale = life.gateway.apply_proposal(p.id, BO)
+    stale = life.gateway.apply_proposal(p.id, BO, revision=0)
     assert isinstance(stale, Rejected) and stale.reason is RejectReason.STALE
     assert stale.message.startswith("this proposal went stale: plain.topic changed")
     assert stored(life, p.id).status is ProposalStatus.STALE
     assert life.store.get("plain.topic").value == "theirs"  # type: ignore[union-attr]
-    later = life.gateway.apply_proposal(p.id, MO)
+    later = life.gateway.apply_proposal(p.id, MO, revision=0)
     assert isinstance(later, Rejected) and "went stale" in later.message
 
 
@@ -292,7 +294,7 @@ def test_expiry_follows_the_keys_pattern_and_the_sweep_records_it(life: App) -> 
     row = life.gateway.decisions.recent()[-1]
     assert (row["outcome"], row["reason"], row["clicked"]) == ("rejected", "expired", False)
     assert life.gateway.expire_due() == 0  # once
-    refused = life.gateway.apply_proposal(short.id, BO)
+    refused = life.gateway.apply_proposal(short.id, BO, revision=0)
     assert isinstance(refused, Rejected) and refused.reason is RejectReason.EXPIRED
 
 
@@ -316,6 +318,6 @@ def test_a_retried_proposal_keeps_its_first_record(life: App) -> None:
     m: Mutation = mutation("set", "pair.r", "a", "agent:llm")
     first = life.gateway.propose(m)
     assert isinstance(first, Pending)
-    assert isinstance(life.gateway.apply_proposal(first.proposal.id, BO), Pending)
+    assert isinstance(life.gateway.apply_proposal(first.proposal.id, BO, revision=0), Pending)
     again = life.gateway.propose(m)
     assert isinstance(again, Pending) and [a.by for a in again.proposal.approvals] == [BO]

@@ -163,7 +163,7 @@ def test_a_proposal_records_its_deadline_and_its_key_expires_after_it(guarded: A
 
 def test_applied_before_its_deadline_it_commits_and_is_kept_a_week(guarded: App) -> None:
     pid = propose(guarded, "guarded.one").id
-    done = guarded.gateway.apply_proposal(pid, MO)
+    done = guarded.gateway.apply_proposal(pid, MO, revision=0)
     assert isinstance(done, Committed) and not done.duplicate
     assert guarded.store.version("guarded.one") == 1
     assert stored(guarded, pid).status is ProposalStatus.APPLIED
@@ -174,7 +174,7 @@ def test_handed_back_before_its_deadline_it_keeps_its_expiry(guarded: App) -> No
     """A refused apply writes the proposal back to pending: its key keeps an expiry (a SET
     without one would drop it)."""
     proposal = propose(guarded, "guarded.one")
-    refused = guarded.gateway.apply_proposal(proposal.id, AL)
+    refused = guarded.gateway.apply_proposal(proposal.id, AL, revision=0)
     assert isinstance(refused, Rejected) and refused.reason is RejectReason.PROTECTED
     back = stored(guarded, proposal.id)
     assert back.status is ProposalStatus.PENDING and back.expires_at == proposal.expires_at
@@ -193,7 +193,7 @@ def test_a_discarded_proposal_is_kept_a_week(guarded: App) -> None:
 def test_applied_after_its_deadline_it_is_refused_and_nothing_changes(guarded: App) -> None:
     app = due_at_once(guarded)
     proposal = propose(app, "guarded.late")
-    outcome = app.gateway.apply_proposal(proposal.id, MO)
+    outcome = app.gateway.apply_proposal(proposal.id, MO, revision=0)
     expired = stored(app, proposal.id)
     assert_expired(outcome, expired)
     assert expired.expires_at == proposal.expires_at
@@ -202,7 +202,9 @@ def test_applied_after_its_deadline_it_is_refused_and_nothing_changes(guarded: A
     assert KEPT_MS - 60_000 < kept_for(app, proposal.id) <= KEPT_MS
     # and so every time after: whoever clicks, nothing is committed
     for who in (MO, actor("admin:root"), AL):
-        assert_expired(app.gateway.apply_proposal(proposal.id, who), stored(app, proposal.id))
+        assert_expired(
+            app.gateway.apply_proposal(proposal.id, who, revision=0), stored(app, proposal.id)
+        )
     assert_nothing_changed(app, "guarded.late")
 
 
@@ -213,7 +215,7 @@ def test_the_same_proposal_again_after_it_expired_is_refused_not_pending(guarded
     change = mutation("set", "guarded.again", "off", "agent:llm")
     first = app.gateway.propose(change)
     assert isinstance(first, Pending)
-    app.gateway.apply_proposal(first.proposal.id, MO)  # finds it expired
+    app.gateway.apply_proposal(first.proposal.id, MO, revision=0)  # finds it expired
     again = app.gateway.propose(change)
     assert_expired(again, stored(app, first.proposal.id))
     assert_nothing_changed(app, "guarded.again")
@@ -222,7 +224,7 @@ def test_the_same_proposal_again_after_it_expired_is_refused_not_pending(guarded
 def test_the_decision_log_records_the_expiry(guarded: App) -> None:
     app = due_at_once(guarded)
     proposal = propose(app, "guarded.late")
-    outcome = app.gateway.apply_proposal(proposal.id, MO)
+    outcome = app.gateway.apply_proposal(proposal.id, MO, revision=0)
     assert isinstance(outcome, Rejected)
     last = app.gateway.decisions.recent(1)[-1]
     assert last["outcome"] == "rejected" and last["reason"] == "expired"
@@ -243,7 +245,9 @@ def test_discarding_an_expired_proposal_is_harmless(guarded: App) -> None:
     assert note.message.startswith("this proposal expired at ")
     assert app.gateway.decisions.recent(1)[-1]["reason"] == "expired"
     assert app.gateway.discard_proposal(proposal.id, MO).status is ProposalStatus.EXPIRED
-    assert_expired(app.gateway.apply_proposal(proposal.id, MO), stored(app, proposal.id))
+    assert_expired(
+        app.gateway.apply_proposal(proposal.id, MO, revision=0), stored(app, proposal.id)
+    )
     assert_nothing_changed(app, "guarded.late")
 
 
@@ -252,7 +256,7 @@ def test_a_refused_claim_handed_back_after_the_deadline_expires(guarded: App) ->
     back to pending, where nobody could apply it any more."""
     pid = propose(guarded, "guarded.one").id
     box = guarded.gateway.proposals
-    assert box.approve(pid, AL) is not None
+    assert box.approve(pid, AL, revision=0) is not None
     deadline_passed(guarded, pid)
     back = box.release(pid, AL, f"apply-{pid}")
     assert back is not None and back.status is ProposalStatus.EXPIRED
@@ -265,7 +269,7 @@ def test_an_abandoned_claim_is_not_taken_over_after_the_deadline(guarded: App) -
     Mo's click does not commit it: it expires."""
     pid = propose(guarded, "guarded.one").id
     box = guarded.gateway.proposals
-    approved = box.approve(pid, AL)
+    approved = box.approve(pid, AL, revision=0)
     assert approved is not None
     claimed = approved.proposal
     assert claimed.status is ProposalStatus.APPLIED and claimed.resolved_at is not None
@@ -274,7 +278,7 @@ def test_an_abandoned_claim_is_not_taken_over_after_the_deadline(guarded: App) -
         update={"resolved_at": now - CLAIM_LEASE_MS - 1, "expires_at": now - 1}
     )
     guarded.redis.set(guarded.store.keys.proposal(pid), aged.model_dump_json(by_alias=True))
-    assert_expired(guarded.gateway.apply_proposal(pid, MO), stored(guarded, pid))
+    assert_expired(guarded.gateway.apply_proposal(pid, MO, revision=0), stored(guarded, pid))
     assert_nothing_changed(guarded, "guarded.one")
 
 
@@ -283,7 +287,7 @@ def test_a_commit_made_in_time_still_counts_after_the_deadline(guarded: App) -> 
     expired while he stalled), the commit is what happened."""
     pid = propose(guarded, "guarded.one").id
     box = guarded.gateway.proposals
-    assert box.approve(pid, MO) is not None
+    assert box.approve(pid, MO, revision=0) is not None
     deadline_passed(guarded, pid)
     assert box.release(pid, MO, "never-committed") is not None  # (expired meanwhile)
     done = guarded.gateway.propose(
@@ -294,7 +298,7 @@ def test_a_commit_made_in_time_still_counts_after_the_deadline(guarded: App) -> 
     assert isinstance(done, Committed)
     assert box.record_commit(pid, done) is not None
     assert stored(guarded, pid).status is ProposalStatus.APPLIED
-    again = guarded.gateway.apply_proposal(pid, MO)
+    again = guarded.gateway.apply_proposal(pid, MO, revision=0)
     assert isinstance(again, Committed) and again.duplicate and again.log_id == done.log_id
 
 
@@ -308,11 +312,11 @@ def test_a_proposal_from_before_deadlines_expires_a_day_after_it_was_made(guarde
         data["createdAt"] = made[proposal.id] = server_ms(guarded) - age
         guarded.redis.set(guarded.store.keys.proposal(proposal.id), json.dumps(data))
         assert guarded.redis.pttl(guarded.store.keys.proposal(proposal.id)) == -1
-    assert_expired(guarded.gateway.apply_proposal(old.id, MO), stored(guarded, old.id))
+    assert_expired(guarded.gateway.apply_proposal(old.id, MO, revision=0), stored(guarded, old.id))
     assert_nothing_changed(guarded, "guarded.old")
     assert stored(guarded, old.id).expires_at == made[old.id] + DAY_MS  # written in, now
     assert KEPT_MS - 60_000 < kept_for(guarded, old.id) <= KEPT_MS
-    assert isinstance(guarded.gateway.apply_proposal(fresh.id, MO), Committed)
+    assert isinstance(guarded.gateway.apply_proposal(fresh.id, MO, revision=0), Committed)
 
 
 def test_the_sweep_gives_an_expiry_to_proposals_an_older_release_kept_for_ever(

@@ -94,11 +94,13 @@ def test_a_refused_apply_held_after_its_claim_never_undoes_a_commit(
     results: dict[str, Outcome] = {}
     held.armed = True
     alice = threading.Thread(
-        target=lambda: results.update(alice=alices.gateway.apply_proposal(pid, actor("user:al")))
+        target=lambda: results.update(
+            alice=alices.gateway.apply_proposal(pid, actor("user:al"), revision=0)
+        )
     )
     alice.start()
     assert held.held.wait(10)
-    mo = app.gateway.apply_proposal(pid, actor("moderator:mo"))
+    mo = app.gateway.apply_proposal(pid, actor("moderator:mo"), revision=0)
     held.release.set()
     alice.join(10)
     refused = results["alice"]
@@ -107,7 +109,7 @@ def test_a_refused_apply_held_after_its_claim_never_undoes_a_commit(
     assert isinstance(mo, Rejected) and mo.reason is RejectReason.CONFLICT
     assert "user:al is applying this proposal right now" in mo.message
     assert_consistent(app, pid, "limited.one", before=1)
-    assert isinstance(app.gateway.apply_proposal(pid, actor("moderator:mo")), Committed)
+    assert isinstance(app.gateway.apply_proposal(pid, actor("moderator:mo"), revision=0), Committed)
     assert_consistent(app, pid, "limited.one", before=1)
     assert app.gateway.proposals.get(pid).status is ProposalStatus.APPLIED  # type: ignore[union-attr]
 
@@ -126,7 +128,7 @@ def test_refused_and_allowed_applies_racing_leave_status_and_state_agreeing(
 
         def apply(who: str, pid: str = pid, start: Any = start, out: Any = outcomes) -> None:
             start.wait()
-            out.append(app.gateway.apply_proposal(pid, actor(who)))
+            out.append(app.gateway.apply_proposal(pid, actor(who), revision=0))
 
         threads = [
             threading.Thread(target=apply, args=(who,))
@@ -152,16 +154,16 @@ def test_a_claim_whose_applier_stopped_midway_is_taken_over_after_the_lease(
     app = build_app(workspace, guarded, client=server_redis)
     pid = propose_protected(app, "guarded.stuck")
     box = app.gateway.proposals
-    approved = box.approve(pid, actor("user:al"))
+    approved = box.approve(pid, actor("user:al"), revision=0)
     assert approved is not None  # ... and Al's process stopped here, before its commit
     claimed = approved.proposal
     assert claimed.status is ProposalStatus.APPLIED
-    busy = app.gateway.apply_proposal(pid, actor("moderator:mo"))
+    busy = app.gateway.apply_proposal(pid, actor("moderator:mo"), revision=0)
     assert isinstance(busy, Rejected) and busy.reason is RejectReason.CONFLICT
     assert "user:al is applying this proposal right now" in busy.message
     long_ago = claimed.model_copy(update={"resolved_at": claimed.resolved_at - CLAIM_LEASE_MS - 1})  # type: ignore[operator]
     server_redis.set(app.store.keys.proposal(pid), long_ago.model_dump_json(by_alias=True))
-    applied = app.gateway.apply_proposal(pid, actor("moderator:mo"))
+    applied = app.gateway.apply_proposal(pid, actor("moderator:mo"), revision=0)
     assert isinstance(applied, Committed) and not applied.duplicate
     final = box.get(pid)
     assert final is not None and final.status is ProposalStatus.APPLIED
@@ -213,11 +215,11 @@ def test_an_applied_proposal_is_not_committed_again_once_its_record_expired(
 ) -> None:
     app = forgetful
     pid = propose_protected(app, "guarded.once")
-    first = app.gateway.apply_proposal(pid, actor("moderator:mo"))
+    first = app.gateway.apply_proposal(pid, actor("moderator:mo"), revision=0)
     assert isinstance(first, Committed) and not first.duplicate
     forget_idempotency(app, pid)
     claimed_ago(app, pid, 2 * app.store.idempotency_ttl_ms)
-    again = app.gateway.apply_proposal(pid, actor("moderator:max"))
+    again = app.gateway.apply_proposal(pid, actor("moderator:max"), revision=0)
     assert isinstance(again, Committed) and again.duplicate
     assert (again.version, again.log_id) == (first.version, first.log_id)
     assert again.mutation.actor == actor("moderator:mo")  # the first applier, as before
@@ -230,14 +232,14 @@ def test_a_refused_click_never_hands_back_a_proposal_whose_record_expired(
 ) -> None:
     app = forgetful
     pid = propose_protected(app, "guarded.back")
-    first = app.gateway.apply_proposal(pid, actor("moderator:mo"))
+    first = app.gateway.apply_proposal(pid, actor("moderator:mo"), revision=0)
     assert isinstance(first, Committed)
     forget_idempotency(app, pid)
     claimed_ago(app, pid, CLAIM_LEASE_MS + 1)
-    refused = app.gateway.apply_proposal(pid, actor("user:al"))
+    refused = app.gateway.apply_proposal(pid, actor("user:al"), revision=0)
     assert isinstance(refused, Rejected) and refused.reason is RejectReason.PROTECTED
     assert_applied_once(app, pid, "guarded.back", first)
-    again = app.gateway.apply_proposal(pid, actor("moderator:mo"))
+    again = app.gateway.apply_proposal(pid, actor("moderator:mo"), revision=0)
     assert isinstance(again, Committed) and again.duplicate and again.log_id == first.log_id
     assert_applied_once(app, pid, "guarded.back", first)
 
@@ -278,14 +280,14 @@ def test_an_applier_that_stopped_right_after_its_commit_is_not_committed_over(
     pid = propose_protected(app, "guarded.stop")
     stopping.armed = True
     with contextlib.suppress(ConnectionError):  # (nothing to stop if the commit is the end)
-        als.gateway.apply_proposal(pid, actor("moderator:al"))
+        als.gateway.apply_proposal(pid, actor("moderator:al"), revision=0)
     assert stopping.committed and app.store.version("guarded.stop") == 1
     claimed_ago(app, pid, CLAIM_LEASE_MS + 1)
-    found = app.gateway.apply_proposal(pid, actor("moderator:mo"))
+    found = app.gateway.apply_proposal(pid, actor("moderator:mo"), revision=0)
     assert isinstance(found, Committed) and found.duplicate
     assert found.mutation.actor == actor("moderator:al")
     forget_idempotency(app, pid)
-    again = app.gateway.apply_proposal(pid, actor("moderator:mo"))
+    again = app.gateway.apply_proposal(pid, actor("moderator:mo"), revision=0)
     assert isinstance(again, Committed) and again.duplicate and again.log_id == found.log_id
     assert_applied_once(app, pid, "guarded.stop", found)
 
@@ -296,9 +298,9 @@ def test_a_claim_older_than_the_idempotency_window_is_never_taken_over(forgetful
     app = forgetful
     pid = propose_protected(app, "guarded.old")
     box = app.gateway.proposals
-    assert box.approve(pid, actor("user:al")) is not None
+    assert box.approve(pid, actor("user:al"), revision=0) is not None
     claimed_ago(app, pid, app.store.idempotency_ttl_ms + 1)
-    late = app.gateway.apply_proposal(pid, actor("moderator:mo"))
+    late = app.gateway.apply_proposal(pid, actor("moderator:mo"), revision=0)
     assert isinstance(late, Rejected) and late.reason is RejectReason.NOT_FOUND
     assert "user:al" in late.message and "no longer" in late.message
     assert app.store.version("guarded.old") == 0
@@ -317,7 +319,7 @@ def test_a_proposal_applied_before_claims_were_timed_counts_as_applied(forgetful
     data.pop("committed", None)
     app.redis.set(app.store.keys.proposal(pid), json.dumps(data))
     for who in ("moderator:max", "user:al"):
-        late = app.gateway.apply_proposal(pid, actor(who))
+        late = app.gateway.apply_proposal(pid, actor(who), revision=0)
         assert isinstance(late, Rejected), who
         assert app.store.version("guarded.legacy") == 0
         assert app.gateway.proposals.get(pid).status is ProposalStatus.APPLIED  # type: ignore[union-attr]
@@ -336,12 +338,14 @@ def test_a_commit_after_its_claim_was_taken_over_and_handed_back_still_counts(
     results: dict[str, Outcome] = {}
     held.armed = True
     mo = threading.Thread(
-        target=lambda: results.update(mo=mos.gateway.apply_proposal(pid, actor("moderator:mo")))
+        target=lambda: results.update(
+            mo=mos.gateway.apply_proposal(pid, actor("moderator:mo"), revision=0)
+        )
     )
     mo.start()
     assert held.held.wait(10)
     claimed_ago(app, pid, CLAIM_LEASE_MS + 1)
-    refused = app.gateway.apply_proposal(pid, actor("user:al"))
+    refused = app.gateway.apply_proposal(pid, actor("user:al"), revision=0)
     assert isinstance(refused, Rejected) and refused.reason is RejectReason.RATE_LIMITED
     assert app.gateway.proposals.get(pid).status is ProposalStatus.PENDING  # type: ignore[union-attr]
     held.release.set()
@@ -350,6 +354,6 @@ def test_a_commit_after_its_claim_was_taken_over_and_handed_back_still_counts(
     assert isinstance(first, Committed) and not first.duplicate
     assert_applied_once(app, pid, "limited.late", first, before=1)
     forget_idempotency(app, pid)
-    again = app.gateway.apply_proposal(pid, actor("moderator:max"))
+    again = app.gateway.apply_proposal(pid, actor("moderator:max"), revision=0)
     assert isinstance(again, Committed) and again.duplicate and again.log_id == first.log_id
     assert_applied_once(app, pid, "limited.late", first, before=1)

@@ -100,8 +100,8 @@ def test_a_proposal_keeps_its_value_while_it_waits_and_not_once_it_is_settled(
     waiting = proposed(vault, "vault.a", OLD)
     assert gateway.proposals.get(waiting).mutation.value == OLD  # type: ignore[union-attr]
     for_applying = proposed(vault, "vault.b", OLD)
-    gateway.apply_proposal(for_applying, MIA, edit=Edit(NEW))
-    applied = gateway.apply_proposal(for_applying, ZED)
+    gateway.apply_proposal(for_applying, MIA, edit=Edit(NEW), revision=0)
+    applied = gateway.apply_proposal(for_applying, ZED, revision=1)
     assert isinstance(applied, Committed) and vault.store.get("vault.b").value == NEW  # type: ignore[union-attr]
     for_dropping = proposed(vault, "vault.c", OLD)
     gateway.discard_proposal(for_dropping, MIA, "not now")
@@ -114,7 +114,7 @@ def test_a_proposal_keeps_its_value_while_it_waits_and_not_once_it_is_settled(
         assert settled is not None and settled.status is not ProposalStatus.PENDING
         text = settled.model_dump_json()
         assert OLD not in text and NEW not in text, text
-    again = gateway.apply_proposal(for_applying, MIA)  # a late click: its first result
+    again = gateway.apply_proposal(for_applying, MIA, revision=1)  # a late click: its first result
     assert isinstance(again, Committed) and again.duplicate
     assert gateway.proposals.get(for_expiring).mutation.value == OLD  # type: ignore[union-attr]
 

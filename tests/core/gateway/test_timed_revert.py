@@ -142,7 +142,7 @@ def test_a_patterns_revert_after_applies_to_its_proposals(
     team = build_app(workspace, config, client=redis_client)
     asked = team.gateway.propose(mutation("set", "banner.top", "We are live", "user:al"))
     assert isinstance(asked, Pending) and asked.proposal.mutation.for_sec == 600
-    applied = team.gateway.apply_proposal(asked.proposal.id, BO)
+    applied = team.gateway.apply_proposal(asked.proposal.id, BO, revision=0)
     assert isinstance(applied, Committed) and applied.reverts_at == applied.ts + 600_000
     assert applied.to_dict()["revertsAt"] == applied.reverts_at
     # people are told until when, in chat

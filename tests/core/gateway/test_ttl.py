@@ -77,6 +77,6 @@ def test_an_agents_proposal_without_ttl_is_refused_before_it_waits(ttl_app: App)
     assert isinstance(refused, Rejected) and refused.reason is RejectReason.SCHEMA
     waits = ttl_app.gateway.propose(mutation("set", "capped.c", "x", "agent:llm", ttl_sec=10))
     assert isinstance(waits, Pending)
-    applied = ttl_app.gateway.apply_proposal(waits.proposal.id, actor("user:alice"))
+    applied = ttl_app.gateway.apply_proposal(waits.proposal.id, actor("user:alice"), revision=0)
     assert isinstance(applied, Committed) and applied.entry is not None
     assert applied.entry.expires_at is not None
