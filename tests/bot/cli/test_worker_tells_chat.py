@@ -91,7 +91,7 @@ def test_each_change_is_told_once_and_not_to_whoever_made_it(
         assert isinstance(edited, Pending)
         assert telling.run() == 1 and telling.run() == 0
         carol = Actor(kind=ActorKind.USER, id="U0CAROL", platform="slack")
-        app.gateway.apply_proposal(pid, carol, revision=0)
+        app.gateway.apply_proposal(pid, carol, revision=1)
         assert telling.run() == 1 and telling.run() == 0
         words = [str(m["text"]) for m in slack.messages if "your change" in str(m.get("text"))]
         assert words == [

@@ -100,7 +100,7 @@ def test_each_change_is_told_by_dm_with_a_link_to_where_it_was_asked(
     pid, message = asked(dm_app, people)
     dm_app.gateway.apply_proposal(pid, SAM_, edit=Edit("b"), revision=0)
     assert sweep(dm_app, people) == 1
-    dm_app.gateway.apply_proposal(pid, RIA_, revision=0)
+    dm_app.gateway.apply_proposal(pid, RIA_, revision=1)
     assert sweep(dm_app, people) == 1
     link = f"https://discord.com/channels/{GUILD}/{CHANNEL}/{message}"
     assert dms(people) == [
@@ -142,7 +142,7 @@ def test_a_refused_dm_is_one_log_line_and_later_changes_are_told(
     assert ALICE in line and "50007" in line
     assert len(in_channel(people)) == 1 and dms(people) == []
     people.people.closed.clear()  # she opens her DMs again
-    dm_app.gateway.apply_proposal(pid, RIA_, revision=0)
+    dm_app.gateway.apply_proposal(pid, RIA_, revision=1)
     assert sweep(dm_app, people) == 1
     assert len(in_channel(people)) == 2 and len(dms(people)) == 1
 

@@ -180,7 +180,7 @@ def test_a_dm_that_fails_leaves_the_thread_and_later_changes_told(
     assert len(in_thread(slack)) == 1 and dms(slack) == []
     [line] = [r.getMessage() for r in caplog.records if "direct message" in r.getMessage()]
     assert "U0ALICE" in line and "cannot_dm_bot" in line
-    dm_app.gateway.apply_proposal(pid, CAROL, revision=0)
+    dm_app.gateway.apply_proposal(pid, CAROL, revision=1)
     assert sweep(dm_app, slack) == 1
     assert len(in_thread(slack)) == 2 and len(dms(slack)) == 1  # the next change reaches her
 

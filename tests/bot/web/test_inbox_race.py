@@ -18,6 +18,7 @@ from bot.app import App, build_app
 from bot.people import person
 from core.gateway.outcome import Pending, Proposal, ProposalStatus
 from core.redis_client import RedisClient
+from core.state.actor import Actor
 from tests.bot.web.conftest import PERSON, PROTECTED_SCENE, Site, serve_site, web_config
 from tests.bot.web.sessions import csrf_of, person_in, signed_in
 from tests.factories import mutation
@@ -29,7 +30,14 @@ EYES = """\
     - pattern: "eyes.*"
       type: string
       approval: {people: true, four_eyes: true}
+    - pattern: "pair.*"
+      type: string
+      approval: {people: true, four_eyes: true, quorum: 2}
+    - pattern: "deny.*"
+      type: string
+      approval: {people: true}
 """
+BEA, CID = person("slack", "U0BEA", ()), person("slack", "U0CID", ())
 ROUNDS = 40
 
 
@@ -44,11 +52,12 @@ def site(tmp_path: Path, redis_client: RedisClient, workspace: str) -> Iterator[
 
 
 class Tab:
-    """One of the member's tabs: a session of theirs, and the token its forms carry."""
+    """One of a person's tabs (the member's, else ``who``'s): a session of theirs, and the
+    token its forms carry."""
 
-    def __init__(self, site: Site) -> None:
+    def __init__(self, site: Site, who: Actor = MEMBER) -> None:
         self.inbox = f"/w/{site.app.store.workspace}/inbox"
-        self.client = signed_in(site, person_in(site.app.store.workspace, MEMBER))
+        self.client = signed_in(site, person_in(site.app.store.workspace, who))
         self.token = csrf_of(self.client, self.inbox)
 
     def post(self, proposal_id: str, verb: str, **form: str) -> httpx.Response:
@@ -66,7 +75,7 @@ def tabs(site: Site) -> Iterator[tuple[Tab, Tab]]:
 
 @pytest.fixture
 def race() -> Iterator[Racer]:
-    with racer(2) as running:
+    with racer(3) as running:
         yield running
 
 
@@ -77,10 +86,10 @@ def asked(app: App, key: str) -> Proposal:
     return waiting.proposal
 
 
-def broken(app: App, key: str) -> list[str]:
+def broken(app: App, key: str, quorum: int = 1) -> list[str]:
     said = []
     for record in app.log.latest(10, key=key):
-        wrong = four_eyes_broken(record.mutation.meta, record.mutation.actor)
+        wrong = four_eyes_broken(record.mutation.meta, record.mutation.actor, quorum)
         said += [] if wrong is None else [f"{key}: {wrong}"]
     return said
 
@@ -148,3 +157,46 @@ def test_a_form_naming_no_revision_is_answered_400_and_changes_nothing(
     assert kept.approvals == [] and kept.edited is None and len(site.app.log) == 0
     assert tab.post(p.id, "apply", revision="0").status_code == 303  # named: applied
     assert site.app.store.get("eyes.none").value == "asked"  # type: ignore[union-attr]
+
+
+def test_approvals_racing_under_a_quorum_count_two_people_other_than_the_asker(
+    site: Site, race: Racer
+) -> None:
+    """Two approvals needed, four eyes: the member, Bea and the asker herself click Apply at
+    once; it commits only with two distinct approvers, never the asker."""
+    tabs = [Tab(site), Tab(site, BEA), Tab(site, ASKER)]
+    wrong: list[str] = []
+    for n in range(ROUNDS):
+        key = f"pair.n{n}"
+        p = asked(site.app, key)
+        race.at_once(*(lambda t=t, p=p: t.post(p.id, "apply", revision="0") for t in tabs))
+        wrong += broken(site.app, key, quorum=2)
+        kept = site.app.gateway.proposals.get(p.id)
+        assert kept is not None and kept.status is ProposalStatus.APPLIED, (n, kept)
+        assert len(site.app.log.latest(10, key=key)) == 1, n
+    for tab in tabs:
+        tab.client.close()
+    assert wrong == [], wrong[:3]
+
+
+def test_a_rejection_and_an_approval_never_both_win(site: Site, race: Racer) -> None:
+    """Bea rejects the asker's write while Cid applies it: discarded with nothing committed,
+    or applied once, never both."""
+    rejects, applies = Tab(site, BEA), Tab(site, CID)
+    for n in range(ROUNDS):
+        key = f"deny.n{n}"
+        p = asked(site.app, key)
+        race.at_once(
+            lambda p=p: rejects.post(p.id, "reject", reason="not now"),
+            lambda p=p: applies.post(p.id, "apply", revision="0"),
+        )
+        kept = site.app.gateway.proposals.get(p.id)
+        assert kept is not None
+        records = site.app.log.latest(10, key=key)
+        if kept.status is ProposalStatus.DISCARDED:
+            assert records == [] and kept.reason == "not now", n
+        else:
+            assert kept.status is ProposalStatus.APPLIED and len(records) == 1, (n, kept.status)
+            assert kept.reason is None, n
+    rejects.client.close()
+    applies.client.close()
