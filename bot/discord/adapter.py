@@ -230,7 +230,7 @@ class DiscordAdapter:
     # --- /deliberate ---------------------------------------------------------------------
 
     async def on_command(self, interaction: Interaction, text: str) -> None:
-        """``/deliberate state|log|why|pending|help``, and ``breakglass PROPOSAL REASON``
+        """``/deliberate state|log|why|pending|help``, and ``breakglass PROPOSAL@REVISION REASON``
         (``bot.glass``): answered for the asker alone."""
         try:
             await interaction.response.defer(ephemeral=True, thinking=True)

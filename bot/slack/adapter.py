@@ -311,7 +311,7 @@ class SlackAdapter:
     def on_command(self, text: str, origin: Origin, user: str) -> str:
         """``/deliberate TEXT`` from ``user``: the answer, as mrkdwn for the asker alone,
         from the workspace of the team it was typed in (a guest's only if guests may read);
-        ``breakglass PROPOSAL_ID REASON`` applies a proposal at once (``bot.glass``)."""
+        ``breakglass PROPOSAL_ID@REVISION REASON`` applies a proposal at once (``bot.glass``)."""
         try:
             team = self._team(origin)
             if team is None:

@@ -87,7 +87,7 @@ def close(team: Team, click: Click, line: str) -> bool:
 
 
 def glass_by_command(team: Team, actor: Actor, rest: str) -> str:
-    """``/deliberate breakglass PROPOSAL_ID REASON`` (``bot.glass``): the answer; once it
+    """``/deliberate breakglass PROPOSAL_ID@REVISION REASON`` (``bot.glass``): the answer; once it
     commits, the messages here that showed the proposal's buttons say so, as a click's."""
     broken = break_glass_command(team.app, actor, rest)
     if broken.committed and broken.proposal_id is not None:
