@@ -4,9 +4,9 @@ that opens a form asking why; the form opens only for someone holding the role, 
 still pending (``barred``), and its reason must be said and fit what is kept
 (``reason_problem``). ``/deliberate breakglass PROPOSAL_ID@REVISION REASON`` does the same
 from the command line of either platform (``break_glass_command``), at the revision of the
-proposal the person saw (``/deliberate pending`` lists each as ``ID@REVISION``). The gateway decides
-(``BreakGlass.apply`` checks all of it again, and records every refusal): this only
-words the questions and the answers."""
+proposal the person saw (``/deliberate pending`` lists each as ``ID@REVISION``). The
+gateway decides (``BreakGlass.apply`` checks all of it again, and records every refusal):
+this only words the questions and the answers."""
 
 from __future__ import annotations
 

@@ -18,6 +18,7 @@ import pytest
 from redis import Redis
 
 from bot.app import App, build_app
+from core.gateway.break_glass import BreakGlass
 from core.gateway.edits import Edit
 from core.gateway.outcome import Pending, Proposal, ProposalStatus
 from core.state.commit_result import Committed, Rejected
@@ -28,6 +29,7 @@ from tests.racing import Racer, four_eyes_broken, racer
 CONFIG = """
 policy:
   proposals: {expire_after_sec: 86400}
+  break_glass: {role: oncall}
   keys:
     - pattern: "eyes.*"
       type: string
@@ -45,6 +47,7 @@ policy:
 
 ROUNDS = 150
 AL, BO, CY, DI = (actor(f"user:{n}") for n in ("al", "bo", "cy", "di"))
+INA = actor("user:ina", "oncall")
 
 
 @pytest.fixture
@@ -188,3 +191,27 @@ def test_denials_and_approvals_racing_under_a_quorum_never_both_win(app: App, ra
             assert kept.status is ProposalStatus.APPLIED and len(records) == 1, n
             approvers = records[0].mutation.meta["approvedBy"]
             assert sorted(approvers) == ["user:al", "user:di"], (n, approvers)  # type: ignore[arg-type]
+
+
+def test_breaking_the_glass_against_an_edit_applies_only_the_value_seen(
+    app: App, race: Racer
+) -> None:
+    """Ina breaks the glass on the value she saw (revision 0) while Bo edits it: the glass
+    applies Al's value, or the edit wins and the glass is refused as edited since; never
+    Bo's value under Ina's reason."""
+    glass = BreakGlass(app.gateway)
+    for n in range(ROUNDS):
+        key = f"eyes.g{n}"
+        p = asked(app, key)
+        broke, edit = race.at_once(
+            lambda p=p: glass.apply(p.id, INA, "outage", 0),
+            lambda p=p: app.gateway.apply_proposal(p.id, BO, edit=Edit("mine"), revision=0),
+        )
+        entry, kept = app.store.get(key), app.gateway.proposals.get(p.id)
+        assert kept is not None
+        if isinstance(broke, Committed):
+            assert entry is not None and entry.value == "asked" and kept.edited is None, n
+            assert kept.break_glass == "outage", n
+        else:
+            assert isinstance(broke, Rejected) and "since you saw it" in broke.message, n
+            assert entry is None and isinstance(edit, Pending) and kept.current_value == "mine"
