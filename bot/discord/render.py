@@ -51,8 +51,9 @@ def render(view: View) -> list[Rendered]:
     if candidate is not None and view.buttons and candidate.text.strip() not in view.text:
         lines = candidate.text.splitlines() or [""]
         parts.append("\n".join(f"> {escape(line)}" for line in lines))
-    if view.nudge:
-        parts.append(f"*{escape(view.nudge)}*")
+    nudge = [line.strip() for line in (view.nudge or "").splitlines() if line.strip()]
+    if nudge:  # in italics, line by line (a "*" does not reach over a line's end)
+        parts.append("\n".join(f"*{escape(line)}*" for line in nudge))
     beats = ", ".join(escape(beat) for beat in view.fired) or "none"
     decides = f" · decides `{view.decides}`" if view.decides and view.buttons else ""
     parts.append(f"-# mode: {view.mode.value} · beat: {beats}{decides}")

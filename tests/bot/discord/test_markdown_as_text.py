@@ -12,15 +12,21 @@ from typing import Any
 
 import openai
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bot.app import App
 from bot.discord.closing import DiscordCloser
+from bot.discord.render import MAX_CONTENT, render
 from bot.shown.refs import Shown
+from core.deliberation.view import View, ViewKind
 from core.llm.chat import ChatModel
 from core.state.actor import Actor, ActorKind
 from tests.bot.discord import payloads
 from tests.bot.discord.payloads import ALICE, CHANNEL, GUILD, SAM
 from tests.bot.discord.rig import DiscordBot
+from tests.bot.discord.test_parts import SESSION, button
+from tests.connectors.test_discord_markdown import MARKDOWNISH
 from tests.model_script import kind, label, output
 from tests.openai_server import OpenAIServer, Reply
 from tests.servers.discord_api import DiscordServer
@@ -149,3 +155,36 @@ def test_what_the_worker_tells_people_on_discord_is_text(discord_api: DiscordSer
             text = text.rsplit(" (https://discord.com/channels/", 1)[0]
         assert read(text).markup == [] and read(text).text == said, message["content"]
         honest_links(message["content"])
+
+
+# long lines of markdown, so that a message is cut inside a line as well as between lines
+LONG = st.lists(MARKDOWNISH.map(lambda piece: piece * 40), max_size=6).map("\n".join)
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=LONG, candidate=MARKDOWNISH, nudge=MARKDOWNISH)
+def test_a_view_of_any_words_renders_no_markup_of_theirs(
+    text: str, candidate: str, nudge: str
+) -> None:
+    """Each message read alone (Discord shows each on its own): the only markup is the
+    bot's (the nudge's italics, the quote's "> ", the mode line), and no link shows anything
+    but its own address."""
+    shown = View(
+        session_id=SESSION,
+        correlation_id="c1",
+        kind=ViewKind.REPLY,
+        text=text,
+        buttons=[button()],
+        nudge=nudge or None,
+        candidate={"id": "c1", "text": candidate or "x", "version": 1},  # type: ignore[arg-type]
+    )
+    for message in render(shown):
+        assert len(message.content) <= MAX_CONTENT
+        honest_links(message.content)
+        for line in message.content.splitlines():
+            if line.startswith("-# mode: "):
+                continue
+            if line.startswith("*") and line.endswith("*") and len(line) > 1:
+                line = line[1:-1]  # the nudge, in italics
+            markup = read(line.removeprefix("> ")).markup
+            assert markup == [], (line, message.content[:200])
