@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from connectors.http_client import shared
 from rules.connector_api import ActionContext, ConnectorAction, ConnectorError
 
+from .discord_markdown import escape
 from .env import optional, required
 from .remote_errors import excerpt, status_error, transport_error
 
@@ -32,17 +33,6 @@ RATE_LIMIT_RETRIES = 2
 MAX_RETRY_AFTER_SEC = 10.0  # a longer wait is left to the job's own retry
 USER_AGENT = "DiscordBot (https://github.com/deliberate, 0.1.0)"  # the form Discord asks for
 NONCE_CHARS = 25  # Discord's limit
-
-
-def escape(text: str) -> str:
-    """People's words as Discord text: markdown (a masked ``[label](url)`` link included)
-    and mentions (``@everyone``, ``<@id>``, ``<@&role>``) written so they stay text.
-    discord.py is imported here, on first use: at the top it would cost every command that
-    builds the action registry (``deliberate state set``...) the import of discord.py and
-    aiohttp, for a step only a Discord rule runs."""
-    import discord.utils
-
-    return discord.utils.escape_mentions(discord.utils.escape_markdown(text))
 
 
 class SendMessageArgs(BaseModel):

@@ -36,6 +36,7 @@ from bot.notices import (
 from bot.session_requests import request_of
 from bot.shown.refs import Shown, ShownMessages, proposals_in
 from bot.workspaces import Workspaces
+from connectors.discord_markdown import escape
 from core.config.tenants import Tenant
 from core.deliberation.messages import ActionClicked, ShowRequested, TopicSet, UserSaid
 from core.deliberation.view import View
@@ -184,7 +185,7 @@ class DiscordAdapter:
     ) -> None:
         outcome = ClickOutcome(events)
         clicker = f"user:{interaction.user.id}"
-        line = outcome.closing_line(clicker, label, _mention, discord.utils.escape_markdown)
+        line = outcome.closing_line(clicker, label, _mention, escape)
         closed = line is not None and await self.closing.close(interaction, tenant, line)
         for view in outcome.follow_ups(closed):
             await self._show(view, interaction.channel, interaction=interaction, tenant=tenant)
@@ -197,7 +198,7 @@ class DiscordAdapter:
         buttons.add_item(
             DeliberateButton.made(f"Yes: {label}"[:80], discord.ButtonStyle.danger, sure)
         )
-        text = f"**{discord.utils.escape_markdown(label)}** changes shared state. Sure?"
+        text = f"**{escape(label)}** changes shared state. Sure?"
         await self._followup(interaction, text, buttons)
 
     async def _open_form(self, interaction: Interaction, ref: ButtonRef) -> None:
@@ -388,4 +389,4 @@ async def _typing(channel: Any) -> None:
 def _mention(actor: str) -> str:
     """``moderator:80351110224678912`` as a Discord mention; any other actor as text."""
     ident = actor.partition(":")[2]
-    return f"<@{ident}>" if ident.isdigit() else discord.utils.escape_markdown(actor)
+    return f"<@{ident}>" if ident.isdigit() else escape(actor)

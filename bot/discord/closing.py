@@ -22,6 +22,7 @@ from bot.click_outcome import EXPIRED
 from bot.shown.expiry import expired_sentence
 from bot.shown.refs import Shown
 from bot.workspaces import Workspaces
+from connectors.discord_markdown import cut, escape
 from core.config.tenants import Tenant
 from core.state.actor import Actor
 
@@ -93,6 +94,11 @@ class Closing:
         return ClickLines(app.redis, app.store.workspace, app.config.sessions.ttl_sec)
 
 
+def _within(text: str, limit: int) -> str:
+    """``text`` (escaped) cut to ``limit`` characters where a cut changes nothing it shows."""
+    return text[: cut(text, limit)]
+
+
 async def _acquire(lock: Lock) -> bool:
     """``lock``, waited for up to ``LOCK_SEC`` without holding a thread while it waits (a
     blocking acquire in a worker thread would take one per waiting click, and a busy message
@@ -120,7 +126,7 @@ class DiscordCloser:
         )
 
     def line(self, deadline_ms: int) -> str:
-        return f"{EXPIRED} {discord.utils.escape_markdown(expired_sentence(deadline_ms))}"
+        return f"{EXPIRED} {escape(expired_sentence(deadline_ms))}"
 
     def edit(self, shown: Shown, lines: list[str]) -> bool:
         body = {
@@ -144,10 +150,10 @@ class DiscordCloser:
     def tell(self, shown: Shown, who: Actor, text: str) -> bool:
         """Posted as a reply to ``shown``, pinging ``who`` alone."""
         ours = who.platform == PLATFORM and who.id.isdigit()
-        named = f"<@{who.id}>" if ours else discord.utils.escape_markdown(str(who))
-        inert = discord.utils.escape_mentions(discord.utils.escape_markdown(text))
+        named = f"<@{who.id}>" if ours else escape(str(who))
+        inert = escape(text)
         body = {
-            "content": f"{named} {inert}"[:MAX_CONTENT],
+            "content": _within(f"{named} {inert}", MAX_CONTENT),
             "allowed_mentions": {"parse": [], "users": [who.id] if ours else []},
             "message_reference": {"message_id": shown.message, "fail_if_not_exists": False},
         }
@@ -170,18 +176,18 @@ class DiscordCloser:
         if shown.team is None:
             log.debug("discord: no direct message to %s: shown in a DM, or server unknown", who)
             return False
-        inert = discord.utils.escape_mentions(discord.utils.escape_markdown(text))
+        inert = escape(text)
         link = f"{JUMP}/{shown.team}/{shown.channel}/{shown.message}"
-        content = f"{inert[: MAX_CONTENT - len(link) - 3]} ({link})"
+        content = f"{_within(inert, MAX_CONTENT - len(link) - 3)} ({link})"
         return send_direct(self.http, shown.team, who.id, content)
 
     def post(self, channel: str, reply_to: str | None, whom: list[str], text: str) -> bool:
         """Posted in ``channel`` (as a reply to ``reply_to``), pinging ``whom`` alone."""
         users = [who for who in whom if who.isdigit()]
         named = "".join(f"<@{who}> " for who in users)
-        inert = discord.utils.escape_mentions(discord.utils.escape_markdown(text))
+        inert = escape(text)
         body: dict[str, Any] = {
-            "content": f"{named}{inert}"[:MAX_CONTENT],
+            "content": _within(f"{named}{inert}", MAX_CONTENT),
             "allowed_mentions": {"parse": [], "users": users},
         }
         if reply_to is not None:

@@ -3,7 +3,10 @@ takes), the candidate as a quote, the nudge, a small line with the mode and the 
 fired, one with the deadlines the view carries (until when its proposal may be applied, when
 a change for a while reverts: in UTC, and how far off, which Discord keeps counting), and the
 buttons, five to a row, on the last message. Nothing in them can ping anyone: every message
-goes out with no allowed mentions."""
+goes out with no allowed mentions. The text, the candidate and the nudge are people's words
+or the model's, shown as they were written (``connectors.discord_markdown``): no masked
+link, header, quote, spoiler or timestamp in them is rendered, and a message is never cut
+between a backslash and the character it escapes."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from dataclasses import dataclass
 import discord
 
 from bot.glass import GLASS_LABEL
+from connectors.discord_markdown import cut, escape
 from core.deliberation.beats import ActionStyle
 from core.deliberation.view import Button, View
 from core.moments import view_deadlines
@@ -42,13 +46,15 @@ class Rendered:
 
 def render(view: View) -> list[Rendered]:
     """The messages that show ``view``, buttons on the last."""
-    parts = [view.text.strip() or "…"]
+    parts = [escape(view.text.strip()) or "…"]
     candidate = view.candidate
     if candidate is not None and view.buttons and candidate.text.strip() not in view.text:
-        parts.append("\n".join(f"> {line}" for line in candidate.text.splitlines() or [""]))
-    if view.nudge:
-        parts.append(f"*{discord.utils.escape_markdown(view.nudge)}*")
-    beats = ", ".join(view.fired) or "none"
+        lines = candidate.text.splitlines() or [""]
+        parts.append("\n".join(f"> {escape(line)}" for line in lines))
+    nudge = [line.strip() for line in (view.nudge or "").splitlines() if line.strip()]
+    if nudge:  # in italics, line by line (a "*" does not reach over a line's end)
+        parts.append("\n".join(f"*{escape(line)}*" for line in nudge))
+    beats = ", ".join(escape(beat) for beat in view.fired) or "none"
     decides = f" · decides `{view.decides}`" if view.decides and view.buttons else ""
     parts.append(f"-# mode: {view.mode.value} · beat: {beats}{decides}")
     deadlines = view_deadlines(view.expires_at, view.lasts_sec, view.reverts_at)
@@ -101,15 +107,17 @@ def _glass(session: str, button: Button) -> str | None:
 
 
 def _split(text: str) -> list[str]:
-    """At line ends where it can, at MAX_CONTENT where a line is longer."""
+    """At line ends where it can; where a line is longer, at MAX_CONTENT or just before,
+    where the cut changes nothing the line shows (``cut``)."""
     chunks, chunk = [], ""
     for line in text.splitlines(keepends=True):
         while len(line) > MAX_CONTENT:
             if chunk:
                 chunks.append(chunk)
                 chunk = ""
-            chunks.append(line[:MAX_CONTENT])
-            line = line[MAX_CONTENT:]
+            at = cut(line, MAX_CONTENT)
+            chunks.append(line[:at])
+            line = line[at:]
         if len(chunk) + len(line) > MAX_CONTENT:
             chunks.append(chunk)
             chunk = ""
@@ -124,7 +132,7 @@ def closed_content(content: str, lines: list[str]) -> str:
     closing = "\n".join(lines)
     room = MAX_CONTENT - len(CLOSED) - len(closing)
     if room < len(own):
-        own = own[: max(room - 1, 0)] + "…"
+        own = own[: cut(own, max(room - 1, 0))] + "…"
     return (own + CLOSED + closing)[:MAX_CONTENT]
 
 

@@ -111,9 +111,16 @@ def _answer(
     user, channel = str(command.get("user_id") or ""), str(command.get("channel_id") or "")
     if text.strip().lower() == "show":  # the channel's newest conversation, buttons too
         shown, blocks = adapter.on_show(origin, user, channel)
-        respond(text=shown, blocks=blocks, response_type="ephemeral")
+        respond(
+            text=shown,
+            blocks=blocks,
+            response_type="ephemeral",
+            unfurl_links=False,  # no preview of a page someone's words link to
+            unfurl_media=False,
+        )
         return
-    respond(text=adapter.on_command(text, origin, user), response_type="ephemeral")
+    answer = adapter.on_command(text, origin, user)
+    respond(text=answer, response_type="ephemeral", unfurl_links=False, unfurl_media=False)
 
 
 def _later(pool: Executor, work: Callable[..., None], *args: Any, **kwargs: Any) -> None:

@@ -70,7 +70,11 @@ class ClosedMessages:
         replaces it (Slack's own address, from the signed payload)."""
         try:
             response = WebhookClient(response_url).send(
-                replace_original=True, text=line, blocks=closed_blocks([], [line])
+                replace_original=True,
+                text=line,
+                blocks=closed_blocks([], [line]),
+                unfurl_links=False,
+                unfurl_media=False,
             )
         except (SlackClientError, OSError) as error:
             log.warning("cannot replace the clicked ephemeral message: %s", error)
@@ -111,7 +115,11 @@ class SlackCloser:
         text = f"{named} {escape(text)}"
         try:
             self.client.chat_postMessage(
-                channel=shown.channel, thread_ts=shown.thread or shown.message, text=text
+                channel=shown.channel,
+                thread_ts=shown.thread or shown.message,
+                text=text,
+                unfurl_links=False,
+                unfurl_media=False,
             )
         except (SlackApiError, SlackClientError, OSError) as error:
             return self._failed(f"cannot post in the thread of {shown.ref}", error)
@@ -121,7 +129,11 @@ class SlackCloser:
         named = "".join(f"{mention(f'user:{who}')} " for who in whom)
         try:
             self.client.chat_postMessage(
-                channel=channel, thread_ts=reply_to, text=f"{named}{escape(text)}"
+                channel=channel,
+                thread_ts=reply_to,
+                text=f"{named}{escape(text)}",
+                unfurl_links=False,
+                unfurl_media=False,
             )
         except (SlackApiError, SlackClientError, OSError) as error:
             return self._failed(f"cannot post in {channel}", error)

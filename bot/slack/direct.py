@@ -68,7 +68,7 @@ def send_direct(client: WebClient, owner: Owner, user_id: str, text: str) -> boo
     try:
         opened = client.conversations_open(users=user_id)
         channel = str((opened.get("channel") or {}).get("id") or "")
-        client.chat_postMessage(channel=channel, text=text)
+        client.chat_postMessage(channel=channel, text=text, unfurl_links=False, unfurl_media=False)
     except SlackApiError as error:
         cause = error.response.get("error")
         log.warning("slack: cannot send %s a direct message: %s", user_id, cause)

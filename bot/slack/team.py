@@ -116,7 +116,12 @@ def post(team: Team, session: str, user: str, events: list[Event]) -> None:
                 )
             else:
                 sent = team.client.chat_postMessage(
-                    channel=channel, thread_ts=thread_ts, text=text, blocks=blocks
+                    channel=channel,
+                    thread_ts=thread_ts,
+                    text=text,
+                    blocks=blocks,
+                    unfurl_links=False,  # no preview of a page someone's words link to
+                    unfurl_media=False,
                 )
                 shown = Shown(
                     platform=PLATFORM,

@@ -25,6 +25,7 @@ from rules.templates import render
 from tests.connectors.conftest import context, run
 from tests.rules.rig import Rig, make_rig
 from tests.servers.discord_api import DiscordServer
+from tests.servers.discord_markdown import read
 from tests.servers.slack_api import SlackServer
 
 MEMBER = "user:U0MEMBER"
@@ -121,11 +122,48 @@ def test_a_discord_post_pings_nobody_and_shows_a_members_markdown_as_typed(
     rig.work()
     sent = {r.json["content"]: r.json for r in discord.requests if r.json}
     quiet = sent[
-        "Decided: @\u200beveryone see \\[the signed contract](https://evil.example) "
-        "<@\u200b123456789012345678>"
+        "Decided: @\u200beveryone see \\[the signed contract\\](<https://evil.example)> "
+        "\\<@\u200b123456789012345678\\>"
     ]
     assert quiet["allowed_mentions"] == {"parse": []}
+    assert read(quiet["content"]).markup == []
     assert sent["@everyone decided"]["allowed_mentions"] == {"parse": ["everyone"]}
+
+
+def test_a_masked_link_in_a_value_reaches_a_discord_rule_post_as_text(
+    tmp_path: Path, server_redis: Redis, workspace: str, discord: DiscordServer
+) -> None:
+    """A second link on the line got past discord.py's escape_markdown (which escaped the
+    first ``[`` of the line alone); the rule's own markdown (bold, its link) is its author's
+    and stays."""
+    rules = f"""\
+  - id: tell_discord
+    when: {{key: "decision.*"}}
+    then:
+      - action: discord.sendMessage
+        args:
+          channel_id: "{DISCORD_CHANNEL}"
+          content: "**Decided**: {{{{ mutation.value }}}} ([record](https://wiki.example/d))"
+"""
+    said = (
+        "[the contract](https://x.example/c) and **[Sign in to Acme Bank]"
+        "(https://evil.example/login)** ||[again](<https://evil.example/2>)||"
+    )
+    rig = rig_with(tmp_path, server_redis, workspace, rules, discord.env())
+    rig.commit("set", "decision.launch", said, who=MEMBER)
+    rig.work()
+    [request] = [r for r in discord.requests if r.json]
+    content = request.json["content"]
+    assert content.startswith("**Decided**: ") and content.endswith(
+        " ([record](https://wiki.example/d))"
+    )
+    value = content.removeprefix("**Decided**: ").removesuffix(
+        " ([record](https://wiki.example/d))"
+    )
+    shown = read(value)
+    assert shown.markup == [] and shown.text == said
+    assert all(text == address for text, address in shown.links)
+    assert read(content).links[-1] == ("record", "https://wiki.example/d")  # the author's
 
 
 def test_a_direct_post_pings_nobody_by_default(discord: DiscordServer) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from redis import Redis
 
 from bot.app import build_app
+from connectors.discord_markdown import escape
 from core.gateway.outcome import SECRET
 from tests.bot.discord import payloads
 from tests.bot.discord.conftest import server_tenants
@@ -24,6 +25,8 @@ from tests.servers.discord_api import DiscordServer
 from tests.team_config import team_config
 
 OLD, NEW = "rtmp-key-proposed-0ld", "rtmp-key-typed-N3W"
+# (no markup in them: a leak would reach Discord as written here, for the scan to find)
+assert escape(OLD) == OLD and escape(NEW) == NEW
 
 
 def test_a_stale_apply_on_discord_reads_out_no_secret(
