@@ -57,10 +57,16 @@ def _escape(found: re.Match[str]) -> str:
     return _SHORT.get(char) or f"\\u{ord(char):04x}"
 
 
+def _plain(text: str) -> bool:
+    """``text`` holds nothing ``clean`` takes out: printable (no control, format or separator
+    character but the space: the quick look) or, failing that, none of those."""
+    return text.isprintable() or _UNSAFE.search(text) is None
+
+
 def clean(text: str, *, colour: bool = False) -> str:
     """``text`` without anything a terminal would obey (see above); ``colour``: but for
     colours (SGR), which only ever come from a palette painting text cleaned already."""
-    if _UNSAFE.search(text) is None:
+    if _plain(text):
         return text
     return (_ANY_BUT_COLOUR if colour else _ANY).sub("", text)
 
@@ -68,17 +74,17 @@ def clean(text: str, *, colour: bool = False) -> str:
 def one_line(text: str) -> str:
     """``text`` on one line, each line break and control character in it shown as its
     escape (a tab stays)."""
-    return _IN_A_LINE.sub(_escape, text)
+    return text if text.isprintable() else _IN_A_LINE.sub(_escape, text)
 
 
 def visible(text: str) -> str:
     """``text``, of one line or several, each control character in it shown as its escape (a
     newline and a tab stay)."""
-    return _SHOWN.sub(_escape, text)
+    return text if _plain(text) else _SHOWN.sub(_escape, text)
 
 
 def json_safe(json_text: str) -> str:
     """JSON text (``json.dumps``'s, which escapes the C0 controls alone when it keeps
     non-ASCII text) with DEL, the C1 and bidi controls and the line separators escaped as
     ``\\uXXXX`` too: outside its strings JSON holds none of them, so it means the same."""
-    return _JSON_RAW.sub(_escape, json_text)
+    return json_text if json_text.isprintable() else _JSON_RAW.sub(_escape, json_text)
