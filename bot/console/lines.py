@@ -18,7 +18,7 @@ from typing import Any
 from bot.cli.render import Masking, entry_line, timed_fields
 from bot.console.numbers import ButtonNumbers
 from bot.console.rendering import PLAIN, Out, Palette, event_json, json_line, render_view
-from bot.screen import visible
+from bot.screen import one_line
 from core.deliberation.actions import ACTION_NAME, PROPOSAL_ACTIONS, ActionType
 from core.deliberation.messages import ActionClicked, ShowRequested, TopicSet, UserSaid
 from core.deliberation.topics import MAX_TOPIC
@@ -322,7 +322,7 @@ class Console:
         return True
 
     def _problem(self, message: str) -> None:
-        text = self.palette.paint(self.palette.error, visible(f"! {message}"))
+        text = self.palette.paint(self.palette.error, one_line(f"! {message}"))
         self._say({"event": "error", "message": message}, text)
 
     def _say(self, data: dict[str, Any], text: str) -> None:
