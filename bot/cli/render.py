@@ -14,6 +14,8 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from pydantic import JsonValue
+
 from bot.screen import json_safe, one_line
 from core.moments import TimedChange, expiry_phrase, revert_phrase
 from core.state.commit_result import Committed, Rejected
@@ -82,9 +84,7 @@ class Masking:
             return entry
         from core.gateway.secrecy import masked
 
-        meta = dict(entry.meta)
-        if "proposedValue" in meta:  # an edited proposal's value as it was proposed
-            meta["proposedValue"] = masked(meta["proposedValue"])
+        meta = _meta(entry.meta)
         return entry.model_copy(update={"value": masked(entry.value), "meta": meta})
 
     def record(self, record: LogRecord) -> LogRecord:
@@ -112,9 +112,6 @@ class Masking:
         if isinstance(outcome, Rejected):
             latest = None if outcome.latest is None else self.entry(outcome.latest)
             return replace(outcome, mutation=secrecy.mutation(outcome.mutation), latest=latest)
-        meta = dict(outcome.meta)
-        if "proposedValue" in meta:
-            meta["proposedValue"] = SECRET
         return Committed(
             secrecy.mutation(outcome.request),
             outcome.version,
@@ -122,10 +119,19 @@ class Masking:
             outcome.ts,
             None if outcome.value_json is None else dumps(SECRET),
             outcome.expires_at,
-            meta,
+            _meta(outcome.meta),
             duplicate=outcome.duplicate,
             value_known=outcome.value_known,
         )
+
+
+def _meta(meta: dict[str, JsonValue]) -> dict[str, JsonValue]:
+    """An entry's meta with an edited proposal's value as it was proposed masked."""
+    if "proposedValue" not in meta:
+        return meta
+    from core.gateway.secrecy import masked
+
+    return meta | {"proposedValue": masked(meta["proposedValue"])}
 
 
 def entry_line(entry: Entry, now_ms: int | None = None, timed: TimedChange | None = None) -> str:

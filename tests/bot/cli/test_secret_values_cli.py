@@ -17,6 +17,7 @@ import pytest
 from bot.app import App, build_app
 from bot.cli.main import REVEALING
 from bot.console import Console
+from core.gateway.edits import Edit
 from core.gateway.outcome import SECRET, Pending
 from core.redis_client import RedisClient
 from core.state.commit_result import Committed
@@ -189,6 +190,30 @@ def test_a_write_masks_what_it_committed_or_met(
     assert revealed(err) is reveal
     if not reveal:
         assert SECRET in out and not leaked(out + err), out
+
+
+def test_an_edited_proposals_value_as_proposed_is_masked_too(
+    capsys: pytest.CaptureFixture[str], vault: Vault
+) -> None:
+    """A moderator applies the agent's proposal with a value of their own: the entry and the
+    log keep the value it was proposed with (``proposedValue``), shown as ``(secret)`` too."""
+    edited = "Zq-edited-by-mia"
+    done = vault.app.gateway.apply_proposal(
+        vault.proposal_id, actor("moderator:mia"), edit=Edit(edited), revision=0
+    )
+    assert isinstance(done, Committed), done
+    for argv in (
+        ["state", "get", "vault.asked", "--json"],
+        ["state", "list", "vault", "--json"],
+        ["log", "--json"],
+        ["proposals", "--all"],
+        ["proposals", "--all", "--json"],
+    ):
+        code, out, err = vault.cli(capsys, *argv)
+        assert code == 0 and not leaked(out + err) and edited not in out, (argv, out)
+    code, out, err = vault.cli(capsys, "state", "get", "vault.asked", "--json", "--reveal")
+    meta = json.loads(out)["meta"]
+    assert code == 0 and meta["proposedValue"] == ASKED and json.loads(out)["value"] == edited
 
 
 def test_revert_masks_what_it_restored_and_what_the_key_holds_now(
