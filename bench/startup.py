@@ -1,8 +1,10 @@
 """How long ``deliberate state get KEY`` takes, wall time, against an embedded server that
 already runs, next to ``python -c 'import redis, pydantic, yaml'`` (the baseline: what any
-Python program using our three core libraries pays before doing anything).
+Python program using our three core libraries pays before doing anything), and ``state get
+KEY --reveal``, which loads no config (without it, the policy is loaded to tell whether the
+key is secret).
 
-Both run as fresh processes, one of each in turn (each first in every other pair), so both
+All run as fresh processes, one of each in turn (each first in its turn of the rounds), so all
 see the same machine, with their bytecode cached as an installed program's is (each runs once before
 the rounds; PYTHONDONTWRITEBYTECODE is dropped and the cache goes to a temporary
 PYTHONPYCACHEPREFIX, so the checkout stays clean). The server is started once, in a temporary
@@ -52,13 +54,17 @@ def main() -> None:
     try:
         setup = [*cli, "state", "set", "bench.startup", "1", "--actor", "user:bench"]
         subprocess.run(setup, env=env, capture_output=True, check=True)  # starts the server
-        kinds = {"import redis, pydantic, yaml": BASELINE, "deliberate state get": get}
+        kinds = {
+            "import redis, pydantic, yaml": BASELINE,
+            "deliberate state get": get,
+            "deliberate state get --reveal": [*get, "--reveal"],
+        }
         for argv in kinds.values():
             wall_ms(argv, env)  # writes the bytecode
         samples: dict[str, list[float]] = {name: [] for name in kinds}
         order = list(kinds)
-        for run in range(args.runs):  # one of each per pair, each first in every other pair
-            for name in order[run % 2 :] + order[: run % 2]:
+        for run in range(args.runs):  # one of each per round, each first in turn
+            for name in order[run % len(order) :] + order[: run % len(order)]:
                 samples[name].append(wall_ms(kinds[name], env))
     finally:
         subprocess.run([*cli, "redis", "stop", "--force"], env=env, capture_output=True)
@@ -69,8 +75,9 @@ def main() -> None:
         p90 = statistics.quantiles(values, n=10)[-1] if len(values) > 1 else values[0]
         print(f"  {name:30} {statistics.median(values):7.1f} ms  ({p90:.1f} ms)")
     base = statistics.median(samples["import redis, pydantic, yaml"])
-    ratio = statistics.median(samples["deliberate state get"]) / base
-    print(f"state get / import redis, pydantic, yaml: {ratio:.2f}")
+    for name in ("deliberate state get", "deliberate state get --reveal"):
+        ratio = statistics.median(samples[name]) / base
+        print(f"{name.removeprefix('deliberate ')} / import redis, pydantic, yaml: {ratio:.2f}")
 
 
 if __name__ == "__main__":

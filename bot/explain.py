@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import JsonValue
 
 from bot.cli.render import json_line, rule_step, rule_verdict
+from bot.screen import one_line
 from bot.shown.deadlines import ProposalDeadlines
 from core.gateway.outcome import SECRET, Proposal, ProposalStatus, denials_note, utc_minute
 from core.state.actor import ActorKind
@@ -51,8 +52,8 @@ def origin(app: App, record: LogRecord, *, reveal: bool = True) -> str:
     shown = json_line(m.value)[:120] if reveal else SECRET
     value = "" if m.value is None else f" {shown}"
     line = f"{m.key}: {m.op.value}{value} -> v{record.version} by {m.actor}"
-    if m.reason:
-        line += f", reason: {m.reason}"
+    if m.reason:  # on the line: a reason's line breaks shown as \n
+        line += f", reason: {one_line(m.reason)}"
     if m.proposed_by is not None:
         line += f", proposed by {m.proposed_by}"
     rule = m.meta.get("rule")
@@ -75,7 +76,7 @@ def last_change(app: App, key: str, version: int, history: KeyHistory, *, reveal
         when = datetime.fromtimestamp(entry.updated_at / 1000, UTC).strftime(_WHEN)
         line = f"{key}: v{version} by {entry.updated_by} at {when} = {shown}"
         if entry.meta.get("reason"):
-            line += f", reason: {entry.meta['reason']}"
+            line += f", reason: {one_line(str(entry.meta['reason']))}"
     if history.complete:
         mark = app.log.compacted()
         gone = f": {mark}" if mark is not None else ""

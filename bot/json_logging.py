@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bot.screen import json_safe
+
 __all__ = ["LIBRARY_LOGGERS", "JsonFormatter", "PlainFormatter", "configure", "plain_text"]
 
 # libraries whose log lines are ours to route (left alone, RQ prints its own to stdout)
@@ -50,7 +52,8 @@ class JsonFormatter(logging.Formatter):
             data.update(fields)
         if record.exc_info:
             data["exc"] = plain_text(self.formatException(record.exc_info))
-        return json.dumps(data, ensure_ascii=False, default=str)
+        # (DEL, C1 and bidi controls escaped: the line reaches a terminal, or a file, whole)
+        return json_safe(json.dumps(data, ensure_ascii=False, default=str))
 
 
 class PlainFormatter(logging.Formatter):

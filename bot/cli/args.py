@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from bot.cli.render import Masking
 from core.state.actor import Actor
 from core.state.keys import validate_session_id, validate_state_key
 from core.state.replay import Moment
@@ -18,21 +19,51 @@ from core.state.scripts import server_ms
 from core.state.value_json import MAX_BYTES, MAX_DEPTH, dumps, loads, nesting
 
 if TYPE_CHECKING:
+    from core.gateway.policy import Policy
     from core.state.store import StateStore
 
 __all__ = [
     "TIME_HELP",
     "When",
     "actor",
+    "add_reveal",
     "env_port",
     "json_object",
     "json_or_text",
+    "masking",
     "port",
     "positive_int",
     "session_id",
     "state_key",
     "when",
 ]
+
+
+def add_reveal(parser: argparse.ArgumentParser) -> None:
+    """``--reveal``: a command that prints values shows a secret key's as ``(secret)``
+    without it."""
+    parser.add_argument(
+        "--reveal",
+        action="store_true",
+        help="show the values of secret keys (the policy's 'secret: true'), which are "
+        "masked as (secret) otherwise, --json included; for someone who holds the Redis "
+        "credentials (who could read them there). Said on stderr",
+    )
+
+
+def masking(args: argparse.Namespace, policy: Policy | None = None) -> Masking:
+    """What a command shows of secret keys' values: ``(secret)`` as ``policy`` (the app's)
+    says, unless ``--reveal``. Without ``policy``, the config's is loaded (its core sections
+    alone, the rules unchecked: quicker than the app), unless ``--reveal``, which needs none."""
+    if args.reveal:
+        return Masking.revealing()
+    if policy is None:
+        from core.config.core_config import CoreConfig, config_paths, load_config
+        from core.gateway.policy import Policy
+
+        config = load_config(config_paths(args.config), CoreConfig).for_workspace(args.workspace)
+        policy = Policy(config.policy)
+    return Masking(policy.is_secret)
 
 
 def state_key(text: str) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from bot.cli import SUMMARIES
+from bot.screen import json_safe
 from core.config.core_config import CoreConfig
 from core.config.layers import Where
 from core.config.yaml_source import Located
@@ -46,7 +47,7 @@ def _show(config: CoreConfig, args: argparse.Namespace) -> int:
     located = config.for_workspace(args.workspace).located  # with its tenant's own sections
     assert located is not None  # a loaded config always has it
     if args.json:
-        print(json.dumps(located.data, ensure_ascii=False))
+        print(json_safe(json.dumps(located.data, ensure_ascii=False)))
         return 0
     print("\n".join(render(located, origin=args.origin)))
     return 0
@@ -91,7 +92,7 @@ def _scalar(value: Any) -> str:
     if isinstance(value, dict | list):
         return "{}" if isinstance(value, dict) else "[]"
     if isinstance(value, str) and (not value.isprintable() or value != value.strip()):
-        return json.dumps(value, ensure_ascii=False)  # a JSON string is YAML too
+        return json_safe(json.dumps(value, ensure_ascii=False))  # a JSON string is YAML too
     dumped = yaml.safe_dump(value, default_flow_style=True, allow_unicode=True, width=1 << 30)
     return dumped.removesuffix("\n").removesuffix("\n...").strip()
 

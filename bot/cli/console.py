@@ -15,8 +15,9 @@ from collections.abc import Callable
 from bot.app import App
 from bot.cli import SUMMARIES
 from bot.cli.args import actor, session_id
-from bot.console import COLOURS, HELP, PLAIN, Console
+from bot.console import COLOURS, HELP, PLAIN, Console, Out
 from bot.console.terminal import Terminal, colour_wanted, open_history
+from bot.screen import colour_stream
 from core.state.actor import Actor
 from core.state.limits import Unacknowledged
 
@@ -66,12 +67,13 @@ def _console(app: App, args: argparse.Namespace) -> int:
     # two consoles started in the same second must not share a session by accident
     session = args.session or f"console-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
     colour = not args.json and colour_wanted(sys.stdout)
+    out = _printer(colour)
     runtime = app.runtime()
     console = Console(
         runtime,
         session,
         args.actor,
-        print,
+        out,
         as_json=args.json,
         topic=args.topic,
         palette=COLOURS if colour else PLAIN,
@@ -81,10 +83,19 @@ def _console(app: App, args: argparse.Namespace) -> int:
     again = " (resumed: /show shows what is on the table)" if resumed else ""
     if sys.stdin.isatty() and sys.stdout.isatty() and not args.json:
         print(f"session {session}{again}, as {args.actor}. /help for commands, /quit to leave.")
-        read = Terminal(open_history(), print, colour=colour).read
+        read = Terminal(open_history(), out, colour=colour).read
     else:
         print(f"deliberate console: session {session}{again}", file=sys.stderr)
     return _converse(console, read)
+
+
+def _printer(colour: bool) -> Out:
+    """Where the console's lines go: stdout, cleaned as every command's is; when they are
+    coloured, of everything but colours (the palette paints words it cleaned first)."""
+    if not colour:
+        return print
+    painted = colour_stream(sys.stdout)
+    return lambda text: print(text, file=painted)
 
 
 def _converse(console: Console, read: Read) -> int:

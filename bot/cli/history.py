@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 
 from bot.app import App
 from bot.cli import SUMMARIES
-from bot.cli.args import positive_int, state_key
-from bot.cli.render import json_line, log_line
+from bot.cli.args import add_reveal, masking, positive_int, state_key
+from bot.cli.render import Masking, json_line, log_line
+from bot.screen import one_line
 from core.state.chain import (
     SIGNING_KEY_ENV,
     ChainReport,
@@ -19,7 +21,8 @@ from core.state.chain import (
 )
 from core.state.checkpoints import HistoryCompacted
 from core.state.compaction import Compaction, Compactor, Retention
-from core.state.replay import Replayer, visible
+from core.state.entry import Entry
+from core.state.replay import Difference, Replayer, visible
 
 __all__ = ["compaction_line", "register"]
 
@@ -33,6 +36,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--limit", type=int, default=50, metavar="N", help="the newest N mutations (default 50)"
     )
     log.add_argument("--json", action="store_true", help="one JSON object per line")
+    add_reveal(log)
     log.set_defaults(handler=_log)
     chain = log.add_subparsers(dest="log_command", metavar="{verify,head}")
     verify = chain.add_parser(
@@ -71,6 +75,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     replay.add_argument(
         "--from-scratch", action="store_true", help="ignore checkpoints and replay the whole log"
     )
+    add_reveal(replay)  # the values of the entries that differ
     replay.set_defaults(handler=_replay)
 
     compact = commands.add_parser(
@@ -98,12 +103,12 @@ def _log(app: App, args: argparse.Namespace) -> int:
     if args.limit < 1:
         print("deliberate log: --limit must be at least 1", file=sys.stderr)
         return 2
-    log = app.log
+    log, shown = app.log, masking(args, app.policy)
     records = log.latest(args.limit, key=args.key)
-    for record in records:
+    for record in map(shown.record, records):
         print(json_line(record.to_dict()) if args.json else log_line(record))
     for skipped in log.skipped:  # never a silent gap; the others are still shown
-        print(f"deliberate log: {skipped}; skipped", file=sys.stderr)
+        print(one_line(f"deliberate log: {skipped}; skipped"), file=sys.stderr)
     if args.key:  # the key's first record is gone, or none is left
         reached_start = not records or records[0].version > 1
     else:
@@ -286,8 +291,17 @@ def _replayed(app: App, args: argparse.Namespace) -> int:
     )
     if diffs:
         print(f"MISMATCH in {len(diffs)} key(s):")
+        shown = masking(args, app.policy)
         for diff in diffs:
-            print(f"  {diff}")
+            print(one_line(f"  {_masked(diff, shown)}"))
         return 1
     print("OK: the replayed snapshot equals the live one")
     return 0
+
+
+def _masked(diff: Difference, shown: Masking) -> Difference:
+    """``diff`` with the values of a secret key masked (unless ``--reveal``)."""
+    live, replayed = (
+        shown.entry(s) if isinstance(s, Entry) else s for s in (diff.live, diff.replayed)
+    )
+    return replace(diff, live=live, replayed=replayed)

@@ -2,7 +2,10 @@
 
 Ctrl-C, at any moment, ends a command with exit 130 and one line (``deliberate:
 interrupted``), never a traceback; a second one while it winds down ends it at once. So
-that this holds from the first instant, the module imports nothing heavy: ``_run`` does."""
+that this holds from the first instant, the module imports nothing heavy: ``_run`` does.
+
+Everything a command writes on stdout and stderr is cleaned of what would steer the terminal
+(``bot.screen``): a value, a reason or a name read from the store is shown, never obeyed."""
 
 from __future__ import annotations
 
@@ -18,10 +21,12 @@ from typing import NoReturn
 
 from bot.cli import SUMMARIES
 from bot.json_logging import configure as configure_logging
+from bot.screen import cleaned
 
 __all__ = [
     "COMMANDS",
     "EXIT_INTERRUPTED",
+    "REVEALING",
     "exit_at_once",
     "listing",
     "main",
@@ -151,15 +156,17 @@ def _global_options() -> argparse.ArgumentParser:
 
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+REVEALING = "deliberate: showing secret values (--reveal)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        return _run(sys.argv[1:] if argv is None else list(argv))
-    except KeyboardInterrupt:
-        signal.signal(signal.SIGINT, exit_at_once)  # a second Ctrl-C while it winds down
-        say_interrupted()
-        return EXIT_INTERRUPTED
+    with cleaned():
+        try:
+            return _run(sys.argv[1:] if argv is None else list(argv))
+        except KeyboardInterrupt:
+            signal.signal(signal.SIGINT, exit_at_once)  # a second Ctrl-C while it winds down
+            say_interrupted()
+            return EXIT_INTERRUPTED
 
 
 def serves(args: argparse.Namespace) -> bool:
@@ -226,7 +233,10 @@ def _run(argv: list[str]) -> int:
 
 def _dispatch(args: argparse.Namespace) -> int:
     """Run the handler with what it needs: nothing (a ``standalone`` command opens what it
-    uses), the config (``offline``), or the app (config, Redis, store, gateway)."""
+    uses), the config (``offline``), or the app (config, Redis, store, gateway). With
+    ``--reveal``, one line on stderr says that secret values are shown."""
+    if getattr(args, "reveal", False):
+        print(REVEALING, file=sys.stderr)
     if getattr(args, "standalone", False):
         return int(args.handler(args))
     # the config's models, the rules and the connectors they name: loaded only for the

@@ -1,13 +1,22 @@
 """How the CLI shows entries, outcomes, log records and the steps of a trace to a person (and
-as JSON lines)."""
+as JSON lines), and what it shows of a secret key's values (``Masking``).
+
+Each line here is one line whatever the people's words in it (``bot.screen.one_line``), and a
+JSON line escapes what JSON would leave raw for the terminal to obey (``json_safe``); what
+remains is cleaned on its way out (``bot.screen.streams``)."""
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from pydantic import JsonValue
+
+from bot.screen import json_safe, one_line
 from core.moments import TimedChange, expiry_phrase, revert_phrase
 from core.state.commit_result import Committed, Rejected
 from core.state.entry import Entry
@@ -15,15 +24,18 @@ from core.state.mutation import revert_id
 from core.state.mutation_log import LogRecord
 
 if TYPE_CHECKING:
-    from core.gateway.outcome import Outcome
+    from core.gateway.outcome import Outcome, Proposal
+    from core.gateway.secrecy import Secrecy
 
 __all__ = [
+    "Masking",
     "decision_step",
     "entry_line",
     "json_line",
     "log_line",
     "mutation_step",
     "outcome_line",
+    "reverted_line",
     "rule_step",
     "rule_verdict",
     "step_label",
@@ -32,7 +44,7 @@ __all__ = [
 
 
 def json_line(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return json_safe(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
 
 
 def _when(ms: int) -> str:
@@ -40,7 +52,86 @@ def _when(ms: int) -> str:
 
 
 def _value(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    return json_safe(json.dumps(value, ensure_ascii=False))
+
+
+@dataclass(frozen=True)
+class Masking:
+    """What the command line shows of the values of secret keys (``is_secret``: the policy's):
+    ``(secret)`` in their place, as every other reader shows them, unless ``reveal``
+    (``--reveal``: for someone who holds the Redis credentials, and could read them there).
+    Each method answers its argument as it is when it shows no secret key's value."""
+
+    is_secret: Callable[[str], bool]
+    reveal: bool = False
+
+    @classmethod
+    def revealing(cls) -> Masking:
+        """Every value shown (``--reveal``): no policy needed to tell which are secret."""
+        return cls(lambda _key: False, reveal=True)
+
+    def hides(self, key: str) -> bool:
+        return not self.reveal and self.is_secret(key)
+
+    def _secrecy(self) -> Secrecy:
+        # the gateway's models, loaded only where a value is hidden (a policy was loaded)
+        from core.gateway.secrecy import Secrecy
+
+        return Secrecy(self.is_secret)
+
+    def entry(self, entry: Entry) -> Entry:
+        if not self.hides(entry.key):
+            return entry
+        from core.gateway.secrecy import masked
+
+        meta = _meta(entry.meta)
+        return entry.model_copy(update={"value": masked(entry.value), "meta": meta})
+
+    def record(self, record: LogRecord) -> LogRecord:
+        """A log record: an ``incr``'s amount stays (a step, not the value)."""
+        if not self.hides(record.mutation.key):
+            return record
+        return replace(record, mutation=self._secrecy().mutation(record.mutation))
+
+    def proposal(self, proposal: Proposal) -> Proposal:
+        if not self.hides(proposal.mutation.key):
+            return proposal
+        return self._secrecy().shown(proposal)
+
+    def outcome(self, outcome: Outcome) -> Outcome:
+        """A write's outcome: the value it committed, a conflict's latest entry, a pending
+        proposal's value. (A refusal's message is masked by the gateway already.)"""
+        if not self.hides(outcome.mutation.key):
+            return outcome
+        from core.gateway.outcome import SECRET, Pending
+        from core.state.value_json import dumps
+
+        secrecy = self._secrecy()
+        if isinstance(outcome, Pending):
+            return Pending(secrecy.mutation(outcome.mutation), secrecy.shown(outcome.proposal))
+        if isinstance(outcome, Rejected):
+            latest = None if outcome.latest is None else self.entry(outcome.latest)
+            return replace(outcome, mutation=secrecy.mutation(outcome.mutation), latest=latest)
+        return Committed(
+            secrecy.mutation(outcome.request),
+            outcome.version,
+            outcome.log_id,
+            outcome.ts,
+            None if outcome.value_json is None else dumps(SECRET),
+            outcome.expires_at,
+            _meta(outcome.meta),
+            duplicate=outcome.duplicate,
+            value_known=outcome.value_known,
+        )
+
+
+def _meta(meta: dict[str, JsonValue]) -> dict[str, JsonValue]:
+    """An entry's meta with an edited proposal's value as it was proposed masked."""
+    if "proposedValue" not in meta:
+        return meta
+    from core.gateway.secrecy import masked
+
+    return meta | {"proposedValue": masked(meta["proposedValue"])}
 
 
 def entry_line(entry: Entry, now_ms: int | None = None, timed: TimedChange | None = None) -> str:
@@ -55,7 +146,7 @@ def entry_line(entry: Entry, now_ms: int | None = None, timed: TimedChange | Non
         now = time.time() if now_ms is None else now_ms / 1000
         left = max(0.0, entry.expires_at / 1000 - now)
         line += f", expires in {left:.0f}s"
-    return line + ")" + ("" if timed is None else f"; {timed.phrase(now_ms)}")
+    return one_line(line + ")" + ("" if timed is None else f"; {timed.phrase(now_ms)}"))
 
 
 def timed_fields(timed: TimedChange | None) -> dict[str, Any]:
@@ -87,15 +178,28 @@ def outcome_line(outcome: Outcome) -> str:
             return f"committed: deleted {m.key} (v{outcome.version}){until}{again}"
         return f"committed: {entry_line(outcome.entry, outcome.ts, timed)}{again}"
     if isinstance(outcome, Pending):
-        return (
+        return one_line(
             f"pending: proposal {outcome.proposal.id} ({outcome.proposal.summary()}) "
             "awaits a person with the right role"
         )
     assert isinstance(outcome, Rejected)
-    line = f"rejected ({outcome.reason.value}): {outcome.message}"
+    line = one_line(f"rejected ({outcome.reason.value}): {outcome.message}")
     if outcome.latest is not None:
         line += f"\n  latest: {entry_line(outcome.latest)}"
     return line
+
+
+def reverted_line(mutation_id: str, done: Committed) -> str:
+    """What a revert restored: the value the key held before, or its absence."""
+    again = " (already reverted: first result returned)" if done.duplicate else ""
+    m = done.mutation
+    if not done.value_known:
+        restored = f"{m.key} (v{done.version}); the value it restored is no longer on record"
+    elif done.entry is None:
+        restored = f"deleted {m.key} (v{done.version}): it was not set before"
+    else:
+        restored = f"restored {entry_line(done.entry)}"
+    return f"reverted {mutation_id}: {restored}{again}\n  revert mutation {m.id}"
 
 
 def log_line(record: LogRecord) -> str:
@@ -114,7 +218,7 @@ def log_line(record: LogRecord) -> str:
     if m.reason:
         extras.append(f"reason: {m.reason}")
     tail = f"  [{'; '.join(extras)}]" if extras else ""
-    return (
+    return one_line(
         f"{record.log_id}  {_when(record.ts)}  {m.actor}  {m.op.value} {m.key}{value}"
         f"  -> v{record.version}  corr={m.correlation_id}{tail}"
     )

@@ -18,6 +18,7 @@ from bot.cli import SUMMARIES
 from bot.cli.args import TIME_HELP, json_object, state_key, when
 from bot.cli.render import json_line, log_line
 from bot.explain import evaluation_line, masked_record, origin
+from bot.screen import one_line
 from core.config.core_config import CoreConfig, config_paths
 from core.errors import ConfigError, validation_problems
 from core.state.mutation import Mutation
@@ -215,7 +216,7 @@ def _describe(report: dict[str, Any]) -> str:
         else:
             lines.append(f"  step {step['step'] + 1}: {step['action']} {json_line(step['args'])}")
     lines.extend(f"  note: {note}" for note in report.get("notes", []))
-    return "\n".join(lines)
+    return "\n".join(map(one_line, lines))
 
 
 def _replay(app: App, args: argparse.Namespace) -> int:
@@ -274,5 +275,5 @@ def _why(app: App, args: argparse.Namespace) -> int:
     else:
         print(origin(app, records[-1], reveal=not secret))
     for row in rows:
-        print(f"  {evaluation_line(row)}")
+        print(f"  {one_line(evaluation_line(row))}")
     return 0 if records or rows else 1

@@ -13,14 +13,17 @@ from bot.cli.args import (
     TIME_HELP,
     When,
     actor,
+    add_reveal,
     duration,
     json_or_text,
+    masking,
     positive_int,
     state_key,
     when,
 )
-from bot.cli.render import entry_line, json_line, outcome_line, timed_fields
+from bot.cli.render import entry_line, json_line, outcome_line, reverted_line, timed_fields
 from bot.redis_connection import connect
+from bot.screen import one_line
 from core.state.codec import UnreadableEntry
 from core.state.commit_result import Committed, Rejected, RejectReason
 from core.state.mutation import Mutation, Op
@@ -52,7 +55,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     get.add_argument("key", type=state_key)
     get.add_argument("--json", action="store_true", help="print the entry as JSON")
     _add_at(get)
-    get.set_defaults(handler=_get, standalone=True)  # the store alone: no config to load
+    add_reveal(get)
+    get.set_defaults(handler=_get, standalone=True)  # the store, and the policy alone
 
     lst = sub.add_parser(
         "list",
@@ -62,6 +66,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     lst.add_argument("prefix", nargs="?", default="")
     lst.add_argument("--json", action="store_true", help="one JSON object per line")
     _add_at(lst)
+    add_reveal(lst)
     lst.set_defaults(handler=_list)
 
     put = sub.add_parser(
@@ -126,6 +131,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             "is applied once, e.g. after Redis did not confirm it",
         )
         writer.add_argument("--json", action="store_true", help="print the outcome as JSON")
+        add_reveal(writer)  # the value committed, or a conflict's latest one
     _register_proposals(commands)
     _register_revert(commands)
 
@@ -171,6 +177,7 @@ def _register_proposals(commands: argparse._SubParsersAction[argparse.ArgumentPa
         action="store_true",
         help="one JSON object per proposal, as stored, with 'awaits' on a pending one",
     )
+    add_reveal(proposals)
     proposals.add_argument(
         "--break-glass",
         action="store_true",
@@ -216,6 +223,7 @@ def _register_revert(commands: argparse._SubParsersAction[argparse.ArgumentParse
         help="look for the mutation among the newest N log records only (default: all)",
     )
     revert.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    add_reveal(revert)
     revert.set_defaults(handler=_revert)
 
 
@@ -229,6 +237,7 @@ def _as_of(store: StateStore, at: When, as_json: bool) -> tuple[Image, Moment]:
 
 
 def _get(args: argparse.Namespace) -> int:
+    shown = masking(args)  # the config's policy first: its errors before anything is read
     store = StateStore(connect(args.redis_url), args.workspace)  # a read: no store settings
     now_ms = None
     try:
@@ -249,6 +258,7 @@ def _get(args: argparse.Namespace) -> int:
             print(message)
         return EXIT_REJECTED
     timed = store.timed([entry]).get(entry.key) if args.at is None else None
+    entry = shown.entry(entry)
     if args.json:
         print(json_line(entry.model_dump(mode="json", by_alias=True) | timed_fields(timed)))
     else:
@@ -267,14 +277,15 @@ def _list(app: App, args: argparse.Namespace) -> int:
         live, now_ms = visible(image, moment.at_ms), moment.at_ms
         entries = [live[k] for k in sorted(live) if k.startswith(args.prefix)]
     timed = app.store.timed(entries) if args.at is None else {}
-    for entry in entries:
+    shown = masking(args, app.policy)
+    for entry in map(shown.entry, entries):
         if args.json:
             data = entry.model_dump(mode="json", by_alias=True)
             print(json_line(data | timed_fields(timed.get(entry.key))))
         else:
             print(entry_line(entry, now_ms, timed.get(entry.key)))
-    for unreadable in skipped:  # never a silent gap; the others are still shown
-        print(f"deliberate state: skipped {unreadable.key}: {unreadable.why}", file=sys.stderr)
+    for bad in skipped:  # never a silent gap; the others are still shown
+        print(one_line(f"deliberate state: skipped {bad.key}: {bad.why}"), file=sys.stderr)
     if not entries and not skipped and not args.json:
         print(f"no keys start with {args.prefix!r}" if args.prefix else "no keys are set")
     return EXIT_OK
@@ -300,7 +311,8 @@ def _write(app: App, args: argparse.Namespace) -> int:
         outcome = BreakGlass(app.gateway).write(mutation, args.break_glass)
     else:
         outcome = app.gateway.propose(mutation)
-    print(json_line(outcome.to_dict()) if args.json else outcome_line(outcome))
+    shown = masking(args, app.policy).outcome(outcome)
+    print(json_line(shown.to_dict()) if args.json else outcome_line(shown))
     return EXIT_REJECTED if isinstance(outcome, Rejected) else EXIT_OK
 
 
@@ -311,12 +323,13 @@ def _proposals(app: App, args: argparse.Namespace) -> int:
 
     if args.break_glass or args.reviewed:
         return _break_glass(app, args)
-    box = app.gateway.proposals
+    box, hide = app.gateway.proposals, masking(args, app.policy)
     found = box.listed(resolved=args.all, limit=args.limit)
     now = server_ms(app.redis, app.store.keys.versions)
     if args.json:
         for p in found:
-            data = p.model_dump(mode="json", by_alias=True) | deadlines_of(app, p, now).to_dict()
+            data = hide.proposal(p).model_dump(mode="json", by_alias=True)
+            data |= deadlines_of(app, p, now).to_dict()
             if p.status is ProposalStatus.PENDING:
                 data["awaits"] = awaiting(app.policy, p).to_dict()
             print(json_line(data))
@@ -324,8 +337,8 @@ def _proposals(app: App, args: argparse.Namespace) -> int:
     if not found:
         print("no proposals are kept" if args.all else "no proposal waits for anyone")
         return EXIT_OK
-    shown = ("\n".join(proposal_lines(app.policy, p, deadlines_of(app, p, now))) for p in found)
-    print("\n\n".join(shown))  # a blank line between proposals
+    lines = (proposal_lines(app.policy, hide.proposal(p), deadlines_of(app, p, now)) for p in found)
+    print("\n\n".join("\n".join(map(one_line, each)) for each in lines))  # a blank line between
     return EXIT_OK
 
 
@@ -349,7 +362,7 @@ def _break_glass(app: App, args: argparse.Namespace) -> int:
         by = f"{r['by']['kind']}:{r['by']['id']}"
         seen = f"; reviewed by {r['reviewedBy']}" if "reviewedBy" in r else ""
         line = f"{r['mutationId']}  {r['op']} {r['key']} (v{r['version']}) by {by}: {r['reason']}"
-        print(json_line(r) if args.json else line + seen)
+        print(json_line(r) if args.json else one_line(line + seen))
     if not found and not args.json:
         print("no break-glass change awaits review")
     return EXIT_OK
@@ -359,30 +372,18 @@ def _revert(app: App, args: argparse.Namespace) -> int:
     from core.gateway.outcome import Pending
     from core.gateway.reverts import Revert, revert
 
-    outcome = revert(app.gateway, Revert(args.mutation_id, args.actor, scan=args.scan))
+    hide, asked = masking(args, app.policy), Revert(args.mutation_id, args.actor, scan=args.scan)
+    outcome = hide.outcome(revert(app.gateway, asked))
     if args.json:
         print(json_line(outcome.to_dict()))
     elif isinstance(outcome, Committed):
-        print(_reverted(args.mutation_id, outcome))
+        print(reverted_line(args.mutation_id, outcome))
     elif isinstance(outcome, Pending):
         print(outcome_line(outcome))
     else:
-        print(f"not reverted ({outcome.reason.value}): {outcome.message}")
+        print(one_line(f"not reverted ({outcome.reason.value}): {outcome.message}"))
         moved = outcome.reason is RejectReason.CONFLICT
         now = app.store.get(outcome.mutation.key) if moved else None
         if now is not None:
-            print(f"  now: {entry_line(now)}")
+            print(f"  now: {entry_line(hide.entry(now))}")
     return EXIT_REJECTED if isinstance(outcome, Rejected) else EXIT_OK
-
-
-def _reverted(mutation_id: str, done: Committed) -> str:
-    """What a revert restored: the value the key held before, or its absence."""
-    again = " (already reverted: first result returned)" if done.duplicate else ""
-    m = done.mutation
-    if not done.value_known:
-        restored = f"{m.key} (v{done.version}); the value it restored is no longer on record"
-    elif done.entry is None:
-        restored = f"deleted {m.key} (v{done.version}): it was not set before"
-    else:
-        restored = f"restored {entry_line(done.entry)}"
-    return f"reverted {mutation_id}: {restored}{again}\n  revert mutation {m.id}"

@@ -29,6 +29,7 @@ from bot.cli.render import (
     step_label,
 )
 from bot.explain import masked_record, proposal_lines
+from bot.screen import one_line
 from bot.shown.deadlines import deadlines_of, timed_steps
 from core.state.mutation_log import LogRecord, UnreadableRecord
 from core.state.scripts import server_ms
@@ -276,10 +277,10 @@ def _trace(app: App, args: argparse.Namespace) -> int:
         print(f"nothing has correlation id {some_id} (among the newest {scan})" + gone)
         return 1
     for step in steps:
-        print(json_line(step) if args.json else _line(step))
+        print(json_line(step) if args.json else one_line(_line(step)))
     now = server_ms(app.redis, app.store.keys.versions)
     for said in [] if args.json else timed_steps(app, steps, now):
-        print(f"now: {said}")
+        print(one_line(f"now: {said}"))
     if mark is not None and steps[0]["ms"] <= stream_ms(mark.through):
         print(f"note: mutations of this trace may be gone from the log: {mark}", file=sys.stderr)
     return 0
@@ -293,9 +294,9 @@ def _header(app: App, proposal_id: str, steps: list[dict[str, Any]], as_json: bo
         said = f"proposal {proposal_id}: no longer kept; its steps, as the logs still hold them:"
     else:
         deadlines = deadlines_of(app, proposal, server_ms(app.redis, app.store.keys.versions))
-        shown = app.gateway.secrecy.shown(proposal).model_dump(mode="json", by_alias=True)
-        data = shown | deadlines.to_dict()
-        said = "proposal " + "\n".join(proposal_lines(app.policy, proposal, deadlines))
+        shown = app.gateway.secrecy.shown(proposal)  # a trace masks a secret key's values
+        data = shown.model_dump(mode="json", by_alias=True) | deadlines.to_dict()
+        said = "proposal " + "\n".join(map(one_line, proposal_lines(app.policy, shown, deadlines)))
     ms = steps[0]["ms"] if steps else 0
     print(json_line({"ms": ms, "event": "proposal", "data": data}) if as_json else said)
 

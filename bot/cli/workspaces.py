@@ -13,6 +13,7 @@ from bot.app import App
 from bot.cli import SUMMARIES
 from bot.cli.render import json_line
 from bot.cli.worker import rule_workspaces
+from bot.screen import one_line
 from bot.workspaces import WorkspaceFound, every_workspace
 from core.config.tenants import Tenancy
 
@@ -50,8 +51,10 @@ def _workspaces(app: App, args: argparse.Namespace) -> int:
         for row in listing.workspaces:
             rules = "rules" if row.workspace in ruled else "no rules"
             print(
-                f"{row.workspace:<{width}}  {row.kind:<10}  {row.described:<45}  {rules:<8}  "
-                f"{_ago(row)}"
+                one_line(
+                    f"{row.workspace:<{width}}  {row.kind:<10}  {row.described:<45}  "
+                    f"{rules:<8}  {_ago(row)}"
+                )
             )
     if not listing.complete:
         print(

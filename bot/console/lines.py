@@ -15,9 +15,10 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from bot.cli.render import entry_line, timed_fields
+from bot.cli.render import Masking, entry_line, timed_fields
 from bot.console.numbers import ButtonNumbers
 from bot.console.rendering import PLAIN, Out, Palette, event_json, json_line, render_view
+from bot.screen import one_line
 from core.deliberation.actions import ACTION_NAME, PROPOSAL_ACTIONS, ActionType
 from core.deliberation.messages import ActionClicked, ShowRequested, TopicSet, UserSaid
 from core.deliberation.topics import MAX_TOPIC
@@ -291,6 +292,8 @@ class Console:
     def _state(self, rest: str) -> bool:
         entries = self.store.entries(rest)
         timed = self.store.timed(entries)  # a change for a while: when it reverts
+        # a secret key's value as (secret), as chat's /deliberate state shows it
+        entries = list(map(Masking(self.runtime.gateway.policy.is_secret).entry, entries))
         if self.as_json:
             for e in entries:
                 data = e.model_dump(mode="json", by_alias=True) | timed_fields(timed.get(e.key))
@@ -320,7 +323,7 @@ class Console:
         return True
 
     def _problem(self, message: str) -> None:
-        text = self.palette.paint(self.palette.error, f"! {message}")
+        text = self.palette.paint(self.palette.error, one_line(f"! {message}"))
         self._say({"event": "error", "message": message}, text)
 
     def _say(self, data: dict[str, Any], text: str) -> None:

@@ -1,6 +1,8 @@
 """How the console shows what the loop says: a view as text (a ``Palette`` colours its
 parts, none unless the front end asks) or as one JSON object per event, each button with its
-number."""
+number. The words of a view show their control characters as escapes (``bot.screen``)
+before they are painted: a coloured console writes through a stream that keeps colours
+alone (``bot.screen.colour_stream``)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from bot.screen import json_safe, one_line, visible
 from core.deliberation.beats import ActionStyle
 from core.deliberation.view import Button, View
 from core.moments import view_deadlines
@@ -70,18 +73,18 @@ def render_view(
     now_ms: int | None = None,
 ) -> str:
     """``event`` as lines; its deadlines counted from ``now_ms`` (the Redis server's clock)."""
-    text = event.text
-    if event.candidate is not None and event.candidate.text in text:
-        painted = palette.paint(palette.candidate, event.candidate.text)
-        text = text.replace(event.candidate.text, painted, 1)
+    text = visible(event.text)
+    candidate = None if event.candidate is None else visible(event.candidate.text)
+    if candidate is not None and candidate in text:
+        text = text.replace(candidate, palette.paint(palette.candidate, candidate), 1)
     lines = [f"  (only you) {text}" if event.ephemeral else f"assistant: {text}"]
     if event.fired:
         beats = f"  mode: {event.mode.value}; beats: {', '.join(event.fired)}"
-        lines.append(palette.paint(palette.note, beats))
+        lines.append(palette.paint(palette.note, one_line(beats)))
     if event.nudge:
-        lines.append(palette.paint(palette.note, f"  > {event.nudge}"))
+        lines.append(palette.paint(palette.note, visible(f"  > {event.nudge}")))
     if event.decides and event.buttons:
-        lines.append(palette.paint(palette.note, f"  decides: {event.decides}"))
+        lines.append(palette.paint(palette.note, one_line(f"  decides: {event.decides}")))
     deadlines = view_deadlines(event.expires_at, event.lasts_sec, event.reverts_at, now_ms)
     if deadlines:
         lines.append(palette.paint(palette.note, "  " + "; ".join(d for d, _ in deadlines)))
@@ -94,8 +97,9 @@ def render_view(
 
 def _button(number: int, button: Button, palette: Palette) -> str:
     styles = {ActionStyle.PRIMARY: palette.primary, ActionStyle.DANGER: palette.danger}
-    return palette.paint(styles.get(button.style, palette.button), f"[{number}] {button.label}")
+    label = one_line(button.label)
+    return palette.paint(styles.get(button.style, palette.button), f"[{number}] {label}")
 
 
 def json_line(data: dict[str, Any]) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return json_safe(json.dumps(data, ensure_ascii=False, separators=(",", ":")))

@@ -10,6 +10,7 @@ when that cannot be written. Colours only on a terminal, never with ``NO_COLOR``
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
@@ -19,11 +20,12 @@ from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
-from prompt_toolkit.output import ColorDepth, Output
+from prompt_toolkit.output import ColorDepth, Output, create_output
 from prompt_toolkit.styles import Style
 
 from bot.console.rendering import COLOURS, PLAIN, Out
 from bot.embedded_redis import home_dir
+from bot.screen import underlying
 
 __all__ = ["HISTORY_FILE", "LEAVE_HINT", "PROMPT", "Terminal", "colour_wanted", "open_history"]
 
@@ -82,7 +84,8 @@ def _ctrl_c(event: KeyPressEvent) -> None:
 
 class Terminal:
     """Reads lines from the person at the terminal: ``read()`` is the line, or None once
-    they leave."""
+    they leave. It draws the line being edited on the terminal itself (by default, the
+    stream under the cleaned ``sys.stdout``: the editor's own escapes are its to send)."""
 
     def __init__(
         self,
@@ -105,7 +108,7 @@ class Terminal:
             style=STYLE,
             color_depth=None if colour else ColorDepth.MONOCHROME,
             input=input,
-            output=output,
+            output=output if output is not None else create_output(underlying(sys.stdout)),
         )
 
     def read(self) -> str | None:
