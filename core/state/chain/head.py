@@ -39,8 +39,8 @@ __all__ = ["SIGNING_KEY_ENV", "Head", "HeadCheck", "check_head", "signing_key"]
 
 SIGNING_KEY_ENV = "DELIBERATE_LOG_SIGNING_KEY"
 _V1, _V2 = "deliberate log head v1", "deliberate log head v2"
-_HEX40 = re.compile(r"^[0-9a-f]{40}$")
-_LOG_ID = re.compile(r"^[0-9]{1,20}-[0-9]{1,20}$")
+_HEX40 = re.compile(r"[0-9a-f]{40}")
+_LOG_ID = re.compile(r"[0-9]{1,20}-[0-9]{1,20}")
 
 
 def signing_key() -> bytes | None:
@@ -103,7 +103,7 @@ class Head:
         missing = [k for k in ("workspace", "logId", "count", "hash") if k not in data]
         if missing:
             raise ValueError(f"the head has no {', '.join(missing)}")
-        if not _LOG_ID.match(str(data["logId"])):
+        if not _LOG_ID.fullmatch(str(data["logId"])):
             raise ValueError(f"the head's logId {str(data['logId'])[:40]!r} is no log id")
         link = parse_link(str(data["logId"]), f"{data['count']}:{data['hash']}")
         if link is None or not isinstance(data["count"], int):
@@ -113,10 +113,10 @@ class Head:
         if (start is None) != (state is None):
             raise ValueError("the head has a start without a state, or a state without a start")
         for name, digest in (("start", start), ("state", state)):
-            if digest is not None and not _HEX40.match(str(digest)):
+            if digest is not None and not _HEX40.fullmatch(str(digest)):
                 raise ValueError(f"the head's {name} is not 40 hex digits")
         compacted = data.get("compacted")
-        if compacted is not None and (start is None or not _LOG_ID.match(str(compacted))):
+        if compacted is not None and (start is None or not _LOG_ID.fullmatch(str(compacted))):
             raise ValueError(f"the head's compacted {str(compacted)[:40]!r} is no log id")
         return cls(
             str(data["workspace"]),

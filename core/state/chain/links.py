@@ -17,7 +17,7 @@ from dataclasses import dataclass
 __all__ = ["CHAIN_FIELD", "Link", "genesis", "link_hash", "link_hash_text", "parse_link"]
 
 CHAIN_FIELD = b"chain"
-_LINK = re.compile(r"^([1-9][0-9]{0,18}):([0-9a-f]{40})$")
+_LINK = re.compile(r"([1-9][0-9]{0,18}):([0-9a-f]{40})")
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class Link:
 def parse_link(log_id: str, field: str) -> Link | None:
     """The link a ``chain`` field names, or None when it is not ``<n>:<40 hex digits>``
     (``n`` from 1, with no leading zero)."""
-    found = _LINK.match(field)
+    found = _LINK.fullmatch(field)
     return Link(log_id, int(found[1]), found[2]) if found else None
 
 

@@ -77,13 +77,16 @@ class ChainBroken(StoreError):
 @dataclass(frozen=True)
 class Start:
     """The log's start as read in one step: the compaction mark (None: never compacted),
-    the SHA-1 of the checkpoint's text and the id it reaches, and the text if asked."""
+    the SHA-1 of the checkpoint's text, the id it reaches (the key beside it says, and its
+    text says), and the text if asked."""
 
     keys: WorkspaceKeys
     mark: CompactionMark | None
     checkpoint_sha: str | None = None
     checkpoint_at: str | None = None
     text: str | None = None
+    names: str | None = None  # the log id the checkpoint's own text says it reaches
+    unreadable: bool = False  # the mark holds counts that are no numbers
 
     @property
     def base(self) -> Link | None:
@@ -105,6 +108,8 @@ class Start:
     def problem(self) -> Break | None:
         """What is wrong with the start itself, before any record is read."""
         mark, keys = self.mark, self.keys
+        if self.unreadable:
+            return Break(keys.compacted, "the compaction mark's counts are not numbers")
         if mark is None:
             return None  # a checkpoint without a mark is never read: nothing vouches for it
         if mark.chain is not None and self.base is None:
@@ -135,6 +140,12 @@ class Start:
                 f"says the checkpoint reaches {str(self.checkpoint_at)[:40]}, short of "
                 f"{mark.through}, the last record compacted",
             )
+        if self.names != self.checkpoint_at:
+            return Break(
+                keys.checkpoint,
+                f"its image reaches {str(self.names)[:40]}, not {self.checkpoint_at}, where "
+                f"{keys.checkpoint_at} says it does",
+            )
         base = self.base
         if base is not None and mark.records < base.n:
             return Break(
@@ -148,22 +159,22 @@ class Start:
 
 def read_start(client: RedisClient, keys: WorkspaceKeys, *, with_text: bool = False) -> Start:
     """The start, read in one step (start.lua)."""
-    flat, sha, at, text = start_script(client)(
+    flat, sha, at, text, names = start_script(client)(
         keys=[keys.compacted, keys.checkpoint, keys.checkpoint_at], args=["1" if with_text else "0"]
     )
     fields = {str(flat[i]): str(flat[i + 1]) for i in range(0, len(flat or []), 2)}
     try:
-        mark = CompactionMark.from_fields(fields)
+        mark, unreadable = CompactionMark.from_fields(fields), False
     except ValueError:
-        raise ChainBroken(
-            Break(keys.compacted, "the compaction mark's counts are not numbers")
-        ) from None
+        mark, unreadable = None, True
     return Start(
         keys,
         mark,
         None if sha is None else str(sha),
         None if at is None else str(at),
         None if text is None else str(text),
+        None if names is None else str(names),
+        unreadable,
     )
 
 

@@ -8,11 +8,14 @@
 -- ARGV[1] '1' to return the checkpoint's text too, else '0'
 --
 -- Returns {the mark's fields (flat, empty when the log was never compacted), the
--- checkpoint's SHA-1 or false, the id it reaches or false, its text (ARGV[1] = '1') or false}.
+-- checkpoint's SHA-1 or false, the id it reaches or false, its text (ARGV[1] = '1') or false,
+-- the id its text names or false}.
 
 local text = redis.call('GET', KEYS[2])
-local sha = false
-if text then sha = redis.sha1hex(text) end
-local shown = false
+local sha, names, shown = false, false, false
+if text then
+  sha = redis.sha1hex(text)
+  names = string.match(text, '^{"lastId": "(%d+%-%d+)"') or false
+end
 if ARGV[1] == '1' then shown = text end
-return {redis.call('HGETALL', KEYS[1]), sha, redis.call('GET', KEYS[3]), shown}
+return {redis.call('HGETALL', KEYS[1]), sha, redis.call('GET', KEYS[3]), shown, names}
