@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 __all__ = [
     "COMMIT_LUA",
     "READ_LUA",
-    "START_LUA",
     "SWEEP_INDEX_LUA",
     "TIME_LUA",
     "TRIM_LOG_LUA",
@@ -33,7 +32,6 @@ __all__ = [
     "commit_script",
     "read_script",
     "server_ms",
-    "start_script",
     "sweep_index_script",
     "time_ms",
     "together",
@@ -47,7 +45,6 @@ def _source(name: str) -> str:
 
 COMMIT_LUA = _source("commit.lua")
 READ_LUA = _source("read.lua")
-START_LUA = _source("start.lua")
 SWEEP_INDEX_LUA = _source("sweep_index.lua")
 TRIM_LOG_LUA = _source("trim_log.lua")
 UNDO_LOOKUP_LUA = _source("undo_lookup.lua")
@@ -137,10 +134,6 @@ def commit_script(client: RedisClient) -> LuaScript:
 
 def read_script(client: RedisClient) -> LuaScript:
     return LuaScript(client, READ_LUA)
-
-
-def start_script(client: RedisClient) -> LuaScript:
-    return LuaScript(client, START_LUA)
 
 
 def sweep_index_script(client: RedisClient) -> LuaScript:

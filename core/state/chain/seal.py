@@ -58,7 +58,7 @@ def seal(store: StateStore) -> Sealed:
 
 
 def _seal(store: StateStore, compactor: Compactor) -> Sealed:
-    start = read_start(store.redis, store.keys, with_text=True)
+    start = read_start(store.redis, store.keys)
     problem = start.problem()
     if problem is not None and not problem.unsealed:
         return Sealed(
