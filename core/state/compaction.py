@@ -18,6 +18,7 @@ A compaction (one process at a time per workspace):
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -269,10 +270,11 @@ def trim(
     is still through ``base`` ('': none); the records trimmed, or -1 when it was not
     (nothing done). ``seal``: write the checkpoint and the mark even when nothing is
     trimmed."""
+    digest = hashlib.sha1(checkpoint.encode()).hexdigest()
     return int(
         trim_log_script(client)(
             keys=[keys.log, keys.compacted, keys.checkpoint, keys.checkpoint_at],
-            args=[through, checkpoint, base, "1" if seal else "0", covers],
+            args=[through, checkpoint, base, "1" if seal else "0", covers, digest],
         )
     )
 

@@ -14,12 +14,14 @@
 --         mark of an older release), else '0'
 -- ARGV[5] the last log id the checkpoint covers: ARGV[1], or later when the checkpoint it
 --         was carried from reached further (records still in the log, which replay skips)
+-- ARGV[6] the SHA-1 of ARGV[2], taken by the caller (hashing a large checkpoint here would
+--         hold up every other client of the server for as long)
 --
 -- The mark: through (ARGV[1]); records, how many were trimmed in all; first, the first log
 -- id ever trimmed ('' when an older release trimmed first, without saying); at, the server
 -- time; chain, the chain field ("<n>:<hash>") of record through ('' when it had none: only
 -- records older than the chain were trimmed), from which the records left verify; and
--- checkpoint, the SHA-1 of ARGV[2]. Verifying the chain checks all of them
+-- checkpoint, the SHA-1 of ARGV[2] (ARGV[6]). Verifying the chain checks all of them
 -- (core/state/chain/start.py); a mark of an older release has no first and no checkpoint.
 --
 -- Returns the number of records trimmed, or -1 (nothing done) when the mark is not at
@@ -54,6 +56,6 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 redis.call('SET', KEYS[3], text)
 redis.call('SET', KEYS[4], ARGV[5])
 redis.call('HSET', KEYS[2], 'through', through, 'at', string.format('%d', now), 'chain', chain,
-           'first', first, 'checkpoint', redis.sha1hex(text))
+           'first', first, 'checkpoint', ARGV[6])
 redis.call('HINCRBY', KEYS[2], 'records', n)
 return n
