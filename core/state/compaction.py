@@ -147,7 +147,8 @@ class Compactor:
         try:
             carried = self._checkpoint(bound, old, most)
         except ChainBroken as exc:
-            return 0, None, f"{exc}; nothing compacted"
+            said = "is not vouched for" if exc.broken.unsealed else "does not verify"
+            return 0, None, f"the log's start {said} ({exc.broken}); nothing compacted"
         stopped = held_back if carried.stopped == _HELD else carried.stopped
         if carried.through is None:
             return 0, None, stopped
