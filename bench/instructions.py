@@ -74,7 +74,7 @@ def replay_work(workspace: str, verify: bool) -> None:
     if not verify:
         store.snapshot()
         return
-    _, diffs = Replayer(store, checkpoint_every=0).verify(use_checkpoint=False)
+    _, diffs = Replayer(store).verify(use_checkpoint=False)
     assert not diffs, diffs[:3]
 
 

@@ -83,7 +83,7 @@ def main() -> None:
                 start = "(" + str(page[-1][0])
 
         def in_process() -> None:
-            _, diffs = Replayer(store, checkpoint_every=0).verify(use_checkpoint=False)
+            _, diffs = Replayer(store).verify(use_checkpoint=False)
             assert not diffs, diffs[:3]
 
         def cli() -> None:

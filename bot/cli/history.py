@@ -1,9 +1,11 @@
-"""``deliberate log [verify|head]``, ``deliberate replay [--verify]`` and ``deliberate compact``."""
+"""``deliberate log [verify|head|seal]``, ``deliberate replay [--verify]`` and
+``deliberate compact``."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 
 from bot.app import App
@@ -13,12 +15,15 @@ from bot.cli.render import Masking, json_line, log_line
 from bot.screen import one_line
 from core.state.chain import (
     SIGNING_KEY_ENV,
+    ChainBroken,
     ChainReport,
     Head,
+    Link,
     check_head,
     signing_key,
     verify_chain,
 )
+from core.state.chain.seal import seal
 from core.state.checkpoints import HistoryCompacted
 from core.state.compaction import Compaction, Compactor, Retention
 from core.state.entry import Entry
@@ -38,17 +43,19 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     log.add_argument("--json", action="store_true", help="one JSON object per line")
     add_reveal(log)
     log.set_defaults(handler=_log)
-    chain = log.add_subparsers(dest="log_command", metavar="{verify,head}")
+    chain = log.add_subparsers(dest="log_command", metavar="{verify,head,seal}")
     verify = chain.add_parser(
         "verify",
         help="check the log's hash chain",
         description="Walk the log's hash chain (each record carries the hash of its "
-        "predecessor and its own fields) and name the first record that breaks it: changed, "
-        "deleted, put out of place, or cut off the end. Records written before the log was "
-        "chained are counted, not a break. With --head, also check that a head saved by "
-        "'deliberate log head' is still on the chain (signed under $" + SIGNING_KEY_ENV + "). "
-        "Exit 1 when the chain or the head does not hold; 3 when the log holds records and "
-        "none of them is chained (nothing vouches for them).",
+        "predecessor and its own fields) from where it starts (record 1, or the compaction "
+        "mark, which must also vouch for the checkpoint) and name the first record that "
+        "breaks it: changed, deleted, put out of place, planted without a hash anywhere "
+        "(before record 1 too), or cut off the end. With --head, also check that a head "
+        "saved by 'deliberate log head' is still on the chain, from the start it names "
+        "(signed under $" + SIGNING_KEY_ENV + "). Exit 1 when the chain or the head does "
+        "not hold; 3 when nothing vouches for the log (no record is chained, or an older "
+        "release's compaction mark: see 'deliberate log seal').",
     )
     verify.add_argument(
         "--head", metavar="FILE_OR_JSON", help="a saved head: its JSON, or a file holding it"
@@ -58,18 +65,32 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "head",
         help="print the chain's head, signed, to keep elsewhere",
         description="Verify the chain, then print its head (the newest record's log id, its "
-        "number in the chain and its hash) as one JSON line, signed with HMAC-SHA256 under "
-        "$" + SIGNING_KEY_ENV + " (unsigned, and said so, when it is not set). Keep it where "
-        "Redis's writers cannot reach; 'deliberate log verify --head' checks it later.",
+        "number in the chain and its hash, where the chain starts and the state at it) as "
+        "one JSON line, signed with HMAC-SHA256 under $" + SIGNING_KEY_ENV + " (unsigned, "
+        "and said so, when it is not set). Keep it where Redis's writers cannot reach; "
+        "'deliberate log verify --head' checks it later. It rebuilds the state at the head "
+        "from the checkpoint and the log, as 'replay' does.",
     )
     head.set_defaults(handler=_head)
+    seal = chain.add_parser(
+        "seal",
+        help="vouch once for a start an older release left unvouched",
+        description="Vouch for the log's start where an older release left nothing to "
+        "vouch for it: records written before the log was chained (ahead of record 1), or a "
+        "compaction mark that carries no checkpoint SHA-1. It first checks the chain and "
+        "that the checkpoint (or nothing) and every record rebuild the live state, and "
+        "refuses otherwise (a record planted at the start is not sealed); then compacts the "
+        "unchained records into the checkpoint and marks it. Exit 1 when refused.",
+    )
+    seal.set_defaults(handler=_seal)
 
     replay = commands.add_parser(
         "replay",
         help=SUMMARIES["replay"],
-        description="Rebuild the snapshot from the mutation log (from the latest checkpoint), "
-        "saving checkpoints as it goes. With --verify, compare it with the live snapshot and "
-        "exit 1 on any difference, naming the keys.",
+        description="Rebuild the snapshot from the mutation log (from the checkpoint the "
+        "compaction mark vouches for), checking each record's link of the hash chain as it "
+        "reads it; nothing is saved. With --verify, compare it with the live snapshot and "
+        "exit 1 on any difference, naming the keys, or where the chain breaks.",
     )
     replay.add_argument("--verify", action="store_true", help="compare with the live snapshot")
     replay.add_argument(
@@ -119,7 +140,7 @@ def _log(app: App, args: argparse.Namespace) -> int:
     return 0
 
 
-EXIT_UNVERIFIED = 3  # the log holds records and none is chained: neither OK nor broken
+EXIT_UNVERIFIED = 3  # nothing vouches for the log (none chained, or unsealed): not OK, not broken
 
 
 def _chain_report(app: App) -> ChainReport:
@@ -137,8 +158,13 @@ def _verify(app: App, args: argparse.Namespace) -> int:
         saved = parsed
     report = _chain_report(app)
     if report.broken is not None:
-        print(f"BROKEN at {report.broken}")
-        return 1
+        unsealed = report.broken.unsealed
+        print(f"{'UNSEALED' if unsealed else 'BROKEN'} at {report.broken}")
+        if saved is not None:
+            why = "the log's start is not vouched for" if unsealed else "the chain is broken"
+            print(f"head REFUSED: {why}, so no head can be confirmed on it")
+            return 1
+        return EXIT_UNVERIFIED if unsealed else 1
     last = report.last
     if last is None:
         if report.records:  # records, none of them chained: nothing vouches for them
@@ -149,9 +175,14 @@ def _verify(app: App, args: argparse.Namespace) -> int:
         print(f"OK: the chain holds through record {last.n} ({last.log_id}) {last.hash}")
     if saved is None:
         return 0
-    checked = check_head(app.redis, app.store.keys, saved, report)
+    checked = check_head(app.redis, app.store.keys, saved, report, _state_at(app))
     print(f"head {'OK' if checked.ok else 'REFUSED'}: {checked.says}")
     return 0 if checked.ok else 1
+
+
+def _state_at(app: App) -> Callable[[Link], str]:
+    """The digest of the state at a record, rebuilt as replay does (what a head names)."""
+    return lambda link: Replayer(app.store).state_at(link.log_id)
 
 
 def _saved_head(text: str) -> Head | int:
@@ -203,7 +234,15 @@ def _head(app: App, args: argparse.Namespace) -> int:
     if report.last is None:
         print("deliberate log head: no record is chained yet; nothing to sign", file=sys.stderr)
         return 1
-    head = Head(app.store.workspace, report.last)
+    state = _state_at(app)(report.last)
+    mark = report.origin.mark
+    head = Head(
+        app.store.workspace,
+        report.last,
+        start=report.origin.digest(),
+        state=state,
+        compacted=None if mark is None else mark.through,
+    )
     key = signing_key()
     if key is None:
         print(
@@ -215,6 +254,12 @@ def _head(app: App, args: argparse.Namespace) -> int:
         head = head.signed(key)
     print(head.to_json())
     return 0
+
+
+def _seal(app: App, args: argparse.Namespace) -> int:
+    sealed = seal(app.store)
+    print(sealed.says if sealed.done else f"deliberate log seal: {sealed.says}")
+    return 0 if sealed.done else 1
 
 
 def _count(n: int, word: str) -> str:
@@ -270,10 +315,13 @@ def _replay(app: App, args: argparse.Namespace) -> int:
     except HistoryCompacted as exc:
         print(f"deliberate replay: {exc}", file=sys.stderr)
         return 2
+    except ChainBroken as exc:
+        print(f"deliberate replay: {exc}", file=sys.stderr)
+        return 1
 
 
 def _replayed(app: App, args: argparse.Namespace) -> int:
-    replayer = Replayer(app.store, app.config.store.checkpoint_every, progress=_progress)
+    replayer = Replayer(app.store, progress=_progress)
     if not args.verify:
         image = replayer.rebuild(use_checkpoint=not args.from_scratch)
         now = app.store.snapshot().at_ms

@@ -185,6 +185,7 @@ def _run(argv: list[str]) -> int:
 
     from bot.redis_connection import error_sentence, server_name
     from core.errors import ConfigError, StoreError, Unreadable
+    from core.state.chain.start import ChainBroken
     from core.state.checkpoints import HistoryCompacted
     from core.state.limits import Unacknowledged
 
@@ -220,7 +221,7 @@ def _run(argv: list[str]) -> int:
     except ValueError as exc:
         print(f"deliberate: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except (Unacknowledged, HistoryCompacted, Unreadable) as exc:
+    except (Unacknowledged, HistoryCompacted, Unreadable, ChainBroken) as exc:
         print(f"deliberate: {exc}", file=sys.stderr)  # each says what happened, in full
         return EXIT_REJECTED
     except StoreError as exc:

@@ -231,7 +231,7 @@ def _replay(app: App, args: argparse.Namespace) -> int:
     since = args.since.moment(app.store)
     until = None if args.until is None else args.until.moment(app.store)
     read, fired, first, last = 0, Counter[str](), None, None
-    for image, record in Replayer(app.store, checkpoint_every=0).history(since, until):
+    for image, record in Replayer(app.store).history(since, until):
         read, first, last = read + 1, first or record.log_id, record.log_id
         matched = book.index.match(record.mutation.key)
         if not matched:

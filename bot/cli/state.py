@@ -230,7 +230,7 @@ def _register_revert(commands: argparse._SubParsersAction[argparse.ArgumentParse
 def _as_of(store: StateStore, at: When, as_json: bool) -> tuple[Image, Moment]:
     """The state at ``at``, rebuilt in memory; says which moment it shows."""
     moment = at.moment(store)
-    image = Replayer(store, checkpoint_every=0).as_of(moment)
+    image = Replayer(store).as_of(moment)
     through = f"the log through {image.last_id}" if image.last_id else "before any record"
     print(f"as of {moment}: {through}", file=sys.stderr if as_json else sys.stdout)
     return image, moment

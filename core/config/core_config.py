@@ -95,6 +95,8 @@ class StoreConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     idempotency_ttl_sec: int = Field(default=DEFAULT_IDEMPOTENCY_TTL_SEC, ge=60)
+    # no longer read: only a compaction writes the checkpoint (its mark vouches for it, see
+    # core/state/chain/start.py), never a replay; kept so that a file that sets it loads
     checkpoint_every: int = Field(default=1000, ge=0)
     log_prev_max_bytes: int = Field(default=DEFAULT_PREV_MAX_BYTES, ge=0)
     retention: RetentionConfig = RetentionConfig()

@@ -1,33 +1,28 @@
-"""Replay checkpoints: a snapshot image rebuilt from the log, saved with the last log id it
-covers, so the next replay starts there instead of at the beginning of the log.
+"""The checkpoint: a snapshot image rebuilt from the log, with the last log id it covers,
+written by a compaction (core/state/lua/trim_log.lua) in the same step as the trim, so that
+replay starts there instead of at the beginning of the log.
 
 Once the log was compacted, the checkpoint is the only record of the trimmed history's
-result: it never moves back (a save older than the one stored is dropped), and the mark of
-the compaction says how far it must reach."""
+result: the mark of the compaction says how far it reaches and carries its SHA-1, so that
+the chain (core/state/chain/) vouches for it; nothing else writes it."""
 
 from __future__ import annotations
 
+import hashlib
 import json
-import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from redis.exceptions import WatchError
-
 from core.errors import StoreError
-from core.redis_client import watch_broken
 from core.state.entry import Entry
 from core.state.keys import WorkspaceKeys
-from core.state.streams import id_order, stream_ms
+from core.state.streams import stream_ms
 
 if TYPE_CHECKING:
     from core.redis_client import RedisClient
 
-__all__ = ["Checkpoints", "CompactionMark", "HistoryCompacted", "Image", "Saved"]
-
-_log = logging.getLogger("deliberate.replay")
+__all__ = ["Checkpoints", "CompactionMark", "HistoryCompacted", "Image"]
 
 
 @dataclass
@@ -41,7 +36,7 @@ class Image:
 
     def to_json(self) -> str:
         """One JSON object; each entry serialised by pydantic straight to JSON text (six
-        times faster than a dict through ``json.dumps``: a replay saves the image often)."""
+        times faster than a dict through ``json.dumps``)."""
         entries = ",".join(e.model_dump_json(by_alias=True) for e in self.entries.values())
         head = json.dumps({"lastId": self.last_id, "versions": self.versions})
         return f'{head[:-1]},"entries":[{entries}]}}'
@@ -52,17 +47,55 @@ class Image:
         entries = [Entry.model_validate(e) for e in data["entries"]]
         return cls({e.key: e for e in entries}, dict(data["versions"]), data["lastId"])
 
+    def digest(self, at_ms: int) -> str:
+        """SHA-1 of the state a read at ``at_ms`` would see (every key's version counter and
+        the entries live then), as canonical JSON: the same whether the image was rebuilt
+        from the start of the log or from a checkpoint that dropped what had expired."""
+        live = [
+            e.model_dump(mode="json", by_alias=True)
+            for _, e in sorted(self.entries.items())
+            if e.expires_at is None or e.expires_at > at_ms
+        ]
+        state = {"versions": dict(sorted(self.versions.items())), "entries": live}
+        text = json.dumps(state, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha1(text.encode()).hexdigest()
+
 
 @dataclass(frozen=True)
 class CompactionMark:
-    """The log was trimmed through ``through`` (inclusive): ``records`` records in all, the
-    last time at ``at_ms``. The checkpoint holds their result; ``chain`` (``<n>:<hash>``)
-    links the hash chain of the records that remain to the ones that went."""
+    """The log was trimmed through ``through`` (inclusive): ``records`` records in all, from
+    ``first`` on, the last time at ``at_ms``. The checkpoint holds their result; ``chain``
+    (``<n>:<hash>``) links the hash chain of the records that remain to the ones that went,
+    and ``checkpoint`` is the SHA-1 of the checkpoint's text, written with the trim, which
+    vouches for the state the compacted records left (a mark written by an older release
+    has neither ``first`` nor ``checkpoint``: it vouches for no checkpoint)."""
 
     through: str
     records: int
     at_ms: int
     chain: str | None = None  # the chain field of the record ``through``, if it had one
+    first: str | None = None  # the first log id ever compacted
+    checkpoint: str | None = None  # SHA-1 of the checkpoint's text
+
+    @property
+    def sealed(self) -> bool:
+        """Whether the mark vouches for the checkpoint (written by this release's trim)."""
+        return self.checkpoint is not None
+
+    @classmethod
+    def from_fields(cls, fields: dict[str, str]) -> CompactionMark | None:
+        """The mark a hash holds (None when it holds none); ``ValueError`` when a count or a
+        time in it is no number."""
+        if "through" not in fields:
+            return None
+        return cls(
+            fields["through"],
+            int(fields["records"]),
+            int(fields["at"]),
+            fields.get("chain") or None,
+            fields.get("first") or None,
+            fields.get("checkpoint") or None,
+        )
 
     def __str__(self) -> str:
         until = datetime.fromtimestamp(stream_ms(self.through) / 1000, UTC)
@@ -85,84 +118,17 @@ class HistoryCompacted(StoreError):
         self.meanwhile = meanwhile
 
 
-class Saved(StrEnum):
-    SAVED = "saved"
-    COVERED = "covered"  # the stored checkpoint reaches as far already: kept
-    STALE = "stale"  # the log was compacted under the rebuild: dropped
-
-
 class Checkpoints:
     def __init__(self, client: RedisClient, keys: WorkspaceKeys) -> None:
         self.redis = client
         self.keys = keys
 
-    def save(self, image: Image, base: str | None) -> Saved:
-        """Store ``image``, rebuilt from the checkpoint at ``base`` (None: from the start of
-        the log), unless the stored checkpoint covers as much already (``COVERED``) or the
-        log was compacted past ``base`` meanwhile, so that the rebuild may have missed
-        records that were trimmed under it (``STALE``)."""
-        if image.last_id is None:
-            return Saved.COVERED
-        # both only ever move on: when either holds already, the image need not be written
-        if (known := self._settled(image.last_id, base)) is not None:
-            return known
-        text = image.to_json()
-        with self.redis.pipeline(transaction=True) as pipe:
-            while True:
-                try:
-                    pipe.watch(self.keys.checkpoint_at, self.keys.compacted)
-                    through = pipe.hget(self.keys.compacted, "through")
-                    if through is not None and (
-                        base is None or id_order(str(through)) > id_order(base)
-                    ):
-                        pipe.unwatch()
-                        return Saved.STALE
-                    stored = pipe.get(self.keys.checkpoint_at)
-                    if stored is not None and id_order(str(stored)) >= id_order(image.last_id):
-                        pipe.unwatch()
-                        return Saved.COVERED
-                    pipe.multi()
-                    pipe.set(self.keys.checkpoint, text)
-                    pipe.set(self.keys.checkpoint_at, image.last_id)
-                    pipe.execute()
-                    return Saved.SAVED
-                except WatchError as error:
-                    if (cut := watch_broken(error)) is not None:
-                        raise cut from error  # Redis went away, not a conflict
-
-    def _settled(self, last_id: str, base: str | None) -> Saved | None:
-        """STALE or COVERED as ``save`` would find them now (one round trip), else None."""
-        with self.redis.pipeline(transaction=False) as pipe:
-            pipe.hget(self.keys.compacted, "through")
-            pipe.get(self.keys.checkpoint_at)
-            through, stored = pipe.execute()
-        if through is not None and (base is None or id_order(str(through)) > id_order(base)):
-            return Saved.STALE
-        if stored is not None and id_order(str(stored)) >= id_order(last_id):
-            return Saved.COVERED
-        return None
-
     def mark(self) -> CompactionMark | None:
         """How far the log was compacted, or None when it never was."""
         fields = {str(k): str(v) for k, v in self.redis.hgetall(self.keys.compacted).items()}
-        if "through" not in fields:
-            return None
-        return CompactionMark(
-            fields["through"], int(fields["records"]), int(fields["at"]), fields.get("chain")
-        )
+        return CompactionMark.from_fields(fields)
 
     def reaches(self) -> str | None:
         """The last log id the checkpoint covers (None: there is none), without loading it."""
         last = self.redis.get(self.keys.checkpoint_at)
         return None if last is None else str(last)
-
-    def load(self) -> Image | None:
-        """The latest checkpoint; an unreadable one is logged and ignored (replay starts over)."""
-        raw = self.redis.get(self.keys.checkpoint)
-        if raw is None:
-            return None
-        try:
-            return Image.from_json(str(raw))
-        except (ValueError, KeyError, TypeError) as exc:  # ValidationError is a ValueError
-            _log.warning("ignoring unreadable checkpoint %s: %s", self.keys.checkpoint, exc)
-            return None

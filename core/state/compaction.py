@@ -7,21 +7,28 @@ A compaction (one process at a time per workspace):
 2. finds how far the log may go: records older than ``keep_ms`` or beyond the newest
    ``keep_records``, but never a record a consumer group has not handled (delivered and
    acknowledged), never past a record no reader can parse, and never the newest record;
-3. replays those records onto the checkpoint and saves it (a checkpoint never moves back);
-4. only then trims them (``XTRIM MINID``) and marks how far the log was compacted, which
-   ``log``, ``trace`` and ``rules why`` read to say that history before it is gone.
+3. replays those records onto the checkpoint the compaction mark vouches for (or onto an
+   empty state, when the log was never compacted), checking each record's link of the hash
+   chain first: it never compacts past a record that breaks it;
+4. writes the checkpoint, trims the records (``XTRIM MINID``) and marks how far the log was
+   compacted, with the last link trimmed and the checkpoint's SHA-1, in one step
+   (trim_log.lua). ``log``, ``trace`` and ``rules why`` read the mark to say that history
+   before it is gone; the chain (core/state/chain/) reads it to vouch for the checkpoint.
 """
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from redis.exceptions import ResponseError
 
-from core.state.checkpoints import Checkpoints, HistoryCompacted, Image, Saved
+from core.state.chain.start import ChainBroken, Follow, vouched_base
+from core.state.checkpoints import Image
 from core.state.mutation_log import LogRecord, MutationLog, UnreadableRecord
 from core.state.replay import apply
 from core.state.scripts import server_ms, sweep_index_script, trim_log_script
@@ -30,8 +37,9 @@ from core.state.streams import after_id, id_order, stream_rows
 
 if TYPE_CHECKING:
     from core.redis_client import RedisClient
+    from core.state.keys import WorkspaceKeys
 
-__all__ = ["Compaction", "Compactor", "Retention"]
+__all__ = ["Compaction", "Compactor", "Retention", "trim"]
 
 _LOCK_MS = 10 * 60 * 1000
 _HELD = "held back"  # retention would trim further, but a record must stay
@@ -73,12 +81,13 @@ class Compaction:
 
 @dataclass
 class _Carried:
-    """A checkpoint image carried along the log: built on the checkpoint at ``base`` (None:
-    the start of the log), through ``through``; ``last_ts``: the server time of the last
-    record applied; ``stopped``: why it stopped short of what retention allows."""
+    """A checkpoint image carried along the log: built on the checkpoint of the compaction
+    mark through ``base`` ('': never compacted), through ``through``; ``last_ts``: the
+    server time of the last record applied; ``stopped``: why it stopped short of what
+    retention allows."""
 
     image: Image
-    base: str | None
+    base: str
     through: str | None = None
     last_ts: int | None = None
     stopped: str | None = None
@@ -90,17 +99,26 @@ class Compactor:
         self.redis: RedisClient = store.redis
         self.keys = store.keys
         self.retention = retention
-        self.checkpoints = Checkpoints(store.redis, store.keys)
 
     def run(self) -> Compaction:
-        token = uuid.uuid4().hex
-        if not self.redis.set(self.keys.compacting, token, nx=True, px=_LOCK_MS):
-            return Compaction(busy=True, log_length=int(self.redis.xlen(self.keys.log)))
-        try:
+        with self.locked() as held:
+            if not held:
+                return Compaction(busy=True, log_length=int(self.redis.xlen(self.keys.log)))
             dropped = self.sweep_index()
             trimmed, through, held_back = self._trim() if self.retention.trims else (0, None, None)
             length = int(self.redis.xlen(self.keys.log))
             return Compaction(trimmed, through, held_back, dropped, length)
+
+    @contextmanager
+    def locked(self) -> Iterator[bool]:
+        """Hold the workspace's compaction lock while the block runs: True, or False when
+        another process holds it (then nothing may be compacted)."""
+        token = uuid.uuid4().hex
+        if not self.redis.set(self.keys.compacting, token, nx=True, px=_LOCK_MS):
+            yield False
+            return
+        try:
+            yield True
         finally:
             if self.redis.get(self.keys.compacting) == token:
                 self.redis.delete(self.keys.compacting)
@@ -118,7 +136,7 @@ class Compactor:
             start = f"({names[-1]}"
 
     def _trim(self) -> tuple[int, str | None, str | None]:
-        bound, held_back = self._bound()
+        bound, held_back = self.kept_from()
         keep, keep_ms = self.retention.keep_records, self.retention.keep_ms
         most = None if keep is None else max(0, int(self.redis.xlen(self.keys.log)) - keep)
         old = (
@@ -126,7 +144,11 @@ class Compactor:
             if keep_ms is None
             else f"{max(0, server_ms(self.redis, self.keys.log) - keep_ms)}-0"
         )
-        carried = self._checkpoint(bound, old, most)
+        try:
+            carried = self._checkpoint(bound, old, most)
+        except ChainBroken as exc:
+            said = "is not vouched for" if exc.broken.unsealed else "does not verify"
+            return 0, None, f"the log's start {said} ({exc.broken}); nothing compacted"
         stopped = held_back if carried.stopped == _HELD else carried.stopped
         if carried.through is None:
             return 0, None, stopped
@@ -137,19 +159,15 @@ class Compactor:
                 for k, e in image.entries.items()
                 if e.expires_at is None or e.expires_at > carried.last_ts
             }
-        if self.checkpoints.save(image, carried.base) is Saved.STALE:
-            return 0, None, "another compaction trimmed the log meanwhile; nothing done"
-        trimmed = int(
-            trim_log_script(self.redis)(
-                keys=[self.keys.log, self.keys.compacted, self.keys.checkpoint_at],
-                args=[carried.through],
-            )
+        covers = image.last_id or carried.through
+        trimmed = trim(
+            self.redis, self.keys, carried.through, image.to_json(), covers, carried.base
         )
         if trimmed < 0:
-            return 0, None, "the checkpoint does not reach the records to trim; nothing done"
+            return 0, None, "another compaction trimmed the log meanwhile; nothing done"
         return trimmed, carried.through, stopped
 
-    def _bound(self) -> tuple[str, str | None]:
+    def kept_from(self) -> tuple[str, str | None]:
         """The first log id that must stay whatever retention says: the newest record, or
         the first one a consumer group still needs; and why, when it is the latter."""
         newest = stream_rows(self.redis.xrevrange(self.keys.log, count=1))
@@ -208,15 +226,10 @@ class Compactor:
     def _checkpoint(self, bound: str, old: str | None, most: int | None) -> _Carried:
         """The checkpoint carried through the last record that may go. A record may go
         when it comes before ``bound`` and it is either before ``old`` (by age) or among the
-        first ``most`` of the log (by count)."""
-        mark = self.checkpoints.mark()
-        image = self.checkpoints.load()
-        if mark is not None and (
-            image is None or id_order(image.last_id or "0-0") < id_order(mark.through)
-        ):
-            raise HistoryCompacted(mark, "the checkpoint that holds its result is missing")
-        carried = _Carried(image or Image(), None if image is None else image.last_id)
-        count = 0
+        first ``most`` of the log (by count); and when the chain vouches for it."""
+        start, image = vouched_base(self.redis, self.keys)
+        base = "" if start.mark is None else start.mark.through
+        carried, follow, count = _Carried(image or Image(), base), Follow(start), 0
         for log_id, fields in MutationLog(self.redis, self.keys).rows():
             by_age = old is not None and id_order(log_id) < id_order(old)
             by_count = most is not None and count < most
@@ -224,6 +237,11 @@ class Compactor:
                 break
             if id_order(log_id) >= id_order(bound):
                 carried.stopped = _HELD
+                break
+            if (broken := follow.text(log_id, fields)) is not None:
+                carried.stopped = (
+                    f"the log's hash chain breaks at {broken}; nothing from it on is compacted"
+                )
                 break
             last = carried.image.last_id
             if last is None or id_order(log_id) > id_order(last):
@@ -236,6 +254,30 @@ class Compactor:
                 carried.last_ts = record.ts
             carried.through, count = log_id, count + 1
         return carried
+
+
+def trim(
+    client: RedisClient,
+    keys: WorkspaceKeys,
+    through: str,
+    checkpoint: str,
+    covers: str,
+    base: str,
+    *,
+    seal: bool = False,
+) -> int:
+    """Write ``checkpoint`` (an image's JSON, through ``covers``: ``through`` or later) as
+    the checkpoint, trim the log through ``through`` and mark it, in one step, if the mark
+    is still through ``base`` ('': none); the records trimmed, or -1 when it was not
+    (nothing done). ``seal``: write the checkpoint and the mark even when nothing is
+    trimmed."""
+    digest = hashlib.sha1(checkpoint.encode()).hexdigest()
+    return int(
+        trim_log_script(client)(
+            keys=[keys.log, keys.compacted, keys.checkpoint, keys.checkpoint_at],
+            args=[through, checkpoint, base, "1" if seal else "0", covers, digest],
+        )
+    )
 
 
 def _lower(a: str, b: str) -> str:

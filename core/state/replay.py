@@ -1,7 +1,8 @@
 """Rebuilding the snapshot from the mutation log, and proving it equals the live one.
 
 ``apply`` restates commit.lua's semantics in Python on purpose: replay is an independent
-reading of the log, so ``verify`` catches a store that drifted from its own history.
+reading of the log, so ``verify`` catches a store that drifted from its own history. It
+reads only what the hash chain vouches for (core/state/chain/start.py).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from datetime import UTC, datetime
 from pydantic import JsonValue
 
 from core.errors import StoreError
-from core.state.checkpoints import Checkpoints, CompactionMark, HistoryCompacted, Image, Saved
+from core.state.chain.start import ChainBroken, Follow, vouched_base
+from core.state.checkpoints import Checkpoints, CompactionMark, HistoryCompacted, Image
 from core.state.codec import entry_meta
 from core.state.entry import Entry
 from core.state.mutation import Op
@@ -106,14 +108,6 @@ def apply(image: Image, record: LogRecord) -> None:
     )
 
 
-def _unreachable(image: Image | None, use_checkpoint: bool, until: str | None) -> str:
-    if not use_checkpoint:
-        return "replaying from scratch is no longer possible: the checkpoint is the base"
-    if image is None:
-        return "the checkpoint that holds its result is missing or unreadable"
-    return f"the state at {until} is before the checkpoint ({image.last_id})"
-
-
 def moment_text(ms: int) -> str:
     """A server time to the millisecond, as the CLI shows a moment: ``2026-11-25 10:00:00.000Z``."""
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z"
@@ -190,61 +184,57 @@ def _show(side: Entry | int | None) -> str:
 
 @dataclass
 class Replayer:
+    """Rebuilds state from where the chain starts (the checkpoint the compaction mark vouches
+    for, or the log's first record), checking each record's link as it reads it: a log that
+    does not verify as far as the replay reads is never answered from (``ChainBroken``).
+    Nothing is written: only a compaction moves the checkpoint."""
+
     store: StateStore
-    checkpoint_every: int = 1000
     progress: Callable[[int], None] | None = None
     applied: int = field(default=0, init=False)
     started_after: str | None = field(default=None, init=False)  # the checkpoint used, if any
+    _follow: Follow | None = field(default=None, init=False, repr=False)
 
     @property
     def log(self) -> MutationLog:
         return MutationLog(self.store.redis, self.store.keys)
 
-    def rebuild(
-        self, until: str | None = None, *, use_checkpoint: bool = True, save: bool = True
-    ) -> Image:
-        """Replay the log (after the latest usable checkpoint) up to ``until`` inclusive,
-        saving checkpoints on the way when ``save``. ``HistoryCompacted`` when that needs
-        records compaction trimmed (``meanwhile``: a compaction under way trimmed them, and
-        the checkpoint now starts past them)."""
-        checkpoints = Checkpoints(self.store.redis, self.store.keys)
-        mark = checkpoints.mark()
-        image = checkpoints.load() if use_checkpoint else None
-        if image is None or (
-            until is not None and image.last_id and not stream_id_le(image.last_id, until)
-        ):
-            if mark is not None:
-                behind = image is not None and use_checkpoint
-                why = _unreachable(image, use_checkpoint, until)
-                raise HistoryCompacted(mark, why, meanwhile=behind)
-            image = Image()
-        elif mark is not None and not stream_id_le(mark.through, image.last_id or "0-0"):
-            raise HistoryCompacted(mark, f"the checkpoint reaches only {image.last_id}")
+    def rebuild(self, until: str | None = None, *, use_checkpoint: bool = True) -> Image:
+        """Replay the log from the checkpoint up to ``until`` inclusive. ``HistoryCompacted``
+        when that needs records compaction trimmed (``meanwhile``: a compaction under way
+        trimmed them, and the checkpoint now starts past them); ``ChainBroken`` when the
+        start, or a record read, does not verify."""
+        start, vouched = vouched_base(self.store.redis, self.store.keys)
+        mark = start.mark
+        if mark is not None and not use_checkpoint:
+            raise HistoryCompacted(
+                mark, "replaying from scratch is no longer possible: the checkpoint is the base"
+            )
+        image = vouched or Image()
+        if mark is not None and until is not None and not stream_id_le(image.last_id or "", until):
+            raise HistoryCompacted(mark, f"the state at {until} is before the checkpoint")
         base = self.started_after = image.last_id
-        since_saved = 0
-        for record in self._records(image.last_id, until):
-            try:
+        self._follow = follow = Follow(start)
+        try:  # from the log's first record: one planted before the start is seen too
+            for record in _chained(follow, self.log.rows(until=until)):
+                if base is not None and stream_id_le(record.log_id, base):
+                    continue  # held by a checkpoint that reaches past the mark (verified)
                 apply(image, record)
-            except ReplayMismatch:  # a gap a compaction left under the replay, if it ran
-                self._compacted_under(checkpoints, base)
-                raise
-            self.applied += 1
-            since_saved += 1
-            if save and self.checkpoint_every and since_saved >= self.checkpoint_every:
-                if checkpoints.save(image, base) is Saved.STALE:
-                    self._compacted_under(checkpoints, base)
-                since_saved = 0
-            if self.progress and self.applied % 10_000 == 0:
-                self.progress(self.applied)
-        self._compacted_under(checkpoints, base)
+                self.applied += 1
+                if self.progress and self.applied % 10_000 == 0:
+                    self.progress(self.applied)
+        except (ReplayMismatch, ChainBroken):  # a gap a compaction left under the replay?
+            self._compacted_under(base)
+            raise
+        self._compacted_under(base)
         return image
 
     def as_of(self, moment: Moment, attempts: int = 3) -> Image:
-        """The state at ``moment``, rebuilt in memory and never saved: from the checkpoint
-        when it is at or before the moment, else from the start of the log. ``BeforeHistory``
-        when neither reaches it (the log was compacted past it)."""
+        """The state at ``moment``, rebuilt in memory: from the checkpoint when it is at or
+        before the moment, else from the start of the log. ``BeforeHistory`` when neither
+        reaches it (the log was compacted past it)."""
         try:
-            return self.rebuild(until=moment.last, save=False)
+            return self.rebuild(until=moment.last)
         except HistoryCompacted as exc:
             checkpoints = Checkpoints(self.store.redis, self.store.keys)
             mark, oldest = checkpoints.mark(), checkpoints.reaches()
@@ -254,25 +244,29 @@ class Replayer:
                 raise
         return self.as_of(moment, attempts - 1)
 
+    def state_at(self, log_id: str) -> str:
+        """The digest of the state just after record ``log_id`` (what a signed head names)."""
+        moment = Moment.at_record(log_id)
+        return self.as_of(moment).digest(moment.at_ms)
+
     def history(self, since: Moment, until: Moment | None) -> Iterator[tuple[Image, LogRecord]]:
         """Each record from ``since`` through ``until`` (None: the newest), oldest first,
         with the state just before it: one image, which moves on by each record once the
         next is asked for. Nothing is written."""
         image = self.as_of(since.before())
-        for record in self._records(image.last_id, None if until is None else until.last):
+        follow = self._follow
+        assert follow is not None  # as_of rebuilt it
+        rows = self.log.rows(image.last_id, until=None if until is None else until.last)
+        for record in _chained(follow, rows):
             yield image, record
             apply(image, record)
 
-    @staticmethod
-    def _compacted_under(checkpoints: Checkpoints, base: str | None) -> None:
+    def _compacted_under(self, base: str | None) -> None:
         """Raise when the log was compacted past ``base`` while the replay read it: the
         pages it read after that may have skipped trimmed records."""
-        mark = checkpoints.mark()
+        mark = Checkpoints(self.store.redis, self.store.keys).mark()
         if mark is not None and (base is None or not stream_id_le(mark.through, base)):
             raise HistoryCompacted(mark, "it was compacted during the replay", meanwhile=True)
-
-    def _records(self, after: str | None, until: str | None) -> Iterable[LogRecord]:
-        return self.log.records(after=after, until=until)
 
     def verify(
         self, *, use_checkpoint: bool = True, attempts: int = 3
@@ -295,6 +289,14 @@ class Replayer:
         except UnreadableRecord as exc:  # nothing after it can be proven
             return live, [Difference("-", None, None, str(exc))]
         return live, compare(live, image)
+
+
+def _chained(follow: Follow, rows: Iterable[tuple[str, dict[str, str]]]) -> Iterator[LogRecord]:
+    """The records of ``rows``, each checked against the chain first."""
+    for log_id, fields in rows:
+        if (broken := follow.text(log_id, fields)) is not None:
+            raise ChainBroken(broken)
+        yield LogRecord.from_stream(log_id, fields)
 
 
 def compare(live: Snapshot, image: Image) -> list[Difference]:

@@ -1,9 +1,10 @@
 """Walking the log's hash chain from where it starts to the chain's head, byte for byte as
 the stream holds the records, to the first record that breaks it.
 
-Where it starts: after the link the compaction mark kept (the last record trimmed), else at
-record 1. Records older than the chain (written before commit.lua chained them) carry no
-hash: they are counted and named, never a break. Where it ends: the head commit.lua keeps
+Where it starts (start.py): at record 1, or after the link the compaction mark kept, which
+must also vouch for the checkpoint; nothing may come before the first chained record. A log
+that holds records and no link at all (written before commit.lua chained them, or stripped)
+is counted and named, neither verified nor broken. Where it ends: the head commit.lua keeps
 (``{ws:<id>}:chain``) must be the last record walked, or records were cut off the end."""
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from typing import TYPE_CHECKING
 
 from redis.client import NEVER_DECODE
 
-from core.state.chain.links import CHAIN_FIELD, Link, genesis, link_hash, parse_link
-from core.state.checkpoints import Checkpoints, CompactionMark
+from core.state.chain.links import CHAIN_FIELD, Link, parse_link
+from core.state.chain.start import SEAL_HINT, Break, Follow, Start, described, read_start
 from core.state.keys import WorkspaceKeys
 
 if TYPE_CHECKING:
@@ -27,26 +28,15 @@ RawRow = tuple[str, dict[bytes, bytes]]
 
 
 @dataclass(frozen=True)
-class Break:
-    """Where the chain breaks: the record (or key) named, and why."""
-
-    where: str
-    why: str
-
-    def __str__(self) -> str:
-        return f"{self.where}: {self.why}"
-
-
-@dataclass(frozen=True)
 class ChainReport:
-    """``records``: records read; ``unchained``: those before the chain started (older than
-    it); ``base``: the compacted link it continued from (None: it starts at record 1);
-    ``first``: the first chained record the log holds; ``last``: the last link verified
-    (the chain's head when ``broken`` is None)."""
+    """``records``: records read; ``unchained``: those read while none was chained (a log
+    no link vouches for); ``origin``: where the chain starts; ``first``: the first chained
+    record the log holds; ``last``: the last link verified (the chain's head when
+    ``broken`` is None)."""
 
     records: int
     unchained: int
-    base: Link | None
+    origin: Start
     first: Link | None
     last: Link | None
     broken: Break | None
@@ -55,22 +45,14 @@ class ChainReport:
     def ok(self) -> bool:
         return self.broken is None
 
+    @property
+    def base(self) -> Link | None:
+        """The compacted link the chain continues from (None: it starts at record 1)."""
+        return self.origin.base
+
     def start(self) -> str:
         """Where the chain starts, in a sentence."""
-        older = ""
-        if self.unchained:
-            older = (
-                f"; the {self.unchained} record(s) before it carry no hash "
-                "(written before the log was chained)"
-            )
-        if self.base is not None:
-            return (
-                f"the chain continues from record {self.base.n} ({self.base.log_id}), "
-                f"the last one compacted{older}"
-            )
-        if self.first is not None:
-            return f"the chain starts at record 1 ({self.first.log_id}){older}"
-        return f"no record is chained yet{older}"
+        return described(self.origin, self.first)
 
 
 def raw_rows(
@@ -97,75 +79,51 @@ def stored_head(client: RedisClient, keys: WorkspaceKeys) -> Link | None:
 
 
 class _Walk:
-    def __init__(self, keys: WorkspaceKeys, mark: CompactionMark | None, head: Link | None) -> None:
-        self.keys = keys
-        self.base = (
-            parse_link(mark.through, mark.chain) if mark is not None and mark.chain else None
-        )
-        self.last = self.base
-        self.first: Link | None = None
-        self.records = self.unchained = 0
+    def __init__(self, start: Start, head: Link | None) -> None:
+        self.follow = Follow(start)
+        self.unchained = 0
+        self.unchained_first: str | None = None
         self.head = head
         self.at_head: Link | None = None
 
     def step(self, log_id: str, fields: dict[bytes, bytes]) -> Break | None:
-        self.records += 1
-        raw = fields.get(CHAIN_FIELD)
-        if raw is None:
-            if self.last is None:
-                self.unchained += 1
-                return None
-            return Break(
-                log_id,
-                f"carries no chain hash, though record {self.last.n} "
-                f"({self.last.log_id}) before it does",
-            )
-        link = parse_link(log_id, raw.decode(errors="replace"))
-        if link is None:
-            return Break(log_id, f"its chain field {raw[:60]!r} is not <n>:<40 hex digits>")
-        due = 1 if self.last is None else self.last.n + 1
-        if link.n != due:
-            return Break(log_id, self._misnumbered(link, due))
-        prev = genesis(self.keys.log) if self.last is None else self.last.hash
-        if link_hash(prev, link.n, fields) != link.hash:
-            before = (
-                "the chain's start"
-                if self.last is None
-                else f"record {self.last.n} ({self.last.log_id})"
+        follow = self.follow
+        if follow.first is None and follow.start.mark is None and CHAIN_FIELD not in fields:
+            follow.records += 1  # nothing chained yet: counted, judged at the first link
+            self.unchained += 1
+            self.unchained_first = self.unchained_first or log_id
+            return None
+        if self.unchained_first is not None:
+            follow.records += 1
+            field = fields[CHAIN_FIELD].decode(errors="replace")
+            follow.first = parse_link(log_id, field)
+            others = self.unchained - 1
+            what = (
+                f", nor do the {others} other record(s) after it, and all come"
+                if others
+                else " and comes"
             )
             return Break(
-                log_id,
-                f"record {link.n}: its hash does not match its fields after {before}: "
-                "the record was changed, or put in place of another",
+                self.unchained_first,
+                f"carries no chain hash{what} before {log_id}, the chain's first record, "
+                "where nothing may: planted, or written by a release older than the chain "
+                f"(then {SEAL_HINT})",
             )
-        self.first = self.first or link
-        self.last = link
-        if self.head is not None and log_id == self.head.log_id:
-            self.at_head = link
-        return None
+        broken = follow.raw(log_id, fields)
+        if broken is None and self.head is not None and log_id == self.head.log_id:
+            self.at_head = follow.last
+        return broken
 
-    def _misnumbered(self, link: Link, due: int) -> str:
-        after = (
-            "the chain's start"
-            if self.last is None
-            else f"{self.last.log_id} (record {self.last.n})"
-        )
-        if link.n > due:
-            gap = link.n - due
-            return (
-                f"is record {link.n} of the chain where {due} is due: {gap} record(s) after "
-                f"{after} are missing (deleted)"
-            )
-        return f"is record {link.n} of the chain where {due} is due after {after}: out of place"
-
-    def end(self) -> Break | None:
+    def end(self, keys: WorkspaceKeys) -> Break | None:
         """The last link walked against the head commit.lua keeps."""
-        last, head = self.last, self.head
+        last, head = self.follow.last, self.head
+        if self.follow.first is None:
+            last = None  # the compacted link is no record of the log
         if head is None:
             if last is None:
                 return None
             return Break(
-                self.keys.chain,
+                keys.chain,
                 f"the chain's head is missing, though the log holds "
                 f"records up to {last.n} ({last.log_id})",
             )
@@ -194,28 +152,26 @@ class _Walk:
 def verify_chain(
     client: RedisClient, keys: WorkspaceKeys, batch: int = 1000, attempts: int = 3
 ) -> ChainReport:
-    """Walk the whole chain; the report names the first break, if any. A break seen while a
-    compaction trimmed the log under the walk is walked again (``attempts`` in all)."""
-    checkpoints = Checkpoints(client, keys)
-    mark = checkpoints.mark()
-    report = _walked(client, keys, mark, batch)
-    if report.ok or attempts <= 1 or checkpoints.mark() == mark:
+    """Walk the whole chain from its start; the report names the first break, if any. A
+    break seen while a compaction trimmed the log under the walk is walked again
+    (``attempts`` in all)."""
+    start = read_start(client, keys)
+    report = _walked(client, keys, start, batch)
+    if report.ok or attempts <= 1 or read_start(client, keys).mark == start.mark:
         return report
     return verify_chain(client, keys, batch, attempts - 1)
 
 
-def _walked(
-    client: RedisClient, keys: WorkspaceKeys, mark: CompactionMark | None, batch: int
-) -> ChainReport:
+def _walked(client: RedisClient, keys: WorkspaceKeys, start: Start, batch: int) -> ChainReport:
     # the head is read first: records committed during the walk come after it, walked too
-    walk = _Walk(keys, mark, stored_head(client, keys))
-    broken = None
-    if mark is not None and mark.chain and walk.base is None:
-        broken = Break(keys.compacted, f"its chain link {mark.chain[:60]!r} is unreadable")
+    walk = _Walk(start, stored_head(client, keys))
+    broken = start.problem()
     if broken is None:
         for log_id, fields in raw_rows(client, keys.log, batch=batch):
             if (broken := walk.step(log_id, fields)) is not None:
                 break
         else:
-            broken = walk.end()
-    return ChainReport(walk.records, walk.unchained, walk.base, walk.first, walk.last, broken)
+            broken = walk.end(keys)
+    follow = walk.follow
+    last = follow.last if follow.first is not None else None
+    return ChainReport(follow.records, walk.unchained, start, follow.first, last, broken)

@@ -152,3 +152,108 @@ def test_a_head_replayed_after_a_rewrite_or_from_another_workspace_is_refused(
         assert code == 1 and "head REFUSED" in out and "rewritten" in out
     finally:
         delete_workspace(redis_client, other)
+
+
+def plant_first(app: App, redis_client: Redis) -> None:
+    """The issue's plant: an admin's write nobody made, as an unchained record at 1-0."""
+    forged = mutation("set", "decision.owner", "mallory", "admin:boss")
+    fields = {
+        b"mutation": forged.to_json().encode(),
+        b"version": b"1",
+        b"ts": b"1",
+        b"expiresAt": b"",
+        b"prev": b"",
+    }
+    rewrite(redis_client, app.store, lambda rows: [("1-0", fields), *rows])
+
+
+def test_a_record_planted_at_1_0_is_broken_and_never_served(
+    capsys: pytest.CaptureFixture[str],
+    app: App,
+    redis_client: Redis,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The issue's reproduction: a record with no hash added at 1-0 passed 'log verify' and
+    'verify --head', and 'state get --at' answered its value."""
+    monkeypatch.setenv("DELIBERATE_LOG_SIGNING_KEY", "s3cret")
+    ws = app.store.workspace
+    done = commit(app, 3)
+    code, signed, _ = run(capsys, ws, "log", "head")
+    assert code == 0
+    plant_first(app, redis_client)
+    code, out, _ = run(capsys, ws, "log", "verify")
+    assert code == 1 and "BROKEN at 1-0: carries no chain hash and comes before" in out
+    assert not any(line.startswith("OK") for line in out.splitlines())
+    code, out, _ = run(capsys, ws, "log", "verify", "--head", signed)
+    assert code == 1 and "head REFUSED" in out and "head OK" not in out
+    code, out, err = run(capsys, ws, "state", "get", "decision.owner", "--at", done[-1].log_id)
+    assert code == 1 and "mallory" not in out + err
+    assert "does not verify at 1-0" in err
+    code, out, err = run(capsys, ws, "replay", "--verify")
+    assert code == 1 and "does not verify at 1-0" in err and "OK" not in out
+    code, out, err = run(capsys, ws, "log", "seal")  # the live state does not bear it out
+    assert code == 1 and "does not rebuild the live state" in out and "decision.owner" in out
+    code, _, err = run(capsys, ws, "log", "head")
+    assert code == 1 and "nothing signed" in err
+
+
+def test_the_first_records_deleted_under_a_forged_mark_are_not_ok(
+    capsys: pytest.CaptureFixture[str],
+    app: App,
+    redis_client: Redis,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Deleting the first records and writing the mark an older release wrote (the last
+    link kept) verified: now the mark must vouch for a checkpoint, and this one vouches for
+    none."""
+    monkeypatch.setenv("DELIBERATE_LOG_SIGNING_KEY", "s3cret")
+    ws, keys = app.store.workspace, app.store.keys
+    done = commit(app, 6)
+    code, signed, _ = run(capsys, ws, "log", "head")
+    third = list(raw_rows(redis_client, keys.log))[2][1][b"chain"].decode()
+    redis_client.xtrim(keys.log, minid=done[3].log_id, approximate=False)
+    redis_client.hset(
+        keys.compacted, mapping={"through": done[2].log_id, "records": 3, "at": 1, "chain": third}
+    )
+    code, out, _ = run(capsys, ws, "log", "verify")
+    assert code == 3 and f"UNSEALED at {keys.compacted}" in out
+    assert not any(line.startswith("OK") for line in out.splitlines())
+    code, out, _ = run(capsys, ws, "log", "verify", "--head", signed)
+    assert code == 1 and "head REFUSED: the log's start is not vouched for" in out
+    code, _, err = run(capsys, ws, "state", "get", "decision.db", "--at", done[-1].log_id)
+    assert code == 1 and "is not vouched for" in err
+    code, out, _ = run(capsys, ws, "log", "seal")
+    assert code == 1 and "checkpoint is missing" in out
+
+
+def test_records_older_than_the_chain_are_sealed_once(
+    capsys: pytest.CaptureFixture[str], app: App, redis_client: Redis
+) -> None:
+    ws, keys = app.store.workspace, app.store.keys
+    older = commit(app, 2)
+
+    def strip(rows: Rows) -> Rows:  # as a release older than the chain wrote them
+        return [(i, {k: v for k, v in f.items() if k != b"chain"}) for i, f in rows]
+
+    rewrite(redis_client, app.store, strip)
+    redis_client.delete(keys.chain)
+    done = commit(app, 2)
+    code, out, _ = run(capsys, ws, "log", "verify")
+    assert code == 1 and f"BROKEN at {older[0].log_id}" in out and "log seal" in out
+    code, out, _ = run(capsys, ws, "log", "seal")
+    assert code == 0
+    assert out.splitlines() == [
+        f"sealed: the 2 record(s) written before the log was chained (through "
+        f"{older[1].log_id}) were compacted into the checkpoint, checked against the live "
+        "state, which the compaction mark now vouches for"
+    ]
+    code, out, _ = run(capsys, ws, "log", "verify")
+    assert code == 0 and f"the chain continues from {older[1].log_id}" in out
+    assert f"OK: the chain holds through record 2 ({done[-1].log_id})" in out
+    code, out, _ = run(capsys, ws, "state", "get", "decision.db", "--at", done[-1].log_id)
+    assert code == 0 and '"v1"' in out
+    code, out, _ = run(capsys, ws, "log", "seal")
+    assert code == 0 and out.startswith("nothing to seal")
+    code, signed, _ = run(capsys, ws, "log", "head")
+    assert code == 0 and f'"compacted":"{older[1].log_id}"' in signed
+    assert '"start":"' in signed and '"state":"' in signed

@@ -19,12 +19,18 @@ from core.state.commit_result import Committed
 from core.state.compaction import Compactor, Retention
 from core.state.keys import WorkspaceKeys
 from core.state.mutation import Mutation
+from core.state.replay import Replayer
 from core.state.store import StateStore
 from tests.conftest import delete_workspace
 from tests.core.state.test_replay import mutations
 from tests.factories import mutation
 
 KEY = b"s3cret"
+
+
+def state_at(store: StateStore) -> Callable[[Link], str]:
+    """The state at a record, rebuilt as ``deliberate log verify --head`` rebuilds it."""
+    return lambda link: Replayer(store).state_at(link.log_id)
 
 
 def commit(store: StateStore, n: int, key: str = "k.n") -> list[Committed]:
@@ -173,24 +179,6 @@ def test_a_record_stripped_of_its_hash_or_moved_is_found(
     assert report.broken is not None and report.broken.where == done[1].log_id
 
 
-def test_records_older_than_the_chain_are_counted_not_broken(
-    redis_client: Redis, workspace: str
-) -> None:
-    store = StateStore(redis_client, workspace)
-    old = mutation("set", "k.old", 1)
-    redis_client.xadd(  # as an older release wrote it: no chain field
-        store.keys.log,
-        {"mutation": old.to_json(), "version": "1", "ts": "1", "expiresAt": "", "prev": ""},
-    )
-    redis_client.hset(store.keys.versions, "k.old", 1)
-    done = commit(store, 3)
-    report = verify_chain(redis_client, store.keys)
-    assert report.ok, report.broken
-    assert report.unchained == 1 and report.first is not None
-    assert report.first.log_id == done[0].log_id and report.first.n == 1
-    assert "starts at record 1" in report.start() and "1 record(s) before it" in report.start()
-
-
 def test_compaction_keeps_the_link_the_rest_follows(redis_client: Redis, workspace: str) -> None:
     store = StateStore(redis_client, workspace)
     done = commit(store, 30)
@@ -220,13 +208,13 @@ def test_a_signed_head_holds_while_the_log_leads_to_it(redis_client: Redis, work
     assert again == saved and again.signature_ok(KEY) and not again.signature_ok(b"other")
     commit(store, 5)  # an older head is still on the chain
     later = verify_chain(redis_client, store.keys)
-    assert check_head(redis_client, store.keys, again, later).ok
+    assert check_head(redis_client, store.keys, again, later, state_at(store)).ok
     # compacted through it (10 records, 5 kept): the mark keeps its link, but what the head
     # vouched for is now the checkpoint, which no link covers (a forged checkpoint and mark
     # would pass): it can no longer be confirmed, and says to anchor a newer one
     Compactor(store, Retention(keep_records=5)).run()
     later = verify_chain(redis_client, store.keys)
-    checked = check_head(redis_client, store.keys, again, later)
+    checked = check_head(redis_client, store.keys, again, later, state_at(store))
     assert not checked.ok and "last compacted" in checked.says and "newer head" in checked.says
 
 
@@ -240,10 +228,10 @@ def test_a_forged_head_or_a_rewritten_chain_is_refused(redis_client: Redis, work
     forged = Head.from_json(saved.to_json().replace(saved.link.hash, "0" * 40))
     assert not forged.signature_ok(KEY)
     ahead = Head(workspace, Link("9999999999999-0", 99, "a" * 40)).signed(KEY)
-    refused = check_head(redis_client, store.keys, ahead, report)
+    refused = check_head(redis_client, store.keys, ahead, report, state_at(store))
     assert not refused.ok and "forged, or the log was cut back" in refused.says
     other = Head("elsewhere", report.last).signed(KEY)
-    assert not check_head(redis_client, store.keys, other, report).ok
+    assert not check_head(redis_client, store.keys, other, report, state_at(store)).ok
     # a forger who edits record 3 and recomputes every hash after it, and the head key:
     # the chain in Redis verifies, the anchored head does not
     target = done[2].log_id
@@ -266,7 +254,7 @@ def test_a_forged_head_or_a_rewritten_chain_is_refused(redis_client: Redis, work
     redis_client.hset(store.keys.chain, mapping={"n": n, "hash": h, "id": last_id})
     rewritten = verify_chain(redis_client, store.keys)
     assert rewritten.ok, rewritten.broken
-    checked = check_head(redis_client, store.keys, saved, rewritten)
+    checked = check_head(redis_client, store.keys, saved, rewritten, state_at(store))
     assert not checked.ok and done[-1].log_id in checked.says and "rewritten" in checked.says
 
 

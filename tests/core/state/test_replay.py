@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from redis import Redis
 
-from core.state.checkpoints import Checkpoints
+from core.state.chain.start import vouched_base
+from core.state.compaction import Compactor, Retention
 from core.state.keys import WorkspaceKeys
 from core.state.mutation import Mutation
 from core.state.mutation_log import MutationLog
@@ -59,7 +60,7 @@ def mutations(draw: st.DrawFn) -> Mutation:
 def assert_replay_matches(store: StateStore) -> None:
     live, diffs = Replayer(store).verify(use_checkpoint=False)
     assert diffs == [], [str(d) for d in diffs]
-    image = Replayer(store, checkpoint_every=0).rebuild(use_checkpoint=False)
+    image = Replayer(store).rebuild(use_checkpoint=False)
     assert visible(image, live.at_ms).keys() == live.entries.keys()
 
 
@@ -107,22 +108,30 @@ def app_store(redis_client: Redis, workspace: str) -> StateStore:
     return StateStore(redis_client, workspace)
 
 
-def test_checkpoints_let_replay_start_part_way(app_store: StateStore) -> None:
+def test_a_compaction_checkpoint_lets_replay_start_part_way(app_store: StateStore) -> None:
     for i in range(30):
         app_store.commit(mutation("incr", f"k.n{i % 3}"))
-    first = Replayer(app_store, checkpoint_every=10)
-    first.rebuild()
-    assert first.applied == 30
-    saved = Checkpoints(app_store.redis, app_store.keys).load()
-    assert saved is not None and saved.versions == {"k.n0": 10, "k.n1": 10, "k.n2": 10}
+    assert Compactor(app_store, Retention(keep_records=10)).run().trimmed == 20
+    _, saved = vouched_base(app_store.redis, app_store.keys)
+    assert saved is not None and saved.versions == {"k.n0": 7, "k.n1": 7, "k.n2": 6}
     for _ in range(5):
         app_store.commit(mutation("incr", "k.n0"))
-    second = Replayer(app_store, checkpoint_every=10)
+    second = Replayer(app_store)
     image = second.rebuild()
-    assert second.applied == 5
+    assert second.applied == 15 and second.started_after == saved.last_id
     assert image.entries["k.n0"].value == 15
     _, diffs = Replayer(app_store).verify()
     assert diffs == []
+
+
+def test_a_replay_leaves_the_checkpoint_to_compaction(app_store: StateStore) -> None:
+    """Only a compaction writes the checkpoint (which its mark vouches for): a replay,
+    however long, saves none."""
+    for i in range(30):
+        app_store.commit(mutation("incr", f"k.n{i % 3}"))
+    Replayer(app_store).rebuild()
+    Replayer(app_store).verify()
+    assert not app_store.redis.exists(app_store.keys.checkpoint, app_store.keys.checkpoint_at)
 
 
 def test_a_replay_up_to_a_record_stops_there_in_pages_of_any_size(app_store: StateStore) -> None:
@@ -137,7 +146,7 @@ def test_a_replay_up_to_a_record_stops_there_in_pages_of_any_size(app_store: Sta
     ms = ids[4].split("-")[0]
     first_of_ms = [i for i in ids if id_order(i) <= (int(ms), 0)]
     assert [r.log_id for r in log.records(until=ms)] == first_of_ms and first_of_ms
-    image = Replayer(app_store, checkpoint_every=0).rebuild(until=ids[4], save=False)
+    image = Replayer(app_store).rebuild(until=ids[4])
     assert image.last_id == ids[4] and sum(image.versions.values()) == 5
 
 

@@ -12,15 +12,14 @@ from hypothesis import strategies as st
 from redis import Redis
 
 from core.errors import StoreError
-from core.state.checkpoints import Checkpoints, HistoryCompacted, Image, Saved
+from core.state.chain.start import ChainBroken, vouched_base
+from core.state.checkpoints import Checkpoints, HistoryCompacted
 from core.state.commit_result import Committed
-from core.state.compaction import Compactor, Retention
+from core.state.compaction import Compactor, Retention, trim
 from core.state.mutation import Mutation
 from core.state.mutation_log import MutationLog
 from core.state.replay import Replayer
-from core.state.scripts import trim_log_script
 from core.state.store import StateStore
-from core.state.streams import id_order
 from tests.conftest import delete_workspace
 from tests.core.state.test_replay import mutations
 from tests.factories import mutation
@@ -142,37 +141,30 @@ def test_an_unreadable_record_stops_compaction_before_it(
     assert redis_client.xrange(store.keys.log, planted, planted)
 
 
-def test_a_checkpoint_never_moves_back(redis_client: Redis, workspace: str) -> None:
-    store = StateStore(redis_client, workspace)
-    done = incr(store, n=4)
-    checkpoints = Checkpoints(redis_client, store.keys)
-    newer = Replayer(store, checkpoint_every=0).rebuild(until=done[3].log_id)
-    older = Replayer(store, checkpoint_every=0).rebuild(until=done[1].log_id, use_checkpoint=False)
-    assert checkpoints.save(newer, None) is Saved.SAVED
-    assert checkpoints.save(older, None) is Saved.COVERED
-    loaded = checkpoints.load()
-    assert loaded is not None and loaded.last_id == done[3].log_id
-    assert checkpoints.save(Image(), None) is Saved.COVERED
-
-
-def test_a_checkpoint_rebuilt_across_a_compaction_is_dropped(
+def test_a_trim_after_another_compaction_moved_the_mark_does_nothing(
     redis_client: Redis, workspace: str
 ) -> None:
-    """A rebuild that started before a compaction may have read past records trimmed under
-    it: its image is not saved, and the log is not trimmed beyond the checkpoint."""
+    """The checkpoint, the trim and the mark are written in one step, and only while the
+    mark is where the checkpoint was carried from: a compaction that started before another
+    one finished writes nothing."""
     store = StateStore(redis_client, workspace)
     done = incr(store, n=10)
-    checkpoints = Checkpoints(redis_client, store.keys)
-    started_early = Replayer(store, checkpoint_every=0).rebuild(until=done[8].log_id)
+    started_early = Replayer(store).rebuild(until=done[8].log_id)
     assert Compactor(store, Retention(keep_records=3)).run().trimmed == 7
-    assert checkpoints.save(started_early, None) is Saved.STALE
-    loaded = checkpoints.load()
-    assert loaded is not None and loaded.last_id == done[6].log_id
-    # the trim itself checks that the checkpoint reaches what it trims
-    trim = trim_log_script(redis_client)
-    keys = [store.keys.log, store.keys.compacted, store.keys.checkpoint_at]
-    assert trim(keys=keys, args=[done[8].log_id]) == -1
+    before = redis_client.hgetall(store.keys.compacted), redis_client.get(store.keys.checkpoint)
+    text = started_early.to_json()
+    assert trim(redis_client, store.keys, done[8].log_id, text, done[8].log_id, "") == -1
+    assert (
+        redis_client.hgetall(store.keys.compacted),
+        redis_client.get(store.keys.checkpoint),
+    ) == before
     assert len(MutationLog(redis_client, store.keys)) == 3
+    _, checkpoint = vouched_base(redis_client, store.keys)
+    assert checkpoint is not None and checkpoint.last_id == done[6].log_id
+    assert_verified(store)
+    # from where the mark is, it goes on
+    moved = trim(redis_client, store.keys, done[8].log_id, text, done[8].log_id, done[6].log_id)
+    assert moved == 2
     assert_verified(store)
 
 
@@ -192,7 +184,7 @@ def test_verify_survives_a_compaction_in_the_middle_of_its_replay(
         if not compactions:
             compactions.append(Compactor(store, Retention(keep_records=2000)).run().trimmed)
 
-    live, diffs = Replayer(store, checkpoint_every=1000, progress=compact_now).verify()
+    live, diffs = Replayer(store, progress=compact_now).verify()
     assert compactions == [13_000]
     assert diffs == [], [str(d) for d in diffs[:5]]
     assert len(live.entries) == 3000
@@ -209,7 +201,7 @@ def test_the_checkpoint_of_a_compaction_drops_what_had_expired(
     server_ms_after(redis_client, last.expires_at + 1)
     incr(store, n=3)
     Compactor(store, Retention(keep_records=1)).run()
-    checkpoint = Checkpoints(redis_client, store.keys).load()
+    _, checkpoint = vouched_base(redis_client, store.keys)
     assert checkpoint is not None and list(checkpoint.entries) == ["k.n"]
     assert checkpoint.versions["k.t0"] == 1  # versions are never forgotten
     assert_verified(store)
@@ -224,10 +216,10 @@ def test_history_before_the_checkpoint_cannot_be_rebuilt_once_compacted(
     with pytest.raises(HistoryCompacted, match="before the checkpoint"):
         Replayer(store).rebuild(until=done[2].log_id)
     redis_client.delete(store.keys.checkpoint)
-    with pytest.raises(HistoryCompacted, match="missing or unreadable"):
+    with pytest.raises(ChainBroken, match="is missing, though the log was compacted"):
         Replayer(store).rebuild()
-    with pytest.raises(HistoryCompacted, match="missing"):
-        Compactor(store, Retention(keep_records=1)).run()
+    held = Compactor(store, Retention(keep_records=1)).run()
+    assert held.trimmed == 0 and held.held_back is not None and "is missing" in held.held_back
 
 
 def test_a_retry_after_its_record_was_compacted_commits_nothing(
@@ -333,10 +325,10 @@ def test_any_history_compacted_any_way_still_verifies(
             assert len(log) == min(before, keep)
             assert_verified(store)
         mark = Checkpoints(redis_client, store.keys).mark()
-        checkpoint = Checkpoints(redis_client, store.keys).load()
+        _, checkpoint = vouched_base(redis_client, store.keys)
         if mark is not None:
-            assert checkpoint is not None and checkpoint.last_id is not None
-            assert id_order(mark.through) <= id_order(checkpoint.last_id)
+            assert checkpoint is not None and checkpoint.last_id == mark.through
+            assert mark.sealed and mark.first is not None
     finally:
         delete_workspace(redis_client, workspace)
 
