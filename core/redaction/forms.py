@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import base64
 import json
-import re
 from collections.abc import Iterator
 from enum import Enum
 from typing import Any
 
-from core.redaction.invisible import DEFAULT_IGNORABLE
+from core.redaction.skeleton import skeleton
 
-__all__ = ["LONG", "MIN_INSIDE", "SEPARATOR", "Kind", "base64_cores", "forms", "skeleton"]
+__all__ = ["LONG", "MIN_INSIDE", "Kind", "base64_cores", "forms"]
 
 LONG = 8  # characters (blanks aside): also case-folded, base64 and split anywhere
 MIN_INSIDE = 4  # a shorter value is struck out only where it stands as a word of its own
@@ -33,35 +32,6 @@ class Kind(Enum):
     SHORT = "short"
     LONG = "long"
     BASE64 = "base64"
-
-
-def _blank_escapes() -> list[str]:
-    """How JSON (ASCII) and Python's ``repr`` write each blank character."""
-    found: set[str] = set()
-    for code in range(0x3000 + 1):
-        char = chr(code)
-        if char.isspace():
-            found.update(e for e in (json.dumps(char)[1:-1], repr(char)[1:-1]) if e[:1] == "\\")
-    return sorted(found, key=len, reverse=True)
-
-
-def _ignorable_class() -> str:
-    return "".join(
-        chr(first) if first == last else f"{chr(first)}-{chr(last)}"
-        for first, last in DEFAULT_IGNORABLE
-    )
-
-
-# a run of blanks, characters that show nothing, and escapes of blanks (in either case: JSON
-# may write \u000A)
-SEPARATOR = re.compile(
-    rf"(?:[\s{_ignorable_class()}]|(?i:{'|'.join(re.escape(e) for e in _blank_escapes())}))+"
-)
-
-
-def skeleton(text: str) -> str:
-    """``text`` without its separators."""
-    return SEPARATOR.sub("", text)
 
 
 def _dumps(value: Any, *, compact: bool = True, ascii_only: bool = False) -> str:

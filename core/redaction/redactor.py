@@ -2,103 +2,120 @@
 ``core.redaction.forms`` knows, by the one function every writer calls before it cuts,
 joins or normalises anything (``text``; ``kept`` for a person's words).
 
-How a text is searched: values shorter than ``LONG`` are matched in the text as it is (a
-run of separators where the value has blanks; one shorter than ``MIN_INSIDE`` only as a
-word of its own). Longer ones are matched in the text's *skeleton* (the text with every
-separator taken out, each of its characters knowing where it stood), case-insensitively,
-with their base64 forms: a match there covers the text from its first character to its
-last, whatever separators stood between. Each match is replaced by its value's label
+How a text is searched: every form is looked for with ``str.find`` in the text's skeleton
+(``Skeleton``: the text without its separators), and a match covers the text from its first
+character to its last. A form of a value shorter than ``LONG`` (blanks aside) must stand in
+the text as written, save that any run of separators may stand for its blanks (and one
+shorter than ``MIN_INSIDE`` only as a word of its own); a longer value's forms are found
+lowered, whatever separators were put in them or taken out, and their base64 as written.
+Matches that overlap are struck out as one. Each is replaced by its value's label
 (``(secret)`` unless said otherwise); labels already in the text are left alone, so that
 striking out twice changes nothing the first time did not."""
 
 from __future__ import annotations
 
-import bisect
 import json
-import re
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
-from core.redaction.forms import LONG, MIN_INSIDE, SEPARATOR, Kind, forms, skeleton
+from core.redaction.forms import LONG, MIN_INSIDE, Kind, forms
 from core.redaction.invisible import visible
+from core.redaction.skeleton import SEPARATOR, Skeleton, lowered, skeleton
 
 __all__ = ["LONG", "MIN_INSIDE", "SECRET", "Redactor"]
 
 SECRET = "(secret)"  # a secret value, wherever anything but where it is kept would show it
 
 Span = tuple[int, int, str]  # start, end (in the text), the label that replaces it
+Branch = tuple[str, Kind, str]  # a form, how it is matched, its label
 
 
-class _Matcher:
-    """One compiled search: each alternative in its own group, whose number names its label."""
+def _key(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
 
-    def __init__(self, pattern: str, labels: tuple[str, ...]) -> None:
-        self.pattern = re.compile(pattern) if pattern else None
-        self.labels = labels
+
+@lru_cache(maxsize=4096)
+def _branches(key: str, label: str) -> tuple[Branch, ...]:
+    """The forms of the value whose JSON is ``key``, each with ``label`` (cached: a redactor
+    is made for each refusal, and the rules' for each step)."""
+    return tuple((form, kind, label) for form, kind in forms(json.loads(key)) if skeleton(form))
+
+
+def _word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+class _Needle:
+    """One form as it is looked for in a skeleton: ``text`` (lowered for a long form), and,
+    for a short form, the parts its blanks part, which must stand as they are in the text,
+    a run of separators where it has blanks and nowhere else (and around one shorter than
+    ``MIN_INSIDE``, no letter)."""
+
+    def __init__(self, form: str, kind: Kind, label: str) -> None:
+        bare = skeleton(form)
+        self.text = lowered(bare) if kind is Kind.LONG else bare
+        self.lowered = kind is Kind.LONG
+        self.label = label
+        self.parts = [p for p in SEPARATOR.split(form) if p] if kind is Kind.SHORT else None
+        self.word = kind is Kind.SHORT and len(form) < MIN_INSIDE  # (blanks counted)
+
+    def stands(self, text: str, start: int, end: int) -> bool:
+        """Whether a short form found at ``[start, end)`` of ``text`` stands there as
+        written."""
+        if self.parts is None:
+            return True
+        if [p for p in SEPARATOR.split(text[start:end]) if p] != self.parts:
+            return False
+        return not self.word or not (
+            (start > 0 and _word(text[start - 1])) or (end < len(text) and _word(text[end]))
+        )
+
+
+class _Search:
+    """The forms of some values made ready to be looked for in a text's skeleton."""
+
+    def __init__(self, branches: tuple[Branch, ...]) -> None:
+        self.needles = [_Needle(*b) for b in branches]
 
     def spans(self, text: str) -> list[Span]:
-        if self.pattern is None:
-            return []
-        return [
-            (m.start(), m.end(), self.labels[(m.lastindex or 1) - 1])
-            for m in self.pattern.finditer(text)
-        ]
+        """Where the forms stand in ``text``, each from its first character to its last;
+        spans that overlap are one span (no part of either is left), labelled as the
+        longest of them."""
+        bare = Skeleton(text)
+        low: str | None = None
+        found: list[Span] = []
+        for needle in self.needles:
+            where = bare.text
+            if needle.lowered:
+                low = where = lowered(bare.text) if low is None else low
+            at = where.find(needle.text)
+            while at >= 0:
+                start, end = bare.span(at, at + len(needle.text))
+                if needle.stands(text, start, end):
+                    found.append((start, end, needle.label))
+                at = where.find(needle.text, at + 1)
+        return _merged(found)
 
 
-def _short_pattern(form: str) -> str:
-    parts = [p for p in SEPARATOR.split(form) if p]
-    pattern = SEPARATOR.pattern.join(re.escape(p) for p in parts)
-    if len("".join(parts)) < MIN_INSIDE:
-        return rf"(?<!\w){pattern}(?!\w)"
-    return pattern
+def _merged(spans: list[Span]) -> list[Span]:
+    merged: list[Span] = []
+    longest = 0
+    for start, end, label in sorted(spans):
+        if merged and start < merged[-1][1]:
+            last_start, last_end, last_label = merged[-1]
+            if end - start > longest:
+                last_label, longest = label, end - start
+            merged[-1] = (last_start, max(end, last_end), last_label)
+        else:
+            merged.append((start, end, label))
+            longest = end - start
+    return merged
 
 
 @lru_cache(maxsize=256)
-def _matchers(branches: tuple[tuple[str, Kind, str], ...]) -> tuple[_Matcher, _Matcher]:
-    """The search of the text as it is (short forms) and of its skeleton (long ones), for
-    ``branches`` (form, kind, label), the longest first."""
-    short: list[tuple[int, str, str]] = []
-    long: list[tuple[int, str, str]] = []
-    for form, kind, label in branches:
-        bare = skeleton(form)
-        if kind is Kind.SHORT:
-            short.append((len(bare), _short_pattern(form), label))
-        elif kind is Kind.LONG:
-            long.append((len(bare), f"(?i:{re.escape(bare)})", label))
-        else:
-            long.append((len(bare), re.escape(bare), label))
-    made = []
-    for found in (short, long):
-        found.sort(key=lambda b: (-b[0], b[1]))
-        pattern = "|".join(f"({p})" for _, p, _ in found)
-        made.append(_Matcher(pattern, tuple(label for _, _, label in found)))
-    return made[0], made[1]
-
-
-class _Skeleton:
-    """``text`` without its separators, and where each of its characters stood in ``text``."""
-
-    def __init__(self, text: str) -> None:
-        pieces: list[str] = []
-        self._at: list[int] = []  # skeleton positions where separators were taken out
-        self._shift: list[int] = []  # how many characters were taken out up to there
-        kept = taken = 0
-        for m in SEPARATOR.finditer(text):
-            pieces.append(text[kept : m.start()])
-            self._at.append(m.start() - taken)
-            taken += m.end() - m.start()
-            self._shift.append(taken)
-            kept = m.end()
-        pieces.append(text[kept:])
-        self.text = "".join(pieces)
-
-    def source(self, position: int) -> int:
-        at = bisect.bisect_right(self._at, position) - 1
-        return position + (self._shift[at] if at >= 0 else 0)
-
-    def span(self, start: int, end: int) -> tuple[int, int]:
-        return self.source(start), self.source(end - 1) + 1
+def _search(branches: tuple[Branch, ...]) -> _Search:
+    return _Search(branches)
 
 
 class Redactor:
@@ -121,15 +138,16 @@ class Redactor:
 
     def _build(self) -> None:
         labels = {label for _, label in self._entries}
-        branches: set[tuple[str, Kind, str]] = set()
-        self._plain: dict[str, str] = {}
-        for value, label in self._entries:
-            for form, kind in forms(value):
-                if skeleton(form) and form not in labels:
-                    branches.add((form, kind, label))
-                    self._plain.setdefault(form, label)
+        branches = {
+            b
+            for value, label in self._entries
+            for b in _branches(_key(value), label)
+            if b[0] not in labels
+        }
+        ordered = tuple(sorted(branches, key=lambda b: (b[0], b[1].value, b[2])))
+        self._plain = {form: label for form, _, label in reversed(ordered)}
         self._labels = tuple(sorted(labels, key=len, reverse=True))
-        self._short, self._long = _matchers(tuple(sorted(branches, key=repr)))
+        self._search = _search(ordered)
 
     @property
     def values(self) -> list[Any]:
@@ -160,19 +178,10 @@ class Redactor:
     def _spans(self, text: str) -> list[Span]:
         if not self._plain or not text:
             return []
-        found: list[Span] = []
-        if self._long.pattern is not None:
-            bare = _Skeleton(text)
-            for start, end, label in self._long.spans(bare.text):
-                found.append((*bare.span(start, end), label))
-        taken = [(s, e) for s, e, _ in found]
-        for start, end, label in self._short.spans(text):
-            if not any(s < end and start < e for s, e in taken):
-                found.append((start, end, label))
         kept = self._label_spans(text)
         return sorted(
             (s, e, label)
-            for s, e, label in found
+            for s, e, label in self._search.spans(text)
             if not any(ks <= s and e <= ke for ks, ke in kept)
         )
 
