@@ -76,7 +76,12 @@ class _Search:
     """The forms of some values made ready to be looked for in a text's skeleton."""
 
     def __init__(self, branches: tuple[Branch, ...]) -> None:
-        self.needles = [_Needle(*b) for b in branches]
+        needles: dict[tuple[object, ...], _Needle] = {}
+        for branch in branches:  # (a value and its upper case are one needle, lowered)
+            needle = _Needle(*branch)
+            parts = tuple(needle.parts) if needle.parts is not None else None
+            needles.setdefault((needle.text, needle.lowered, parts, needle.word), needle)
+        self.needles = list(needles.values())
 
     def spans(self, text: str) -> list[Span]:
         """Where the forms stand in ``text``, each from its first character to its last;
@@ -178,12 +183,15 @@ class Redactor:
     def _spans(self, text: str) -> list[Span]:
         if not self._plain or not text:
             return []
-        kept = self._label_spans(text)
-        return sorted(
+        found = self._search.spans(text)
+        kept = self._label_spans(text) if found else []
+        if not kept:
+            return found
+        return [
             (s, e, label)
-            for s, e, label in self._search.spans(text)
+            for s, e, label in found
             if not any(ks <= s and e <= ke for ks, ke in kept)
-        )
+        ]
 
     def _label_spans(self, text: str) -> list[tuple[int, int]]:
         spans: list[tuple[int, int]] = []

@@ -69,15 +69,16 @@ class Skeleton:
     def __init__(self, text: str) -> None:
         if "\\" in text:  # escapes of blanks, as blanks of as many characters
             text = ESCAPES.sub(lambda m: " " * len(m.group()), text)
-        self._runs = text.translate(_BLANKED).split(" ")  # what stands between separators
-        self.text = "".join(self._runs)
+        self._blanked = text.translate(_BLANKED)  # each separator a space
+        self.text = self._blanked.replace(" ", "")
         self._ends: list[int] | None = None
 
     def source(self, position: int) -> int:
         """Where the character at ``position`` of the skeleton stood in the text: past as
-        many separator characters as runs end at or before it."""
-        if self._ends is None:
-            self._ends = list(itertools.accumulate(map(len, self._runs)))
+        many separator characters as runs between them end at or before it."""
+        if self._ends is None:  # (worked out for the first match only)
+            runs = self._blanked.split(" ")
+            self._ends = list(itertools.accumulate(map(len, runs)))
         return position + bisect.bisect_right(self._ends, position)
 
     def span(self, start: int, end: int) -> tuple[int, int]:
