@@ -96,6 +96,7 @@ class MutationGateway:
         self.decisions = DecisionLog(store.redis, store.keys, self.secrecy)
 
     def propose(self, mutation: Mutation) -> Outcome:
+        mutation = self.secrecy.reasoned(mutation, self.store.get)  # (no secret in its reason)
         verdict = self.policy.check(mutation)
         m = verdict.mutation
         outcome: Outcome

@@ -28,6 +28,7 @@ from pydantic import JsonValue
 from core.gateway.outcome import SECRET, Outcome, Proposal, ProposalStatus
 from core.redaction import Redactor
 from core.state.commit_result import Rejected
+from core.state.entry import Entry
 from core.state.mutation import Mutation, Op
 from core.state.value_json import dumps
 
@@ -61,6 +62,16 @@ class Secrecy:
         for m in mutations:
             found += self.values_of(m)
         return Redactor(found)
+
+    def reasoned(self, m: Mutation, entry: Callable[[str], Entry | None]) -> Mutation:
+        """``m`` with its secret values (and the value its key holds now, read with ``entry``
+        only then) struck out of the reason its writer gave, which is shown wherever its
+        record is (``why``, a trace)."""
+        if not m.reason or not self.is_secret(m.key):
+            return m
+        now = entry(m.key)
+        reason = self.redactor(m, values=[None if now is None else now.value]).text(m.reason)
+        return m if reason == m.reason else m.model_copy(update={"reason": reason})
 
     def mutation(self, m: Mutation) -> Mutation:
         """``m`` as a record other than the entry and the log keeps it. An ``incr``'s amount is

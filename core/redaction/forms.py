@@ -1,6 +1,7 @@
 """The shapes a secret value takes in text, and what separates its parts there.
 
-A value stands in text as itself, JSON-escaped (ASCII or not) and as Python quotes it. Its
+A value stands in text as itself, JSON-escaped (ASCII or not), as Python quotes it,
+HTML-escaped and URL-encoded. Its
 blanks may be run together, doubled, turned into other blanks or line breaks, or written as
 escapes (``\\n``, ``\\u00a0``) by whatever carried it. A value long enough to be worth it
 (``LONG`` characters, blanks aside) is also found case-folded, in base64 (standard or
@@ -11,7 +12,9 @@ of the three byte alignments) and split anywhere by blanks or characters that sh
 from __future__ import annotations
 
 import base64
+import html
 import json
+import urllib.parse
 from collections.abc import Iterator
 from enum import Enum
 from typing import Any
@@ -41,12 +44,19 @@ def _dumps(value: Any, *, compact: bool = True, ascii_only: bool = False) -> str
 
 def _quoted(text: str) -> set[str]:
     """``text`` and how it stands inside a JSON string (escaped, with or without ``\\u``
-    escapes) and inside a Python one."""
+    escapes), inside a Python one, in HTML (an error page quoting it) and in a URL (a query
+    string echoed back)."""
+    html_escaped = html.escape(text)
     return {
         text,
         _dumps(text)[1:-1],
         _dumps(text, ascii_only=True)[1:-1],
         repr(text)[1:-1],
+        html_escaped,
+        html.escape(text, quote=False),
+        html_escaped.replace("&#x27;", "&#39;").replace("&quot;", "&#34;"),
+        urllib.parse.quote(text, safe=""),
+        urllib.parse.quote_plus(text, safe=""),
     }
 
 

@@ -131,8 +131,13 @@ MIA = actor("moderator:mia")
 
 
 @pytest.fixture
-def vault(tmp_path: Path, server_redis: Redis, workspace: str) -> App:
-    return build_app(workspace, write_config(tmp_path, GLASS), client=server_redis)
+def glass_config(tmp_path: Path) -> Path:
+    return write_config(tmp_path, GLASS)
+
+
+@pytest.fixture
+def vault(glass_config: Path, server_redis: Redis, workspace: str) -> App:
+    return build_app(workspace, glass_config, client=server_redis)
 
 
 def proposed(app: App, value: str) -> str:
@@ -200,6 +205,27 @@ def test_a_secret_straddling_the_cut_of_a_discard_reason_leaves_no_part_of_it(
     assert discarded.reason == "n" * 290 + SECRET
     for part in parts(TOKEN, 8):
         assert part not in everything_kept(vault), part
+
+
+def test_a_writers_reason_quoting_the_value_is_kept_without_it(
+    vault: App, glass_config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``state set --reason`` on a secret key: the reason is shown by ``why`` and the trace
+    with the record; the new value and the one it replaced are struck out of it."""
+    ws, config = vault.store.workspace, str(glass_config)
+    for value, reason in (
+        (TOKEN, "first"),
+        (TWO_LINES, f"rotated from {TOKEN.upper()} to\n{TWO_LINES}"),
+    ):
+        argv = ("state", "set", "vault.token", value, "--reason", reason, "--actor", "admin:root")
+        done = run(capsys, ws, "--config", config, *argv)
+        assert done[0] == 0, done
+    record = vault.log.latest(1, key="vault.token")[-1]
+    assert record.mutation.reason == f"rotated from {SECRET} to\n{SECRET}"
+    shown = answer(vault, "why vault.token")
+    assert f"rotated from {SECRET} to" in shown, shown
+    for part in [*parts(TOKEN, 8), *parts(TWO_LINES)]:
+        assert part.lower() not in shown.lower() and part not in record.mutation.reason
 
 
 @pytest.mark.parametrize(

@@ -169,6 +169,25 @@ def test_a_reason_keeps_its_words_its_blanks_run_together() -> None:
     assert kept == "the db is down now"
 
 
+def test_a_secret_quoted_in_html_or_a_url_is_struck_out() -> None:
+    secret = 'a<b>&c "d" e\'f'
+    redactor = Redactor([secret])
+    for shape in (
+        "a&lt;b&gt;&amp;c &quot;d&quot; e&#x27;f",  # html.escape
+        "a&lt;b&gt;&amp;c &#34;d&#34; e&#39;f",  # markupsafe, Jinja's escaping
+        "a%3Cb%3E%26c%20%22d%22%20e%27f",  # urllib.parse.quote
+        "a%3cb%3e%26c+%22d%22+e%27f",  # a query string, lower-case escapes
+    ):
+        assert redactor.text(f"page: {shape}.") == f"page: {SECRET}.", shape
+
+
+def test_no_part_of_a_secret_is_looked_for() -> None:
+    """A part would be an oracle: someone whose words come back masked would learn a secret
+    a character at a time. Its first 11 characters at the end of a text are left."""
+    secret = "xoxb-1234567890-abcdef"
+    assert Redactor([secret]).text("the token is xoxb-123456") == "the token is xoxb-123456"
+
+
 def test_a_word_sized_secret_stays_a_word() -> None:
     redactor = Redactor(["42", "a b"])
     assert redactor.text("it is 42. v42x 4 2") == f"it is {SECRET}. v42x 4 2"
