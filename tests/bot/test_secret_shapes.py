@@ -249,3 +249,9 @@ def test_a_break_glass_reason_of_characters_that_show_nothing_is_no_reason(
     assert vault.store.get("vault.token") is None
     written = BreakGlass(vault.gateway).write(mutation("set", "vault.other", "v", INA), said)
     assert isinstance(written, Rejected) and "needs a reason" in written.message
+
+
+def test_a_discard_reason_of_characters_that_show_nothing_is_kept_as_none(vault: App) -> None:
+    pid = proposed(vault, TOKEN)
+    discarded = vault.gateway.discard_proposal(pid, MIA, "\ufe0f\u034f\u17b4 \u200b")
+    assert discarded.status is ProposalStatus.DISCARDED and discarded.reason is None
