@@ -70,7 +70,9 @@ class Secrecy:
         if not m.reason or not self.is_secret(m.key):
             return m
         now = entry(m.key)
-        reason = self.redactor(m, values=[None if now is None else now.value]).text(m.reason)
+        written = [m] if m.op is not Op.INCR else []  # (an increment's amount is a step)
+        held = [None if now is None else now.value]
+        reason = self.redactor(*written, values=held).text(m.reason)
         return m if reason == m.reason else m.model_copy(update={"reason": reason})
 
     def mutation(self, m: Mutation) -> Mutation:
