@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 
 from bot.notices import UNCHANGED
 from core.deliberation.sentences import not_done
-from core.gateway.break_glass import MAX_GLASS_REASON, BreakGlass, glass_reason
+from core.gateway.break_glass import MAX_GLASS_REASON, BreakGlass
 from core.gateway.mutation_gateway import UnknownProposal
+from core.redaction import readable
 from core.runtime.outcome_notes import note_under
 from core.state.actor import Actor
 
@@ -59,8 +60,8 @@ USAGE = (
 
 def reason_problem(typed: str | None) -> str | None:
     """What is wrong with a reason as typed (None: nothing): none, or nothing that shows
-    (blanks, zero-width characters: ``glass_reason``), or more than is kept."""
-    if typed is None or not glass_reason(typed):
+    (blanks, zero-width, combining characters: ``readable``), or more than is kept."""
+    if typed is None or not readable(typed):
         return NO_REASON
     if len(typed) > MAX_GLASS_REASON:
         return TOO_LONG

@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from connectors.http_client import shared
+from core.redaction import Redactor
 from rules.connector_api import ActionContext, ConnectorAction, ConnectorError
 
 from .discord_markdown import escape
 from .env import optional, required
-from .remote_errors import excerpt, status_error, transport_error
+from .remote_errors import excerpt, hiding, status_error, transport_error
 
 if TYPE_CHECKING:
     import httpx
@@ -51,15 +52,15 @@ def nonce_for(idempotency_key: str) -> str:
     return hashlib.sha256(idempotency_key.encode()).hexdigest()[:NONCE_CHARS]
 
 
-def _discord_message(response: httpx.Response) -> str:
+def _discord_message(response: httpx.Response, hide: Redactor) -> str:
     """Discord errors are {"message": "Unknown Channel", "code": 10003, ...}."""
     try:
         body = response.json()
     except ValueError:
-        return excerpt(response)
+        return excerpt(response, hide)
     if isinstance(body, dict) and body.get("message"):
         return f"{body['message']} (code {body.get('code', 0)})"
-    return excerpt(response)
+    return excerpt(response, hide)
 
 
 def _retry_after(response: httpx.Response) -> float | None:
@@ -74,7 +75,7 @@ def _retry_after(response: httpx.Response) -> float | None:
         return None
 
 
-def _post(url: str, body: dict[str, JsonValue], token: str) -> httpx.Response:
+def _post(url: str, body: dict[str, JsonValue], token: str, hide: Redactor) -> httpx.Response:
     """POST, waiting out up to RATE_LIMIT_RETRIES 429s that ask for a short enough wait."""
     import httpx  # with the first message: reading the config names the action alone
 
@@ -83,7 +84,7 @@ def _post(url: str, body: dict[str, JsonValue], token: str) -> httpx.Response:
         try:
             response = shared().post(url, json=body, headers=headers, timeout=TIMEOUT_SEC)
         except httpx.TransportError as error:
-            raise transport_error("discord", error, [token]) from None
+            raise transport_error("discord", error, hide) from None
         wait = _retry_after(response) if response.status_code == 429 else None
         if wait is None or wait > MAX_RETRY_AFTER_SEC or attempt == RATE_LIMIT_RETRIES:
             break
@@ -100,15 +101,16 @@ def send_message(args: SendMessageArgs, ctx: ActionContext) -> JsonValue:
         "nonce": nonce_for(ctx.idempotency_key),
         "enforce_nonce": True,
     }
-    response = _post(f"{api_url}/channels/{args.channel_id}/messages", body, token)
+    hide = hiding(ctx, [token])
+    response = _post(f"{api_url}/channels/{args.channel_id}/messages", body, token, hide)
     if not response.is_success:
-        raise status_error("discord", response, _discord_message(response), [token])
+        raise status_error("discord", response, _discord_message(response, hide), hide)
     try:
         message_id = response.json().get("id")
     except (ValueError, AttributeError):
         message_id = None
     if not message_id:
-        raise ConnectorError(f"discord: unexpected answer: {excerpt(response)}")
+        raise ConnectorError(f"discord: unexpected answer: {excerpt(response, hide)}")
     return {"id": str(message_id)}
 
 

@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, JsonValue
 
 from connectors.http_client import shared
+from core.redaction import Redactor
 from rules.connector_api import ActionContext, ConnectorAction, ConnectorError
 
 from .env import optional, required
 from .helix_limits import HelixLimits
-from .remote_errors import excerpt, status_error, transport_error
+from .remote_errors import excerpt, hiding, status_error, transport_error
 
 if TYPE_CHECKING:
     import httpx
@@ -37,18 +38,21 @@ class _Helix:
     broadcaster_id: str
     moderator_id: str
     sender_id: str
+    hide: Redactor = field(repr=False)  # (the step's secrets, the token: struck out of errors)
 
     @classmethod
     def from_env(cls, ctx: ActionContext) -> _Helix:
         env = ctx.env
         broadcaster = required(env, "TWITCH_BROADCASTER_ID", "twitch")
+        token = required(env, "TWITCH_ACCESS_TOKEN", "twitch")
         return cls(
             api_url=optional(env, "TWITCH_API_URL", DEFAULT_API_URL).rstrip("/"),
             client_id=required(env, "TWITCH_CLIENT_ID", "twitch"),
-            token=required(env, "TWITCH_ACCESS_TOKEN", "twitch"),
+            token=token,
             broadcaster_id=broadcaster,
             moderator_id=optional(env, "TWITCH_MODERATOR_ID", broadcaster),
             sender_id=optional(env, "TWITCH_SENDER_ID", broadcaster),
+            hide=hiding(ctx, [token]),
         )
 
     def post(self, path: str, params: dict[str, str], body: Any = None) -> httpx.Response:
@@ -67,32 +71,32 @@ class _Helix:
                     timeout=TIMEOUT_SEC,
                 )
             except httpx.TransportError as error:
-                raise transport_error("twitch", error, [self.token]) from None
+                raise transport_error("twitch", error, self.hide) from None
 
         response = LIMITS.send(f"{self.api_url} {self.client_id}", request)
         if not response.is_success:
-            raise status_error("twitch", response, _helix_message(response), [self.token])
+            raise status_error("twitch", response, _helix_message(response, self.hide), self.hide)
         return response
 
 
-def _helix_message(response: httpx.Response) -> str:
+def _helix_message(response: httpx.Response, hide: Redactor) -> str:
     """Helix errors are {"error": "Bad Request", "status": 400, "message": "..."}."""
     try:
         body = response.json()
     except ValueError:
-        return excerpt(response)
+        return excerpt(response, hide)
     if isinstance(body, dict) and body.get("message"):
         return str(body["message"])
-    return excerpt(response)
+    return excerpt(response, hide)
 
 
-def _first(response: httpx.Response) -> dict[str, Any]:
+def _first(response: httpx.Response, hide: Redactor) -> dict[str, Any]:
     try:
         data = response.json()["data"][0]
     except (ValueError, KeyError, IndexError, TypeError):
-        raise ConnectorError(f"twitch: unexpected answer: {excerpt(response)}") from None
+        raise ConnectorError(f"twitch: unexpected answer: {excerpt(response, hide)}") from None
     if not isinstance(data, dict):
-        raise ConnectorError(f"twitch: unexpected answer: {excerpt(response)}")
+        raise ConnectorError(f"twitch: unexpected answer: {excerpt(response, hide)}")
     return data
 
 
@@ -115,7 +119,7 @@ class ChatMessageArgs(BaseModel):
 def create_clip(args: CreateClipArgs, ctx: ActionContext) -> JsonValue:
     helix = _Helix.from_env(ctx)
     params = {"broadcaster_id": helix.broadcaster_id, "has_delay": str(args.has_delay).lower()}
-    clip = _first(helix.post("/clips", params))
+    clip = _first(helix.post("/clips", params), helix.hide)
     return {"id": clip.get("id"), "edit_url": clip.get("edit_url")}
 
 
@@ -136,7 +140,7 @@ def send_chat_message(args: ChatMessageArgs, ctx: ActionContext) -> JsonValue:
         "sender_id": helix.sender_id,
         "message": args.message,
     }
-    sent = _first(helix.post("/chat/messages", {}, body))
+    sent = _first(helix.post("/chat/messages", {}, body), helix.hide)
     if not sent.get("is_sent"):
         reason = sent.get("drop_reason")
         reason = reason if isinstance(reason, dict) else {}

@@ -17,7 +17,7 @@ from connectors.http_client import shared
 from rules.connector_api import ActionContext, ConnectorAction, ConnectorError
 
 from .env import required
-from .remote_errors import excerpt, status_error, transport_error
+from .remote_errors import excerpt, hiding, status_error, transport_error
 
 __all__ = ["ACTIONS", "sign"]
 
@@ -59,12 +59,13 @@ def post(args: PostArgs, ctx: ActionContext) -> JsonValue:
         secret = required(ctx.env, args.hmac_secret_env, f"{SERVICE} (hmac_secret_env)")
         secrets.append(secret)
         headers[args.signature_header] = sign(secret, body)
+    hide = hiding(ctx, secrets)
     try:
         response = shared().post(args.url, content=body, headers=headers, timeout=args.timeout_sec)
     except httpx.TransportError as error:
-        raise transport_error(SERVICE, error, secrets) from None
+        raise transport_error(SERVICE, error, hide) from None
     if not response.is_success:
-        raise status_error(SERVICE, response, excerpt(response), secrets)
+        raise status_error(SERVICE, response, excerpt(response, hide), hide)
     return {"status": response.status_code}
 
 

@@ -5,7 +5,6 @@ is shown or stored: a secret key's value as ``(secret)``, an environment value a
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,7 +13,7 @@ from pydantic import JsonValue
 
 from core.config.env_refs import EnvRef
 from core.gateway.policy import Policy
-from core.gateway.secrecy import Redactor
+from core.redaction import Redactor
 from core.state.mutation_log import LogRecord
 from rules.config import AutomationConfig, RulesConfig
 from rules.dsl import Rule
@@ -39,14 +38,10 @@ class RuleBook:
         self.index = RuleIndex(self.rules)
         self.by_id = {rule.id: rule for rule in self.rules}
         self._position = {rule.id: i for i, rule in enumerate(self.rules)}
-        secrets = {
-            r.value: r.name for r in self.env_refs if r.is_set and len(r.value) >= _MIN_MASKED
-        }
-        self._secrets = secrets
-        self._mask = (
-            re.compile("|".join(re.escape(v) for v in sorted(secrets, key=len, reverse=True)))
-            if secrets
-            else None
+        self._env = Redactor.labelled(
+            (r.value, f"${{{r.name}}}")
+            for r in self.env_refs
+            if r.is_set and len(r.value) >= _MIN_MASKED
         )
 
     @classmethod
@@ -70,26 +65,17 @@ class RuleBook:
             }
         )
 
+    def redactor(self, secrets: Redactor | None = None) -> Redactor:
+        """Strikes out every value that came from the environment (as ``${NAME}``) and
+        ``secrets``, in one pass."""
+        return self._env if secrets is None else secrets | self._env
+
     def mask_json(self, value: Any, secrets: Redactor | None = None) -> Any:
         """``value`` (JSON data) with every value that came from the environment masked in
         its strings (keys included), and ``secrets`` struck out."""
-        if secrets is not None:
-            value = secrets.json(value)
-        if self._mask is None or isinstance(value, bool | int | float) or value is None:
-            return value
-        if isinstance(value, str):
-            return self.mask(value)
-        if isinstance(value, dict):
-            return {self.mask(str(k)): self.mask_json(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [self.mask_json(v) for v in value]
-        return self.mask(str(value))
+        return self.redactor(secrets).json(value)
 
     def mask(self, text: str, secrets: Redactor | None = None) -> str:
         """``text`` with every value that came from the environment shown as ``${NAME}``,
         and ``secrets`` struck out."""
-        if secrets is not None:
-            text = secrets.text(text)
-        if self._mask is None:
-            return text
-        return self._mask.sub(lambda m: f"${{{self._secrets[m.group(0)]}}}", text)
+        return self.redactor(secrets).text(text)

@@ -11,6 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, JsonValue
 
+from core.redaction import Redactor
+
 __all__ = ["ActionContext", "ActionRegistry", "ConnectorAction", "ConnectorError"]
 
 
@@ -29,11 +31,15 @@ class ActionContext:
     """``idempotency_key``: the same for every attempt at one step of one firing (mutation id,
     rule id, step); a connector whose remote side understands such a key sends it.
     ``env``: where credentials come from (the process environment unless a test says
-    otherwise); a connector reads its credentials from here and nowhere else."""
+    otherwise); a connector reads its credentials from here and nowhere else.
+    ``redactor``: strikes out the secrets the step sent (a secret key's values its arguments
+    carry, the environment's values): a connector passes what it quotes of an answer through
+    it before cutting or joining anything, and its own credentials too."""
 
     idempotency_key: str
     correlation_id: str
     env: Mapping[str, str] = field(default_factory=dict)
+    redactor: Redactor = field(default_factory=Redactor)
 
 
 Run = Callable[[Any, ActionContext], JsonValue]

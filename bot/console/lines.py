@@ -23,7 +23,7 @@ from core.deliberation.actions import ACTION_NAME, PROPOSAL_ACTIONS, ActionType
 from core.deliberation.messages import ActionClicked, ShowRequested, TopicSet, UserSaid
 from core.deliberation.topics import MAX_TOPIC
 from core.deliberation.view import Button, View
-from core.gateway.break_glass import glass_reason
+from core.redaction import readable
 from core.runtime.runner import Event, FromPeople, Runtime
 from core.state.actor import Actor
 from core.state.scripts import server_ms
@@ -182,7 +182,6 @@ class Console:
         """``/breakglass N REASON``: the Apply button N, applied at once for REASON (the
         gateway checks the role; a reason is asked for here first)."""
         number, _, reason = rest.partition(" ")
-        reason = glass_reason(reason)
         given = int(number) if number.isascii() and number.isdigit() else None
         was = None if given is None else self.numbers.label(given)
         button = None if given is None else self.numbers.find(given, self.buttons)
@@ -196,7 +195,7 @@ class Console:
             )
         elif button.action != ActionType.APPLY_PROPOSAL:
             self._problem(f'button {given} is "{button.label}", not a proposal\'s Apply')
-        elif not reason:
+        elif not readable(reason):  # (nothing that shows is no reason)
             self._problem(f"breaking the glass needs a reason, said with it: {_GLASS_USAGE}")
         else:
             self._press(button.action, button, break_glass=reason)

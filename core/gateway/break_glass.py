@@ -8,7 +8,6 @@ and it waits in a list until someone other than who broke the glass marks it rev
 from __future__ import annotations
 
 import json
-import unicodedata
 from typing import Any
 
 from redis.exceptions import WatchError
@@ -24,6 +23,7 @@ from core.gateway.approving import (
 from core.gateway.mutation_gateway import MutationGateway, UnknownProposal
 from core.gateway.outcome import Outcome, ProposalStatus, expired_message
 from core.gateway.policy import Policy, VerdictKind
+from core.redaction import readable
 from core.redis_client import watch_broken
 from core.state.actor import Actor, ActorKind
 from core.state.commit_result import Rejected, RejectReason
@@ -31,12 +31,9 @@ from core.state.mutation import Mutation
 from core.state.scripts import server_ms
 from core.state.streams import id_order
 
-__all__ = ["MAX_GLASS_REASON", "BreakGlass", "ReviewRefused", "glass_reason", "may_break_glass"]
+__all__ = ["MAX_GLASS_REASON", "BreakGlass", "ReviewRefused", "may_break_glass"]
 
 MAX_GLASS_REASON = 500  # characters of a break-glass reason that are kept
-# letters that render as blank: the Hangul fillers (how Discord users type an "empty" text)
-# and the blank braille pattern
-_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 
 
 class ReviewRefused(DeliberateError):
@@ -75,7 +72,7 @@ class BreakGlass:
             why = (
                 f"{actor} does not hold the {rule.role} role: only it may break the glass on {key}"
             )
-        elif not reason:
+        elif not readable(reason):  # (blanks, zero-width, combining characters: no reason)
             why = "breaking the glass needs a reason, said with it"
         if why is None:
             return None
@@ -100,7 +97,9 @@ class BreakGlass:
     def write(self, mutation: Mutation, reason: str) -> Outcome:
         """Commit ``mutation`` at once (where its key's writes would wait for approval too),
         flagged with ``reason``."""
-        reason = self.gateway.secrecy.redactor(mutation).text(glass_reason(reason))
+        # (a secret value quoted in it is struck out before anything is cut: ``kept``; what
+        # shows nothing is dropped, and a reason of nothing else is none)
+        reason = self.gateway.secrecy.redactor(mutation).kept(reason, MAX_GLASS_REASON)
         flagged = glass_flagged(mutation, mutation.actor, reason)
         refusal = self.refused(flagged, mutation.actor, reason)
         gateway = self.gateway
@@ -126,7 +125,7 @@ class BreakGlass:
             raise UnknownProposal(proposal_id)
         applied = applying(proposal, actor, verb="breakglass")
         # (a secret key's value quoted in it is struck out: the reason is shown and announced)
-        reason = gateway.secrecy.redactor(applied).text(glass_reason(reason))
+        reason = gateway.secrecy.redactor(applied).kept(reason, MAX_GLASS_REASON)
         mutation = glass_flagged(applied, actor, reason)
         if revision is None:  # (first: which value they apply is what they must say)
             return self._refuse(no_revision(mutation), proposal_id=proposal.id)
@@ -212,15 +211,3 @@ def _reviewable(raw: object, mutation_id: str, by: Actor) -> dict[str, Any]:
     if breaker.identity == by.identity:
         raise ReviewRefused(f"{by} broke the glass on {record['key']}: someone else must review it")
     return record
-
-
-def glass_reason(reason: str | None) -> str:
-    """A break-glass reason as it is kept: without what shows as nothing (controls,
-    zero-width and bidi format characters, blank letters), its blanks run together; empty
-    when nothing readable was said (refused as no reason)."""
-    shown = "".join(
-        " " if c in _BLANK_LETTERS else c
-        for c in reason or ""
-        if unicodedata.category(c) not in ("Cc", "Cf") or c.isspace()
-    )
-    return " ".join(shown.split())[:MAX_GLASS_REASON]

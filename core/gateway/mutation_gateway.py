@@ -92,6 +92,7 @@ class MutationGateway:
         self.decisions = DecisionLog(store.redis, store.keys, self.secrecy)
 
     def propose(self, mutation: Mutation) -> Outcome:
+        mutation = self.secrecy.reasoned(mutation, self.store.get)  # (no secret in its reason)
         verdict = self.policy.check(mutation)
         m = verdict.mutation
         outcome: Outcome
@@ -367,8 +368,8 @@ class MutationGateway:
             )
             self.decisions.record(refusal, proposal_id=proposal.id)
             raise DiscardRefused(refusal)
-        said = " ".join((reason or "").split())  # (a secret value quoted in it: struck out)
-        reason = self.secrecy.redactor(applying(proposal, actor)).text(said)[:MAX_REASON] or None
+        # (a secret value quoted in it: struck out before it is cut; nothing that shows: none)
+        reason = self.secrecy.redactor(applying(proposal, actor)).kept(reason, MAX_REASON) or None
         moved = self.proposals.discard(proposal_id, actor, reason)
         proposal = moved if moved is not None else self._proposal(proposal_id)
         if proposal.status is ProposalStatus.EXPIRED:

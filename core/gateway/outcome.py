@@ -15,6 +15,7 @@ from pydantic.alias_generators import to_camel
 
 from core.errors import DeliberateError
 from core.gateway.durations import duration_text
+from core.redaction import SECRET  # a secret key's value, wherever anything but its entry shows it
 from core.state.actor import Actor
 from core.state.codec import entry_meta
 from core.state.commit_result import Committed, Rejected, outcome_fields
@@ -40,9 +41,6 @@ __all__ = [
     "stale_message",
     "utc_minute",
 ]
-
-
-SECRET = "(secret)"  # a secret key's value, wherever anything but its entry would show it
 
 
 class UnknownProposal(DeliberateError):

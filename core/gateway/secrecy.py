@@ -11,104 +11,33 @@ rejected idea, a rule's evaluation and the arguments it planned, a step's result
 gets the value masked *before* it is written, by the writer, through this module:
 
 - ``Secrecy.value`` and ``Secrecy.mutation`` mask by key: where the record knows the key;
-- ``Redactor`` masks by value: where text was derived from values (a message quoting one, a
-  template's output, a connector's answer); a value of fewer than ``MIN_INSIDE`` characters
-  is struck out only where it stands as a word of its own, so that a secret "42" does not
-  eat every 42 in a line, while "42" itself is masked."""
+- ``core.redaction.Redactor`` masks by value: where text was derived from values (a message
+  quoting one, a template's output, a connector's answer, a person's reason), in every shape
+  it knows (blanks run together or split, case-folded, base64), before anything cuts, joins
+  or normalises the text; a value of fewer than ``MIN_INSIDE`` characters is struck out only
+  where it stands as a word of its own, so that a secret "42" does not eat every 42 in a line,
+  while "42" itself is masked."""
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Any
 
 from pydantic import JsonValue
 
 from core.gateway.outcome import SECRET, Outcome, Proposal, ProposalStatus
+from core.redaction import Redactor
 from core.state.commit_result import Rejected
+from core.state.entry import Entry
 from core.state.mutation import Mutation, Op
 from core.state.value_json import dumps
 
-__all__ = ["MIN_INSIDE", "SECRET", "Redactor", "Secrecy", "masked"]
-
-MIN_INSIDE = 4  # a shorter secret is struck out only as a word of its own
+__all__ = ["SECRET", "Secrecy", "masked"]
 
 
 def masked(value: JsonValue) -> JsonValue:
     """``value`` as a record other than its entry keeps it (absent stays absent)."""
     return None if value is None else SECRET
-
-
-def _texts(value: JsonValue) -> set[str]:
-    """The ways ``value`` can stand in text: itself (a string), its JSON, its leaves'."""
-    if value is None:
-        return set()
-    found = {value} if isinstance(value, str) else set()
-    if isinstance(value, dict):
-        for item in value.values():
-            found |= _texts(item)
-    elif isinstance(value, list):
-        for item in value:
-            found |= _texts(item)
-    elif not isinstance(value, str):
-        found.add(dumps(value))
-    if not isinstance(value, str):
-        found.add(dumps(value))
-    else:
-        found.add(dumps(value)[1:-1])  # as it stands inside a JSON string (escaped)
-        found.add(json.dumps(value)[1:-1])  # the same, with \\u escapes (ASCII-only JSON)
-        found.add(repr(value)[1:-1])  # as Python quotes it (an error message may)
-    return {t for t in found if t and t.strip() and t != SECRET}
-
-
-class Redactor:
-    """Known secret values struck out of text and JSON data."""
-
-    def __init__(self, values: Iterable[JsonValue] = ()) -> None:
-        self.values = [v for v in values if v is not None]
-        texts: set[str] = set()
-        for value in self.values:
-            texts |= _texts(value)
-        self.texts = frozenset(texts)
-        ordered = sorted(texts, key=len, reverse=True)  # the longest first: no half-masks
-        parts = [
-            re.escape(t) if len(t) >= MIN_INSIDE else rf"(?<!\w){re.escape(t)}(?!\w)"
-            for t in ordered
-        ]
-        self._pattern = re.compile("|".join(parts)) if parts else None
-
-    def __bool__(self) -> bool:
-        return self._pattern is not None
-
-    def within(self, text: str) -> Redactor:
-        """Strikes out only the secrets that stand in ``text`` (what a step sent out), in
-        any of their forms."""
-        return Redactor([v for v in self.values if any(t in text for t in _texts(v))])
-
-    def also(self, values: Iterable[JsonValue]) -> Redactor:
-        return Redactor([*self.values, *values])
-
-    def text(self, text: str) -> str:
-        if self._pattern is None:
-            return text
-        return self._pattern.sub(SECRET, text)
-
-    def json(self, value: Any) -> Any:
-        """``value`` (JSON data) with the secrets struck out of every string, keys included;
-        a number or a boolean that is one of them is masked whole."""
-        if self._pattern is None or value is None:
-            return value
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, bool | int | float):
-            return SECRET if dumps(value) in self.texts else value
-        if isinstance(value, dict):
-            return {self.text(str(k)): self.json(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [self.json(v) for v in value]
-        return self.text(str(value))
 
 
 @dataclass(frozen=True)
@@ -133,6 +62,18 @@ class Secrecy:
         for m in mutations:
             found += self.values_of(m)
         return Redactor(found)
+
+    def reasoned(self, m: Mutation, entry: Callable[[str], Entry | None]) -> Mutation:
+        """``m`` with its secret values (and the value its key holds now, read with ``entry``
+        only then) struck out of the reason its writer gave, which is shown wherever its
+        record is (``why``, a trace)."""
+        if not m.reason or not self.is_secret(m.key):
+            return m
+        now = entry(m.key)
+        written = [m] if m.op is not Op.INCR else []  # (an increment's amount is a step)
+        held = [None if now is None else now.value]
+        reason = self.redactor(*written, values=held).text(m.reason)
+        return m if reason == m.reason else m.model_copy(update={"reason": reason})
 
     def mutation(self, m: Mutation) -> Mutation:
         """``m`` as a record other than the entry and the log keeps it. An ``incr``'s amount is

@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from core.redaction import Redactor
+
 if TYPE_CHECKING:
     import openai
 
@@ -33,7 +35,7 @@ def failure(exc: openai.OpenAIError, api_key: str | None = None) -> str:
     request = getattr(exc, "request", None)
     if request is not None:
         text += f" {request.method} {_where(request.url)}"
-    return _hidden(" ".join(text.split()), api_key)[:MAX_CHARS]
+    return " ".join(_hidden(text, api_key).split())[:MAX_CHARS]  # (struck out, then cut)
 
 
 def _said(exc: openai.APIStatusError) -> str:
@@ -57,5 +59,5 @@ def _where(url: object) -> str:
 
 def _hidden(text: str, api_key: str | None) -> str:
     if api_key and len(api_key) >= 4:
-        text = text.replace(api_key, HIDDEN)
+        text = Redactor([api_key], mask=HIDDEN).text(text)
     return _KEY_LIKE.sub(f"sk-{HIDDEN}", text)

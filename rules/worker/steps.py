@@ -14,7 +14,7 @@ from redis.exceptions import RedisError
 from rq.timeouts import JobTimeoutException
 
 from core.errors import validation_problems
-from core.gateway.secrecy import Redactor
+from core.redaction import Redactor
 from core.state.actor import Actor, ActorKind
 from core.state.commit_result import Committed, Rejected, RejectReason
 from core.state.mutation import Mutation
@@ -225,7 +225,10 @@ class Run:
             sent = render(step.args, variables(self.record, self.state))
             self._sent = json.dumps(sent, default=str, ensure_ascii=False)
         ctx = ActionContext(
-            self.idempotency_key(index), self.record.mutation.correlation_id, self.context.env
+            self.idempotency_key(index),
+            self.record.mutation.correlation_id,
+            self.context.env,
+            self.context.book.redactor(self._secrets()),  # (what it quotes: struck out first)
         )
         if abandoned:
             return self._recover(index, step, action, args, ctx)

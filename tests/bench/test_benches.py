@@ -56,6 +56,7 @@ BENCH = Path(__file__).resolve().parent.parent.parent / "bench"
             ],
             "Headline, Discord, 2 shards",
         ),
+        ("redaction.py", ["--rounds", "2", "--reps", "1"], "Headline: new / old redactor"),
         (
             "key_history.py",
             ["--records", "300", "--rounds", "2", "--reps", "2"],

@@ -2,15 +2,19 @@
 found afterwards: the ``vault.*`` keys are secret (``vault.choice`` quotes a refused value
 in its schema's message), a moderator's click, an edit in a form, a stale Apply, a
 discard, an Undo, an expiry, the web Inbox, the CLI and rules of every trigger and
-condition kind read them. ``leaks`` scans every Redis key of the workspace (the queue's jobs and the
-web's sessions too) for a value: it may stand in a secret key's entry, the mutation log (which keeps
-values: replay rebuilds state from it) and the checkpoint (a copy of the entries), and
-nowhere else."""
+condition kind read them (and ``echo_rules`` send them to a webhook that quotes them back).
+``leaks`` scans every Redis key of the workspace (the queue's jobs and the web's sessions too)
+for a value in any of its ``shapes`` (and base64): it may stand in a secret key's entry, the
+mutation log (which keeps values: replay rebuilds state from it) and the checkpoint (a copy of
+the entries), and nowhere else."""
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import html
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -19,12 +23,32 @@ from redis import Redis, RedisCluster
 from rq import Queue
 
 from bot.redis_connection import connection_url
+from connectors.remote_errors import EXCERPT_CHARS
+from core.redaction import LONG
 from core.redis_client import RedisClient
 from core.state.keys import WorkspaceKeys
 
-__all__ = ["RULES", "VAULT", "Found", "forms", "leaks", "redis_text"]
+__all__ = [
+    "RULES",
+    "VAULT",
+    "Found",
+    "echo_rules",
+    "forms",
+    "found_in",
+    "leaks",
+    "quoting",
+    "redis_text",
+    "shapes",
+]
 
 VAULT = """\
+    - pattern: "vault.glass"
+      description: a secret whose proposal a person holding incident may apply at once
+      type: string
+      secret: true
+      agent: propose
+      writers: [moderator, admin]
+      approval: {quorum: 2, break_glass: {role: incident}}
     - pattern: "vault.seen"
       description: an observation with a confidence, promoted by a signal rule
       type: object
@@ -89,6 +113,35 @@ RULES = """\
 """
 
 
+# rules that send a secret to a webhook that answers 422 quoting what it got: upper-cased
+# first; as written, at the 200th character of the body (where the error's excerpt is cut);
+# and in base64 (standard and URL-safe), the value at any of the three byte alignments
+def echo_rules(echo_url: str, encoded_url: str) -> str:
+    return f"""\
+  - id: echoed_loud
+    when: {{key: vault.token, op: set}}
+    then:
+      - action: http.post
+        args: {{url: "{echo_url}", json: {{loud: "{{{{ mutation.value | upper }}}}"}}}}
+  - id: echoed_at_the_cut
+    when: {{key: vault.token, op: set}}
+    then:
+      - action: http.post
+        args:
+          url: "{echo_url}"
+          json: {{pad: "{"x" * (EXCERPT_CHARS - 27)}", raw: "{{{{ mutation.value }}}}"}}
+  - id: echoed_encoded
+    when: {{key: vault.token, op: set}}
+    then:
+      - action: http.post
+        args:
+          url: "{encoded_url}"
+          json:
+            pad: "{{{{ 'x' * ((mutation.value | length) % 3) }}}}"
+            raw: "{{{{ mutation.value }}}}"
+"""
+
+
 def forms(value: str) -> set[str]:
     """How ``value`` can stand in a stored or served text: as written, JSON-escaped (ASCII
     or not), HTML-escaped."""
@@ -100,6 +153,68 @@ def forms(value: str) -> set[str]:
         html.escape(value, quote=False),
         str(markupsafe.escape(value)),
     }
+
+
+def _long(value: str) -> bool:
+    return len("".join(value.split())) >= LONG
+
+
+def shapes(value: str) -> set[str]:
+    """How ``value`` or a telling part of it can stand in a text, each in every ``forms``:
+    as written, with its blanks run together, and, for a value of ``LONG`` characters or more
+    (blanks aside), upper-cased and its first two thirds (what a cut would leave)."""
+    together = " ".join(value.split())
+    found = {value, together}
+    if _long(value):
+        found |= {value.upper(), together.upper(), together[: max(LONG, 2 * len(together) // 3)]}
+    return {f for shape in found for f in forms(shape) if f.strip()}
+
+
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{12,}")
+
+
+def decoded(text: str) -> list[bytes]:
+    """Every run of base64 characters in ``text`` decoded, from each of its first four
+    characters, standard and URL-safe."""
+    found: list[bytes] = []
+    for run in _BASE64_RUN.findall(text):
+        for start in range(4):
+            part = run[start:]
+            part = part[: len(part) - len(part) % 4]
+            for decode in (base64.b64decode, base64.urlsafe_b64decode):
+                with contextlib.suppress(ValueError):
+                    found.append(decode(part))
+    return found
+
+
+def found_in(text: str, value: str, encoded: list[bytes] | None = None) -> bool:
+    """Whether ``value`` stands in ``text`` in any of its ``shapes`` (in it as written, or
+    with its blanks run together), or, a long value, base64-encoded (``encoded``: ``text``
+    already ``decoded``)."""
+    together = " ".join(text.split())
+    if any(s in text or " ".join(s.split()) in together for s in shapes(value)):
+        return True
+    if not _long(value):
+        return False
+    wanted = [f.encode() for f in forms(value)]
+    return any(w in raw for raw in encoded or decoded(text) for w in wanted)
+
+
+def quoting(value: str, limit: int) -> str:
+    """A reason that quotes ``value`` in every shape: upper-cased, in base64 (standard and
+    URL-safe), broken across two lines, its blanks doubled, and as written across the cut
+    at ``limit`` characters."""
+    half = len(value) // 2
+    said = [
+        "no:",
+        value.upper(),
+        base64.b64encode(value.encode()).decode(),
+        base64.urlsafe_b64encode(value.encode()).decode(),
+        value[:half] + "\n" + value[half:],
+        value.replace(" ", "  "),
+    ]
+    head = " | ".join(said) + " | "
+    return head + "n" * max(0, limit - len(head) - half) + value
 
 
 def raw(client: RedisClient) -> RedisClient:
@@ -184,12 +299,13 @@ def leaks(
         jobs = raw(queue.connection)
         where += [(jobs, k) for k in _keys(jobs, "rq:*", queue.name)]
     found = Found()
-    wanted = {v: forms(v) for v in values}
+    values = list(values)
     for server, key in where:
         if _allowed(keys, key) or key in pending:
             continue
         text = redis_text(server, key)
-        for value, shapes in wanted.items():
-            if any(s in text for s in shapes):
+        encoded = decoded(text)
+        for value in values:
+            if found_in(text, value, encoded):
                 found.where.append(f"{value!r} in {key}")
     return found

@@ -1,6 +1,9 @@
 """A local webhook receiver: ``POST /hook`` answers 200 ``{"ok": true}``; given a ``secret``, it
 recomputes the HMAC-SHA256 of the exact body bytes and answers 401 when the signature header
-is missing or differs.
+is missing or differs. Given ``echo``, it answers that status with the request's body as its
+own (as many a service's 422 quotes what it refused); with ``encoded`` too, the body in base64
+instead, standard and URL-safe (``{"refused": ..., "as_url": ...}``, as an API quotes a
+payload it refused).
 
     with WebhookServer(secret="s3cret") as hook:
         args = {"url": hook.hook_url, "hmac_secret_env": "HOOK_SECRET", "json": {...}}
@@ -8,6 +11,7 @@ is missing or differs.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 
@@ -24,10 +28,16 @@ def signature(secret: str, body: bytes) -> str:
 
 class WebhookServer(HttpServer):
     def __init__(
-        self, *, secret: str | None = None, signature_header: str = "X-Deliberate-Signature"
+        self,
+        *,
+        secret: str | None = None,
+        signature_header: str = "X-Deliberate-Signature",
+        echo: int | None = None,
+        encoded: bool = False,
     ) -> None:
         super().__init__()
-        self.secret, self.signature_header = secret, signature_header
+        self.secret, self.signature_header, self.echo = secret, signature_header, echo
+        self.encoded = encoded
         self.route("POST", HOOK, self._receive)
 
     @property
@@ -39,4 +49,11 @@ class WebhookServer(HttpServer):
             sent = request.header(self.signature_header) or ""
             if not hmac.compare_digest(sent, signature(self.secret, request.body)):
                 return Response(401, {"error": "bad signature"})
+        if self.echo is not None and self.encoded:
+            refused = base64.b64encode(request.body).decode()
+            as_url = base64.urlsafe_b64encode(request.body).decode()
+            return Response(self.echo, {"refused": refused, "as_url": as_url})
+        if self.echo is not None:
+            headers = {"Content-Type": request.header("Content-Type") or "text/plain"}
+            return Response(self.echo, headers=headers, body=request.body)
         return Response(200, {"ok": True})

@@ -20,9 +20,9 @@ from core.deliberation.view import View
 from core.gateway.edits import Edit
 from core.gateway.mutation_gateway import MutationGateway
 from core.gateway.outcome import SECRET, Pending, ProposalStatus
-from core.gateway.secrecy import MIN_INSIDE, Redactor
 from core.gateway.value_schema import ValueSchema, ValueType
 from core.llm.chat import ChatModel
+from core.redaction import MIN_INSIDE, Redactor
 from core.runtime.outcome_notes import discard_note, note_under
 from core.state.commit_result import Committed, Rejected, RejectReason
 from tests.bot.secret_paths import RULES, VAULT
