@@ -57,6 +57,11 @@ BENCH = Path(__file__).resolve().parent.parent.parent / "bench"
             "Headline, Discord, 2 shards",
         ),
         (
+            "state_pages.py",
+            ["--keys", "300", "--rounds", "2", "--reps", "2"],
+            "Headline, 300 keys: State page / whole read",
+        ),
+        (
             "key_history.py",
             ["--records", "300", "--rounds", "2", "--reps", "2"],
             "whole log / bounded log of an old key",
