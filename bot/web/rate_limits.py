@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 from dataclasses import dataclass
-from typing import Any
 
 from flask import Response, render_template, request
 
@@ -49,7 +48,9 @@ def over_limit(
     return None if count <= limit else seconds_left(left_ms, window_sec)
 
 
-def too_often(redis: RedisClient, what: str, workspace: str, per_minute: int) -> Any:
+def too_often(
+    redis: RedisClient, what: str, workspace: str, per_minute: int
+) -> tuple[str, int, dict[str, str]] | None:
     """The 429 page (``Retry-After``) when the person of this request has opened more than
     ``per_minute`` ``what`` pages (``trace``, ``state``) of ``workspace`` this minute; None
     when they may open this one, which is counted."""
