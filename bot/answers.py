@@ -32,7 +32,9 @@ if TYPE_CHECKING:
 __all__ = ["HELP", "KEY_SCAN", "answer"]
 
 HELP = """\
-/deliberate state [PREFIX]  live state, e.g. /deliberate state decision.
+/deliberate state [PREFIX] [--after KEY]
+                            live state, 30 keys at a time in key order, e.g.
+                            /deliberate state decision. (--after KEY: the keys after KEY)
 /deliberate log [KEY]       the newest committed changes (of KEY)
 /deliberate why KEY         who set KEY and why: the mutation, its actor and reason, the rule
                             that derived it, and what rules did with its changes
@@ -62,6 +64,8 @@ def answer(app: App, text: str, *, max_chars: int = 2800) -> str:
     if handler is None:
         return _fit(f"Unknown subcommand {command!r}.\n\n{HELP}", max_chars)
     try:
+        if command.lower() == "state":  # a page: as many keys as fit, and where to go on
+            return _fit(_state(app, rest.strip(), max_chars), max_chars)
         return _fit(handler(app, rest.strip()), max_chars)
     except ValueError as exc:
         return _fit(f"{exc}\n\n{HELP}", max_chars)
@@ -69,18 +73,52 @@ def answer(app: App, text: str, *, max_chars: int = 2800) -> str:
         return _fit(str(exc), max_chars)
 
 
-def _state(app: App, prefix: str) -> str:
-    entries = app.store.entries(prefix)
-    if not entries:
-        return f"No keys start with {prefix!r}." if prefix else "No keys are set."
+def _state(app: App, rest: str, max_chars: int = 2800) -> str:
+    """``[PREFIX] [--after KEY]``: the next ``MAX_LINES`` keys of the index (only those are
+    read), as many as fit in ``max_chars``, and the command that shows the ones after."""
+    prefix, after = _state_args(rest)
+    skipped: list[UnreadableEntry] = []
+    page = app.store.page(prefix, after, MAX_LINES, skipped)
     now = server_ms(app.redis, app.store.keys.versions)
-    timed = app.store.timed(entries[:MAX_LINES])  # changes for a while: when they revert
+    timed = app.store.timed(page.entries)  # changes for a while: when they revert
     lines = [
         f"{e.key} = {_value(app, e.key, e.value)}  (v{e.version}, {e.updated_by})"
         + (f"; {timed[e.key].phrase(now)}" if e.key in timed else "")
-        for e in entries[:MAX_LINES]
+        for e in page.entries
     ]
-    return _with_more(lines, len(entries))
+    if not lines and page.after is None:
+        starting = f" starting with {prefix!r}" if prefix else ""
+        if after:
+            return f"No key{starting} comes after {after}."
+        return f"No keys start with {prefix!r}." if prefix else "No keys are set."
+    unread = [f"(skipped {s.key}: {s.why})" for s in skipped]
+    command = " ".join(["/deliberate state", *([prefix] if prefix else []), "--after"])
+    shown = len(lines)
+    while True:
+        cut = shown < len(lines)
+        last = page.entries[shown - 1].key if cut else page.after
+        more = page.more + len(lines) - shown
+        tail = [f"… and {more} more: {command} {last}"] if last is not None else []
+        text = "\n".join(lines[:shown] + unread + tail)
+        if len(text) <= max_chars or shown <= 1:
+            return text
+        shown -= 1
+
+
+def _state_args(rest: str) -> tuple[str, str]:
+    """PREFIX and the KEY of ``--after KEY`` (a key starts with a letter or a digit, never
+    with "-")."""
+    words = rest.split()
+    after = ""
+    if "--after" in words:
+        at = words.index("--after")
+        if at + 1 >= len(words):
+            raise ValueError("--after needs the KEY to list the keys after")
+        after = validate_state_key(words[at + 1])
+        words = words[:at] + words[at + 2 :]
+    if len(words) > 1 or any(w.startswith("-") for w in words):
+        raise ValueError(f"state takes a PREFIX and --after KEY, not {rest!r}")
+    return (words[0] if words else ""), after
 
 
 def _log(app: App, key: str) -> str:
@@ -183,11 +221,6 @@ def _value(app: App, key: str, value: JsonValue) -> str:
     if app.policy.is_secret(key):
         return SECRET
     return short(value, VALUE_CHARS)
-
-
-def _with_more(lines: list[str], total: int) -> str:
-    more = total - len(lines)
-    return "\n".join(lines) + (f"\n… and {more} more (narrow it with a PREFIX)" if more else "")
 
 
 def _fit(text: str, max_chars: int) -> str:

@@ -1,6 +1,7 @@
 """Round trips counted on a real client: a copy of the suite's client (one server, or the
 cluster on a cluster run) whose connections count each write they send (one per command,
-one per pipeline: a round trip), made by the counting thread while counting is on."""
+one per pipeline: a round trip), made by the counting thread while counting is on; and what
+those writes said (``mentions``: how often a key name was sent, e.g. each entry read)."""
 
 from __future__ import annotations
 
@@ -25,19 +26,26 @@ class Trips:
         self.count = 0
         self.on = False
         self.thread = threading.get_ident()
+        self.said: list[bytes] = []
 
     @contextmanager
     def counting(self) -> Iterator[Trips]:
-        self.count, self.on = 0, True
+        self.count, self.on, self.said = 0, True, []
         try:
             yield self
         finally:
             self.on = False
 
-    def sent(self) -> None:
+    def sent(self, packed: bytes | str | list[bytes] | tuple[bytes, ...] = b"") -> None:
         # (the metrics' flushing thread and the like use the client too: not counted)
         if self.on and threading.get_ident() == self.thread:
             self.count += 1
+            chunks = [packed] if isinstance(packed, bytes | str) else packed
+            self.said.extend(c.encode() if isinstance(c, str) else bytes(c) for c in chunks)
+
+    def mentions(self, name: str) -> int:
+        """How many times ``name`` was sent while counting (a key of each command naming it)."""
+        return b"".join(self.said).count(name.encode())
 
 
 def counting_copy(client: RedisClient) -> tuple[RedisClient, Trips]:
@@ -46,7 +54,7 @@ def counting_copy(client: RedisClient) -> tuple[RedisClient, Trips]:
 
     def counted_class(plain: type[AbstractConnection]) -> type[AbstractConnection]:
         def send_packed_command(self: Any, *args: Any, **kwargs: Any) -> None:
-            trips.sent()
+            trips.sent(args[0] if args else b"")
             plain.send_packed_command(self, *args, **kwargs)  # type: ignore[no-untyped-call]
 
         return type(

@@ -28,6 +28,7 @@ from core.runtime.runner import Event, FromPeople, Runtime
 from core.state.actor import Actor
 from core.state.scripts import server_ms
 from core.state.store import StateStore
+from core.state.value_json import lone_surrogate
 
 __all__ = ["HELP", "Console"]
 
@@ -94,6 +95,10 @@ class Console:
         """Handle one line; False once the person wants to leave."""
         text = line.strip()
         if not text:
+            return True
+        lone = lone_surrogate(text)
+        if lone is not None:  # a byte that is not UTF-8 (read as U+DC80-U+DCFF), or half a pair
+            self._problem(f"the line holds {lone}, not text (not UTF-8?); nothing was done")
             return True
         if text.isascii() and text.isdigit() and self.numbers.label(int(text)) is not None:
             # the number of a button shown (now or before): a click, as /click N; any other

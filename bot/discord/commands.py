@@ -28,9 +28,14 @@ def deliberate_commands(answer: Answer, session: OnSession) -> app_commands.Grou
     )
 
     @group.command(name="state", description="Live state, or the keys starting with PREFIX")
-    @app_commands.describe(prefix="only keys starting with this, e.g. decision.")
-    async def state(interaction: discord.Interaction[Any], prefix: str = "") -> None:
-        await answer(interaction, f"state {prefix}")
+    @app_commands.describe(
+        prefix="only keys starting with this, e.g. decision.",
+        after="the keys after this one (the answer names it when there are more)",
+    )
+    async def state(
+        interaction: discord.Interaction[Any], prefix: str = "", after: str = ""
+    ) -> None:
+        await answer(interaction, f"state {prefix}" + (f" --after {after}" if after else ""))
 
     @group.command(name="log", description="The newest committed changes, or those of KEY")
     @app_commands.describe(key="only changes of this key, e.g. scene.name")

@@ -91,11 +91,15 @@ class LogFilter:
             text = args.get(name, "").strip()
             times[name] = None
             if text:
-                times[name] = _ms(text, end=name == "until")
-                if times[name] is None:
+                ms = _ms(text, end=name == "until")
+                if ms is None:
                     problems.append(
                         f"{name}: {text!r} is not a time such as 2026-11-23T18:30 (UTC)"
                     )
+                elif ms < 0:  # (no log id is: Redis refuses one)
+                    problems.append(f"{name}: {text!r} is before 1970, when no log starts")
+                else:
+                    times[name] = ms
         cursors: dict[str, str | None] = {}
         for name in ("before", "after"):
             text = args.get(name, "").strip()

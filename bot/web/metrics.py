@@ -24,6 +24,7 @@ from rq import Queue
 
 from bot.cli.worker import queue_for, rule_workspaces
 from bot.web.context import Web, web
+from bot.web.rate_limits import refused_tries, wrong_tokens
 from bot.web.settings import is_loopback
 from core.metrics import COUNTERS, HISTOGRAMS, Gauges, read_workspace, round_trip_sec
 
@@ -64,10 +65,13 @@ def _refused() -> Response | None:
     token = web().settings.metrics_token
     if token:
         scheme, _, given = request.headers.get("Authorization", "").partition(" ")
-        if scheme.lower() == "bearer" and hmac.compare_digest(
-            given.strip().encode(), token.encode()
-        ):
-            return None
+        if scheme.lower() == "bearer":  # a try, counted as the operator token's are
+            right = hmac.compare_digest(given.strip().encode(), token.encode())
+            wait = wrong_tokens(token, right)
+            if wait is not None:
+                return refused_tries(wait)
+            if right:
+                return None
         refused = plain("/metrics wants Authorization: Bearer DELIBERATE_METRICS_TOKEN\n", 401)
         refused.headers["WWW-Authenticate"] = 'Bearer realm="deliberate metrics"'
         return refused

@@ -24,10 +24,11 @@ from bot.app import App
 from bot.cli.render import step_label
 from bot.cli.trace import describe, steps_of
 from bot.shown.deadlines import deadlines_of, timed_steps
-from bot.web.context import person, web, workspace_app
+from bot.web.context import web, workspace_app
 from bot.web.formats import MASK
 from bot.web.log_query import PAGE, LogFilter, read_page
-from bot.web.trace_limits import MAX_SCAN, TRACE_SCAN, over_limit
+from bot.web.rate_limits import too_often
+from bot.web.trace_limits import MAX_SCAN, TRACE_SCAN
 from core.gateway.outcome import ProposalStatus
 from core.state.scripts import server_ms
 from core.state.streams import stream_ms
@@ -70,14 +71,9 @@ def trace(workspace: str, some_id: str) -> Any:
     ):
         abort(404, description="that is not an id")
     scan = _scan(request.args.get("scan", ""))
-    asker = person()
-    who = f"{asker.platform}:{asker.user_id}"
-    wait = over_limit(app.redis, workspace, who, web().settings.trace_per_minute)
-    if wait is not None:
-        refused = render_template(
-            "error.html", status=429, message=f"Too many traces a minute: try in {wait} s."
-        )
-        return refused, 429, {"Retry-After": str(wait)}
+    refused = too_often(app.redis, "trace", workspace, web().settings.trace_per_minute)
+    if refused is not None:
+        return refused
     proposal_id, steps = web().traces.get(
         (workspace, some_id, scan), lambda: steps_of(app, some_id, scan)
     )

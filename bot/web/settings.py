@@ -47,7 +47,13 @@ class WebSettings:
     metrics_token: str | None = None
     secret: str | None = None
     session_ttl_sec: int = SESSION_TTL_SEC
-    trace_per_minute: int = 60  # Trace pages one session (or the operator's header) may open
+    trace_per_minute: int = 60  # Trace pages one person (the operator is one) may open
+    state_per_minute: int = 60  # State pages, the same way
+    # wrong tokens (the operator's, the metrics') from one address, and at one token from
+    # anywhere, in a window: past either, every try is refused until the window passes
+    signin_per_address: int = 10
+    signin_per_token: int = 100
+    signin_window_sec: int = 900
 
     @property
     def secure_cookies(self) -> bool:

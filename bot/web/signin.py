@@ -42,6 +42,7 @@ from bot.slack.roles import SlackPeople
 from bot.web import discord_people
 from bot.web.context import web
 from bot.web.people import SignedIn
+from bot.web.rate_limits import wrong_tokens
 from bot.web.settings import MIN_TOKEN_CHARS
 
 __all__ = ["blueprint", "install", "start_session"]
@@ -199,9 +200,24 @@ def _slack_api(env: dict[str, str]) -> WebClient:
 
 @blueprint.post("/signin/token")
 def token() -> Any:
+    """The operator token, pasted. Wrong tries are counted per address and per token
+    (``bot.web.rate_limits``): past either limit, every try is refused (429) until the window
+    passes, the right token's too."""
     expected = web().settings.operator_token
     given = request.form.get("token", "")
-    if not expected or not hmac.compare_digest(given.encode(), expected.encode()):
+    right = expected is not None and hmac.compare_digest(given.encode(), expected.encode())
+    wait = None if expected is None else wrong_tokens(expected, right)
+    if wait is not None:
+        message = (
+            f"Too many wrong tokens were tried: every try is refused for {wait} s more, the "
+            "right token too. Nobody new is signed in."
+        )
+        return (
+            render_template("error.html", status=429, message=message),
+            429,
+            {"Retry-After": str(wait)},
+        )
+    if not right:
         flash("That is not the operator token.", "error")
         return redirect(url_for("signin.page")), 303
     return start_session(SignedIn.operator())

@@ -23,6 +23,7 @@ from bot.web import formats, inbox, metrics, pages, signin, state_page
 from bot.web.context import Web, person, visible, web
 from bot.web.metrics import plain
 from bot.web.people import Sessions, SignedIn
+from bot.web.rate_limits import refused_tries, wrong_tokens
 from bot.web.settings import WebSettings
 from bot.workspaces import WorkspaceFound
 from core.config.tenants import Tenancy
@@ -36,7 +37,7 @@ QUERY: dict[str, frozenset[str] | None] = {
     "pages.log": frozenset({"key", "actor", "since", "until", "before", "after"}),
     "pages.trace": frozenset({"scan"}),
     "pages.rules": frozenset({"per_rule"}),
-    "state_page.page": frozenset({"prefix"}),
+    "state_page.page": frozenset({"prefix", "after"}),
     "signin.page": frozenset({"next"}),
     "signin.slack_back": None,
     "signin.discord_back": None,
@@ -100,7 +101,10 @@ def _guard() -> Any:
         g.person = found
         return None
     if found is None:
-        found = _operator_by_header()
+        by_header = _operator_by_header()
+        if isinstance(by_header, Response):
+            return by_header
+        found = by_header
     if found is None:
         if request.method in ("GET", "HEAD"):
             return redirect(url_for("signin.page", next=request.full_path.rstrip("?")))
@@ -124,12 +128,18 @@ def _bad_request() -> Response | None:
     return None
 
 
-def _operator_by_header() -> SignedIn | None:
+def _operator_by_header() -> SignedIn | Response | None:
+    """The operator, when the request carries its token as a Bearer header; the 429 when
+    too many wrong ones were tried (``bot.web.rate_limits.wrong_tokens``)."""
     token = web().settings.operator_token
     given = request.headers.get("Authorization", "")
-    if token and given.startswith("Bearer ") and hmac.compare_digest(given[7:], token):
-        return SignedIn.operator()
-    return None
+    if not token or not given.startswith("Bearer "):
+        return None
+    right = hmac.compare_digest(given[7:], token)
+    wait = wrong_tokens(token, right)
+    if wait is not None:
+        return refused_tries(wait)
+    return SignedIn.operator() if right else None
 
 
 def _headers(response: Response) -> Response:

@@ -2,21 +2,18 @@
 ``TRACE_SCAN`` records of each log (``?scan=N`` goes further back, up to ``MAX_SCAN``: the
 page offers it when nothing was found); the answer is kept ``CACHE_SEC`` in this process, so
 the same id asked for again, or by several people at once, is searched once; and each
-person (the operator counts as one) may open ``PER_MINUTE`` trace pages a minute, counted in
-Redis so every web process and thread shares the count: past it, 429 with ``Retry-After``."""
+person (the operator counts as one) may open ``WebSettings.trace_per_minute`` trace pages a
+minute (``bot.web.rate_limits.over_limit``): past it, 429 with ``Retry-After``."""
 
 from __future__ import annotations
 
-import hashlib
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from core.redis_client import RedisClient
-
-__all__ = ["CACHE_SEC", "MAX_SCAN", "TRACE_SCAN", "TraceCache", "over_limit"]
+__all__ = ["CACHE_SEC", "MAX_SCAN", "TRACE_SCAN", "TraceCache"]
 
 TRACE_SCAN, MAX_SCAN = 2_000, 10_000
 CACHE_SEC, CACHE_SIZE = 5.0, 256
@@ -58,19 +55,3 @@ class TraceCache:
                     old, _ = self._kept.popitem(last=False)
                     self._locks.pop(old, None)
             return found
-
-
-def over_limit(redis: RedisClient, workspace: str, who: str, per_minute: int) -> int | None:
-    """Count one trace page of ``workspace`` for ``who`` (a person, whatever their session:
-    signing in again starts no new count); the seconds to wait when that is past
-    ``per_minute``. (A person who may read several workspaces has a count in each.)"""
-    window = int(time.time() // 60)
-    asker = hashlib.sha256(f"{workspace}\0{who}".encode()).hexdigest()[:32]
-    key = "{deliberate}:web:trace-rate:" + f"{asker}:{window}"
-    with redis.pipeline(transaction=True) as pipe:
-        pipe.incr(key)
-        pipe.expire(key, 120)
-        count = int(pipe.execute()[0])
-    if count <= per_minute:
-        return None
-    return max(1, 60 - int(time.time()) % 60)

@@ -1,18 +1,19 @@
 """A person's edit of a proposed value, as text: what an edit box shows (``value_text``) and
 the value it means (``edited_value``). A proposed string is edited as plain text; any other
-value as JSON, so that a number stays a number and an object an object. The key's schema
-checks the result when it is applied, like any value."""
+value as JSON, so that a number stays a number and an object an object. What JSON in UTF-8
+cannot carry (a number that is not finite, anywhere in it; a lone surrogate, typed or
+escaped) is refused here, as the store would refuse it. The key's schema checks the result
+when it is applied, like any value."""
 
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 
 from pydantic import JsonValue
 
 from core.state.mutation import Op
-from core.state.value_json import MAX_DEPTH, dumps, nesting
+from core.state.value_json import MAX_DEPTH, dumps, fit, nesting
 
 __all__ = ["MAX_EDIT_CHARS", "Edit", "edited_value", "value_text"]
 
@@ -41,18 +42,25 @@ def edited_value(proposed: JsonValue, text: str, op: Op = Op.SET) -> Edit:
     if not text.strip():
         raise ValueError("the new value is empty")
     if isinstance(proposed, str):
-        return Edit(text.strip())
+        return Edit(_fit(text.strip()))
     try:
         value = json.loads(text, parse_constant=_no_constant)
     except (ValueError, RecursionError) as exc:
         raise ValueError(f"the new value is not JSON ({exc}); write it as JSON") from None
     if nesting(value) > MAX_DEPTH:
         raise ValueError(f"the new value nests more than {MAX_DEPTH} levels deep")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError("the new value is too large for a number")  # (never quoted: a secret?)
     if op is Op.INCR and (isinstance(value, bool) or not isinstance(value, int | float)):
         raise ValueError("the new value must be a number (the amount to add)")
-    return Edit(value)
+    return Edit(_fit(value))
+
+
+def _fit(value: JsonValue) -> JsonValue:
+    """``value``, if JSON in UTF-8 can carry it (never quoted when not: a secret?)."""
+    try:
+        fit(value)
+    except ValueError as exc:
+        raise ValueError(f"the new value {exc}") from None
+    return value
 
 
 def _no_constant(name: str) -> None:

@@ -1,7 +1,9 @@
-"""A state entry: the current value of one key, with its version and provenance."""
+"""A state entry: the current value of one key, with its version and provenance; and a page
+of them, as the key index lists them."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
@@ -9,7 +11,7 @@ from pydantic.alias_generators import to_camel
 
 from core.state.actor import Actor
 
-__all__ = ["Entry"]
+__all__ = ["Entry", "KeyPage"]
 
 
 class Entry(BaseModel):
@@ -62,3 +64,13 @@ class Entry(BaseModel):
 
 _set = object.__setattr__  # as pydantic sets them on a frozen model
 _FIELDS = frozenset(Entry.model_fields)
+
+
+@dataclass(frozen=True)
+class KeyPage:
+    """One page of the key index (``StateStore.page``): its live entries, the key the next
+    page starts after (None: this is the last), and how many keys of the index follow."""
+
+    entries: list[Entry]
+    after: str | None
+    more: int

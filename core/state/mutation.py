@@ -15,7 +15,7 @@ from pydantic.alias_generators import to_camel
 from core.derived import Derived
 from core.state.actor import Actor
 from core.state.keys import validate_state_key
-from core.state.value_json import MAX_DEPTH, dumps, nesting
+from core.state.value_json import MAX_DEPTH, dumps, fit, nesting
 
 __all__ = ["MAX_TTL_SEC", "Mutation", "Op", "new_id", "revert_id", "whole_ms"]
 
@@ -67,6 +67,22 @@ class Op(StrEnum):
     INCR = "incr"
 
 
+def _fits(mutation: Mutation) -> None:
+    """What JSON in UTF-8 cannot carry is refused in the value and the meta: a number that
+    is not finite, a lone surrogate (``value_json.fit``; pydantic refuses a lone surrogate in
+    a ``str`` field, not in a ``JsonValue``). The value's JSON is kept: the policy measures
+    it and the store sends it."""
+    try:
+        mutation.__dict__["value_json"] = fit(mutation.value)
+    except ValueError as exc:
+        raise ValueError(f"value {exc}") from None
+    if mutation.meta:
+        try:
+            fit(mutation.meta)
+        except ValueError as exc:
+            raise ValueError(f"meta {exc}") from None
+
+
 class Mutation(Derived):
     """``value`` is the new value for set, the item for append, the delta for incr, None for
     delete. ``for_sec``: how long the change lasts before a revert undoes it (None: for
@@ -103,6 +119,7 @@ class Mutation(Derived):
             raise ValueError(f"value nests more than {MAX_DEPTH} levels deep")
         if self.meta and nesting(self.meta) > MAX_DEPTH:  # (empty: no deeper than one level)
             raise ValueError(f"meta nests more than {MAX_DEPTH} levels deep")
+        _fits(self)
         if op is Op.SET:  # nothing below is about a set
             return self
         # an appended item nests one level deeper in the list it joins
@@ -120,6 +137,7 @@ class Mutation(Derived):
                 self.__pydantic_fields_set__.add("value")
             elif isinstance(value, bool) or not isinstance(value, int | float):
                 raise ValueError("incr takes a number (the amount to add)")
+            self.__dict__.pop("value_json", None)  # (of None, before the 1)
         return self
 
     def to_json(self) -> str:

@@ -18,7 +18,7 @@ from core.moments import TimedChange
 from core.redis_client import INTERRUPTED, interrupted, resend, shard_of
 from core.state.codec import UnreadableEntry, entry_from_fields, entry_meta, readable_entry
 from core.state.commit_result import Committed, FirstCommit, Rejected, RejectReason, first_result
-from core.state.entry import Entry
+from core.state.entry import Entry, KeyPage
 from core.state.keys import WorkspaceKeys
 from core.state.limits import (
     DEFAULT_IDEMPOTENCY_TTL_SEC,
@@ -182,6 +182,21 @@ class StateStore:
         end = f"[{prefix}\xff" if prefix else "+"
         names = [str(n) for n in self.redis.zrangebylex(self.keys.index, start, end)]
         return list(self._read_entries(names, [] if skipped is None else skipped).values())
+
+    def page(self, prefix: str, after: str, limit: int, skipped: list[UnreadableEntry]) -> KeyPage:
+        """The live entries of the next ``limit`` keys of the index that start with
+        ``prefix``, after the key ``after`` ("": from the first), in key order: only those
+        are read. One that cannot be read is left out and added to ``skipped``."""
+        high = f"[{prefix}\xff" if prefix else "+"
+        low = f"({after}" if after and after >= prefix else f"[{prefix}" if prefix else "-"
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.zrangebylex(self.keys.index, low, high, start=0, num=limit)
+        pipe.zlexcount(self.keys.index, low, high)
+        found, count = pipe.execute()
+        names = [str(n) for n in found]
+        entries = list(self._read_entries(names, skipped).values())
+        more = int(count) - len(names)
+        return KeyPage(entries, names[-1] if more > 0 else None, more)
 
     def snapshot(self, attempts: int = 20) -> Snapshot:
         """Everything, read in one MULTI so that no commit lands half-way through; read again

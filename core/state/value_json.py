@@ -1,18 +1,21 @@
 """The one JSON encoding of stored values: compact, UTF-8, no NaN. commit.lua appends to
 stored lists as text, so every list it sees must be in this form. ``loads`` reads JSON text
 from outside (a model's tool call) as strictly: Python's json takes NaN, Infinity and
--Infinity, and reads 1e400 as infinity; none of them is JSON."""
+-Infinity, and reads 1e400 as infinity; none of them is JSON. Nor is a lone surrogate text
+(``"\\ud800"`` in JSON, or a byte that is not UTF-8 kept as one by Python): it cannot be
+written as UTF-8. ``fit`` refuses both in a value made in Python, ``loads`` in JSON text."""
 
 from __future__ import annotations
 
 import json
 import math
+import re
 import threading
 from collections.abc import Callable, Sequence
 from json.encoder import encode_basestring
 from typing import Any
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "dumps", "loads", "nesting"]
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "dumps", "fit", "loads", "lone_surrogate", "nesting"]
 
 # how deep a stored value may nest (a list in a dict is 2): every reader (pydantic's JSON
 # parser among them, which stops at 200) must be able to read what a writer wrote
@@ -58,6 +61,39 @@ def dumps(value: Any) -> str:
         raise
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate(text: str) -> str | None:
+    """The first lone surrogate in ``text`` (``U+D800``), or None: a Python string holds one
+    where JSON escaped half a pair, or where bytes that are not UTF-8 were read with
+    ``surrogateescape``; UTF-8 cannot carry it."""
+    if text.isascii():
+        return None
+    found = _SURROGATE.search(text)
+    return None if found is None else f"U+{ord(found.group()):04X}"
+
+
+def _no_lone_surrogate(text: str) -> None:
+    lone = lone_surrogate(text)
+    if lone is not None:
+        raise ValueError(f"holds {lone}, a lone surrogate: not text")
+
+
+def fit(value: Any) -> str:
+    """``value`` as ``dumps`` writes it, when JSON in UTF-8 can carry it; else
+    ``ValueError`` saying why (never quoting the value: it may be a secret's): a number that
+    is not finite (NaN, infinity), or a lone surrogate in a string or a name."""
+    try:
+        text = dumps(value)
+    except ValueError as exc:
+        if "Out of range float" not in str(exc):
+            raise
+        raise ValueError("holds a number too large for JSON (or NaN, or infinity)") from None
+    _no_lone_surrogate(text)
+    return text
+
+
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
@@ -74,8 +110,13 @@ _DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite)
 
 def loads(text: str) -> Any:
     """JSON text as a value; ``ValueError`` (``json.JSONDecodeError`` for bad syntax) on a
-    non-finite number, ``RecursionError`` on nesting deeper than the interpreter's stack."""
-    return _DECODER.decode(text)
+    non-finite number or a lone surrogate (in the text, or escaped in it), ``RecursionError``
+    on nesting deeper than the interpreter's stack."""
+    _no_lone_surrogate(text)
+    value = _DECODER.decode(text)
+    if "\\u" in text:  # an escape may be half a pair
+        _no_lone_surrogate(dumps(value))
+    return value
 
 
 _CONTAINERS = (dict, list, tuple)  # a tuple: isinstance takes it faster than a union

@@ -58,6 +58,11 @@ BENCH = Path(__file__).resolve().parent.parent.parent / "bench"
         ),
         ("redaction.py", ["--rounds", "2", "--reps", "1"], "Headline: new / old redactor"),
         (
+            "state_pages.py",
+            ["--keys", "300", "--rounds", "2", "--reps", "2"],
+            "Headline, 300 keys: State page / whole read",
+        ),
+        (
             "key_history.py",
             ["--records", "300", "--rounds", "2", "--reps", "2"],
             "whole log / bounded log of an old key",

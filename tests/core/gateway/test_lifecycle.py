@@ -4,12 +4,14 @@ Redis; concurrency with real threads."""
 
 from __future__ import annotations
 
+import re
 import threading
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import JsonValue
 from redis import Redis
 
 from bot.app import App, build_app
@@ -230,6 +232,35 @@ def test_an_edit_the_operation_cannot_take_is_refused() -> None:
     ]:
         with pytest.raises(ValueError, match=why):
             edited_value(1, text, op)
+
+
+@pytest.mark.parametrize(
+    ("proposed", "text", "why"),
+    [
+        ({"a": 1}, '{"a": 1e999}', "holds a number too large for JSON"),
+        ([1], "[1, -1e999]", "holds a number too large for JSON"),
+        ([1], "[NaN]", "not JSON"),
+        ({"a": 1}, '{"a": [Infinity]}', "not JSON"),
+        ({"a": 1}, '{"a": "\\ud800"}', "holds U+D800, a lone surrogate"),
+        ({"a": 1}, '{"\\udc80": 1}', "holds U+DC80, a lone surrogate"),
+        ("text", "bytes \udcff that are not UTF-8", "holds U+DCFF, a lone surrogate"),
+        ("text", "half \ud83d a pair", "holds U+D83D, a lone surrogate"),
+    ],
+    ids=["inf-in", "-inf-in", "nan", "Infinity-in", "escaped", "escaped-name", "raw", "half"],
+)
+def test_an_edit_json_cannot_carry_is_refused_in_a_sentence_never_quoting_it(
+    proposed: JsonValue, text: str, why: str
+) -> None:
+    """Issue 41: ``{"a": 1e999}`` or a lone surrogate passed the edit, then failed in the
+    store's encoding (500 on the web, exit 2 in the console)."""
+    with pytest.raises(ValueError, match=re.escape(why)) as refused:
+        edited_value(proposed, text)
+    assert "1e999" not in str(refused.value) and "\\u" not in str(refused.value)
+
+
+def test_an_edit_with_a_whole_pair_is_kept() -> None:
+    assert edited_value({"a": 1}, '{"a": "\\ud83d\\ude00"}') == Edit({"a": "\U0001f600"})
+    assert edited_value("text", "\U0001f600 ok") == Edit("\U0001f600 ok")
 
 
 def test_edit_text_is_plain_for_strings_and_json_otherwise() -> None:

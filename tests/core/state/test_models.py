@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import FrozenInstanceError, fields, replace
+from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from core.state.actor import Actor, ActorKind
@@ -166,3 +170,44 @@ def test_a_copy_with_new_roles_never_keeps_the_old_derived_values() -> None:
     assert promoted.effective_roles == {"user", "moderator"}
     assert '"roles":["moderator"]' in promoted.json_text
     assert bob.effective_roles == {"user"}
+
+
+# What JSON in UTF-8 cannot carry: a number that is not finite, a lone surrogate (issue 41).
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=5),  # (hypothesis draws no surrogate unless asked)
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=15,
+)
+POISON = st.sampled_from([float("inf"), float("-inf"), float("nan"), "\ud800", "a\udcff"])
+
+
+@given(JSON_VALUES, POISON, st.integers(0, 3))
+def test_a_value_json_cannot_carry_is_refused_wherever_it_sits(
+    value: Any, poison: Any, where: int
+) -> None:
+    """Anywhere in the value or the meta, or as a name; what can be carried is kept, its
+    JSON as ``json.dumps`` writes it."""
+    assert mutation("set", "k.a", value).value_json == json.dumps(
+        value, separators=(",", ":"), ensure_ascii=False
+    )
+    if where == 3 and not isinstance(poison, str):
+        where = 0  # (a number is no name)
+    placed = [
+        lambda: {"value": [value, {"deep": poison}]},
+        lambda: {"value": {"x": value, "y": [poison]}},
+        lambda: {"value": "ok", "meta": {"note": [value, poison]}},
+        lambda: {"value": {str(poison): value}},
+    ][where]()
+    with pytest.raises(ValidationError, match=r"a lone surrogate|a number too large for JSON"):
+        mutation("set", "k.a", **placed)
+
+
+def test_a_logged_record_json_cannot_carry_is_refused_as_it_is_read() -> None:
+    good = mutation("set", "k.a", 1).to_json()
+    for bad in ('"value":Infinity', '"value":[1e999]', '"value":{"x":NaN}'):
+        with pytest.raises(ValidationError, match="a number too large for JSON"):
+            Mutation.from_log(good.replace('"value":1', bad), 1)

@@ -152,7 +152,11 @@ def plant(redis: Redis, app: App, value: Any) -> str:
     return planted.decode() if isinstance(planted, bytes) else str(planted)
 
 
-@pytest.mark.parametrize("value", [nested(300), "fine"], ids=["too-deep", "bad-fields"])
+@pytest.mark.parametrize(
+    "value",
+    [nested(300), "fine", float("inf"), [1, float("nan")], "\ud800"],
+    ids=["too-deep", "bad-fields", "infinity", "nan", "lone-surrogate"],
+)
 def test_a_planted_record_is_named_and_skipped_by_those_who_read_on(
     app: App, redis_client: Redis, capsys: pytest.CaptureFixture[str], workspace: str, value: Any
 ) -> None:
@@ -209,6 +213,9 @@ PLANTED = {
     "far-too-deep": ("[" * 100_000 + "]" * 100_000, "recursion"),
     "not-json": ("{nope", "Expecting property name"),
     "not-finite": ('{"x": NaN}', "NaN is not a JSON number"),
+    "too-large": ('{"x": [1e999]}', "1e999 is too large a number"),
+    "lone-surrogate": ('{"x": "\\ud800"}', "holds U+D800, a lone surrogate: not text"),
+    "lone-surrogate-name": ('{"\\udfff": 1}', "holds U+DFFF, a lone surrogate: not text"),
 }
 
 
