@@ -163,7 +163,7 @@ def everything_kept(app: App) -> str:
 def test_a_two_line_secret_quoted_in_a_break_glass_reason_is_not_kept(vault: App) -> None:
     pid = proposed(vault, TWO_LINES)
     said = f"urgent: the token\n{TWO_LINES}\nleaked, rotating now"
-    done = BreakGlass(vault.gateway).apply(pid, INA, said)
+    done = BreakGlass(vault.gateway).apply(pid, INA, said, 0)
     assert isinstance(done, Committed), done
     reason = done.mutation.meta["breakGlass"]["reason"]
     assert reason == f"urgent: the token {SECRET} leaked, rotating now"
@@ -188,7 +188,7 @@ def test_a_secret_straddling_the_cut_of_a_long_reason_leaves_no_part_of_it(vault
     pid = proposed(vault, TOKEN)
     said = "x" * 480 + TOKEN + " " + "y" * (599 - 480 - len(TOKEN))
     assert len(said) == 600 and said.index(TOKEN) < MAX_GLASS_REASON < said.index(TOKEN) + 34
-    done = BreakGlass(vault.gateway).apply(pid, INA, said)
+    done = BreakGlass(vault.gateway).apply(pid, INA, said, 0)
     assert isinstance(done, Committed), done
     reason = done.mutation.meta["breakGlass"]["reason"]
     assert reason.startswith("x" * 480 + SECRET) and len(reason) <= MAX_GLASS_REASON
@@ -243,7 +243,7 @@ def test_a_break_glass_reason_of_characters_that_show_nothing_is_no_reason(
     vault: App, said: str
 ) -> None:
     pid = proposed(vault, TOKEN)
-    refused = BreakGlass(vault.gateway).apply(pid, INA, said)
+    refused = BreakGlass(vault.gateway).apply(pid, INA, said, 0)
     assert isinstance(refused, Rejected), refused
     assert "needs a reason" in refused.message
     assert vault.store.get("vault.token") is None
