@@ -21,6 +21,7 @@ from bot.explain import (
 from bot.shown.deadlines import deadlines_of
 from core.deliberation.sentences import short
 from core.gateway.outcome import SECRET
+from core.rate_limits import over_limit
 from core.state.codec import UnreadableEntry
 from core.state.keys import validate_state_key
 from core.state.mutation_log import LogRecord, MutationLog
@@ -55,14 +56,25 @@ MAX_LINES = 30
 MAX_PROPOSALS = 8  # four lines each
 KEY_SCAN = 2000  # the most log records ``log KEY`` and ``why KEY`` read: any member may ask
 VALUE_CHARS = 120
+# the answers that read much (a page of the key index, up to KEY_SCAN log records) one person
+# may ask for in one workspace a minute, counted together, as the web counts its pages
+READS_PER_MINUTE = 60
+_READS = frozenset({"state", "log", "why"})
 
 
-def answer(app: App, text: str, *, max_chars: int = 2800) -> str:
-    """The answer to ``/deliberate TEXT``, at most ``max_chars`` long."""
+def answer(app: App, text: str, *, asker: str, max_chars: int = 2800) -> str:
+    """The answer to ``/deliberate TEXT`` asked by ``asker`` (a person's identity,
+    ``platform:id``), at most ``max_chars`` long; past ``READS_PER_MINUTE`` answers that read
+    much, the seconds to wait instead."""
     command, _, rest = text.strip().partition(" ")
     handler = _COMMANDS.get(command.lower() or "help")
     if handler is None:
         return _fit(f"Unknown subcommand {command!r}.\n\n{HELP}", max_chars)
+    if command.lower() in _READS:
+        who = f"{app.store.workspace}\0{asker}"
+        wait = over_limit(app.redis, "chat-read", who, READS_PER_MINUTE)
+        if wait is not None:
+            return f"Too many state, log and why answers a minute: ask again in {wait} s."
     try:
         if command.lower() == "state":  # a page: as many keys as fit, and where to go on
             return _fit(_state(app, rest.strip(), max_chars), max_chars)

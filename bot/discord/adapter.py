@@ -289,7 +289,7 @@ class DiscordAdapter:
             return break_glass_command(app, actor, rest).text
         if actor.kind is ActorKind.GUEST and not app.policy.config.guests.read:
             return GUESTS_MAY_NOT_READ
-        return answer(app, text, max_chars=ANSWER_CHARS)
+        return answer(app, text, asker=actor.identity, max_chars=ANSWER_CHARS)
 
     # --- sending -------------------------------------------------------------------------
 

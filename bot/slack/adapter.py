@@ -322,7 +322,7 @@ class SlackAdapter:
                 return escape(glass_by_command(team, actor, rest))
             if actor.kind is ActorKind.GUEST and not team.app.policy.config.guests.read:
                 return escape(GUESTS_MAY_NOT_READ)
-            text = answer(team.app, text, max_chars=2900)
+            text = answer(team.app, text, asker=actor.identity, max_chars=2900)
         except Exception:  # the asker should hear something rather than nothing
             log.exception("slack /deliberate %r failed", text)
             return TROUBLE

@@ -2,50 +2,36 @@
 process and thread shares them, each in a window that starts at its first count and ends
 ``window_sec`` later (the key's own expiry: the server's clock, no process's).
 
-- ``over_limit``: one more look at a page that reads much (Trace, State) by one person in one
-  workspace; past the limit, the seconds to wait (the page answers 429 with ``Retry-After``).
+- ``too_often``: one more look at a page that reads much (Trace, State) by one person in one
+  workspace (``core.rate_limits.over_limit``); past the limit, 429 with ``Retry-After``.
 - ``SignInGuard``: wrong tokens (the operator's, the metrics'), counted per address and per
   token. Past either limit every try is refused until the window passes, the right token's
   too: a guess that happens to be right must not tell the guesser so."""
 
 from __future__ import annotations
 
-import hashlib
 import ipaddress
 from dataclasses import dataclass
 
 from flask import Response, render_template, request
 
 from bot.web.context import person, web
+from core.rate_limits import over_limit, rate_key, seconds_left
 from core.redis_client import RedisClient
 
 __all__ = [
     "SignInGuard",
     "address_of",
-    "over_limit",
     "refused_tries",
-    "seconds_left",
     "signin_guard",
     "too_often",
     "wrong_tokens",
 ]
 
-_PREFIX = "{deliberate}:web:rate:"  # one slot: a count is one key, read with its expiry
-
 
 def _key(what: str, who: str) -> str:
-    """The count's key: ``who`` hashed (an address, a person's id: nothing in clear)."""
-    return f"{_PREFIX}{what}:{hashlib.sha256(who.encode()).hexdigest()[:32]}"
-
-
-def over_limit(
-    redis: RedisClient, what: str, who: str, limit: int, window_sec: int = 60
-) -> int | None:
-    """Count one ``what`` (``trace``, ``state``) for ``who`` (a workspace and a person,
-    whatever their session: signing in again starts no new count); the seconds to wait when
-    the count is past ``limit``, else None."""
-    count, left_ms = _count(redis, _key(what, who), window_sec)
-    return None if count <= limit else seconds_left(left_ms, window_sec)
+    """A web count's key (``who`` hashed)."""
+    return rate_key(f"web:{what}", who)
 
 
 def too_often(
@@ -65,25 +51,6 @@ def too_often(
         429,
         {"Retry-After": str(wait)},
     )
-
-
-def _count(redis: RedisClient, key: str, window_sec: int) -> tuple[int, int]:
-    """One more in ``key``'s window (made with its expiry when there is none): the count and
-    the milliseconds the window has left."""
-    with redis.pipeline(transaction=True) as pipe:
-        pipe.set(key, 0, ex=window_sec, nx=True)
-        pipe.incr(key)
-        pipe.pttl(key)
-        _, count, left = pipe.execute()
-    return int(count), int(left)
-
-
-def seconds_left(left_ms: int, window_sec: int) -> int:
-    """A window's milliseconds left, as ``Retry-After`` says them: whole seconds, at least 1
-    (a key without an expiry, which nothing here makes, waits a whole window)."""
-    if left_ms < 0:
-        return window_sec
-    return max(1, -(-left_ms // 1000))
 
 
 def address_of(remote: str) -> str:

@@ -39,6 +39,8 @@ TWO_LINES = "first-line-of-it\nsecond-line-of-it"
 TOKEN = "Zq-rotated-" + "k9" * 12  # (a value a reason quotes)
 OPERATOR = "operator-token-for-tests-0123456789"
 
+ASKER = "slack:U0ASKER"  # who asks /deliberate (each counted in their workspace)
+
 
 def parts(secret: str, size: int = 12) -> list[str]:
     """Every run of ``size`` characters of ``secret`` and of it with its blanks run together:
@@ -102,7 +104,7 @@ def test_a_webhooks_422_quoting_the_secret_shows_none_of_it(
     [failed] = rig.evaluations("action.failed")
     error = failed["data"]["error"]
     assert error.startswith("http.post: HTTP 422 ") and SECRET in error, error
-    member = answer(rig.app, "why test.go")
+    member = answer(rig.app, "why test.go", asker=ASKER)
     assert "HTTP 422" in member, member
     code, out, _ = run(capsys, workspace, "--config", str(rig.config_path), "why", "test.go")
     assert code == 0 and "HTTP 422" in out, out
@@ -222,7 +224,7 @@ def test_a_writers_reason_quoting_the_value_is_kept_without_it(
         assert done[0] == 0, done
     record = vault.log.latest(1, key="vault.token")[-1]
     assert record.mutation.reason == f"rotated from {SECRET} to\n{SECRET}"
-    shown = answer(vault, "why vault.token")
+    shown = answer(vault, "why vault.token", asker=ASKER)
     assert f"rotated from {SECRET} to" in shown, shown
     for part in [*parts(TOKEN, 8), *parts(TWO_LINES)]:
         assert part.lower() not in shown.lower() and part not in record.mutation.reason

@@ -17,6 +17,8 @@ from tests.conftest import write_config
 from tests.factories import mutation
 from tests.rules.rig import config_text
 
+ASKER = "slack:U0ASKER"  # who asks /deliberate (each counted in their workspace)
+
 
 def commit_many(app: App, n: int) -> None:
     for i in range(n):
@@ -60,8 +62,8 @@ def test_compact_trims_and_the_readers_say_so(
     code, _, err = run(capsys, workspace, "replay", "--verify", "--from-scratch")
     assert code == 2 and "compacted" in err and "from scratch is no longer possible" in err
 
-    assert "was compacted" in answer(app, "log")
-    assert "decision.db" in answer(app, "log decision.db")
+    assert "was compacted" in answer(app, "log", asker=ASKER)
+    assert "decision.db" in answer(app, "log decision.db", asker=ASKER)
 
 
 def test_a_key_whose_every_record_was_compacted(
@@ -73,9 +75,9 @@ def test_a_key_whose_every_record_was_compacted(
     run(capsys, workspace, "compact", "--keep-records", "2")
     code, out, _ = run(capsys, workspace, "rules", "why", "decision.old")
     assert code == 1 and "no mutation in the log" in out and "was compacted" in out
-    said = answer(app, "log decision.old")
+    said = answer(app, "log decision.old", asker=ASKER)
     assert "No mutation of decision.old is left in the log" in said and "was compacted" in said
-    assert "was compacted" in answer(app, "why decision.old")
+    assert "was compacted" in answer(app, "why decision.old", asker=ASKER)
 
 
 def test_compact_without_retention_and_with_bad_arguments(

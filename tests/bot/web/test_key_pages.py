@@ -33,6 +33,8 @@ from tests.round_trips import Trips, counting_copy
 KEYS = 20_000
 BEARER = {"Authorization": f"Bearer {OPERATOR_TOKEN}"}
 
+ASKER = "slack:U0ASKER"  # who asks /deliberate (each counted in their workspace)
+
 
 def key(n: int) -> str:
     return f"k.{n:05d}"
@@ -83,13 +85,13 @@ def test_20000_keys_are_read_a_page_at_a_time_by_the_state_page_and_chat(
     assert entries_read(app, trips) == PAGE and f'href="{url}"' in after.text  # ← First
 
     with trips.counting():
-        said = answer(app, "state").splitlines()
+        said = answer(app, "state", asker=ASKER).splitlines()
     assert entries_read(app, trips) == MAX_LINES  # (all 20,000 before)
     assert [line.split(" = ")[0] for line in said[:-1]] == [key(n) for n in range(MAX_LINES)]
     command = f"/deliberate state --after {key(MAX_LINES - 1)}"
     assert said[-1] == f"… and {KEYS - MAX_LINES} more: {command}"
     with trips.counting():
-        on = answer(app, command.removeprefix("/deliberate ")).splitlines()
+        on = answer(app, command.removeprefix("/deliberate "), asker=ASKER).splitlines()
     assert on[0] == f"{key(MAX_LINES)} = {MAX_LINES}  (v1, user:filler)"
     assert entries_read(app, trips) == MAX_LINES
 
@@ -113,12 +115,15 @@ def test_the_next_page_keeps_the_prefix_and_the_last_page_offers_none(web_app: A
     assert shown_keys(before) == shown_keys(first)
     past = web.get(url, query_string={"prefix": "k.00", "after": "z"}, headers=BEARER).text
     assert shown_keys(past) == [] and "No key starting with “k.00” comes after z." in past
-    chat = answer(web_app, "state k.002").splitlines()
+    chat = answer(web_app, "state k.002", asker=ASKER).splitlines()
     assert [line.split(" = ")[0] for line in chat[:-1]] == [key(n) for n in range(200, 230)]
     assert chat[-1] == "… and 20 more: /deliberate state k.002 --after k.00229"
-    tail = answer(web_app, "state k.00 --after k.00240").splitlines()
+    tail = answer(web_app, "state k.00 --after k.00240", asker=ASKER).splitlines()
     assert [line.split(" = ")[0] for line in tail] == [key(n) for n in range(241, 250)]
-    assert answer(web_app, "state k.00 --after z") == "No key starting with 'k.00' comes after z."
+    assert (
+        answer(web_app, "state k.00 --after z", asker=ASKER)
+        == "No key starting with 'k.00' comes after z."
+    )
 
 
 @pytest.mark.parametrize("after", ["-x", "k.1 k.2", "k" * 201, "ké", "k\u202e"])
@@ -136,7 +141,7 @@ def test_chat_state_shows_what_fits_and_goes_on_from_the_last_line_shown(app: Ap
     for n in range(40):
         app.store.commit(Mutation(op=Op.SET, key=f"note.{n:02d}", value="x" * 200, actor=who))
     seen: list[str] = []
-    text = answer(app, "state note.", max_chars=1900)
+    text = answer(app, "state note.", max_chars=1900, asker=ASKER)
     while True:
         assert len(text) <= 1900
         *lines, last = text.splitlines()
@@ -145,13 +150,13 @@ def test_chat_state_shows_what_fits_and_goes_on_from_the_last_line_shown(app: Ap
             break
         seen += [line.split(" = ")[0] for line in lines]
         assert len(lines) < MAX_LINES and last.endswith(f"--after {seen[-1]}")
-        text = answer(app, last.split(": /deliberate ", 1)[1], max_chars=1900)
+        text = answer(app, last.split(": /deliberate ", 1)[1], max_chars=1900, asker=ASKER)
     assert seen == [f"note.{n:02d}" for n in range(40)]
 
 
 @pytest.mark.parametrize("rest", ["--after", "a b", "--before x", "a --after -b"])
 def test_chat_state_refuses_what_it_cannot_read(app: App, rest: str) -> None:
-    said = answer(app, f"state {rest}")
+    said = answer(app, f"state {rest}", asker=ASKER)
     assert said.startswith(("state takes a PREFIX", "--after needs the KEY", "state key"))
     assert "/deliberate state [PREFIX] [--after KEY]" in said
 

@@ -33,6 +33,8 @@ from tests.bot.cli.test_rules_cli import rules_config
 from tests.factories import actor, mutation
 from tests.servers.webhook import WebhookServer
 
+ASKER = "slack:U0ASKER"  # who asks /deliberate (each counted in their workspace)
+
 
 def nested(depth: int) -> Any:
     """``depth`` levels of lists and objects, an object outermost."""
@@ -171,7 +173,7 @@ def test_a_planted_record_is_named_and_skipped_by_those_who_read_on(
     keys = [r.mutation.key for r in log.latest(10)]
     assert keys == ["decision.good", "decision.after"]
     assert [s.log_id for s in log.skipped] == [planted]
-    assert f"(skipped {planted}:" in answer(app, "log", max_chars=4000)
+    assert f"(skipped {planted}:" in answer(app, "log", max_chars=4000, asker=ASKER)
     code, out, err = run(capsys, workspace, "log")
     assert code == 0 and "decision.after" in out and f"{planted} cannot be read" in err
     with pytest.raises(UnreadableRecord, match=planted):
@@ -236,7 +238,7 @@ def test_a_planted_entry_is_named_and_skipped_by_those_who_list(
     assert [s.key for s in snapshot.skipped] == ["entity.task.bad"]
     with pytest.raises(UnreadableEntry, match=r"entity\.task\.bad"):
         app.store.get("entity.task.bad")
-    assert "decision.fine" in answer(app, "state")
+    assert "decision.fine" in answer(app, "state", asker=ASKER)
 
     capsys.readouterr()  # (what the setting up printed is not the command's)
     code, out, err = run(capsys, workspace, "state", "list")
@@ -264,9 +266,9 @@ def test_a_planted_entry_is_named_and_skipped_by_those_who_list(
     assert code == 1 and "entity.task.bad" in out and "Traceback" not in err
 
     # a person asking, and the model reading it, get a sentence and nothing
-    assert answer(app, "why entity.task.bad").startswith("entity.task.bad: set")
+    assert answer(app, "why entity.task.bad", asker=ASKER).startswith("entity.task.bad: set")
     redis_client.xtrim(app.store.keys.log, maxlen=0)  # its record gone, why reads the entry
-    said = answer(app, "why entity.task.bad")
+    said = answer(app, "why entity.task.bad", asker=ASKER)
     assert said == f"entry entity.task.bad cannot be read: {skipped[0].why}"
     tools = AgentTools(app.gateway, actor("agent:assistant"))
     read = tools.call(ToolCall("1", "getState", '{"keys": ["entity.task.bad"]}'), "corr")
