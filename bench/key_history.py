@@ -11,6 +11,7 @@ trip, the baseline. Medians per question, each as a ratio to the PING.
 from __future__ import annotations
 
 import argparse
+import itertools
 import statistics
 import time
 import uuid
@@ -21,6 +22,14 @@ from bot.app import App, build_app
 from core.state.actor import Actor
 from core.state.keys import WorkspaceKeys
 from core.state.mutation import Mutation, Op
+
+_ASKERS = itertools.count()
+
+
+def asker() -> str:
+    """A new person for each question: each is counted, as chat counts it, and none is held
+    back by the limit on how often one person may ask (``bot.answers.READS_PER_MINUTE``)."""
+    return f"bench:U{next(_ASKERS)}"
 
 
 def timed(call: Callable[[], object], reps: int) -> float:
@@ -45,12 +54,12 @@ def main() -> None:
         fill(app, args.records)
         questions: dict[str, Callable[[], object]] = {
             "PING": app.redis.ping,
-            "log never.written": lambda: answer(app, "log decision.never-written"),
-            "why never.written": lambda: answer(app, "why decision.never-written"),
-            "log old": lambda: answer(app, "log decision.old"),
-            "why old": lambda: answer(app, "why decision.old"),
-            "log recent": lambda: answer(app, "log decision.other-0"),
-            "why recent": lambda: answer(app, "why decision.other-0"),
+            "log never.written": lambda: answer(app, "log decision.never-written", asker=asker()),
+            "why never.written": lambda: answer(app, "why decision.never-written", asker=asker()),
+            "log old": lambda: answer(app, "log decision.old", asker=asker()),
+            "why old": lambda: answer(app, "why decision.old", asker=asker()),
+            "log recent": lambda: answer(app, "log decision.other-0", asker=asker()),
+            "why recent": lambda: answer(app, "why decision.other-0", asker=asker()),
             "whole log, old": lambda: app.log.latest(30, key="decision.old"),
         }
         medians: dict[str, list[float]] = {name: [] for name in questions}

@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from redis import Redis
 
 from bot.answers import answer
 from bot.app import App, build_app
@@ -23,6 +22,7 @@ from bot.web.settings import WebSettings
 from bot.web.site import create_app
 from core.gateway.break_glass import MAX_GLASS_REASON, BreakGlass
 from core.gateway.outcome import SECRET, Pending, ProposalStatus
+from core.redis_client import RedisClient
 from core.state.commit_result import Committed, Rejected
 from tests.bot.cli.process import run
 from tests.bot.secret_paths import VAULT, leaks
@@ -69,8 +69,8 @@ def echoing() -> Iterator[WebhookServer]:
         yield hook
 
 
-def fired(tmp_path: Path, server_redis: Redis, workspace: str, url: str, secret: str) -> Rig:
-    rig = make_rig(tmp_path, server_redis, workspace, posting(url), keys=VAULT)
+def fired(tmp_path: Path, redis_client: RedisClient, workspace: str, url: str, secret: str) -> Rig:
+    rig = make_rig(tmp_path, redis_client, workspace, posting(url), keys=VAULT)
     rig.commit("set", "vault.token", secret, who="admin:root")
     rig.commit("set", "test.go", 1)
     rig.work()
@@ -90,13 +90,13 @@ def trace_page(app: App, correlation_id: str) -> str:
 @pytest.mark.parametrize("secret", [LONG, DOUBLE, TWO_LINES], ids=["162", "double", "two"])
 def test_a_webhooks_422_quoting_the_secret_shows_none_of_it(
     tmp_path: Path,
-    server_redis: Redis,
+    redis_client: RedisClient,
     workspace: str,
     echoing: WebhookServer,
     capsys: pytest.CaptureFixture[str],
     secret: str,
 ) -> None:
-    rig = fired(tmp_path, server_redis, workspace, echoing.hook_url, secret)
+    rig = fired(tmp_path, redis_client, workspace, echoing.hook_url, secret)
     (request,) = echoing.requests
     # it went out, and came back in the 422, 40 characters into its body
     assert request.json == {"service": "deliberate-hook-1", "token": secret}
@@ -113,7 +113,7 @@ def test_a_webhooks_422_quoting_the_secret_shows_none_of_it(
     for shown in (error, member, out, page):
         kept = [p for p in parts(secret) if p in shown]
         assert not kept, (kept, shown)
-    found = leaks(server_redis, workspace, parts(secret), queue=rig.queue)
+    found = leaks(redis_client, workspace, parts(secret), queue=rig.queue)
     assert not found, found.where
 
 
@@ -138,8 +138,8 @@ def glass_config(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def vault(glass_config: Path, server_redis: Redis, workspace: str) -> App:
-    return build_app(workspace, glass_config, client=server_redis)
+def vault(glass_config: Path, redis_client: RedisClient, workspace: str) -> App:
+    return build_app(workspace, glass_config, client=redis_client)
 
 
 def proposed(app: App, value: str) -> str:
