@@ -10,9 +10,10 @@ from __future__ import annotations
 import argparse
 import statistics
 import subprocess
-import time
 import uuid
 from collections.abc import Callable
+
+from timing import median_us
 
 from bot.redis_connection import connect
 from core.state.actor import Actor
@@ -23,16 +24,6 @@ from core.state.scripts import LuaScript
 from core.state.store import StateStore
 
 BEFORE = "56b9b3f"  # the last commit whose commit.lua wrote no chain
-
-
-def timed(call: Callable[[], object], reps: int) -> float:
-    """Median microseconds per call over ``reps`` calls."""
-    samples = []
-    for _ in range(reps):
-        start = time.perf_counter_ns()
-        call()
-        samples.append((time.perf_counter_ns() - start) / 1000)
-    return statistics.median(samples)
 
 
 def main() -> None:
@@ -70,7 +61,7 @@ def main() -> None:
     try:
         for round_ in range(args.rounds):
             for name in order[round_ % 3 :] + order[: round_ % 3]:
-                medians[name].append(timed(kinds[name], args.reps))
+                medians[name].append(median_us(kinds[name], args.reps))
         report = verify_chain(client, chained.keys)
         assert report.ok and report.last is not None, report.broken
     finally:

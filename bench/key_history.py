@@ -13,9 +13,10 @@ from __future__ import annotations
 import argparse
 import itertools
 import statistics
-import time
 import uuid
 from collections.abc import Callable
+
+from timing import median_ms
 
 from bot.answers import KEY_SCAN, answer
 from bot.app import App, build_app
@@ -30,16 +31,6 @@ def asker() -> str:
     """A new person for each question: each is counted, as chat counts it, and none is held
     back by the limit on how often one person may ask (``bot.answers.READS_PER_MINUTE``)."""
     return f"bench:U{next(_ASKERS)}"
-
-
-def timed(call: Callable[[], object], reps: int) -> float:
-    """Median milliseconds per call over ``reps`` calls."""
-    samples = []
-    for _ in range(reps):
-        start = time.perf_counter_ns()
-        call()
-        samples.append((time.perf_counter_ns() - start) / 1e6)
-    return statistics.median(samples)
 
 
 def main() -> None:
@@ -67,7 +58,7 @@ def main() -> None:
         for round_ in range(args.rounds):
             turn = round_ % len(order)
             for name in order[turn:] + order[:turn]:  # each first in turn
-                medians[name].append(timed(questions[name], args.reps))
+                medians[name].append(median_ms(questions[name], args.reps))
     finally:
         names = list(app.redis.scan_iter(match=WorkspaceKeys(app.store.workspace).every_key))
         if names:

@@ -11,23 +11,14 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 import uuid
 from collections.abc import Callable
+
+from timing import median_us
 
 from bot.redis_connection import connect
 from core.state.keys import WorkspaceKeys
 from core.state.scripts import READ_LUA, LuaScript
-
-
-def timed(call: Callable[[], object], reps: int) -> float:
-    """Median microseconds per call over ``reps`` calls."""
-    samples = []
-    for _ in range(reps):
-        start = time.perf_counter_ns()
-        call()
-        samples.append((time.perf_counter_ns() - start) / 1000)
-    return statistics.median(samples)
 
 
 def main() -> None:
@@ -49,7 +40,7 @@ def main() -> None:
     order = list(kinds)
     for round_ in range(args.rounds):
         for name in order[round_ % 3 :] + order[: round_ % 3]:  # each kind first in turn
-            medians[name].append(timed(kinds[name], args.reps))
+            medians[name].append(median_us(kinds[name], args.reps))
     ping = statistics.median(medians["PING"])
     print(f"{args.rounds} rounds x {args.reps} calls, median of the rounds' medians")
     for name in kinds:

@@ -17,11 +17,12 @@ import string
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from timing import median_us
 
 from core.redaction import Redactor
 
@@ -62,16 +63,6 @@ def texts(seed: int = 1) -> tuple[list[str], str, str, str]:
     return secrets, quoting, clean, refusal
 
 
-def timed(call: Callable[[], object], reps: int) -> float:
-    """Median microseconds per call over ``reps`` calls."""
-    samples = []
-    for _ in range(reps):
-        start = time.perf_counter_ns()
-        call()
-        samples.append((time.perf_counter_ns() - start) / 1000)
-    return statistics.median(samples)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=10, help="alternating rounds (10)")
@@ -96,7 +87,7 @@ def main() -> None:
         for case, call in cases.items():
             reps = args.reps if case.startswith("long") else args.reps * 100
             for kind in order:
-                found[(case, kind)].append(timed(call(kinds[kind], made[kind]), reps))
+                found[(case, kind)].append(median_us(call(kinds[kind], made[kind]), reps))
 
     print(f"{'text':<34}{'old µs':>12}{'new µs':>12}{'new / old':>12}")
     ratios = {}

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
+from timing import median_ms
 from waitress import wasyncore
 from waitress.server import create_server
 
@@ -44,15 +45,6 @@ def asker() -> str:
     """A new person for each question: each is counted, as chat counts it, and none is held
     back by the limit on how often one person may ask (``bot.answers.READS_PER_MINUTE``)."""
     return f"bench:U{next(_ASKERS)}"
-
-
-def timed(call: Callable[[], object], reps: int) -> float:
-    samples = []
-    for _ in range(reps):
-        start = time.perf_counter_ns()
-        call()
-        samples.append((time.perf_counter_ns() - start) / 1e6)
-    return statistics.median(samples)
 
 
 def fill(app: App, keys: int) -> None:
@@ -107,7 +99,7 @@ def measure(keys: int, rounds: int, reps: int) -> dict[str, float]:
             turn = round_ % len(order)
             for name in order[turn:] + order[:turn]:
                 call, times = measures[name]
-                medians[name].append(timed(call, times))
+                medians[name].append(median_ms(call, times))
     finally:
         web.close()
         server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))

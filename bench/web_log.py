@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import httpx
+from timing import median_ms
 from waitress import wasyncore
 from waitress.server import create_server
 
@@ -32,15 +33,6 @@ from core.state.keys import WorkspaceKeys
 from core.state.mutation import Mutation, Op
 
 TOKEN = "bench-operator-token-0123456789"
-
-
-def timed(call: Callable[[], object], reps: int) -> float:
-    samples = []
-    for _ in range(reps):
-        start = time.perf_counter_ns()
-        call()
-        samples.append((time.perf_counter_ns() - start) / 1e6)
-    return statistics.median(samples)
 
 
 def fill(app: App, records: int) -> None:
@@ -109,7 +101,7 @@ def main() -> None:
         for round_ in range(args.rounds):
             turn = round_ % len(order)
             for name in order[turn:] + order[:turn]:
-                medians[name].append(timed(pages[name], args.reps))
+                medians[name].append(median_ms(pages[name], args.reps))
     finally:
         web.close()
         server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
