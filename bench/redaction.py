@@ -17,6 +17,7 @@ import string
 import subprocess
 import sys
 import tempfile
+import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -76,20 +77,26 @@ def main() -> None:
     assert made["old"].text(quoting) == made["new"].text(quoting)  # (the same, as written)
     assert made["new"].text(clean) == clean
 
+    encoded = urllib.parse.quote(quoting)
+    labelled = "(secret) 42 " * 16_000
     cases: dict[str, Callable[[Any, Any], Callable[[], object]]] = {
         "long answer, 660 secrets": lambda make, r: lambda: r.text(quoting),
         "long answer, no secret": lambda make, r: lambda: r.text(clean),
+        "long answer, percent-encoded": lambda make, r: lambda: r.text(encoded),
         "one-line refusal, redactor made": lambda make, r: lambda: make([secrets[6]]).text(refusal),
+        "16,000 labels and matches": lambda make, r: lambda: make([42]).text(labelled),
     }
     found: dict[tuple[str, str], list[float]] = {(c, k): [] for c in cases for k in kinds}
     for round_ in range(args.rounds):
         order = list(kinds) if round_ % 2 == 0 else list(reversed(kinds))
         for case, call in cases.items():
-            reps = args.reps if case.startswith("long") else args.reps * 100
+            reps = args.reps * 100 if case.startswith("one-line") else args.reps
             for kind in order:
                 found[(case, kind)].append(median_us(call(kinds[kind], made[kind]), reps))
 
     print(f"{'text':<34}{'old µs':>12}{'new µs':>12}{'new / old':>12}")
+    struck = made["new"].text(quoting).count("(secret)")
+    assert made["new"].text(encoded).count("(secret)") == struck  # (read through its escapes)
     ratios = {}
     for case in cases:
         old_us = statistics.median(found[(case, "old")])

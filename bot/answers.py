@@ -193,18 +193,21 @@ def _why(app: App, key: str) -> str:
 
 
 def _pending(app: App, rest: str) -> str:
-    proposals = app.gateway.proposals.listed()
+    """The ``MAX_PROPOSALS`` soonest due (only they are read), and how many wait."""
+    box = app.gateway.proposals
+    proposals = box.listed(limit=MAX_PROPOSALS)
     if not proposals:
         return "No proposal waits for anyone."
     now = server_ms(app.redis, app.store.keys.versions)
-    lines = [f"{len(proposals)} waiting, soonest deadline first:"]
-    for p in proposals[:MAX_PROPOSALS]:
+    waiting = max(box.waiting(), len(proposals))
+    lines = [f"{waiting} waiting, soonest deadline first:"]
+    for p in proposals:
         reveal = not app.policy.is_secret(p.mutation.key)
         named = f"{p.id}@{p.revision}"  # (what breakglass names it by)
         lines += proposal_lines(
             app.policy, p, deadlines_of(app, p, now), reveal=reveal, named=named
         )
-    more = len(proposals) - MAX_PROPOSALS
+    more = waiting - len(proposals)
     if more > 0:
         lines.append(f"… and {more} more (`deliberate proposals` lists them all)")
     return "\n".join(lines)

@@ -21,7 +21,7 @@ from rules.connector_api import ActionContext, ConnectorAction, ConnectorError
 
 from .discord_markdown import escape
 from .env import optional, required
-from .remote_errors import excerpt, hiding, status_error, transport_error
+from .remote_errors import excerpt, hiding, said, status_error, transport_error
 
 if TYPE_CHECKING:
     import httpx
@@ -59,7 +59,7 @@ def _discord_message(response: httpx.Response, hide: Redactor) -> str:
     except ValueError:
         return excerpt(response, hide)
     if isinstance(body, dict) and body.get("message"):
-        return f"{body['message']} (code {body.get('code', 0)})"
+        return said(f"{body['message']} (code {body.get('code', 0)})", hide)
     return excerpt(response, hide)
 
 

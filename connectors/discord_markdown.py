@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["LONGEST_LINK", "cut", "escape"]
+__all__ = ["LONGEST_LINK", "code_block", "cut", "escape"]
 
 LONGEST_LINK = 1000  # characters; a Discord message holds 2000
 
@@ -38,6 +38,7 @@ _LINK_STOPS = re.compile(r"[\[>]")
 # (or where the text ends, since a line may follow it: "point-in-time" is left as it is); a
 # list's "1."; the ":" of "://"
 _MARKUP = re.compile(r"[\\*_~|`>\[\]<]|[#\-+](?=[#\s]|\Z)|:(?=//)|(?<=[0-9])\.(?=\s|\Z)")
+_TICK_PAIR = re.compile(r"`(?=`)")  # a backtick with another after it
 # a "." that starts the text, before a blank: after a number written before it (a template's
 # "1" and a value's ". item") it would make a list
 _LEADING_DOT = re.compile(r"\.(?=\s|\Z)")
@@ -93,3 +94,17 @@ def _escaped(text: str, at: int) -> bool:
     """The character at ``at`` follows an escaping backslash (an odd run of them)."""
     run = len(text[:at]) - len(text[:at].rstrip("\\"))
     return run % 2 == 1
+
+
+def code_block(text: str, limit: int) -> str:
+    """``text`` in a code block of at most ``limit`` characters, shown as it is: a
+    zero-width space between every two backticks, so that no run of them closes the block
+    (it ends at the next three backticks, wherever they stand: four backticks whose first
+    three were spelled apart left the fourth to make three with the next two, and what
+    followed was read as markdown); cut, with a "…", where that makes it too long."""
+    fence = "```"
+    body = _TICK_PAIR.sub("`\u200b", text)
+    room = limit - 2 * len(fence) - 2
+    if len(body) > room:
+        body = body[: room - 2] + "\n…"
+    return f"{fence}\n{body}\n{fence}"

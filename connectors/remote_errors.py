@@ -22,6 +22,7 @@ __all__ = [
     "hiding",
     "redact",
     "retryable_status",
+    "said",
     "status_error",
     "transport_error",
 ]
@@ -47,7 +48,13 @@ def retryable_status(status: int) -> bool:
 
 def excerpt(response: httpx.Response, hide: Redactor) -> str:
     """The body, the secrets struck out of it first, its blanks run together, cut short."""
-    text = " ".join(hide.text(response.text).split())
+    return said(response.text, hide)
+
+
+def said(text: str, hide: Redactor) -> str:
+    """What a service said (its body, or the message its error names), the secrets struck
+    out of it first, its blanks run together, cut short."""
+    text = " ".join(hide.text(text).split())
     return text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + "…"
 
 

@@ -6,6 +6,7 @@ Env: ``SLACK_BOT_TOKEN``; optional ``SLACK_API_URL`` (default slack_sdk's https:
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, JsonValue
@@ -18,7 +19,7 @@ from .remote_errors import redact, retryable_status
 if TYPE_CHECKING:
     from slack_sdk import WebClient
 
-__all__ = ["ACTIONS", "escape"]
+__all__ = ["ACTIONS", "code_block", "escape"]
 
 TIMEOUT_SEC = 10
 # Slack's own words for "try again later" when they come with a 200 or without a status
@@ -35,6 +36,13 @@ def escape(text: str) -> str:
     """People's words as Slack text: its three control characters escaped, so that
     ``<!channel>``, ``<@U…>`` and ``<https://…|label>`` typed by someone stay text."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def code_block(text: str) -> str:
+    """``text`` escaped, in a code block that no run of backticks in it can end (a zero-width
+    space between every two: three of them, wherever they stand, ended it, and what followed
+    was read as mrkdwn)."""
+    return "```\n" + re.sub("`(?=`)", "`\u200b", escape(text)) + "\n```"
 
 
 class PostMessageArgs(BaseModel):

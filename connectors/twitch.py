@@ -18,7 +18,7 @@ from rules.connector_api import ActionContext, ConnectorAction, ConnectorError
 
 from .env import optional, required
 from .helix_limits import HelixLimits
-from .remote_errors import excerpt, hiding, status_error, transport_error
+from .remote_errors import excerpt, hiding, said, status_error, transport_error
 
 if TYPE_CHECKING:
     import httpx
@@ -86,7 +86,7 @@ def _helix_message(response: httpx.Response, hide: Redactor) -> str:
     except ValueError:
         return excerpt(response, hide)
     if isinstance(body, dict) and body.get("message"):
-        return str(body["message"])
+        return said(str(body["message"]), hide)
     return excerpt(response, hide)
 
 

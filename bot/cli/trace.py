@@ -274,7 +274,7 @@ def _trace(app: App, args: argparse.Namespace) -> int:
         _header(app, proposal_id, steps, args.json)
     if not steps:
         gone = "" if mark is None else f"; {mark}"
-        print(f"nothing has correlation id {some_id} (among the newest {scan})" + gone)
+        print(f"nothing has correlation id {one_line(some_id)} (among the newest {scan})" + gone)
         return 1
     for step in steps:
         print(json_line(step) if args.json else one_line(_line(step)))

@@ -36,7 +36,7 @@ from bot.notices import (
 from bot.session_requests import request_of
 from bot.shown.refs import Shown, ShownMessages, proposals_in
 from bot.workspaces import Workspaces
-from connectors.discord_markdown import escape
+from connectors.discord_markdown import code_block, escape
 from core.config.tenants import Tenant
 from core.deliberation.messages import ActionClicked, ShowRequested, TopicSet, UserSaid
 from core.deliberation.view import View
@@ -48,7 +48,7 @@ from .buttons import ButtonRef, DeliberateButton
 from .channels import PLATFORM, Listening, session_id, turn_text
 from .closing import Closing
 from .forms import form_for, prefill_for, read_form
-from .render import NO_PINGS, render
+from .render import MAX_CONTENT, NO_PINGS, render
 from .roles import actor_of
 
 __all__ = ["DiscordAdapter"]
@@ -243,7 +243,7 @@ class DiscordAdapter:
         except Exception:  # the asker should hear something rather than nothing
             log.exception("discord /deliberate %r failed", text)
             reply = TROUBLE
-        shown = "```\n" + reply.replace("```", "`\u200b``") + "\n```"
+        shown = code_block(reply, MAX_CONTENT)
         try:  # the "thinking…" message becomes the answer
             await interaction.edit_original_response(content=shown, allowed_mentions=NO_PINGS)
         except discord.HTTPException as error:

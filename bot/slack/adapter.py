@@ -40,6 +40,7 @@ from bot.session_requests import request_of
 from bot.shown.expiry import ByPlatform, ExpiredMessages
 from bot.shown.refs import Install, Shown
 from bot.workspaces import Recent, Workspaces
+from connectors.slack import code_block
 from core.deliberation.messages import ID_PATTERN, ActionClicked, ShowRequested, UserSaid
 from core.deliberation.view import View
 from core.runtime.runner import Event
@@ -326,7 +327,7 @@ class SlackAdapter:
         except Exception:  # the asker should hear something rather than nothing
             log.exception("slack /deliberate %r failed", text)
             return TROUBLE
-        return f"```\n{escape(text)}\n```"
+        return code_block(text)
 
 
 def _shown(click: Click) -> Shown | None:

@@ -37,7 +37,7 @@ from core.state.scripts import server_ms
 __all__ = ["LISTED", "NO_REASON", "NO_REVISION", "RESOLVED_SHOWN", "blueprint"]
 
 RESOLVED_SHOWN = 20
-LISTED = 1000  # proposals read for one page (pending ones first)
+LISTED = 1000  # pending proposals read for one page (the soonest due)
 blueprint = Blueprint("inbox", __name__)
 VERBS = ("apply", "edit", "reject", "breakglass")
 NO_REVISION = (
@@ -65,9 +65,8 @@ def page(workspace: str) -> str:
     app = workspace_app(workspace)
     box = app.gateway.proposals
     now = server_ms(app.redis, app.store.keys.versions)
-    kept = box.listed(resolved=True, limit=LISTED)  # the pending ones first
-    pending = [p for p in kept if p.status is ProposalStatus.PENDING]
-    resolved = [p for p in kept if p.status is not ProposalStatus.PENDING]
+    pending = box.listed(limit=LISTED)  # (only those shown are read)
+    resolved = box.resolved(RESOLVED_SHOWN)
     resolved.sort(key=lambda p: p.resolved_at or p.created_at, reverse=True)
     actor = person().actor_in(workspace)
     return render_template(

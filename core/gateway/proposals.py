@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 __all__ = ["CLAIM_LEASE_MS", "KEPT_MS", "Approved", "ProposalBox"]
 
 CLAIM_LEASE_MS = 30_000
+LISTED = 100  # proposals read from the index at once, at most
 
 
 @dataclass(frozen=True)
@@ -111,28 +112,50 @@ class ProposalBox:
         return proposal
 
     def listed(self, *, resolved: bool = False, limit: int = 200) -> list[Proposal]:
-        """The pending proposals, soonest deadline first (with ``resolved``: then those
-        applied, discarded, expired or gone stale, while they are kept); an id whose proposal
-        is gone is dropped from the index."""
-        ids = [str(i) for i in self.redis.zrange(self.keys.proposals, 0, -1)]
+        """The first ``limit`` pending proposals, soonest deadline first (with ``resolved``:
+        then those applied, discarded, expired or gone stale, while they are kept, the last
+        resolved first), read from the index a chunk at a time until as many were found:
+        only those are read. An id whose proposal is gone is dropped from the index."""
+        found = self._indexed("0", "+inf", limit, pending=True)
+        if resolved and len(found) < limit:
+            found += self.resolved(limit - len(found))
+        return found
+
+    def resolved(self, limit: int) -> list[Proposal]:
+        """The last ``limit`` proposals resolved, while they are kept, the last first."""
+        return self._indexed("-inf", "(0", limit, pending=False)
+
+    def waiting(self) -> int:
+        """How many proposals the index holds as pending (its count: none is read)."""
+        return int(self.redis.zcount(self.keys.proposals, 0, "+inf"))
+
+    def _indexed(self, low: str, high: str, limit: int, *, pending: bool) -> list[Proposal]:
+        """The first ``limit`` proposals of the index's scores ``low`` to ``high`` (a pending
+        one's is its deadline, a resolved one's minus when its key goes) that are ``pending``
+        or not, in the index's order. (One moved between the two reads may be left out.)"""
         found: list[Proposal] = []
-        gone: list[str] = []
-        for start in range(0, len(ids), 100):
-            chunk = ids[start : start + 100]
+        start = 0
+        while len(found) < limit:
+            wanted = min(LISTED, limit - len(found))
+            chunk = [
+                str(i)
+                for i in self.redis.zrangebyscore(self.keys.proposals, low, high, start, wanted)
+            ]
+            if not chunk:
+                break
+            start += len(chunk)
             raws = self.redis.mget([self.keys.proposal(i) for i in chunk])
-            for proposal_id, raw in zip(chunk, raws, strict=True):
-                if raw is None:
-                    gone.append(proposal_id)
-                    continue
+            gone = [i for i, raw in zip(chunk, raws, strict=True) if raw is None]
+            for raw in raws:
                 try:
-                    proposal = Proposal.model_validate_json(str(raw))
+                    proposal = Proposal.model_validate_json(str(raw)) if raw is not None else None
                 except ValueError:  # unreadable (planted past the limits): not listed
                     continue
-                if resolved or proposal.status is ProposalStatus.PENDING:
+                if proposal is not None and (proposal.status is ProposalStatus.PENDING) == pending:
                     found.append(proposal)
-        if gone:
-            self.redis.zrem(self.keys.proposals, *gone)
-        found.sort(key=lambda p: (p.status is not ProposalStatus.PENDING, self.deadline(p)))
+            if gone:
+                self.redis.zrem(self.keys.proposals, *gone)
+                start -= len(gone)  # (the range moved back by as many)
         return found[:limit]
 
     def due(self) -> list[str]:

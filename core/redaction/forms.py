@@ -1,13 +1,14 @@
 """The shapes a secret value takes in text, and what separates its parts there.
 
 A value stands in text as itself, JSON-escaped (ASCII or not), as Python quotes it,
-HTML-escaped and URL-encoded. Its
-blanks may be run together, doubled, turned into other blanks or line breaks, or written as
-escapes (``\\n``, ``\\u00a0``) by whatever carried it. A value long enough to be worth it
-(``LONG`` characters, blanks aside) is also found case-folded, in base64 (standard or
-URL-safe, of the value or of it JSON-escaped, alone or inside a longer base64 string at any
-of the three byte alignments) and split anywhere by blanks or characters that show nothing
-(a line wrapped in the middle of a token)."""
+HTML-escaped and URL-encoded (and with any of its characters written as an escape of
+another kind: ``core.redaction.decoded``). Its blanks may be run together, doubled, turned
+into other blanks or line breaks, or written as escapes (``\\n``, ``\\u00a0``) by whatever
+carried it. A value long enough to be worth it (``LONG`` characters, blanks aside) is also
+found case-folded, in base64 (standard or URL-safe, of the value or of it JSON-escaped,
+alone or inside a longer base64 string at any of the three byte alignments), its bytes in
+hexadecimal, and split anywhere by blanks or characters that show nothing (a line wrapped
+in the middle of a token)."""
 
 from __future__ import annotations
 
@@ -94,10 +95,13 @@ def _string_forms(text: str) -> Iterator[tuple[str, Kind]]:
     for variant in {text, text.upper(), text.lower(), text.casefold()}:
         for form in _quoted(variant):
             yield form, Kind.LONG
-    # base64 of the value, and of it as a JSON body quotes it (a token's payload)
+    # base64 of the value, and of it as a JSON body quotes it (a token's payload); its
+    # bytes in hexadecimal (a dump of the body), in either case
     for form in {text, _dumps(text)[1:-1], _dumps(text, ascii_only=True)[1:-1]}:
-        for core in base64_cores(form.encode("utf-8", "surrogatepass")):
+        data = form.encode("utf-8", "surrogatepass")
+        for core in base64_cores(data):
             yield core, Kind.BASE64
+        yield data.hex(), Kind.LONG
 
 
 def forms(value: Any) -> set[tuple[str, Kind]]:

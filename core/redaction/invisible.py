@@ -50,8 +50,9 @@ DEFAULT_IGNORABLE: tuple[tuple[int, int], ...] = (
 _FIRSTS = [first for first, _ in DEFAULT_IGNORABLE]
 
 # letters that render as a blank (how Discord users type an "empty" text): the Hangul fillers
-# (ignorable too) and the blank braille pattern (a symbol, not ignorable)
-BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+# (ignorable too), the blank braille pattern and the musical null notehead (symbols, not
+# ignorable, whose glyph is empty)
+BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\U0001d159")
 
 # general categories that show nothing of their own: controls, format characters,
 # surrogates, unassigned code points, line and paragraph separators, combining marks (they

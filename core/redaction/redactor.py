@@ -14,11 +14,14 @@ striking out twice changes nothing the first time did not."""
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
+from core.redaction.decoded import escaped, readings
 from core.redaction.forms import LONG, MIN_INSIDE, Kind, forms
 from core.redaction.invisible import visible
 from core.redaction.skeleton import SEPARATOR, Skeleton, lowered, skeleton
@@ -184,23 +187,36 @@ class Redactor:
         if not self._plain or not text:
             return []
         found = self._search.spans(text)
-        kept = self._label_spans(text) if found else []
-        if not kept:
-            return found
-        return [
-            (s, e, label)
-            for s, e, label in found
-            if not any(ks <= s and e <= ke for ks, ke in kept)
-        ]
+        if escaped(text):  # found again where its escapes are read: each escape whole
+            read = [
+                (*reading.span(s, e), label)
+                for reading in readings(text)
+                for s, e, label in self._search.spans(reading.text)
+            ]
+            found = _merged(found + read) if read else found
+        return self._not_in_labels(text, found) if found else found
 
-    def _label_spans(self, text: str) -> list[tuple[int, int]]:
-        spans: list[tuple[int, int]] = []
+    def _not_in_labels(self, text: str, found: list[Span]) -> list[Span]:
+        """``found`` but for the spans inside a label the text holds already. (Each span is
+        held against the furthest end of the labels that start at or before it: one look
+        each, however many labels and spans a text holds.)"""
+        labels: list[tuple[int, int]] = []
         for label in self._labels:
             at = text.find(label)
             while at >= 0:
-                spans.append((at, at + len(label)))
+                labels.append((at, at + len(label)))
                 at = text.find(label, at + 1)
-        return spans
+        if not labels:
+            return found
+        labels.sort()
+        starts = [start for start, _ in labels]
+        reach = list(itertools.accumulate((end for _, end in labels), max))
+        kept = []
+        for start, end, label in found:
+            at = bisect.bisect_right(starts, start) - 1
+            if at < 0 or reach[at] < end:
+                kept.append((start, end, label))
+        return kept
 
     def text(self, text: str) -> str:
         """``text`` with every value struck out, before anything cuts, joins or normalises it."""

@@ -24,6 +24,7 @@ from rules.dsl import Rule, Step
 from rules.templates import Escape, TemplateFailed, render
 from rules.variables import StateView, masked_variables, variables
 from rules.worker.context import WorkerContext
+from rules.worker.derived import derived
 from rules.worker.ledger import Claim, Lease, LeaseLost, StepLedger
 
 __all__ = ["Run", "StepFailed"]
@@ -53,6 +54,7 @@ class Run:
         self.ledger = StepLedger(context.redis, context.keys, job_id, lease)
         self.state = StateView.of_store(context.gateway.store)
         self._sent = ""  # what the step under way sent out (its arguments, its mutation)
+        self._derived: list[Any] = []  # what of it was made from a secret (``derived``)
 
     def _rule(self, rule_id: str) -> Rule:
         rule = self.context.book.by_id.get(rule_id)
@@ -135,7 +137,7 @@ class Run:
 
     def _mutate(self, index: int, step: Step) -> JsonValue:
         assert step.mutate is not None
-        self._sent = ""  # (nothing secret goes out: _no_secret_copied sees to that)
+        self._sent, self._derived = "", []  # (nothing secret goes out: _no_secret_copied)
         names = variables(self.record, self.state)
         try:
             key, value = render(step.mutate.key, names), render(step.mutate.value, names)
@@ -187,6 +189,15 @@ class Run:
             why = f"would copy a secret key's value into {key}, which is not secret; not written"
             raise self._fail(index, step, why)
 
+    def _masked_render(self, templates: JsonValue) -> Any | None:
+        """``templates`` rendered with the secrets masked (None: they render only with the
+        real values)."""
+        masked = masked_variables(self.record, self.state, self.context.book.is_secret)
+        try:
+            return render(templates, masked)
+        except TemplateFailed:
+            return None
+
     def _made_of_secrets(
         self, templates: JsonValue, rendered: Any, escape: Escape | None = None
     ) -> bool:
@@ -209,6 +220,7 @@ class Run:
     def _action(self, index: int, step: Step, *, abandoned: bool) -> Any:
         assert step.action is not None
         self._sent = ""  # a step's secrets are its own: an earlier step's are not this one's
+        self._derived = []
         try:
             action = self.context.registry.get(step.action)
         except KeyError as exc:
@@ -224,6 +236,8 @@ class Run:
         ):  # as sent before the connector's escaping, every character as itself
             sent = render(step.args, variables(self.record, self.state))
             self._sent = json.dumps(sent, default=str, ensure_ascii=False)
+            strike = self.context.book.secrets(self.record, self.state).text
+            self._derived = derived(sent, self._masked_render(step.args), strike)
         ctx = ActionContext(
             self.idempotency_key(index),
             self.record.mutation.correlation_id,
@@ -285,10 +299,12 @@ class Run:
 
     def _secrets(self) -> Redactor:
         """The secret values the step under way sent out (of those in play: the mutation's,
-        state's as far as it was read). A result or an error may echo them; only they are
-        struck out, so that no member's own words come back masked for equalling a secret
-        (which would confirm a guess)."""
-        return self.context.book.secrets(self.record, self.state).within(self._sent)
+        state's as far as it was read), and what it sent made of one (a part of it, or it
+        made over: ``derived``). A result or an error may echo them; only they are struck
+        out, so that no member's own words come back masked for equalling a secret (which
+        would confirm a guess)."""
+        found = self.context.book.secrets(self.record, self.state).within(self._sent)
+        return found.also(self._derived) if self._derived else found
 
     def _mask(self, text: str) -> str:
         return self.context.book.mask(text, self._secrets())

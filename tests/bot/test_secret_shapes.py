@@ -238,8 +238,9 @@ def test_a_writers_reason_quoting_the_value_is_kept_without_it(
         "\u3164\u2800\u115f",
         "\u0301\u0302",
         "\U000e0041",
+        "\U0001d159 \U0001d159",
     ],
-    ids=["reported", "format", "fillers", "combining", "tag"],
+    ids=["reported", "format", "fillers", "combining", "tag", "null-notehead"],
 )
 def test_a_break_glass_reason_of_characters_that_show_nothing_is_no_reason(
     vault: App, said: str

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from connectors.discord import nonce_for
+from connectors.remote_errors import EXCERPT_CHARS
 from rules.connector_api import ConnectorError
 from tests.connectors.conftest import context, run
 from tests.servers.discord_api import MESSAGES, DiscordServer, discord_error
@@ -105,3 +106,14 @@ def test_a_5xx_is_retryable(discord: DiscordServer) -> None:
 def test_a_channel_id_must_be_a_snowflake() -> None:
     with pytest.raises(ValueError, match="channel_id"):
         run("discord.sendMessage", {"channel_id": "../../guilds/1", "content": "x"}, context({}))
+
+
+def test_a_long_error_message_is_cut_as_an_excerpt(discord: DiscordServer) -> None:
+    """Discord's (or whatever answers at DISCORD_API_URL) ``message`` was kept whole in the
+    step's error: a megabyte of it, in the ledger, the trace and ``why``."""
+    discord.script("POST", MESSAGES, discord_error(400, "x" * 1_000_000 + " end", 50035))
+
+    with pytest.raises(ConnectorError) as caught:
+        run("discord.sendMessage", ARGS, context(discord.env()))
+
+    assert caught.value.message == f"discord: HTTP 400 {'x' * EXCERPT_CHARS}…"

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from connectors.discord_markdown import LONGEST_LINK, cut, escape
+from connectors.discord_markdown import LONGEST_LINK, code_block, cut, escape
 from tests.servers.discord_markdown import read, unescaped_brackets
 
 PHISHING = "[Sign in to Acme Bank](https://evil.example/login)"
@@ -147,3 +147,23 @@ def test_a_link_too_long_for_a_message_is_text(word: str, size: int) -> None:
     escaped = escape(said, longest_link=25)
     assert all(len(goes_to) <= 25 for _, goes_to in read(escaped).links)
     shows_as_typed(said, longest_link=25)
+
+
+@given(
+    st.lists(st.sampled_from(["`", "``", "```", "````", "\n", *PIECES]), max_size=40).map("".join)
+)
+@example("````[Sign in to Acme Bank](https://evil.example/login)")
+def test_a_code_block_holds_whatever_it_is_given(said: str) -> None:
+    """One block, all of ``said`` in it as it was (zero-width spaces aside): however its
+    backticks run, none of them ends the block early and leaves the rest to be read."""
+    shown = code_block(said, 2000)
+    reading = read(shown)
+    assert reading.markup == ["```"] and reading.links == [], (said, reading)
+    assert reading.code == ["\n" + shown[4:-4] + "\n"]
+    assert shown[4:-4].replace("\u200b", "") == said.replace("\u200b", "")
+
+
+@given(st.text(alphabet="`a\n", max_size=300), st.integers(min_value=20, max_value=200))
+def test_a_code_block_too_long_is_cut_to_its_limit(said: str, limit: int) -> None:
+    shown = code_block(said, limit)
+    assert len(shown) <= limit and read(shown).markup == ["```"], shown

@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from connectors.remote_errors import EXCERPT_CHARS
 from rules.connector_api import ConnectorError
 from tests.connectors.conftest import context, run
 from tests.servers.helix import ANNOUNCEMENTS, CHAT, CLIPS, HelixServer, helix_error
@@ -92,6 +93,16 @@ def test_a_server_echoing_the_token_does_not_leak_it(helix: HelixServer) -> None
 
     assert helix.token not in str(caught.value)
     assert "bad header Authorization: Bearer ***" in caught.value.message
+
+
+def test_a_long_error_message_is_cut_as_an_excerpt(helix: HelixServer) -> None:
+    """Helix's ``message`` was kept whole in the step's error, however long."""
+    helix.script("POST", CLIPS, helix_error(400, "Bad Request", "y" * 1_000_000))
+
+    with pytest.raises(ConnectorError) as caught:
+        run("twitch.createClip", {}, context(helix.env()))
+
+    assert caught.value.message == f"twitch: HTTP 400 {'y' * EXCERPT_CHARS}…"
 
 
 def test_a_5xx_is_retryable_with_a_body_excerpt(helix: HelixServer) -> None:

@@ -11,6 +11,9 @@ After Discord's documented markdown:
 - ``<@id>``, ``<@!id>``, ``<@&id>``, ``<#id>``, ``<:name:id>``, ``<a:name:id>``, ``<t:…>``,
   ``</name:id>``, ``<id:…>``, ``@everyone`` and ``@here`` are mentions, channels, emoji,
   timestamps and commands;
+- a code block, from three backticks to the next three wherever they stand (a line's middle
+  too): what it holds shows as it is, with no markup nor link, and what follows its end is
+  read as any text;
 - at a line's start: ``#``, ``##``, ``###`` (headers), ``-#`` (subtext), ``>`` and ``>>>``
   (quotes), ``-``, ``*``, ``+`` and ``1.`` (lists); anywhere: ``*``, ``_``, ``~``, ``|``
   and a backtick (bold, italics, underline, strikethrough, spoilers, code).
@@ -47,6 +50,7 @@ class Reading:
     # (shows, goes to): a masked link's are its text and its address (and it is markup)
     links: list[tuple[str, str]] = field(default_factory=list)
     markup: list[str] = field(default_factory=list)
+    code: list[str] = field(default_factory=list)  # what each code block holds
 
 
 def read(content: str) -> Reading:
@@ -55,6 +59,13 @@ def read(content: str) -> Reading:
         char = content[at]
         if line_start and (block := _BLOCK.match(content, at)):
             reading.markup.append(block.group().strip())
+        fence = content.find("```", at + 3) if content.startswith("```", at) else -1
+        if fence >= 0:  # a code block (markup), to the next fence
+            reading.markup.append("```")
+            reading.code.append(content[at + 3 : fence])
+            shown.append(content[at + 3 : fence])
+            line_start, at = False, fence + 3
+            continue
         line_start = char == "\n"
         if char == "\\" and at + 1 < len(content) and not _PLAIN.match(content[at + 1]):
             shown.append(content[at + 1])

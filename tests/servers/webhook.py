@@ -3,7 +3,8 @@ recomputes the HMAC-SHA256 of the exact body bytes and answers 401 when the sign
 is missing or differs. Given ``echo``, it answers that status with the request's body as its
 own (as many a service's 422 quotes what it refused); with ``encoded`` too, the body in base64
 instead, standard and URL-safe (``{"refused": ..., "as_url": ...}``, as an API quotes a
-payload it refused).
+payload it refused); with ``shape``, the body as ``shape`` writes it (JSON as Go or PHP
+escape it, an HTML page quoting it...).
 
     with WebhookServer(secret="s3cret") as hook:
         args = {"url": hook.hook_url, "hmac_secret_env": "HOOK_SECRET", "json": {...}}
@@ -14,6 +15,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+from collections.abc import Callable
 
 from tests.servers.http import HttpServer, Request, Response
 
@@ -34,10 +36,11 @@ class WebhookServer(HttpServer):
         signature_header: str = "X-Deliberate-Signature",
         echo: int | None = None,
         encoded: bool = False,
+        shape: Callable[[bytes], bytes] | None = None,
     ) -> None:
         super().__init__()
         self.secret, self.signature_header, self.echo = secret, signature_header, echo
-        self.encoded = encoded
+        self.encoded, self.shape = encoded, shape
         self.route("POST", HOOK, self._receive)
 
     @property
@@ -53,6 +56,8 @@ class WebhookServer(HttpServer):
             refused = base64.b64encode(request.body).decode()
             as_url = base64.urlsafe_b64encode(request.body).decode()
             return Response(self.echo, {"refused": refused, "as_url": as_url})
+        if self.echo is not None and self.shape is not None:
+            return Response(self.echo, body=self.shape(request.body))
         if self.echo is not None:
             headers = {"Content-Type": request.header("Content-Type") or "text/plain"}
             return Response(self.echo, headers=headers, body=request.body)

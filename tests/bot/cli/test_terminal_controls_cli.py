@@ -158,6 +158,17 @@ def test_an_error_naming_what_was_typed_is_text_too(
     assert code == 2 and "x.yaml: cannot read" in err and not obeyed(out + err), err
 
 
+def test_an_id_that_names_nothing_stays_on_its_line(
+    capsys: pytest.CaptureFixture[str], team: Team
+) -> None:
+    """An id pasted with a line break in it (from a chat message) drew a line of its own
+    under "nothing has correlation id"."""
+    code, out, err = team.cli(capsys, "trace", f"abc{PAYLOAD}")
+    assert code == 1 and not obeyed(out + err), out
+    no_fake_lines(out)
+    assert out.startswith("nothing has correlation id abc\\u001b[2J") and len(out.splitlines()) == 1
+
+
 def test_a_coloured_console_keeps_its_colours_and_no_one_elses(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, team: Team
 ) -> None:

@@ -9,6 +9,7 @@ from tests.bot.discord.rig import DiscordBot
 from tests.factories import mutation
 from tests.servers.discord_api import DiscordServer
 from tests.servers.discord_interactions import EPHEMERAL, CallbackType
+from tests.servers.discord_markdown import read
 
 
 def test_the_commands_are_registered_on_the_server(
@@ -52,3 +53,18 @@ def answer_of(discord_api: DiscordServer) -> str:
     message = discord_api.messages[-1]
     assert message["flags"] == EPHEMERAL and message["edits"] == 1  # no longer loading
     return str(message["content"])
+
+
+def test_an_answer_quoting_backticks_stays_in_its_code_block(
+    bot: DiscordBot, discord_api: DiscordServer, team_app: App
+) -> None:
+    """A value holding four backticks ended the answer's code block where it stood (its
+    first three were spelled apart, the fourth made a fence with the last two), so that the
+    masked link after them was live; every run of backticks is spelled apart now."""
+    for ticks in range(2, 8):
+        said = "`" * ticks + "[Sign in to Acme Bank](https://evil.example/login) ``"
+        team_app.gateway.propose(mutation("set", "decision.db", said, reason="team call"))
+        bot.command("state")
+        reading = read(answer_of(discord_api))
+        assert reading.links == [] and reading.markup == ["```"], (ticks, reading)
+        assert 'decision.db = "' in reading.code[0] and "Acme Bank" in reading.code[0]

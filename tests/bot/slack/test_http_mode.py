@@ -324,3 +324,14 @@ def test_a_rate_limited_click_is_told_to_the_clicker_alone(bot: SlackBot, team_a
     assert refusal["text"].startswith("Not done: too many changes to shout.last; try again in")
     bot.listeners.idle()
     assert len(team_app.log) == 1 and len(bot.slack.updates) == 1
+
+
+def test_an_answer_quoting_backticks_stays_in_its_code_block(bot: SlackBot, team_app: App) -> None:
+    """A value holding three backticks ended the answer's code block where it stood, and
+    what followed was read as mrkdwn (bold, italics, strikethrough): every two backticks are
+    spelled apart now, so the block's own fences are the only three in a row."""
+    said = "````*bold* _it_ ~gone~ ``"
+    team_app.gateway.propose(mutation("set", "decision.db", said, reason="team call"))
+    text = bot.command("state")["text"]
+    assert text.startswith("```\n") and text.endswith("\n```") and text.count("```") == 2, text
+    assert f'decision.db = "{said}"' in text.replace("\u200b", ""), text  # (shown as typed)

@@ -72,7 +72,7 @@ def test_format_control_combining_and_separator_characters_show_nothing(char: st
 
 @given(st.characters(categories=["L", "N", "P", "S"]).filter(lambda c: not ignorable(c)))
 def test_letters_digits_punctuation_and_symbols_show(char: str) -> None:
-    assert readable(char) or char in "\u2800"
+    assert readable(char) or char in "\u2800\U0001d159"
 
 
 @given(
@@ -92,4 +92,5 @@ def test_an_accent_on_a_letter_is_kept_and_alone_it_is_nothing() -> None:
     assert visible("cafe\u0301 ") == "cafe\u0301"
     assert visible("\u0301\u0302\u0303") == ""
     assert visible("\u2800 \u3164") == ""  # blank braille, Hangul filler
+    assert visible("\U0001d159\U0001d159") == ""  # the musical null notehead: no glyph
     assert visible(" a\u2800b ") == "a b"
