@@ -123,5 +123,6 @@ ACTIONS = (
         "are escaped, and it pings nobody unless `mentions` says whom.",
         resend_safe=True,
         escape=escape,
+        shown_to_people=True,
     ),
 )

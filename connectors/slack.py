@@ -104,5 +104,6 @@ ACTIONS = (
         "Post a message to a Slack channel (in a thread when thread_ts is given); the "
         "values a template puts in its text are escaped, and links are not unfurled.",
         escape=escape,
+        shown_to_people=True,
     ),
 )

@@ -163,11 +163,13 @@ ACTIONS = (
         AnnouncementArgs,
         send_announcement,
         "Send a highlighted announcement to the broadcaster's chat.",
+        shown_to_people=True,
     ),
     ConnectorAction(
         "twitch.sendChatMessage",
         ChatMessageArgs,
         send_chat_message,
         "Send a message to the broadcaster's chat as the sender.",
+        shown_to_people=True,
     ),
 )

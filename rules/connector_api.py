@@ -54,7 +54,9 @@ class ConnectorAction:
     instead of acting twice. ``resend_safe``: the remote side drops a repeat carrying the same
     idempotency key, so such a retry may simply send again. An action with neither is not
     repeated (at most once). ``escape``: how the values a rule's template interpolates into
-    its arguments are written (people's words stay text: no mention, no disguised link)."""
+    its arguments are written (people's words stay text: no mention, no disguised link).
+    ``shown_to_people``: what it sends is read in a chat (a channel, a stream's chat), where
+    no secret key's value is ever shown: its templates read such a value as ``(secret)``."""
 
     name: str
     args: type[BaseModel]
@@ -63,6 +65,7 @@ class ConnectorAction:
     reconcile: Reconcile | None = None
     resend_safe: bool = False
     escape: Callable[[str], str] | None = None
+    shown_to_people: bool = False
 
 
 class ActionRegistry:

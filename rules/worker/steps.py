@@ -225,14 +225,21 @@ class Run:
             action = self.context.registry.get(step.action)
         except KeyError as exc:
             raise self._fail(index, step, str(exc)) from None
+        names = (  # (a chat reads no secret key's value: its templates read it masked)
+            masked_variables(self.record, self.state, self.context.book.is_secret)
+            if action.shown_to_people
+            else variables(self.record, self.state)
+        )
         try:
-            rendered = render(step.args, variables(self.record, self.state), action.escape)
+            rendered = render(step.args, names, action.escape)
             args = action.args.model_validate(rendered)
         except (TemplateFailed, ValidationError) as exc:
             error = validation_problems(exc) if isinstance(exc, ValidationError) else str(exc)
             raise self._fail(index, step, f"bad arguments: {self._mask_all(error)}") from None
-        if self._reads_secrets(step.args) and self._made_of_secrets(
-            step.args, rendered, action.escape
+        if (
+            not action.shown_to_people
+            and self._reads_secrets(step.args)
+            and self._made_of_secrets(step.args, rendered, action.escape)
         ):  # as sent before the connector's escaping, every character as itself
             sent = render(step.args, variables(self.record, self.state))
             self._sent = json.dumps(sent, default=str, ensure_ascii=False)
