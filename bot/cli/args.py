@@ -161,13 +161,27 @@ _TOO_DEEP = f"nests more than {MAX_DEPTH} levels deep; {_UNWRITTEN}"
 def _utf8(text: str) -> None:
     """Text argv could carry that is not UTF-8: bytes that are not (Python keeps each as a
     lone surrogate, U+DC80 to U+DCFF), or a surrogate itself."""
+    if (what := _not_utf8(text)) is not None:
+        raise argparse.ArgumentTypeError(f"{what}; {_UNWRITTEN}")
+
+
+def _not_utf8(text: str) -> str | None:
     for at, char in enumerate(text):
         if "\ud800" <= char <= "\udfff":
             code = ord(char)
             what = f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
-            raise argparse.ArgumentTypeError(
-                f"is not UTF-8 text ({what} at character {at + 1}); {_UNWRITTEN}"
-            )
+            return f"is not UTF-8 text ({what} at character {at + 1})"
+    return None
+
+
+def not_utf8(args: argparse.Namespace) -> str | None:
+    """Which argument of a parsed command line is not UTF-8 text, and where, or None: every
+    command refuses it before anything is read or written (an id, a reason, a name)."""
+    for name, value in vars(args).items():
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str) and (what := _not_utf8(text)) is not None:
+                return f"{name.replace('_', '-')} {what}"
+    return None
 
 
 # JSON's syntax, whatever its numbers: Python's reader also takes NaN and Infinity

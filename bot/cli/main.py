@@ -183,12 +183,16 @@ def _run(argv: list[str]) -> int:
     from pydantic import ValidationError
     from redis.exceptions import RedisClusterException, RedisError
 
+    from bot.cli.args import not_utf8
     from bot.redis_connection import error_sentence, server_name
     from core.errors import ConfigError, StoreError, Unreadable
     from core.state.chain.start import ChainBroken
     from core.state.checkpoints import HistoryCompacted
     from core.state.limits import Unacknowledged
 
+    if (bad := not_utf8(args)) is not None:  # (argv may carry any bytes)
+        print(f"deliberate: {bad}; nothing was done", file=sys.stderr)
+        return EXIT_USAGE
     if args.log_level is not None and args.log_level.upper() not in LOG_LEVELS:
         print(
             f"deliberate: log level {args.log_level!r} (--log-level or DELIBERATE_LOG_LEVEL) "

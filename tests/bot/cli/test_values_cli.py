@@ -16,6 +16,7 @@ import pytest
 
 from core.redis_client import RedisClient
 from core.state.value_json import MAX_DEPTH
+from tests.bot.cli.process import run
 from tests.conftest import write_config
 from tests.reads import footprints
 
@@ -166,3 +167,31 @@ def test_a_config_nested_thousands_deep_is_one_line_naming_the_file(
     assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr[-800:]
     said = (done.stdout + done.stderr).strip().splitlines()
     assert len(said) <= 3 and any("deep.yaml" in line and "nests too deep" in line for line in said)
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["trace", "ab\udcffc"], "correlation-id is not UTF-8 text (byte 0xff at character 3)"),
+        (["revert", "m\udcfe", "--actor", "user:a"], "mutation-id is not UTF-8 text (byte 0xfe"),
+        (["state", "set", "any.x", "1", "--actor", "user:a", "--reason", "r\udcff"], "reason is"),
+        (["console", "--topic", "t\udcff"], "topic is not UTF-8 text (byte 0xff at character 2)"),
+    ],
+)
+def test_any_argument_that_is_not_utf8_is_one_line_naming_it_and_nothing_is_done(
+    capsys: pytest.CaptureFixture[str],
+    config: Path,
+    workspace: str,
+    redis_client: RedisClient,
+    argv: list[str],
+    named: str,
+) -> None:
+    """Bytes argv carries that are not UTF-8 (Python keeps each as a lone surrogate) in an
+    id, a reason or a key: one line naming the argument, exit 2, nothing read or written
+    (``deliberate trace`` answered "'utf-8' codec can't encode character '\\udcff'")."""
+    before = footprints(redis_client, [workspace])
+    code, out, err = run(capsys, workspace, "--config", str(config), *argv)
+    assert (code, out) == (2, ""), (code, out, err)
+    [line] = err.splitlines()
+    assert line.startswith(f"deliberate: {named}") and line.endswith("; nothing was done"), line
+    assert footprints(redis_client, [workspace]) == before
