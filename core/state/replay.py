@@ -16,6 +16,7 @@ from pydantic import JsonValue
 
 from core.errors import StoreError
 from core.state.chain.start import ChainBroken, Follow, vouched_base
+from core.state.chain.tail import cut_short
 from core.state.checkpoints import Checkpoints, CompactionMark, HistoryCompacted, Image
 from core.state.codec import entry_meta
 from core.state.entry import Entry
@@ -185,8 +186,10 @@ def _show(side: Entry | int | None) -> str:
 @dataclass
 class Replayer:
     """Rebuilds state from where the chain starts (the checkpoint the compaction mark vouches
-    for, or the log's first record), checking each record's link as it reads it: a log that
-    does not verify as far as the replay reads is never answered from (``ChainBroken``).
+    for, or the log's first record), checking each record's link as it reads it and that
+    the log goes on from the last one read as the chain says: a log that does not verify as
+    far as the replay reads, or that was cut short past it, is never answered from
+    (``ChainBroken``).
     Nothing is written: only a compaction moves the checkpoint."""
 
     store: StateStore
@@ -223,6 +226,7 @@ class Replayer:
                 self.applied += 1
                 if self.progress and self.applied % 10_000 == 0:
                     self.progress(self.applied)
+            self._went_on(follow)
         except (ReplayMismatch, ChainBroken):  # a gap a compaction left under the replay?
             self._compacted_under(base)
             raise
@@ -260,6 +264,13 @@ class Replayer:
         for record in _chained(follow, rows):
             yield image, record
             apply(image, record)
+        self._went_on(follow)
+
+    def _went_on(self, follow: Follow) -> None:
+        """``ChainBroken`` when the log does not go on from where ``follow`` stopped as the
+        chain says (records deleted past it, or at the end: ``cut_short``)."""
+        if (cut := cut_short(self.store.redis, self.store.keys, follow)) is not None:
+            raise ChainBroken(cut)
 
     def _compacted_under(self, base: str | None) -> None:
         """Raise when the log was compacted past ``base`` while the replay read it: the
