@@ -17,7 +17,13 @@ from pydantic import JsonValue
 from core.errors import StoreError
 from core.state.chain.start import ChainBroken, Follow, vouched_base
 from core.state.chain.tail import cut_short
-from core.state.checkpoints import Checkpoints, CompactionMark, HistoryCompacted, Image
+from core.state.checkpoints import (
+    Checkpoints,
+    CompactionMark,
+    HistoryCompacted,
+    Image,
+    held_before,
+)
 from core.state.codec import entry_meta
 from core.state.entry import Entry
 from core.state.mutation import Op
@@ -85,6 +91,14 @@ def apply(image: Image, record: LogRecord) -> None:
         raise ReplayMismatch(record, f"replays to version {version}, the log says {record.version}")
     base = image.entries.get(m.key)
     base = base if _is_live(base, record.ts) else None
+    if image.unconfirmed and m.key in image.unconfirmed:  # (as a checkpoint left it)
+        image.unconfirmed.discard(m.key)
+        if record.prev_said and not held_before(base, record.prev_json, record.prev_sha1):
+            raise ReplayMismatch(
+                record,
+                "held another value just before it, the record says, than the checkpoint "
+                "holds: the checkpoint does not match the log",
+            )
     image.versions[m.key] = version
     image.last_id = record.log_id
     if m.op is Op.DELETE:
