@@ -228,6 +228,8 @@ class MutationGateway:
             first = self._first_result(current, mutation)
             if first is not None:
                 return self._again(mutation, first)
+            if edit is not None:  # a take-over commits the value claimed, never this edit
+                return self._busy(mutation, current.resolved_by, edit=True)
             window, claimer = self.store.idempotency_ttl_ms, glass_claim(current) or mutation
             taken = self.proposals.take_over(
                 proposal.id, actor, claimer.id, window, revision=revision
@@ -339,12 +341,11 @@ class MutationGateway:
         self.decisions.record(gone)
         return gone
 
-    def _busy(self, mutation: Mutation, applier: Actor | None) -> Rejected:
-        busy = Rejected(
-            mutation,
-            RejectReason.CONFLICT,
-            f"{applier or 'someone'} is applying this proposal right now; try again in a moment",
-        )
+    def _busy(self, mutation: Mutation, applier: Actor | None, edit: bool = False) -> Rejected:
+        then = "as it was: an edit cannot take it over; nothing was changed"
+        said = f"{applier or 'someone'} is applying this proposal "
+        said += then if edit else "right now; try again in a moment"
+        busy = Rejected(mutation, RejectReason.CONFLICT, said)
         self.decisions.record(busy)
         return busy
 

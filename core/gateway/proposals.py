@@ -18,7 +18,8 @@ idempotency record (it may expire long before the proposal does).
 
 If the commit is refused (their roles, a stale version), the claimer hands the proposal back
 to pending, unless it committed after all. A claim whose mutation never committed is taken
-over after ``CLAIM_LEASE_MS`` (its applier stopped midway), but only while the mutation's
+over after ``CLAIM_LEASE_MS`` (its applier stopped midway) by an approval of the value
+claimed, never by an edit (which approves another), but only while the mutation's
 idempotency record would still show a commit made after the claim; past that window, or on a
 proposal applied before claims were timed (no ``resolved_at``), whether it committed can no
 longer be told, and it stays applied: a proposal commits at most once. Every move is

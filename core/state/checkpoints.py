@@ -4,7 +4,10 @@ replay starts there instead of at the beginning of the log.
 
 Once the log was compacted, the checkpoint is the only record of the trimmed history's
 result: the mark of the compaction says how far it reaches and carries its SHA-1, so that
-the chain (core/state/chain/) vouches for it; nothing else writes it."""
+the chain (core/state/chain/) vouches for it; nothing else writes it. Anyone who can write
+to Redis can write a mark too, so what a checkpoint holds for a key is also checked against
+the first record of that key after it, which says (``prev``, on the chain) what the key held
+just before: ``held_before``."""
 
 from __future__ import annotations
 
@@ -18,21 +21,25 @@ from core.errors import StoreError
 from core.state.entry import Entry
 from core.state.keys import WorkspaceKeys
 from core.state.streams import stream_ms
+from core.state.value_json import dumps
 
 if TYPE_CHECKING:
     from core.redis_client import RedisClient
 
-__all__ = ["Checkpoints", "CompactionMark", "HistoryCompacted", "Image"]
+__all__ = ["Checkpoints", "CompactionMark", "HistoryCompacted", "Image", "held_before"]
 
 
 @dataclass
 class Image:
     """State rebuilt from the log: every entry ever set and not deleted (expired ones too,
-    filtered by time when read), every key's version counter, the last applied log id."""
+    filtered by time when read), every key's version counter, the last applied log id.
+    ``unconfirmed``: the keys read from a checkpoint that no record applied since has borne
+    out yet (replay checks each one's first record against it: ``held_before``)."""
 
     entries: dict[str, Entry] = field(default_factory=dict)
     versions: dict[str, int] = field(default_factory=dict)
     last_id: str | None = None
+    unconfirmed: set[str] = field(default_factory=set, compare=False, repr=False)
 
     def to_json(self) -> str:
         """One JSON object; each entry serialised by pydantic straight to JSON text (six
@@ -44,8 +51,9 @@ class Image:
     @classmethod
     def from_json(cls, raw: str) -> Image:
         data = json.loads(raw)
-        entries = [Entry.model_validate(e) for e in data["entries"]]
-        return cls({e.key: e for e in entries}, dict(data["versions"]), data["lastId"])
+        entries = {e.key: e for e in map(Entry.model_validate, data["entries"])}
+        versions = dict(data["versions"])
+        return cls(entries, versions, data["lastId"], set(entries) | set(versions))
 
     def digest(self, at_ms: int) -> str:
         """SHA-1 of the state a read at ``at_ms`` would see (every key's version counter and
@@ -59,6 +67,27 @@ class Image:
         state = {"versions": dict(sorted(self.versions.items())), "entries": live}
         text = json.dumps(state, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha1(text.encode()).hexdigest()
+
+
+def held_before(entry: Entry | None, prev_json: str | None, prev_sha1: str | None) -> bool:
+    """Whether ``entry`` (None: absent, or expired) is what a log record says its key held
+    just before it: ``prev_json``, its value as JSON (None: absent), or, for a long one, only
+    ``prev_sha1``, the SHA-1 of the text commit.lua held (as ``dumps`` writes it, or as it
+    writes a sum that is no integer: ``%.17g``)."""
+    if entry is None:
+        return prev_json is None and prev_sha1 is None
+    if prev_sha1 is not None:
+        value, texts = entry.value, [dumps(entry.value)]
+        if isinstance(value, float):
+            lua = format(value, ".17g")
+            texts.append(lua if any(c in lua for c in ".en") else f"{lua}.0")
+        return any(hashlib.sha1(t.encode()).hexdigest() == prev_sha1 for t in texts)
+    if prev_json is None:
+        return False
+    try:  # (as JSON: commit.lua writes a sum as %.17g, which reads as the same number)
+        return dumps(json.loads(prev_json)) == dumps(entry.value)
+    except (ValueError, RecursionError):
+        return False
 
 
 @dataclass(frozen=True)

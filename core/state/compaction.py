@@ -30,7 +30,7 @@ from redis.exceptions import ResponseError
 from core.state.chain.start import ChainBroken, Follow, vouched_base
 from core.state.checkpoints import Image
 from core.state.mutation_log import LogRecord, MutationLog, UnreadableRecord
-from core.state.replay import apply
+from core.state.replay import ReplayMismatch, apply
 from core.state.scripts import server_ms, sweep_index_script, trim_log_script
 from core.state.store import StateStore
 from core.state.streams import after_id, id_order, stream_rows
@@ -247,10 +247,10 @@ class Compactor:
             if last is None or id_order(log_id) > id_order(last):
                 try:
                     record = LogRecord.from_stream(log_id, fields)
-                except UnreadableRecord as exc:  # replay could not pass it: neither may we
+                    apply(carried.image, record)
+                except (UnreadableRecord, ReplayMismatch) as exc:  # replay could not pass it
                     carried.stopped = f"{exc}; nothing from it on is compacted"
                     break
-                apply(carried.image, record)
                 carried.last_ts = record.ts
             carried.through, count = log_id, count + 1
         return carried

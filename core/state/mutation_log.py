@@ -37,7 +37,8 @@ class LogRecord:
     """One committed mutation, with the version it produced, the server time it landed and
     the value the key held just before (``prev_json``: compact JSON, None when absent). A
     previous value longer than the store's ``log_prev_max_bytes`` is not kept: only its
-    SHA-1 (``prev_sha1``) and length (``prev_bytes``) are."""
+    SHA-1 (``prev_sha1``) and length (``prev_bytes``) are. ``prev_said``: False on a record
+    written before records said what their key held (it says nothing either way)."""
 
     log_id: str
     mutation: Mutation
@@ -47,6 +48,7 @@ class LogRecord:
     prev_json: str | None = None
     prev_sha1: str | None = None
     prev_bytes: int | None = None
+    prev_said: bool = True
 
     @property
     def prev_kept(self) -> bool:
@@ -82,6 +84,7 @@ class LogRecord:
             prev_json=prev or None,
             prev_sha1=fields.get("prevSha1") or None,
             prev_bytes=prev_bytes,
+            prev_said=prev is not None or "prevSha1" in fields,
         )
         return record
 

@@ -16,7 +16,14 @@ from pydantic import JsonValue
 
 from core.errors import StoreError
 from core.state.chain.start import ChainBroken, Follow, vouched_base
-from core.state.checkpoints import Checkpoints, CompactionMark, HistoryCompacted, Image
+from core.state.chain.tail import cut_short
+from core.state.checkpoints import (
+    Checkpoints,
+    CompactionMark,
+    HistoryCompacted,
+    Image,
+    held_before,
+)
 from core.state.codec import entry_meta
 from core.state.entry import Entry
 from core.state.mutation import Op
@@ -84,6 +91,14 @@ def apply(image: Image, record: LogRecord) -> None:
         raise ReplayMismatch(record, f"replays to version {version}, the log says {record.version}")
     base = image.entries.get(m.key)
     base = base if _is_live(base, record.ts) else None
+    if image.unconfirmed and m.key in image.unconfirmed:  # (as a checkpoint left it)
+        image.unconfirmed.discard(m.key)
+        if record.prev_said and not held_before(base, record.prev_json, record.prev_sha1):
+            raise ReplayMismatch(
+                record,
+                "held another value just before it, the record says, than the checkpoint "
+                "holds: the checkpoint does not match the log",
+            )
     image.versions[m.key] = version
     image.last_id = record.log_id
     if m.op is Op.DELETE:
@@ -185,8 +200,10 @@ def _show(side: Entry | int | None) -> str:
 @dataclass
 class Replayer:
     """Rebuilds state from where the chain starts (the checkpoint the compaction mark vouches
-    for, or the log's first record), checking each record's link as it reads it: a log that
-    does not verify as far as the replay reads is never answered from (``ChainBroken``).
+    for, or the log's first record), checking each record's link as it reads it and that
+    the log goes on from the last one read as the chain says: a log that does not verify as
+    far as the replay reads, or that was cut short past it, is never answered from
+    (``ChainBroken``).
     Nothing is written: only a compaction moves the checkpoint."""
 
     store: StateStore
@@ -223,6 +240,7 @@ class Replayer:
                 self.applied += 1
                 if self.progress and self.applied % 10_000 == 0:
                     self.progress(self.applied)
+            self._went_on(follow)
         except (ReplayMismatch, ChainBroken):  # a gap a compaction left under the replay?
             self._compacted_under(base)
             raise
@@ -260,6 +278,13 @@ class Replayer:
         for record in _chained(follow, rows):
             yield image, record
             apply(image, record)
+        self._went_on(follow)
+
+    def _went_on(self, follow: Follow) -> None:
+        """``ChainBroken`` when the log does not go on from where ``follow`` stopped as the
+        chain says (records deleted past it, or at the end: ``cut_short``)."""
+        if (cut := cut_short(self.store.redis, self.store.keys, follow)) is not None:
+            raise ChainBroken(cut)
 
     def _compacted_under(self, base: str | None) -> None:
         """Raise when the log was compacted past ``base`` while the replay read it: the
