@@ -15,10 +15,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from redis import Redis
 
 from bot.answers import answer
 from core.gateway.outcome import SECRET
+from core.redis_client import RedisClient
 from tests.bot.cli.process import run
 from tests.bot.secret_paths import leaks
 from tests.bot.test_secret_shapes import ASKER, fired, parts, trace_page
@@ -87,13 +87,13 @@ def read_back(shown: str) -> list[str]:
 @pytest.mark.parametrize("name", SHAPES)
 def test_a_webhooks_422_quoting_the_secret_in_its_escapes_shows_none_of_it(
     tmp_path: Path,
-    server_redis: Redis,
+    redis_client: RedisClient,
     workspace: str,
     capsys: pytest.CaptureFixture[str],
     name: str,
 ) -> None:
     with WebhookServer(echo=422, shape=SHAPES[name]) as hook:
-        rig = fired(tmp_path, server_redis, workspace, hook.hook_url, HOOK)
+        rig = fired(tmp_path, redis_client, workspace, hook.hook_url, HOOK)
         (request,) = hook.requests
     assert request.json["token"] == HOOK  # sent as it is; quoted back in escapes
     [failed] = rig.evaluations("action.failed")
@@ -106,5 +106,5 @@ def test_a_webhooks_422_quoting_the_secret_in_its_escapes_shows_none_of_it(
     for shown in (error, member, out, page):
         kept = [p for p in parts(HOOK, 12) for read in read_back(shown) if p in read]
         assert not kept, (kept, shown)
-    found = leaks(server_redis, workspace, parts(HOOK, 16), queue=rig.queue)
+    found = leaks(redis_client, workspace, parts(HOOK, 16), queue=rig.queue)
     assert not found, found.where
