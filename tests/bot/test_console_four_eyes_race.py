@@ -21,7 +21,7 @@ from tests.conftest import write_config
 from tests.factories import actor
 from tests.racing import Racer, four_eyes_broken, racer
 
-ROUNDS = 40
+ROUNDS = 200  # "hundreds of times on every path" (issue 41)
 
 
 @pytest.fixture
