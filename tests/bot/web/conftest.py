@@ -16,6 +16,7 @@ from bot.app import App, build_app
 from bot.web.settings import WebSettings
 from bot.web.site import create_app
 from core.redis_client import RedisClient
+from tests.round_trips import Trips, counting_copy
 from tests.servers.wsgi import ServedWsgi
 from tests.team_config import team_config
 
@@ -74,6 +75,16 @@ def serve_site(
 @pytest.fixture
 def web_app(tmp_path: Path, redis_client: RedisClient, workspace: str) -> App:
     return build_app(workspace, web_config(tmp_path, workspace), client=redis_client)
+
+
+@pytest.fixture
+def counted(
+    tmp_path: Path, workspace: str, redis_client: RedisClient
+) -> Iterator[tuple[App, Trips]]:
+    """The web's app of the test's workspace on a client that counts what it sends."""
+    client, trips = counting_copy(redis_client)
+    yield build_app(workspace, web_config(tmp_path, workspace), client=client), trips
+    client.close()
 
 
 @pytest.fixture

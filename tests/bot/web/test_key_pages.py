@@ -8,27 +8,24 @@ once past the limit: 429 with ``Retry-After``)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from bot.answers import MAX_LINES, answer
-from bot.app import App, build_app
+from bot.app import App
 from bot.people import person
 from bot.web.settings import WebSettings
 from bot.web.site import create_app
 from bot.web.state_page import PAGE
-from core.redis_client import RedisClient
 from core.state.actor import Actor
 from core.state.keys import WorkspaceKeys
 from core.state.mutation import Mutation, Op
-from tests.bot.web.conftest import MOD, OPERATOR_TOKEN, Site, serve_site, web_config
+from tests.bot.web.conftest import MOD, OPERATOR_TOKEN, Site, serve_site
 from tests.bot.web.sessions import person_in, signed_in
-from tests.round_trips import Trips, counting_copy
+from tests.round_trips import Trips
 
 KEYS = 20_000
 BEARER = {"Authorization": f"Bearer {OPERATOR_TOKEN}"}
@@ -45,16 +42,6 @@ def fill(app: App, keys: int) -> None:
     who = Actor.parse("user:filler")
     for n in range(keys):
         app.store.commit(Mutation(op=Op.SET, key=key(n), value=n, actor=who))
-
-
-@pytest.fixture
-def counted(
-    tmp_path: Path, workspace: str, redis_client: RedisClient
-) -> Iterator[tuple[App, Trips]]:
-    """The web's app of the test's workspace on a client that counts what it sends."""
-    client, trips = counting_copy(redis_client)
-    yield build_app(workspace, web_config(tmp_path, workspace), client=client), trips
-    client.close()
 
 
 def entries_read(app: App, trips: Trips) -> int:

@@ -6,35 +6,20 @@ the soonest due first, the count from the index, and the last resolved first."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
 from bot.answers import MAX_PROPOSALS, answer
-from bot.app import App, build_app
+from bot.app import App
 from bot.web.inbox import LISTED, RESOLVED_SHOWN
 from bot.web.settings import WebSettings
 from bot.web.site import create_app
 from core.gateway.outcome import Pending, ProposalStatus
-from core.redis_client import RedisClient
 from core.state.keys import WorkspaceKeys
-from tests.bot.web.conftest import OPERATOR_TOKEN, web_config
+from tests.bot.web.conftest import OPERATOR_TOKEN
 from tests.factories import actor, mutation
-from tests.round_trips import Trips, counting_copy
+from tests.round_trips import Trips
 
 WAITING = 2_000
 BEARER = {"Authorization": f"Bearer {OPERATOR_TOKEN}"}
 MOD = actor("moderator:mo")
-
-
-@pytest.fixture
-def counted(
-    tmp_path: Path, workspace: str, redis_client: RedisClient
-) -> Iterator[tuple[App, Trips]]:
-    client, trips = counting_copy(redis_client)
-    yield build_app(workspace, web_config(tmp_path, workspace), client=client), trips
-    client.close()
 
 
 def proposed(app: App, n: int) -> list[str]:
