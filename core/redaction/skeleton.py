@@ -39,8 +39,19 @@ def _blank_escapes() -> list[str]:
     return sorted(found, key=len, reverse=True)
 
 
-# an escape of a blank (in either case: JSON may write \u000A)
-ESCAPES = re.compile("(?i:" + "|".join(re.escape(e) for e in _blank_escapes()) + ")")
+def _either_case(escape: str) -> str:
+    """A pattern of ``escape`` whose hex digits may be written in either case (JSON may write
+    ``\\u000A``); its letter stays as it is: ``\\F`` is no ``\\f``, nor ``\\N`` a ``\\n``."""
+    head, digits = escape[:2], escape[2:]
+    if head not in ("\\u", "\\x", "\\U"):
+        return re.escape(escape)
+    return re.escape(head) + "".join(
+        f"[{d.lower()}{d.upper()}]" if d.isalpha() else d for d in digits
+    )
+
+
+# an escape of a blank
+ESCAPES = re.compile("|".join(_either_case(e) for e in _blank_escapes()))
 # a run of separators: blanks, characters that show nothing, escapes of blanks
 _IGNORABLE = "".join(
     chr(first) if first == last else f"{chr(first)}-{chr(last)}"
