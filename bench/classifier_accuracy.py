@@ -2,6 +2,11 @@
 regular-expression baseline (``core/perception/evaluation.py``), in one run; and the
 calibration of ``perception.min_confidence``.
 
+- Real people deciding together: ``tests/data/meeting_test.jsonl``, 567 messages of four IRC
+  meetings of Monero and I2P that no message trains (``bench/meeting_chat.py``; BSD 3-Clause
+  and CC BY-SA 4.0). Each conversation is also read in context ("in context"): every message
+  after the ones before it in its log, run through a scratch session of the bot's loop as the
+  bot would run them (``core/runtime/conversations.py``), as the bot reads live turns.
 - Real written chat: ``tests/data/chat_test.jsonl``, 700 messages of public IRC channels
   (Ubuntu's meetings, Rust, Stripe and MediaWiki developers) from logs no message of which
   trains (``bench/irc_chat.py`` says where from and how they were labelled; CC BY 4.0).
@@ -11,7 +16,8 @@ calibration of ``perception.min_confidence``.
 - Ours: ``tests/data/utterances.jsonl``, written for this project and never trained on;
   its odd lines were never looked at while writing cues or training turns (held out).
 - Calibration: ``tests/data/chat_calibration.jsonl`` (real written chat again, other
-  messages) sets the gate (``core/perception/calibration.py``); the held-out splits only
+  messages) and ``tests/data/meeting_dev.jsonl`` (two other meetings), read in context, set
+  the gate (``core/perception/calibration.py``); the held-out splits only
   report what it costs.
 
 Reported for each: accuracy, precision and recall per act (``--details``), the confusion
@@ -38,14 +44,16 @@ from core.perception import Classifier, EmbeddedClassifier
 from core.perception.calibration import TARGET, calibrate, sweep
 from core.perception.evaluation import Scores, evaluate, regex_baseline, table
 from core.perception.model import load_rows
+from core.runtime.conversations import contexts, conversation_of
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 CORPORA = {
+    "real people deciding together (IRC meetings, held out)": DATA / "meeting_test.jsonl",
     "real written chat (IRC, held out)": DATA / "chat_test.jsonl",
     "real speech (MRDA meetings, held out)": DATA / "human_test.jsonl",
     "ours (tests/data/utterances.jsonl)": DATA / "utterances.jsonl",
 }
-CALIBRATION = DATA / "chat_calibration.jsonl"
+CALIBRATION = [DATA / "chat_calibration.jsonl", DATA / "meeting_dev.jsonl"]
 
 
 def load(path: Path) -> list[dict[str, str]]:
@@ -65,12 +73,16 @@ class Reading:
     """One classifier's readings of labelled turns: what it said, who said it (the model,
     or the embedded classifier it fell back to), and how long each took (µs)."""
 
-    def __init__(self, classifier: Classifier, rows: list[dict[str, str]]) -> None:
+    def __init__(
+        self, classifier: Classifier, rows: list[dict[str, str]], *, in_context: bool = False
+    ) -> None:
         self.truth = [ActType(row["act_type"]) for row in rows]
         self.turns, self.sources, self.micros = [], Counter[str](), []
-        for row in rows:
+        # each message after the ones before it in its log, read as the bot reads them
+        read_in = contexts(rows, classifier) if in_context else [None] * len(rows)
+        for row, context in zip(rows, read_in, strict=True):
             start = time.perf_counter_ns()
-            turn, source = classifier.interpret(row["text"], row.get("topic"))
+            turn, source = classifier.interpret(row["text"], row.get("topic"), context=context)
             self.micros.append((time.perf_counter_ns() - start) / 1000)
             self.turns.append(turn)
             self.sources[source] += 1
@@ -81,10 +93,11 @@ class Reading:
 
 
 def report_calibration(classifier: Classifier, gate: float) -> None:
-    reading = Reading(classifier, load(CALIBRATION))
+    reading = Reading(classifier, [r for path in CALIBRATION for r in load(path)], in_context=True)
     points = sweep(reading.turns, reading.truth)
     chosen = calibrate(points)
-    print(f"\n## Calibration ({CALIBRATION.name}, {len(reading.truth)} turns)\n")
+    names = " and ".join(path.name for path in CALIBRATION)
+    print(f"\n## Calibration ({names}, {len(reading.truth)} turns, in context)\n")
     print("| min_confidence | accuracy | false-commit | its 95% upper bound | missed commits |")
     print("|---|---|---|---|---|")
     for point in points:
@@ -125,16 +138,20 @@ def main() -> None:
     )
     print("| turns | n | accuracy | baseline | gain | false-commit | baseline | missed commits |")
     print("|---|---|---|---|---|---|---|---|")
-    details, times, sources = [], [], Counter[str]()
+    details, sources = [], Counter[str]()
+    times: list[float] = []
+    context_times: list[float] = []
     for name, path in CORPORA.items():
         rows = load(path)[: args.limit or None]
         splits = {name: rows}
         if path.name == "utterances.jsonl" and not args.limit:
             splits[f"{name}, held out (odd lines)"] = rows[1::2]
+        if any(conversation_of(row) for row in rows):
+            splits[f"{name}, in context"] = rows
         for label, part in splits.items():
-            reading = Reading(classifier, part)
+            reading = Reading(classifier, part, in_context=label.endswith(", in context"))
             ours, base = reading.routed(gate), reading.baseline
-            times += reading.micros
+            (context_times if label.endswith(", in context") else times).extend(reading.micros)
             sources += reading.sources
             print(
                 f"| {label} | {ours.n} | **{ours.accuracy:.1%}** | {base.accuracy:.1%} | "
@@ -144,7 +161,10 @@ def main() -> None:
             )
             details.append((label, ours, base))
         print(f"|  ({shared_with_training(rows)} of these turns appear in training) ||||||||")
-    print(f"\nmedian classify time {statistics.median(times):.0f} µs per turn")
+    print(f"\nmedian classify time {statistics.median(times):.0f} µs per turn", end="")
+    if context_times:
+        print(f"; read in context {statistics.median(context_times):.0f} µs", end="")
+    print()
     print("read by: " + ", ".join(f"{name} {n}" for name, n in sorted(sources.items())))
     if not args.model:
         report_calibration(classifier, gate)

@@ -20,8 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from core.perception.features import features
+from core.perception.in_context import context_features
 from core.perception.linear import LinearModel, softmax
 from core.perception.model import CLASSES, WEIGHTS, fit, load_rows, training_rows
+from core.runtime.conversations import contexts, training_set
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 GATE = 0.4  # (routing as the loop does; the gate itself is calibrated by classifier_accuracy)
@@ -36,9 +38,11 @@ def cross_validate(rows: list[dict[str, Any]], folds: int, **options: Any) -> fl
     right = 0
     for fold in range(folds):
         held = [row for row in rows if fold_of[_group(row)] == fold]
-        model = fit([row for row in rows if fold_of[_group(row)] != fold], **options)
-        for row in held:
-            scores = model.logits(features(row["text"], row.get("topic")))
+        kept = [row for row in rows if fold_of[_group(row)] != fold]
+        model = fit(*training_set(kept), **options)
+        for row, context in zip(held, contexts(held), strict=True):
+            found = features(row["text"], row.get("topic")) + context_features(row["text"], context)
+            scores = model.logits(found)
             right += CLASSES[scores.index(max(scores))] == row["act_type"]
     return right / len(rows)
 
@@ -95,7 +99,7 @@ def main() -> None:
         accuracy = cross_validate(rows, args.folds, **options)
         print(f"{args.folds}-fold cross-validated accuracy on the training corpus: {accuracy:.1%}")
     start = time.perf_counter()
-    model = fit(rows, **options)
+    model = fit(*training_set(rows), **options)
     text = model.dumps()
     kept = len(model.to_json()["weights"])
     print(f"trained in {time.perf_counter() - start:.1f} s; {kept} features kept")

@@ -1,7 +1,9 @@
 """``deliberate classify [TEXT] [--topic T] [--jsonl] [--eval FILE]``: the TurnInterpretation
 of a turn, from the model when ``OPENAI_API_KEY`` is set (falling back to the embedded
 classifier on any failure), else from the embedded classifier alone; or, with ``--eval``, how
-well it reads a labelled file. Never touches state."""
+well it reads a labelled file. A JSON line's ``before`` (earlier messages of its
+conversation) runs through a scratch session of the bot's own loop first, so the turn is read
+in the context the bot would read it in. Never touches state: no Redis at all."""
 
 from __future__ import annotations
 
@@ -10,15 +12,18 @@ import json
 import os
 import sys
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.cli import SUMMARIES
 from bot.cli.render import json_line
 from core.config.core_config import CoreConfig
-from core.deliberation.interpretation import ActType
+from core.deliberation.interpretation import ActType, TurnInterpretation
+from core.deliberation.update.settings import LoopSettings
 from core.perception import EmbeddedClassifier
 from core.perception.evaluation import evaluate, table
+from core.runtime.conversations import MAX_BEFORE, context_after
 
 if TYPE_CHECKING:
     from core.perception.llm import LLMClassifier
@@ -36,9 +41,16 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "any failure falls back to the embedded classifier. "
         'With --jsonl, read {"text": ..., "topic": ...} objects from stdin, one per line, and '
         "print one result per line; a bad line is reported on stderr and skipped. "
-        'With --eval FILE.jsonl ({"text", "act_type", "topic"?} per line), classify every '
-        "line and print accuracy, precision and recall per act, the confusion matrix and the "
-        "false-commit rate, of the acts as routed (below min_confidence: a question).",
+        'A line may give "who" (the writer of text) and "before": [{"who": ..., "text": ...}, '
+        f"...] (up to {MAX_BEFORE} earlier messages of the same conversation, oldest first): "
+        "they run through the bot's own loop in a scratch session (in memory: nothing is "
+        "written anywhere), and text is read in the context the bot would read it in (the "
+        "acts and writers of the last turns, the idea on the table, what text repeats of "
+        "them). Without before, text is read alone. "
+        'With --eval FILE.jsonl ({"text", "act_type", "topic"?, "who"?, "before"?} per line), '
+        "classify every line and print accuracy, precision and recall per act, the confusion "
+        "matrix and the false-commit rate, of the acts as routed (below min_confidence: a "
+        "question).",
     )
     classify.add_argument("text", nargs="?", help="the turn to classify")
     classify.add_argument("--topic", help="what the session is deliberating")
@@ -54,27 +66,46 @@ def _classify(config: CoreConfig, args: argparse.Namespace) -> int:
         print("deliberate classify: give one of TEXT, --jsonl or --eval FILE", file=sys.stderr)
         return 2
     classifier = _classifier()
-    threshold = config.perception.min_confidence
+    reading = Reading(classifier, config.loop_settings(), config.perception.min_confidence)
     if args.eval is not None:
-        return _evaluate(classifier, threshold, args.eval)
+        return _evaluate(reading, args.eval)
     if args.text is not None:
-        print(json_line(_result(classifier, threshold, args.text, args.topic)))
+        print(json_line(_result(reading, {"text": args.text, "topic": args.topic})))
         return 0
     bad = 0
     for number, line in enumerate(sys.stdin, start=1):
         if not line.strip():
             continue
         try:
-            _, text, topic = _turn(line)
+            item = _turn(line)
+            said = _result(reading, item)
         except (ValueError, KeyError, TypeError) as exc:
             bad += 1
             print(f"deliberate classify: stdin line {number}: {_problem(exc)}", file=sys.stderr)
             continue
-        print(json_line(_result(classifier, threshold, text, topic)), flush=True)
+        print(json_line(said), flush=True)
     return 2 if bad else 0
 
 
-def _evaluate(classifier: LLMClassifier | EmbeddedClassifier, threshold: float, path: Path) -> int:
+@dataclass(frozen=True)
+class Reading:
+    """How a line is read: by ``classifier``, after its ``before`` in a scratch session of
+    the loop configured by ``settings``, routed at ``threshold``."""
+
+    classifier: LLMClassifier | EmbeddedClassifier
+    settings: LoopSettings
+    threshold: float
+
+    def interpret(self, item: dict[str, Any]) -> tuple[TurnInterpretation, str]:
+        """How ``item`` (a checked line) reads, and by whom (TypeError, ValueError: its
+        ``before`` is not what it must be)."""
+        context = None
+        if item.get("before"):
+            context = context_after(item, self.settings, self.classifier)
+        return self.classifier.interpret(item["text"], item.get("topic"), context=context)
+
+
+def _evaluate(reading: Reading, path: Path) -> int:
     """Every labelled line classified and routed; a line that cannot be read is named (file
     and line) and left out, and the exit code says some were."""
     try:
@@ -90,21 +121,22 @@ def _evaluate(classifier: LLMClassifier | EmbeddedClassifier, threshold: float, 
         if not line.strip():
             continue
         try:
-            item, text, topic = _turn(line)
-            label = ActType(item["act_type"])
+            item = _turn(line)
+            label = _label(item)
+            turn, reader = reading.interpret(item)
         except (ValueError, KeyError, TypeError) as exc:
             bad += 1
             print(f"deliberate classify: {path}:{number}: {_labelled(exc)}", file=sys.stderr)
             continue
-        turn, reader = classifier.interpret(text, topic)
         readers[reader] += 1
         truth.append(label)
-        predicted.append(turn.routed(threshold))
+        predicted.append(turn.routed(reading.threshold))
     if not truth:
         print(f"deliberate classify: {path}: no labelled line to measure on", file=sys.stderr)
         return 2
+    classifier = reading.classifier
     name = "the model" if not isinstance(classifier, EmbeddedClassifier) else "embedded"
-    print(f"{path}: {name} classifier, routed with min_confidence {threshold}")
+    print(f"{path}: {name} classifier, routed with min_confidence {reading.threshold}")
     print("\n".join(table(evaluate(truth, predicted))))
     if not isinstance(classifier, EmbeddedClassifier):
         fell_back = readers[classifier.fallback.name]
@@ -117,27 +149,34 @@ def _evaluate(classifier: LLMClassifier | EmbeddedClassifier, threshold: float, 
     return 2 if bad else 0
 
 
-def _turn(line: str) -> tuple[dict[str, Any], str, str | None]:
-    """A line's JSON object, its text and its topic (ValueError, KeyError or TypeError when
-    it is not one, or they are not strings)."""
+def _turn(line: str) -> dict[str, Any]:
+    """A line's JSON object (ValueError, KeyError or TypeError when it is not one, or its
+    text, topic and who are not strings)."""
     try:
         item = json.loads(line)
     except RecursionError:
         raise TypeError("not JSON this reads: it nests too deeply") from None
     if not isinstance(item, dict):
         raise TypeError("not a JSON object")
-    text, topic = item["text"], item.get("topic")
-    if not isinstance(text, str) or not (topic is None or isinstance(topic, str)):
-        raise TypeError("text and topic must be strings")
-    return item, text, topic
+    text = item["text"]
+    if not isinstance(text, str) or any(
+        not (item.get(field) is None or isinstance(item[field], str)) for field in ("topic", "who")
+    ):
+        raise TypeError("text, topic and who must be strings")
+    return item
+
+
+def _label(item: dict[str, Any]) -> ActType:
+    """A labelled line's act (KeyError: none; TypeError: not an act)."""
+    act = item["act_type"]
+    if act not in set(ActType):
+        raise TypeError(f"act_type must be one of {', '.join(a.value for a in ActType)}")
+    return ActType(act)
 
 
 def _labelled(exc: Exception) -> str:
     if isinstance(exc, KeyError):
         return f"no {exc} field"
-    if isinstance(exc, ValueError) and not isinstance(exc, json.JSONDecodeError):
-        acts = ", ".join(a.value for a in ActType)
-        return f"act_type must be one of {acts}"
     return _problem(exc)
 
 
@@ -151,21 +190,18 @@ def _classifier() -> LLMClassifier | EmbeddedClassifier:
     return LLMClassifier(model, EmbeddedClassifier()) if model else EmbeddedClassifier()
 
 
-def _result(
-    classifier: LLMClassifier | EmbeddedClassifier,
-    threshold: float,
-    text: str,
-    topic: str | None,
-) -> dict[str, Any]:
-    turn, source = classifier.interpret(text, topic)
+def _result(reading: Reading, item: dict[str, Any]) -> dict[str, Any]:
+    turn, source = reading.interpret(item)
     return turn.model_dump(mode="json") | {
-        "routed_as": turn.routed(threshold).value,
+        "routed_as": turn.routed(reading.threshold).value,
         "classifier": source,
-        "text": text,
+        "text": item["text"],
     }
 
 
 def _problem(exc: Exception) -> str:
     if isinstance(exc, KeyError):
         return 'no "text" field'
-    return str(exc) if isinstance(exc, TypeError) else f"not JSON ({exc})"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not JSON ({exc})"
+    return str(exc)

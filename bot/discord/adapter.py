@@ -45,7 +45,7 @@ from core.state.actor import ActorKind
 from core.state.limits import Unacknowledged
 
 from .buttons import ButtonRef, DeliberateButton
-from .channels import PLATFORM, Listening, session_id, turn_text
+from .channels import PLATFORM, Listening, replies, session_id, turn_text
 from .closing import Closing
 from .forms import form_for, prefill_for, read_form
 from .render import MAX_CONTENT, NO_PINGS, render
@@ -84,7 +84,9 @@ class DiscordAdapter:
         delivery = str(message.id)
         permissions = _permissions_in(message)
         who = actor_of(tenant, message.author, permissions)
-        said = request_of(text, who) or UserSaid(text=text, actor=who)
+        said = request_of(text, who) or UserSaid(
+            text=text, actor=who, replying=replies(message, me)
+        )
         deliveries = None
         try:
             app = await asyncio.to_thread(self.workspaces.app, tenant)

@@ -13,7 +13,16 @@ from typing import Any
 
 import discord
 
-__all__ = ["PLATFORM", "SESSION", "Listen", "Listening", "channel_of", "session_id", "turn_text"]
+__all__ = [
+    "PLATFORM",
+    "SESSION",
+    "Listen",
+    "Listening",
+    "channel_of",
+    "replies",
+    "session_id",
+    "turn_text",
+]
 
 PLATFORM = "discord"
 MAX_TEXT = 4000
@@ -77,3 +86,9 @@ def turn_text(message: discord.Message, me: discord.abc.User, listening: Listeni
         return None
     text = re.sub(rf"<@!?{me.id}>", "", message.content or "").strip()
     return text[:MAX_TEXT] or None
+
+
+def replies(message: discord.Message, me: discord.abc.User) -> bool:
+    """Whether ``message`` replies to someone: Discord's reply (a reference to another
+    message), or a person other than the bot named in it."""
+    return message.reference is not None or any(user.id != me.id for user in message.mentions)

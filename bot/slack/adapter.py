@@ -142,7 +142,9 @@ class SlackAdapter:
                 log.debug("slack message %s was handled already", delivery)
                 return
             who = self._actor(team, origin, said.user)
-            msg = request_of(said.text, who) or UserSaid(text=said.text, actor=who)
+            msg = request_of(said.text, who) or UserSaid(
+                text=said.text, actor=who, replying=said.replying
+            )
             events = team.runtime.send(said.session_id, msg)
         except Unacknowledged as exc:  # the turn committed, or not: not handled again
             log.warning("slack message %s: %s", delivery, exc)

@@ -24,6 +24,8 @@ class Said:
     user: str
     text: str
     direct: bool  # a direct message to the bot
+    # it replies to someone: in a thread another person started, or naming a person
+    replying: bool = False
 
     @property
     def session_id(self) -> str:
@@ -38,6 +40,9 @@ def thread_of(session: str) -> tuple[str, str]:
     """(channel, thread ts) of a session id this adapter made."""
     _, channel, thread_ts = session.split(":", 2)
     return channel, thread_ts
+
+
+_PERSON = re.compile(r"<@[UW][A-Z0-9]+(\|[^>]*)?>")  # a person named (the bot's mention is out)
 
 
 def read_said(event: dict[str, Any], bot_user_id: str | None) -> Said | None:
@@ -60,4 +65,6 @@ def read_said(event: dict[str, Any], bot_user_id: str | None) -> Said | None:
         return None
     thread_ts = str(event.get("thread_ts") or ts)
     direct = event.get("channel_type") == "im"
-    return Said(channel, ts, thread_ts, user, text, direct)
+    parent = event.get("parent_user_id")
+    replying = (isinstance(parent, str) and parent != user) or _PERSON.search(text) is not None
+    return Said(channel, ts, thread_ts, user, text, direct, replying)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from core.deliberation.beat_evaluator import EvaluationResult
 from core.deliberation.messages import ActionClicked
+from core.deliberation.recent import TurnContext
 from core.deliberation.turn import Turn
 from core.deliberation.view import View
 from core.state.actor import Actor
@@ -40,6 +41,7 @@ class Classify:
     topic: str | None
     correlation_id: str
     actor: Actor | None = None
+    context: TurnContext | None = None  # what the session knows at this turn (recent.py)
 
 
 @dataclass(frozen=True)

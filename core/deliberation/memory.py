@@ -15,6 +15,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from core.deliberation.interpretation import TurnInterpretation
+from core.deliberation.recent import MAX_RECENT, RecentTurn
 
 __all__ = [
     "MAX_CLICKS",
@@ -128,6 +129,11 @@ class InteractionState(BaseModel):
     # candidates that were on the table before this one, newest last: "go back to the
     # previous one" brings the newest back
     earlier: list[Candidate] = Field(default_factory=list, max_length=MAX_EARLIER)
+    # the last few turns as features, oldest first (recent.py): the next turn is read with them
+    recent: list[RecentTurn] = Field(default_factory=list, max_length=MAX_RECENT)
+    # who asked for the candidate on the table (an actor id), and at which turn (turn_count)
+    table_by: str | None = Field(default=None, max_length=128)
+    table_turn: int | None = Field(default=None, ge=0)
 
     def set_aside(self, candidate: Candidate) -> list[Candidate]:
         """``earlier`` with ``candidate`` as its newest (once: an older copy of it goes)."""

@@ -42,6 +42,9 @@ class UserSaid(_Msg):
     text: str = Field(max_length=4000)
     actor: Actor
     topic: str | None = Field(default=None, max_length=200)  # e.g. a thread's title
+    # it replies to someone: a platform's reply (Discord's reference, Slack's reply in a
+    # thread to another person) or an @mention of a person
+    replying: bool = False
 
 
 class Classified(_Msg):
@@ -51,6 +54,7 @@ class Classified(_Msg):
     interpretation: TurnInterpretation
     routed: ActType
     classifier: str
+    replying: bool = False  # it replied to someone (``UserSaid.replying``)
 
 
 class AssistantReplied(_Msg):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from core.deliberation.interpretation import TurnInterpretation
+from core.deliberation.recent import TurnContext
 
 __all__ = ["Classifier"]
 
@@ -12,12 +13,19 @@ __all__ = ["Classifier"]
 class Classifier(Protocol):
     name: str
 
-    def classify(self, text: str, topic: str | None = None) -> TurnInterpretation:
-        """Interpret one turn; ``topic`` is what the session is deliberating, if known."""
+    def classify(
+        self, text: str, topic: str | None = None, context: TurnContext | None = None
+    ) -> TurnInterpretation:
+        """Interpret one turn; ``topic`` is what the session is deliberating, if known;
+        ``context``, what the session knows at this turn (its last turns, the candidate)."""
         ...
 
     def interpret(
-        self, text: str, topic: str | None = None, correlation_id: str | None = None
+        self,
+        text: str,
+        topic: str | None = None,
+        correlation_id: str | None = None,
+        context: TurnContext | None = None,
     ) -> tuple[TurnInterpretation, str]:
         """The interpretation and the name of the classifier that made it (a model
         classifier may have fallen back to another)."""

@@ -21,8 +21,10 @@ from __future__ import annotations
 import re
 
 from core.deliberation.interpretation import ActType, Stance, Target, TurnInterpretation
+from core.deliberation.recent import TurnContext
 from core.perception.cues import ARTIFACT, NEW_TOPIC
 from core.perception.features import MAX_CHARS, features, normalise, unaddressed
+from core.perception.in_context import context_features
 from core.perception.linear import softmax
 from core.perception.model import weights
 from core.perception.stances import stance_of
@@ -38,18 +40,26 @@ _LATIN_WORD = re.compile(r"[a-z]+")
 class EmbeddedClassifier:
     name = "embedded"
 
-    def scores(self, text: str, topic: str | None = None) -> dict[ActType, float]:
+    def scores(
+        self, text: str, topic: str | None = None, context: TurnContext | None = None
+    ) -> dict[ActType, float]:
         """The model's logit for every act: higher is likelier; their softmax is the
         probability of each act."""
-        logits = weights().logits(features(text, topic))
+        logits = weights().logits(features(text, topic) + context_features(text, context))
         return dict(zip(_ACTS, logits, strict=True))
 
     def interpret(
-        self, text: str, topic: str | None = None, correlation_id: str | None = None
+        self,
+        text: str,
+        topic: str | None = None,
+        correlation_id: str | None = None,
+        context: TurnContext | None = None,
     ) -> tuple[TurnInterpretation, str]:
-        return self.classify(text, topic), self.name
+        return self.classify(text, topic, context), self.name
 
-    def classify(self, text: str, topic: str | None = None) -> TurnInterpretation:
+    def classify(
+        self, text: str, topic: str | None = None, context: TurnContext | None = None
+    ) -> TurnInterpretation:
         said = normalise(text[:MAX_CHARS])
         stance = stance_of(unaddressed(said))  # "same", "no, not that": plainly (stances.py)
         if stance is Stance.AGREE:
@@ -67,7 +77,7 @@ class EmbeddedClassifier:
                 confidence=0.0,
                 stance=stance,
             )
-        probs = softmax(weights().logits(found))
+        probs = softmax(weights().logits(found + context_features(text, context)))
         if stance in (Stance.DISSENT, Stance.BACK):  # never a commit: the rest's shares
             commit = _ACTS.index(ActType.COMMIT)
             rest = 1.0 - probs[commit]

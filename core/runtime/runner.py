@@ -46,7 +46,6 @@ from core.deliberation.commands import (
 from core.deliberation.messages import (
     ActionClicked,
     ActionDone,
-    AssistantReplied,
     Classified,
     Msg,
     OutcomeNote,
@@ -69,6 +68,7 @@ from core.perception import Classifier
 from core.redis_client import INTERRUPTED, interrupted, resend
 from core.runtime.beat_history import BeatHistory
 from core.runtime.outcome_notes import discard_note, note_under
+from core.runtime.results import classified, replied
 from core.runtime.sessions import SessionStore
 from core.runtime.stream_appends import StreamAppend
 from core.runtime.trace_events import TraceEvents
@@ -279,18 +279,7 @@ class Runtime:
             return self._classify(cmd)
         elif isinstance(cmd, Generate):
             answer = self.responder.answer(cmd.turn, cmd.correlation_id, cmd.asker)
-            return AssistantReplied(
-                correlation_id=cmd.correlation_id,
-                task=cmd.turn.task,
-                said=cmd.turn.user_input,
-                based_on=cmd.turn.candidate,
-                attempt=cmd.attempt,
-                asker=cmd.asker,
-                output=answer.output,
-                responder=answer.source,
-                proposals=answer.proposals,
-                tool_calls=answer.tool_calls,
-            )
+            return replied(cmd, answer)
         elif isinstance(cmd, Commit):
             sent.append((cmd.mutation.key, cmd.mutation.id))
             outcome = self.gateway.propose(cmd.mutation)
@@ -311,16 +300,11 @@ class Runtime:
         return None
 
     def _classify(self, cmd: Classify) -> Classified:
-        turn, source = self.classifier.interpret(cmd.text, cmd.topic, cmd.correlation_id)
-        self.meter.count(CLASSIFIED, turn.act_type.value, source)
-        return Classified(
-            correlation_id=cmd.correlation_id,
-            text=cmd.text,
-            interpretation=turn,
-            routed=turn.routed(self.loop.settings.min_confidence),
-            classifier=source,
-            actor=cmd.actor,
+        turn, source = self.classifier.interpret(
+            cmd.text, cmd.topic, cmd.correlation_id, context=cmd.context
         )
+        self.meter.count(CLASSIFIED, turn.act_type.value, source)
+        return classified(cmd, turn, source, self.loop.settings.min_confidence)
 
     def _note(self, outcome: Outcome) -> OutcomeNote:
         return note_under(self.gateway.policy, outcome)

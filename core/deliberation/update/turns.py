@@ -22,6 +22,14 @@ from core.deliberation.memory import (
     merge,
 )
 from core.deliberation.messages import AssistantReplied, Classified, UserSaid
+from core.deliberation.recent import (
+    OnTable,
+    RecentTurn,
+    TurnContext,
+    asks,
+    remembered,
+    word_digests,
+)
 from core.deliberation.session import Session
 from core.deliberation.topics import MAX_TOPIC, topic_of
 from core.deliberation.update.present import show, turn_for
@@ -32,6 +40,7 @@ __all__ = [
     "MAX_ATTEMPTS",
     "MODE_FOR",
     "candidate_id",
+    "context_of",
     "on_classified",
     "on_replied",
     "on_said",
@@ -55,9 +64,26 @@ def on_said(settings: LoopSettings, model: Session, msg: UserSaid) -> tuple[Sess
     changed = state.model_copy(update={"turn_count": state.turn_count + 1, "topic": topic})
     cmds: list[Cmd] = [
         Record(str(msg.actor), msg.text, msg.correlation_id),
-        Classify(msg.text, state.topic, msg.correlation_id, msg.actor),
+        Classify(msg.text, state.topic, msg.correlation_id, msg.actor, context_of(state, msg)),
     ]
     return model.with_interaction(changed), cmds
+
+
+def context_of(state: InteractionState, msg: UserSaid) -> TurnContext:
+    """What the session knows as ``msg`` arrives (``state``: before it): the last turns'
+    features, what is on the table, whether it replies to someone."""
+    table = None
+    if state.candidate is not None:
+        ago = state.turn_count - state.table_turn if state.table_turn is not None else 0
+        table = OnTable(
+            words=word_digests(state.candidate.text), by=state.table_by, turns_ago=max(ago, 0)
+        )
+    return TurnContext(
+        writer=str(msg.actor),
+        recent=tuple(state.recent),
+        on_table=table,
+        replying=msg.replying,
+    )
 
 
 def on_classified(
@@ -72,7 +98,20 @@ def on_classified(
     # what beats see is the act the loop acts on: an unsure "commit" is a question
     seen = msg.interpretation.model_copy(update={"act_type": act})
     mode = MODE_FOR.get(act, Mode.EXPLORING if state.mode is Mode.IDLE else state.mode)
-    changed = state.model_copy(update={"last_interpretation": seen, "mode": mode})
+    said = RecentTurn(
+        act=act,
+        who=None if msg.actor is None else str(msg.actor),
+        asked=asks(msg.text),
+        replying=msg.replying,
+        words=word_digests(msg.text),
+    )
+    changed = state.model_copy(
+        update={
+            "last_interpretation": seen,
+            "mode": mode,
+            "recent": remembered(state.recent, said),
+        }
+    )
     if stance is Stance.BACK:
         return _back(settings, model.with_interaction(changed), msg.correlation_id)
     task = Task(act.value)
@@ -165,6 +204,9 @@ def on_replied(
             else state.thread_status,
         }
     )
+    if candidate is not None and (state.candidate is None or candidate.id != state.candidate.id):
+        asker = None if msg.asker is None else str(msg.asker)
+        changed = changed.model_copy(update={"table_by": asker, "table_turn": state.turn_count})
     model = model.model_copy(
         update={"working": merge(model.working, msg.output.context_state_delta)}
     )

@@ -1,4 +1,5 @@
-"""The ``min_confidence`` gate is set from real people's turns (the calibration split), and
+"""The ``min_confidence`` gate is set from real people's turns (the calibration splits, read
+in context as the bot reads them), and
 the held-out split shows what it costs: at most 5% of the turns that are not commits routed
 as one. The shipped default must be what the calibration gives for the shipped weights, so a
 retrain that moves it fails here until the gate is set again."""
@@ -18,15 +19,29 @@ from core.deliberation.interpretation import ActType, Target, TurnInterpretation
 from core.deliberation.update.settings import LoopSettings
 from core.perception import EmbeddedClassifier
 from core.perception.calibration import TARGET, calibrate, sweep, wilson_upper
+from core.runtime.conversations import contexts
 
 DATA = Path(__file__).resolve().parents[2] / "data"
+# the calibration splits: written chat (two training logs' first messages) and the meetings'
+# dev split (two meetings no message of which trains), read in context as the bot reads
+CALIBRATION = ("chat_calibration.jsonl", "meeting_dev.jsonl")
 C, Q, B = ActType.COMMIT, ActType.QUESTION, ActType.BRAINSTORM
 
 
-def _read(name: str) -> tuple[list[TurnInterpretation], list[ActType]]:
-    rows = [json.loads(line) for line in (DATA / name).read_text(encoding="utf-8").splitlines()]
+def _read(*names: str) -> tuple[list[TurnInterpretation], list[ActType]]:
+    """The turns of ``names`` as the bot reads them: each after the ones before it in its
+    conversation (``core.runtime.conversations``)."""
+    rows = [
+        json.loads(line)
+        for name in names
+        for line in (DATA / name).read_text(encoding="utf-8").splitlines()
+    ]
     classifier = EmbeddedClassifier()
-    turns = [classifier.classify(row["text"], row.get("topic")) for row in rows]
+    read_in = contexts(rows, classifier)
+    turns = [
+        classifier.classify(row["text"], row.get("topic"), context)
+        for row, context in zip(rows, read_in, strict=True)
+    ]
     return turns, [ActType(row["act_type"]) for row in rows]
 
 
@@ -67,7 +82,7 @@ def test_the_lowest_gate_within_the_target_is_taken() -> None:
 
 
 def test_the_shipped_gate_is_the_calibrated_one() -> None:
-    chosen = calibrate(sweep(*_read("chat_calibration.jsonl")))
+    chosen = calibrate(sweep(*_read(*CALIBRATION)))
     assert chosen is not None, "no gate keeps false commits within the target"
     shipped = load_config(None).perception.min_confidence
     assert shipped == chosen.gate, (
@@ -77,9 +92,10 @@ def test_the_shipped_gate_is_the_calibrated_one() -> None:
     assert PerceptionConfig().min_confidence == LoopSettings().min_confidence == shipped
 
 
-@pytest.mark.parametrize("held_out", ["chat_test.jsonl", "human_test.jsonl"])
+@pytest.mark.parametrize("held_out", ["meeting_test.jsonl", "chat_test.jsonl", "human_test.jsonl"])
 def test_on_held_out_turns_the_gate_keeps_false_commits_within_the_target(held_out: str) -> None:
-    """On real written chat and on real speech, neither of which set anything."""
+    """On real people deciding together, real written chat and real speech, none of which
+    set anything."""
     turns, truth = _read(held_out)
     gate = load_config(None).perception.min_confidence
     [point] = sweep(turns, truth, gates=(gate,))

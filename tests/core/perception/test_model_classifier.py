@@ -29,6 +29,8 @@ from tests.openai_server import OpenAIServer, Reply
 ROOT = Path(__file__).resolve().parents[3]
 DATA = ROOT / "tests" / "data"
 EVALUATION = (
+    "meeting_test.jsonl",
+    "meeting_dev.jsonl",
     "chat_test.jsonl",
     "chat_calibration.jsonl",
     "human_test.jsonl",
@@ -142,11 +144,18 @@ def test_the_bench_measures_the_model_on_every_corpus(openai_server: OpenAIServe
     assert done.returncode == 0, done.stderr[-2000:]
     # answered as the baseline answers: the model's score is the baseline's, on each corpus
     rows = re.findall(
-        r"^\| (real written chat|real speech|ours)[^|]*\| 12 \| \*\*([\d.]+)%\*\* \| ([\d.]+)%",
+        r"^\| (real people deciding together|real written chat|real speech|ours)[^|]*"
+        r"\| 12 \| \*\*([\d.]+)%\*\* \| ([\d.]+)%",
         done.stdout,
         re.M,
     )
-    assert [name for name, _, _ in rows] == ["real written chat", "real speech", "ours"]
+    assert [name for name, _, _ in rows] == [
+        *["real people deciding together"] * 2,  # alone, then in context
+        *["real written chat"] * 2,
+        "real speech",
+        "ours",
+    ]
     assert all(model == baseline for _, model, baseline in rows)
-    assert "read by: llm 36" in done.stdout
-    assert len(openai_server.requests) == 36
+    assert "read by: llm 72" in done.stdout
+    # read in context, each message first goes through the scratch loop: read once more
+    assert len(openai_server.requests) == 72 + 2 * 12

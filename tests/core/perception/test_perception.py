@@ -4,6 +4,7 @@ corpus, which shares no turn with that evaluation corpus."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -18,12 +19,14 @@ from core.perception.features import features
 from core.perception.model import (
     CHAT_TRAINING,
     HUMAN_TRAINING,
+    MEETING_TRAINING,
     TRAINING,
     WEIGHTS,
     fit,
     load_rows,
     training_rows,
 )
+from core.runtime.conversations import contexts, conversation_of, training_set
 
 CORPUS = Path(__file__).resolve().parents[2] / "data" / "utterances.jsonl"
 classifier = EmbeddedClassifier()
@@ -201,7 +204,8 @@ def test_the_shipped_weights_are_a_retrain_of_the_training_corpus() -> None:
     """Catches a training corpus, feature or cue edited without retraining. Compared within
     rounding, not byte for byte: another platform's math library may differ in a last digit."""
     shipped = json.loads(WEIGHTS.read_text(encoding="utf-8"))
-    again = fit(training_rows()).to_json()
+    rows = training_rows()
+    again = fit(*training_set(rows)).to_json()
     assert again["classes"] == shipped["classes"]
     assert again["bias"] == pytest.approx(shipped["bias"], abs=1e-3)
     zero = [0.0] * len(shipped["classes"])
@@ -247,3 +251,48 @@ def test_an_english_question_about_a_name_it_never_saw_is_not_unsure() -> None:
     said = "should we move the metrics to timescaledb?"
     assert not unfamiliar(said, features(said))
     assert EmbeddedClassifier().classify(said).confidence > 0
+
+
+MEETINGS = {
+    name: Path(__file__).resolve().parents[2] / "data" / f"meeting_{name}.jsonl"
+    for name in ("dev", "test")
+}
+
+
+def test_the_meeting_splits_are_whole_meetings_no_message_of_which_trains() -> None:
+    """Split by meeting: the held-out and dev messages come from other meetings than any
+    training message, each meeting whole and in its order (so that each is read in
+    context), every message with its writer."""
+    trained = load_rows(MEETING_TRAINING)
+    splits = {name: _rows(path) for name, path in MEETINGS.items()} | {"training": trained}
+    logs = {name: {conversation_of(r) for r in rows} for name, rows in splits.items()}
+    assert None not in set().union(*logs.values())
+    assert not logs["test"] & logs["training"] and not logs["dev"] & logs["training"]
+    assert not logs["test"] & logs["dev"]
+    assert [len(splits[n]) for n in ("training", "dev", "test")] == [1381, 228, 567]
+    for rows in splits.values():
+        assert all(isinstance(r["who"], str) and r["who"] for r in rows)
+        runs = [log for log, _ in itertools.groupby(conversation_of(r) for r in rows)]
+        assert len(runs) == len(set(runs)), "a meeting in two runs"
+        for log in runs:
+            lines = [int(r["source"].rsplit(":", 1)[1]) for r in rows if conversation_of(r) == log]
+            assert lines == sorted(set(lines)), f"{log} out of order"
+
+
+def test_read_in_context_it_reads_people_deciding_together_better_than_the_regexes() -> None:
+    """Real people deciding together (meetings no message of which trains), each message
+    read after the ones before it as the bot reads them: at least 77% (78.7% measured, 82.5%
+    on the labels the annotators were sure of), 6 points over the six regexes (7.6), a
+    false commit at most 3% of the time (1.5%), half the commits found (52%); read alone
+    it does worse (76.7%), and the context is what it reads better with."""
+    rows = _rows(MEETINGS["test"])
+    truth = [ActType(r["act_type"]) for r in rows]
+    gate = load_config(None).perception.min_confidence
+    read_in = contexts(rows, classifier)
+    pairs = zip(rows, read_in, strict=True)
+    ours = evaluate(truth, [classifier.classify(r["text"], None, c).routed(gate) for r, c in pairs])
+    alone = evaluate(truth, [classifier.classify(r["text"]).routed(gate) for r in rows])
+    baseline = evaluate(truth, [regex_baseline(r["text"]) for r in rows])
+    assert ours.accuracy >= 0.77 and ours.accuracy - baseline.accuracy >= 0.06
+    assert ours.false_commit_rate <= 0.03 and ours.recall(ActType.COMMIT) >= 0.5
+    assert ours.accuracy > alone.accuracy

@@ -1,0 +1,121 @@
+"""A turn is read in its context (issue 42): the runtime hands the classifier what the session
+knows at that turn (the last turns' acts, writers and questions, the idea on the table, who
+asked for it and how long ago, what the turn repeats of them), as typed, bounded features,
+never the earlier messages' words. A scratch session (``deliberate classify``'s ``before``)
+builds that context exactly as the bot does: the same messages through a live runtime on
+Redis and through a scratch session in memory give the classifier the same contexts."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bot.app import App
+from core.deliberation.interpretation import TurnInterpretation
+from core.deliberation.messages import UserSaid
+from core.deliberation.recent import MAX_RECENT, TurnContext, word_digests
+from core.perception.embedded import EmbeddedClassifier
+from core.perception.in_context import context_features, in_context
+from core.runtime.scratch import ScratchSession
+from core.state.actor import Actor
+
+ANN, BOB, CAROL = (Actor.parse(f"user:{n}") for n in ("ann", "bob", "carol"))
+TALK = [
+    (ANN, "We need a database for billing. Ideas?"),
+    (BOB, "lets go with postgres and a replica"),
+    (CAROL, "why redis?"),
+    (ANN, "I also picked Postgres"),
+    (BOB, "yes"),
+    (CAROL, "ok thanks"),
+    (ANN, "and also a nightly backup"),
+    (BOB, "same"),
+]
+
+
+@dataclass
+class Seen:
+    """The real embedded classifier, keeping each context it was given (in order)."""
+
+    contexts: list[TurnContext | None] = field(default_factory=list)
+    inner: EmbeddedClassifier = field(default_factory=EmbeddedClassifier)
+    name: str = "embedded"
+
+    def classify(
+        self, text: str, topic: str | None = None, context: TurnContext | None = None
+    ) -> TurnInterpretation:
+        self.contexts.append(context)
+        return self.inner.classify(text, topic, context)
+
+    def interpret(
+        self,
+        text: str,
+        topic: str | None = None,
+        correlation_id: str | None = None,
+        context: TurnContext | None = None,
+    ) -> tuple[TurnInterpretation, str]:
+        return self.classify(text, topic, context), self.name
+
+
+def live(app: App, session: str, talk: list[tuple[Actor, str]]) -> list[TurnContext | None]:
+    """The contexts the bot's runtime classifies ``talk`` with (a session on Redis)."""
+    runtime = app.runtime(use_env=False)
+    seen = Seen()
+    runtime.classifier = seen
+    for who, text in talk:
+        runtime.send(session, UserSaid(text=text, actor=who))
+    return seen.contexts
+
+
+def scratch(app: App, talk: list[tuple[Actor, str]]) -> list[TurnContext | None]:
+    seen = Seen()
+    session = ScratchSession(app.runtime(use_env=False).loop.settings, seen)
+    for who, text in talk:
+        session.say(text, who)
+    return seen.contexts
+
+
+def test_the_bot_and_a_scratch_session_read_each_turn_in_the_same_context(app: App) -> None:
+    bot, alone = live(app, "ctx-same", TALK), scratch(app, TALK)
+    assert bot == alone
+    assert [c is not None for c in bot] == [True] * len(TALK)
+    last = bot[-1]
+    assert last is not None and last.writer == "user:bob"
+    assert [t.who for t in last.recent] == [
+        f"user:{n}" for n in ("carol", "ann", "bob", "carol", "ann")
+    ]
+    assert last.on_table is not None and last.on_table.by == "user:bob"  # he asked for it
+
+
+def test_the_idea_on_the_table_and_what_a_turn_repeats_of_it(app: App) -> None:
+    contexts = scratch(app, TALK[:4])
+    postgres = contexts[3]  # Ann, as "postgres and a replica" is on the table
+    assert postgres is not None and postgres.on_table is not None
+    assert postgres.on_table.turns_ago == 1
+    seen = in_context("I also picked Postgres", postgres)
+    assert seen.repeats_table == 1.0 and seen.table_by_writer is False
+    assert [e.act for e in seen.earlier][-1] == "question"  # "why redis?"
+    assert "ctx:repeats-table" in context_features("I also picked Postgres", postgres)
+    assert in_context("what about mysql", postgres).repeats_table == 0.0
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(texts=st.lists(st.text(min_size=1, max_size=200), min_size=1, max_size=12))
+def test_a_session_keeps_a_few_turns_as_features_never_their_words(
+    app: App, texts: list[str]
+) -> None:
+    session = f"ctx-words-{abs(hash(tuple(texts)))}"
+    runtime = app.runtime(use_env=False)
+    for n, text in enumerate(texts):
+        runtime.send(session, UserSaid(text=text, actor=Actor.parse(f"user:p{n % 3}")))
+    state = runtime.sessions.load(session).interaction
+    assert len(state.recent) == min(len(texts), MAX_RECENT)
+    kept = json.dumps([t.model_dump(mode="json") for t in state.recent])
+    for text in texts:  # only acts, writers, a question mark and digests of its words
+        words = [w for w in text.split() if len(w) > 6 and w.isalpha()]
+        assert not any(w in kept for w in words), (text, kept)
+    assert [t.words for t in state.recent] == [word_digests(t) for t in texts[-MAX_RECENT:]]
