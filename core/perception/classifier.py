@@ -7,7 +7,7 @@ from typing import Protocol
 from core.deliberation.interpretation import TurnInterpretation
 from core.deliberation.recent import TurnContext
 
-__all__ = ["Classifier"]
+__all__ = ["Classifier", "ReadsAlone"]
 
 
 class Classifier(Protocol):
@@ -30,3 +30,24 @@ class Classifier(Protocol):
         """The interpretation and the name of the classifier that made it (a model
         classifier may have fallen back to another)."""
         ...
+
+
+class ReadsAlone:
+    """A classifier whose every reading is its own: ``interpret`` is ``classify`` and its
+    name (a chat model's may fall back to another)."""
+
+    name: str
+
+    def classify(
+        self, text: str, topic: str | None = None, context: TurnContext | None = None
+    ) -> TurnInterpretation:
+        raise NotImplementedError
+
+    def interpret(
+        self,
+        text: str,
+        topic: str | None = None,
+        correlation_id: str | None = None,
+        context: TurnContext | None = None,
+    ) -> tuple[TurnInterpretation, str]:
+        return self.classify(text, topic, context), self.name

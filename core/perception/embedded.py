@@ -22,6 +22,7 @@ import re
 
 from core.deliberation.interpretation import ActType, Stance, Target, TurnInterpretation
 from core.deliberation.recent import TurnContext
+from core.perception.classifier import ReadsAlone
 from core.perception.cues import ARTIFACT, NEW_TOPIC
 from core.perception.features import MAX_CHARS, features, normalise, unaddressed
 from core.perception.in_context import context_features
@@ -37,7 +38,7 @@ RULE_SURE = 0.9
 _LATIN_WORD = re.compile(r"[a-z]+")
 
 
-class EmbeddedClassifier:
+class EmbeddedClassifier(ReadsAlone):
     name = "embedded"
 
     def scores(
@@ -47,15 +48,6 @@ class EmbeddedClassifier:
         probability of each act."""
         logits = weights().logits(features(text, topic) + context_features(text, context))
         return dict(zip(_ACTS, logits, strict=True))
-
-    def interpret(
-        self,
-        text: str,
-        topic: str | None = None,
-        correlation_id: str | None = None,
-        context: TurnContext | None = None,
-    ) -> tuple[TurnInterpretation, str]:
-        return self.classify(text, topic, context), self.name
 
     def classify(
         self, text: str, topic: str | None = None, context: TurnContext | None = None

@@ -18,7 +18,7 @@ from typing import Any
 from core.deliberation.interpretation import ActType, Target, TurnInterpretation
 from core.deliberation.recent import TurnContext
 from core.deliberation.update.settings import LoopSettings
-from core.perception.classifier import Classifier
+from core.perception.classifier import Classifier, ReadsAlone
 from core.perception.features import normalise, unaddressed
 from core.perception.stances import stance_of
 from core.runtime.scratch import ScratchSession
@@ -46,7 +46,7 @@ ALONE_EVERY = 2
 MAX_BEFORE = 50  # earlier messages a row may give (the session keeps the last few as features)
 
 
-class AsLabelled:
+class AsLabelled(ReadsAlone):
     """A classifier that reads each message at the act it is labelled with (the stance as
     the words say it, as every classifier does)."""
 
@@ -62,15 +62,6 @@ class AsLabelled:
         return TurnInterpretation(
             act_type=self.next, target=Target.CURRENT_CANDIDATE, confidence=1.0, stance=stance
         )
-
-    def interpret(
-        self,
-        text: str,
-        topic: str | None = None,
-        correlation_id: str | None = None,
-        context: TurnContext | None = None,
-    ) -> tuple[TurnInterpretation, str]:
-        return self.classify(text, topic, context), self.name
 
 
 def conversation_of(row: dict[str, Any]) -> str | None:

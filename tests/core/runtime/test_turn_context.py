@@ -17,6 +17,7 @@ from bot.app import App
 from core.deliberation.interpretation import TurnInterpretation
 from core.deliberation.messages import UserSaid
 from core.deliberation.recent import MAX_RECENT, TurnContext, word_digests
+from core.perception.classifier import ReadsAlone
 from core.perception.embedded import EmbeddedClassifier
 from core.perception.in_context import context_features, in_context
 from core.runtime.scratch import ScratchSession
@@ -36,7 +37,7 @@ TALK = [
 
 
 @dataclass
-class Seen:
+class Seen(ReadsAlone):
     """The real embedded classifier, keeping each context it was given (in order)."""
 
     contexts: list[TurnContext | None] = field(default_factory=list)
@@ -48,15 +49,6 @@ class Seen:
     ) -> TurnInterpretation:
         self.contexts.append(context)
         return self.inner.classify(text, topic, context)
-
-    def interpret(
-        self,
-        text: str,
-        topic: str | None = None,
-        correlation_id: str | None = None,
-        context: TurnContext | None = None,
-    ) -> tuple[TurnInterpretation, str]:
-        return self.classify(text, topic, context), self.name
 
 
 def live(app: App, session: str, talk: list[tuple[Actor, str]]) -> list[TurnContext | None]:
