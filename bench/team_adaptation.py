@@ -16,10 +16,10 @@ meeting and over all four, and how many clicks taught it.
     python bench/team_adaptation.py [--rate 0.5] [--bound 2.0]
 
 It measures the idea, nothing more: no Redis, no decay over time, a team of one meeting.
-Measured (the shipped weights, gate 0.0): the second halves read 79.2%, commits found 48%,
-false commits 1.6%; with the team's clicks (2 to 15 a meeting) 74.6% at a step of 0.5 (bound
-2), 76.8% at 0.25 (bound 1; false commits 4.0%), 78.2% at 0.1 (bound 0.5); teaching every
-feature (--all) 73.2%. A meeting's few clicks move words that the next half uses otherwise:
+Measured (the shipped weights, gate 0.0): the second halves read 79.6%, commits found 52%,
+false commits 1.6%; with the team's clicks (0 to 12 a meeting) 74.6% at a step of 0.5 (bound
+2), 77.1% at 0.25 (bound 1; false commits 2.8%), 78.5% at 0.1 (bound 0.5); teaching every
+feature (--all) 72.5%. A meeting's few clicks move words that the next half uses otherwise:
 learned this way, a team's clicks cost more than they teach, and nothing is built on it."""
 
 from __future__ import annotations

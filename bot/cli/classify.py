@@ -46,7 +46,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "they run through the bot's own loop in a scratch session (in memory: nothing is "
         "written anywhere), and text is read in the context the bot would read it in (the "
         "acts and writers of the last turns, the idea on the table, what text repeats of "
-        "them). Without before, text is read alone. "
+        "them). An act_type given to an earlier message is not read: they are read as the bot "
+        "reads them. Without before, text is read alone. "
         'With --eval FILE.jsonl ({"text", "act_type", "topic"?, "who"?, "before"?} per line), '
         "classify every line and print accuracy, precision and recall per act, the confusion "
         "matrix and the false-commit rate, of the acts as routed (below min_confidence: a "
@@ -100,7 +101,7 @@ class Reading:
         """How ``item`` (a checked line) reads, and by whom (TypeError, ValueError: its
         ``before`` is not what it must be)."""
         context = None
-        if item.get("before"):
+        if "before" in item:  # (an empty list: nothing came before)
             context = context_after(item, self.settings, self.classifier)
         return self.classifier.interpret(item["text"], item.get("topic"), context=context)
 
@@ -169,7 +170,7 @@ def _turn(line: str) -> dict[str, Any]:
 def _label(item: dict[str, Any]) -> ActType:
     """A labelled line's act (KeyError: none; TypeError: not an act)."""
     act = item["act_type"]
-    if act not in set(ActType):
+    if not isinstance(act, str) or act not in set(ActType):
         raise TypeError(f"act_type must be one of {', '.join(a.value for a in ActType)}")
     return ActType(act)
 

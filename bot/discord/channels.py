@@ -90,5 +90,8 @@ def turn_text(message: discord.Message, me: discord.abc.User, listening: Listeni
 
 def replies(message: discord.Message, me: discord.abc.User) -> bool:
     """Whether ``message`` replies to someone: Discord's reply (a reference to another
-    message), or a person other than the bot named in it."""
-    return message.reference is not None or any(user.id != me.id for user in message.mentions)
+    message; a forward is none), or a person other than the bot named in it."""
+    reference = message.reference
+    if reference is not None and reference.type is not discord.MessageReferenceType.forward:
+        return True
+    return any(user.id != me.id for user in message.mentions)

@@ -58,6 +58,8 @@ def read_said(event: dict[str, Any], bot_user_id: str | None) -> Said | None:
     text = str(event.get("text") or "")
     if bot_user_id:
         text = re.sub(rf"<@{re.escape(bot_user_id)}(\|[^>]*)?>", "", text)
+    # a person named: Slack's own mark, before what was typed as "<@U...>" is unescaped
+    named = _PERSON.search(text) is not None
     # Slack escapes these three in message text; the model should read what was typed
     text = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
     text = text.strip()[:MAX_TEXT]
@@ -66,5 +68,5 @@ def read_said(event: dict[str, Any], bot_user_id: str | None) -> Said | None:
     thread_ts = str(event.get("thread_ts") or ts)
     direct = event.get("channel_type") == "im"
     parent = event.get("parent_user_id")
-    replying = (isinstance(parent, str) and parent != user) or _PERSON.search(text) is not None
+    replying = (isinstance(parent, str) and parent != user) or named
     return Said(channel, ts, thread_ts, user, text, direct, replying)

@@ -132,7 +132,7 @@ class InteractionState(BaseModel):
     # the last few turns as features, oldest first (recent.py): the next turn is read with them
     recent: list[RecentTurn] = Field(default_factory=list, max_length=MAX_RECENT)
     # who asked for the candidate on the table (an actor id), and at which turn (turn_count)
-    table_by: str | None = Field(default=None, max_length=128)
+    table_by: str | None = Field(default=None, max_length=160)
     table_turn: int | None = Field(default=None, ge=0)
 
     def set_aside(self, candidate: Candidate) -> list[Candidate]:

@@ -1,7 +1,11 @@
 """What a session keeps of its last few turns, so that the next one is read in its context
 ("yes" after a proposal agrees with it; after a factual question it answers it): each
-turn's act as the loop read it, its writer, whether it asked something, and short digests
-of its content words (so a later turn can say how much of it repeats) — never its words.
+turn's act as the loop read it, its writer, whether it asked something, and a sketch of its
+content words (so a later turn can say how much of it repeats) — never its words. A sketch
+is 128 bits, each content word setting one (its first five letters hashed): some 1 in 128 of
+all words sets any one bit, so no word can be read back from it, while a later turn's words
+are nearly all found in it when it repeats them (a word of its own finds a bit set by
+another about one time in eight).
 With what is on the table (its words as digests, who asked for it, how many turns ago) and
 whether the turn replies to someone, this is the ``TurnContext`` a classifier reads beside
 the turn. It is interaction state: bounded, typed, kept as long as the session is, and no
@@ -26,14 +30,18 @@ __all__ = [
     "asks",
     "remembered",
     "shared",
-    "word_digests",
+    "sketch",
+    "word_bits",
 ]
 
 MAX_RECENT = 5  # earlier turns a session keeps for reading the next one
-MAX_WORDS = 16  # content words kept of one turn (or of the candidate), as digests
+MAX_WORDS = 16  # content words of one turn (or of the candidate) in its sketch
+BITS = 128
 
-Digest = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{6}$")]
-Who = Annotated[str, StringConstraints(max_length=128)]
+Sketch = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}$")]
+EMPTY = "0" * (BITS // 4)
+# an actor as ``kind:id``: an id of up to 128 characters and the longest kind
+Who = Annotated[str, StringConstraints(max_length=160)]
 
 _WORD = re.compile(r"[a-z0-9]+")
 # words that say nothing of what a turn is about (the longer ones: a word of three letters
@@ -58,18 +66,19 @@ class RecentTurn(BaseModel):
     who: Who | None = None  # its writer (an actor id), if known
     asked: bool = False  # it ended with a question mark
     replying: bool = False  # it replied to someone
-    words: tuple[Digest, ...] = Field(default=(), max_length=MAX_WORDS)
+    words: Sketch = EMPTY
 
 
 class OnTable(BaseModel):
-    """The candidate on the table, as features: its content words, who asked for it, and
-    how many turns ago it was put there."""
+    """The candidate on the table, as features: a sketch of its content words, who asked
+    for it, and how many turns were said since the one it answered (0: this turn is the
+    next; None: not known, a session older than these fields)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    words: tuple[Digest, ...] = Field(default=(), max_length=MAX_WORDS)
+    words: Sketch = EMPTY
     by: Who | None = None
-    turns_ago: int = Field(default=0, ge=0)
+    turns_since: int | None = Field(default=None, ge=0)
 
 
 class TurnContext(BaseModel):
@@ -83,16 +92,24 @@ class TurnContext(BaseModel):
     replying: bool = False  # it replies to someone (a platform's reply, an @mention)
 
 
-def word_digests(text: str) -> tuple[str, ...]:
-    """Digests of ``text``'s content words (compared by their first five letters, so that
-    "replica" and "replicas" meet), first seen first, at most ``MAX_WORDS``."""
+def word_bits(text: str) -> frozenset[int]:
+    """The bits ``text``'s content words set (its first ``MAX_WORDS``, each compared by its
+    first five letters, so that "replica" and "replicas" meet)."""
     seen: dict[str, None] = {}
     for word in _WORD.findall(text.lower()):
         if len(word) > 3 and word not in _FILLER:
-            seen.setdefault(hashlib.blake2s(word[:5].encode(), digest_size=3).hexdigest())
+            seen.setdefault(word[:5])
             if len(seen) == MAX_WORDS:
                 break
-    return tuple(seen)
+    return frozenset(
+        int.from_bytes(hashlib.blake2s(stem.encode(), digest_size=2).digest(), "big") % BITS
+        for stem in seen
+    )
+
+
+def sketch(text: str) -> str:
+    """The sketch of ``text``'s content words, as 32 hex digits."""
+    return f"{sum(1 << bit for bit in word_bits(text)):0{BITS // 4}x}"
 
 
 def asks(text: str) -> bool:
@@ -100,11 +117,13 @@ def asks(text: str) -> bool:
     return text.rstrip(" \t\n!.)").endswith("?")
 
 
-def shared(words: tuple[str, ...], earlier: tuple[str, ...]) -> float:
-    """The share of ``words`` that ``earlier`` holds too (0 when ``words`` is empty)."""
-    if not words:
+def shared(bits: frozenset[int], earlier: str) -> float:
+    """The share of a turn's word ``bits`` that the sketch ``earlier`` holds too (0 when it
+    has none)."""
+    if not bits:
         return 0.0
-    return len(set(words) & set(earlier)) / len(words)
+    held = int(earlier, 16)
+    return sum(1 for bit in bits if held >> bit & 1) / len(bits)
 
 
 def remembered(recent: list[RecentTurn], turn: RecentTurn) -> list[RecentTurn]:

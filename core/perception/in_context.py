@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from core.deliberation.recent import TurnContext, shared, word_digests
+from core.deliberation.recent import TurnContext, shared, word_bits
 from core.perception.features import normalise, unaddressed
 
 __all__ = ["SHORT", "Earlier", "InContext", "context_features", "in_context"]
@@ -38,7 +38,7 @@ class InContext:
     earlier: tuple[Earlier, ...]  # oldest first
     on_table: bool
     table_by_writer: bool | None  # None: nobody known asked for it
-    table_turns_ago: int | None
+    table_turns_since: int | None  # turns said since the one it answered (0: this is the next)
     repeats_table: float  # the part of this turn's content words the candidate holds
     replying: bool
 
@@ -63,7 +63,7 @@ class InContext:
                 else "this writer"
                 if self.table_by_writer
                 else "someone else",
-                "turns_ago": self.table_turns_ago,
+                "turns_said_since": self.table_turns_since,
                 "repeated_by_this_turn": round(self.repeats_table, 2),
             }
         return view
@@ -71,7 +71,7 @@ class InContext:
 
 def in_context(text: str, context: TurnContext) -> InContext:
     """What ``context`` says of ``text``."""
-    words = word_digests(text)
+    words = word_bits(text)
     writer = context.writer
     earlier = tuple(
         Earlier(
@@ -89,7 +89,7 @@ def in_context(text: str, context: TurnContext) -> InContext:
         table_by_writer=None
         if table is None or table.by is None or writer is None
         else table.by == writer,
-        table_turns_ago=None if table is None else table.turns_ago,
+        table_turns_since=None if table is None else table.turns_since,
         repeats_table=0.0 if table is None else shared(words, table.words),
         replying=context.replying,
     )
@@ -122,7 +122,7 @@ def context_features(text: str, context: TurnContext | None) -> list[str]:
             found.append("ctx:short&table")
         if seen.repeats_table >= REPEATS:
             found.append("ctx:repeats-table")
-        if seen.table_turns_ago is not None and seen.table_turns_ago <= 1:
+        if seen.table_turns_since is not None and seen.table_turns_since <= 1:
             found.append("ctx:table-fresh")
     if any(e.act == "brainstorm" and e.shares >= REPEATS for e in before):
         found.append("ctx:repeats-idea")

@@ -12,7 +12,7 @@ someone, as a platform's reply does."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from core.deliberation.interpretation import ActType, Target, TurnInterpretation
@@ -128,8 +128,9 @@ def context_after(
     of its conversation, oldest first), each run through a scratch session of its own in
     order, read by ``classifier`` (or at their ``act_type`` when it is ``labelled``).
     TypeError or ValueError: ``before`` or ``who`` is not what it must be."""
+    earlier_ones = earlier_messages(row.get("before"))  # all checked before any is read
     session = ScratchSession(settings, classifier, topic=row.get("topic"))
-    for k, earlier in enumerate(earlier_messages(row.get("before"))):
+    for k, earlier in enumerate(earlier_ones):
         if labelled is not None:
             labelled.next = ActType(earlier.get("act_type", "brainstorm"))
         text = earlier["text"]
@@ -138,7 +139,7 @@ def context_after(
     return session.context(text, writer(row.get("who"), 0), replying=replying(text))
 
 
-def earlier_messages(before: object) -> Iterator[dict[str, Any]]:
+def earlier_messages(before: object) -> list[dict[str, Any]]:
     """The earlier messages of ``before`` (TypeError: it is not a list of objects each
     with a ``text`` string and, if any, a ``who`` string; ValueError: more than
     ``MAX_BEFORE``)."""
@@ -151,4 +152,4 @@ def earlier_messages(before: object) -> Iterator[dict[str, Any]]:
             raise TypeError(f'"before" message {n} must be an object with a "text" string')
         if item.get("who") is not None and not isinstance(item["who"], str):
             raise TypeError(f'"before" message {n}: "who" must be a string')
-        yield item
+    return before

@@ -11,6 +11,7 @@ from core.deliberation.commands import Classify, Generate
 from core.deliberation.messages import Classified, Msg, UserSaid
 from core.deliberation.recent import TurnContext
 from core.deliberation.session import Session
+from core.deliberation.topics import MAX_TOPIC
 from core.deliberation.turn import Answering
 from core.deliberation.update.loop import Loop
 from core.deliberation.update.settings import LoopSettings
@@ -38,7 +39,7 @@ class ScratchSession:
         self.loop = Loop(settings)
         self.classifier = classifier
         self.responder = responder or OfflineResponder()
-        self.topic = topic
+        self.topic = None if topic is None else topic[:MAX_TOPIC]  # (as a thread's title)
         self.session = Session(id="scratch")
 
     def say(self, text: str, who: Actor, *, replying: bool = False) -> Classified:

@@ -115,7 +115,7 @@ def _restore(
     )
     if previous is None:
         return _stale(settings, model, msg)
-    changed = _record(restored(state, previous), msg, ClickStatus.DONE)
+    changed = _record(restored(state, previous, str(msg.actor)), msg, ClickStatus.DONE)
     assert changed.candidate is not None
     text = say.back_to(changed.candidate.text)
     return show(settings, model, changed, msg.correlation_id, ViewKind.OUTCOME, text)

@@ -28,7 +28,7 @@ from core.deliberation.recent import (
     TurnContext,
     asks,
     remembered,
-    word_digests,
+    sketch,
 )
 from core.deliberation.session import Session
 from core.deliberation.topics import MAX_TOPIC, topic_of
@@ -74,10 +74,8 @@ def context_of(state: InteractionState, msg: UserSaid) -> TurnContext:
     features, what is on the table, whether it replies to someone."""
     table = None
     if state.candidate is not None:
-        ago = state.turn_count - state.table_turn if state.table_turn is not None else 0
-        table = OnTable(
-            words=word_digests(state.candidate.text), by=state.table_by, turns_ago=max(ago, 0)
-        )
+        since = None if state.table_turn is None else max(state.turn_count - state.table_turn, 0)
+        table = OnTable(words=sketch(state.candidate.text), by=state.table_by, turns_since=since)
     return TurnContext(
         writer=str(msg.actor),
         recent=tuple(state.recent),
@@ -103,7 +101,7 @@ def on_classified(
         who=None if msg.actor is None else str(msg.actor),
         asked=asks(msg.text),
         replying=msg.replying,
-        words=word_digests(msg.text),
+        words=sketch(msg.text),
     )
     changed = state.model_copy(
         update={
@@ -113,7 +111,8 @@ def on_classified(
         }
     )
     if stance is Stance.BACK:
-        return _back(settings, model.with_interaction(changed), msg.correlation_id)
+        by = None if msg.actor is None else str(msg.actor)
+        return _back(settings, model.with_interaction(changed), msg.correlation_id, by)
     task = Task(act.value)
     if stance is Stance.DISSENT and changed.candidate is not None:
         return _set_aside(settings, model.with_interaction(changed), msg)
@@ -144,7 +143,9 @@ def _set_aside(
     return model, [Generate(turn, msg.correlation_id, asker=msg.actor)]
 
 
-def _back(settings: LoopSettings, model: Session, correlation_id: str) -> tuple[Session, list[Cmd]]:
+def _back(
+    settings: LoopSettings, model: Session, correlation_id: str, by: str | None
+) -> tuple[Session, list[Cmd]]:
     """ "Go back to the previous one": the newest earlier candidate is on the table again, at
     its next version (its old buttons stay stale), and the one it replaces becomes the
     newest earlier one, so saying it twice goes back and forth."""
@@ -155,22 +156,30 @@ def _back(settings: LoopSettings, model: Session, correlation_id: str) -> tuple[
             text += f'\nOn the table: "{state.candidate.text}"'
         model, cmds = show(settings, model, state, correlation_id, ViewKind.REPLY, text)
         return model, [Record("assistant", text, correlation_id), *cmds]
-    changed = restored(state, state.earlier[-1])
+    changed = restored(state, state.earlier[-1], by)
     assert changed.candidate is not None
     text = say.back_to(changed.candidate.text)
     model, cmds = show(settings, model, changed, correlation_id, ViewKind.REPLY, text)
     return model, [Record("assistant", text, correlation_id), *cmds]
 
 
-def restored(state: InteractionState, previous: Candidate) -> InteractionState:
+def restored(
+    state: InteractionState, previous: Candidate, by: str | None = None
+) -> InteractionState:
     """``state`` with the earlier candidate ``previous`` on the table again, at its next
-    version (its old buttons stay stale); the one it replaces becomes the newest earlier
-    one, so going back twice goes back and forth."""
+    version (its old buttons stay stale), put there by ``by`` now; the one it replaces
+    becomes the newest earlier one, so going back twice goes back and forth."""
     back = previous.model_copy(update={"version": previous.version + 1})
     rest = [c for c in state.earlier if c.id != previous.id]
     earlier = rest if state.candidate is None else [*rest, state.candidate]
     return state.model_copy(
-        update={"candidate": back, "earlier": earlier, "thread_status": ThreadStatus.OPEN}
+        update={
+            "candidate": back,
+            "earlier": earlier,
+            "thread_status": ThreadStatus.OPEN,
+            "table_by": by,
+            "table_turn": state.turn_count,
+        }
     )
 
 

@@ -76,6 +76,8 @@ def test_without_before_a_line_reads_as_it_always_did() -> None:
         ({"text": "yes", "before": [{"text": "hi"}, "hi"]}, '"before" message 2 must be an'),
         ({"text": "yes", "before": [{"who": 7, "text": "hi"}]}, '"before" message 1: "who"'),
         ({"text": "yes", "who": ["ann"]}, "text, topic and who must be strings"),
+        ({"text": "yes", "before": None}, '"before" must be a list'),
+        ({"text": "yes", "before": {}}, '"before" must be a list'),
         (
             {"text": "yes", "before": [{"text": "hi"}] * (MAX_BEFORE + 1)},
             f'"before" holds {MAX_BEFORE + 1} messages: at most {MAX_BEFORE}',
@@ -89,6 +91,27 @@ def test_a_bad_before_is_named_by_line_and_the_rest_still_read(
     assert code == 2
     assert [r["text"] for r in results] == ["what if we did a raffle"]
     assert f"deliberate classify: stdin line 1: {said}" in stderr, stderr
+
+
+def test_a_long_topic_and_the_longest_writer_are_read_as_the_bot_reads_them() -> None:
+    line = after("yes", ("a" * 300, "how about postgres?"), who="b" * 300) | {"topic": "t" * 999}
+    results, stderr, code = classify([line])
+    assert code == 0 and results[0]["text"] == "yes", stderr
+
+
+def test_eval_names_an_act_type_that_is_no_string(tmp_path: Any) -> None:
+    labelled = tmp_path / "odd.jsonl"
+    labelled.write_text('{"text": "ok", "act_type": ["commit"]}\n', "utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "bot.cli.main", "classify", "--eval", str(labelled)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=NO_REDIS,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert f"{labelled}:1: act_type must be one of brainstorm" in done.stderr, done.stderr
 
 
 def test_eval_reads_each_line_in_its_context(tmp_path: Any) -> None:
