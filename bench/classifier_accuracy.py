@@ -2,11 +2,12 @@
 regular-expression baseline (``core/perception/evaluation.py``), in one run; and the
 calibration of ``perception.min_confidence``.
 
-- Real people deciding together: ``tests/data/meeting_test.jsonl``, 567 messages of four IRC
-  meetings of Monero and I2P that no message trains (``bench/meeting_chat.py``; BSD 3-Clause
-  and CC BY-SA 4.0). Each conversation is also read in context ("in context"): every message
-  after the ones before it in its log, run through a scratch session of the bot's loop as the
-  bot would run them (``core/runtime/conversations.py``), as the bot reads live turns.
+- Real people deciding together: ``tests/data/meeting_test.jsonl``, 2,766 messages of
+  fourteen IRC meetings of Monero and I2P that no message trains (``bench/meeting_chat.py``;
+  BSD 3-Clause and CC BY-SA 4.0). Each conversation is also read in context ("in context"):
+  every message after the ones before it in its log, run through a scratch session of the
+  bot's loop as the bot would run them (``core/runtime/conversations.py``), as the bot reads
+  live turns.
 - Real written chat: ``tests/data/chat_test.jsonl``, 700 messages of public IRC channels
   (Ubuntu's meetings, Rust, Stripe and MediaWiki developers) from logs no message of which
   trains (``bench/irc_chat.py`` says where from and how they were labelled; CC BY 4.0).

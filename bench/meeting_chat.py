@@ -19,10 +19,11 @@ The acts were labelled for this project, message by message, by reading each in 
 meeting, following ``LABELLING.md``, by annotators that are AI models working from that
 written guide, never by a program, a keyword rule or any classifier of ours; each label
 they were not sure of was read again with the messages around it, and ``"sure": false``
-marks the ones still doubtful. Split by meeting: ``tests/data/meeting_test.jsonl`` (four
-meetings, 567 messages) and ``tests/data/meeting_dev.jsonl`` (two, 228: what training
-options were chosen on) are never trained on; ``core/perception/meeting_training.jsonl``
-(seven, 1,381) trains.
+marks the ones still doubtful. Split by meeting: ``tests/data/meeting_test.jsonl`` (fourteen
+meetings, 2,766 messages: four first, then ten more labelled after the training options were
+chosen; one "+1" left out, it is one of ``tests/data/utterances.jsonl``'s turns) and
+``tests/data/meeting_dev.jsonl`` (two, 228: what training options were chosen on) are never
+trained on; ``core/perception/meeting_training.jsonl`` (seven, 1,381) trains.
 
     # fetch github:monero-project/monero-site and github:i2p/i2p.www, then:
     python bench/meeting_chat.py check MONERO_GIT I2P_GIT   # every shipped message is the log's

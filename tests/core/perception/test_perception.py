@@ -269,7 +269,7 @@ def test_the_meeting_splits_are_whole_meetings_no_message_of_which_trains() -> N
     assert None not in set().union(*logs.values())
     assert not logs["test"] & logs["training"] and not logs["dev"] & logs["training"]
     assert not logs["test"] & logs["dev"]
-    assert [len(splits[n]) for n in ("training", "dev", "test")] == [1381, 228, 567]
+    assert [len(splits[n]) for n in ("training", "dev", "test")] == [1381, 228, 2766]
     for rows in splits.values():
         assert all(isinstance(r["who"], str) and r["who"] for r in rows)
         runs = [log for log, _ in itertools.groupby(conversation_of(r) for r in rows)]
@@ -281,10 +281,10 @@ def test_the_meeting_splits_are_whole_meetings_no_message_of_which_trains() -> N
 
 def test_read_in_context_it_reads_people_deciding_together_better_than_the_regexes() -> None:
     """Real people deciding together (meetings no message of which trains), each message
-    read after the ones before it as the bot reads them: at least 77% (78.7% measured, 82.5%
-    on the labels the annotators were sure of), 6 points over the six regexes (7.6), a
-    false commit at most 3% of the time (2.1%), half the commits found (54%); read alone
-    it does worse (76.5%), and the context is what it reads better with."""
+    read after the ones before it as the bot reads them: at least 75% (77.0% measured, 80.8%
+    on the labels the annotators were sure of), 10 points over the six regexes (12.0), a
+    false commit at most 3% of the time (1.9%), two commits in five found (42%); read alone
+    it does worse (75.2%), and the context is what it reads better with."""
     rows = _rows(MEETINGS["test"])
     truth = [ActType(r["act_type"]) for r in rows]
     gate = load_config(None).perception.min_confidence
@@ -293,6 +293,6 @@ def test_read_in_context_it_reads_people_deciding_together_better_than_the_regex
     ours = evaluate(truth, [classifier.classify(r["text"], None, c).routed(gate) for r, c in pairs])
     alone = evaluate(truth, [classifier.classify(r["text"]).routed(gate) for r in rows])
     baseline = evaluate(truth, [regex_baseline(r["text"]) for r in rows])
-    assert ours.accuracy >= 0.77 and ours.accuracy - baseline.accuracy >= 0.06
-    assert ours.false_commit_rate <= 0.03 and ours.recall(ActType.COMMIT) >= 0.5
+    assert ours.accuracy >= 0.75 and ours.accuracy - baseline.accuracy >= 0.10
+    assert ours.false_commit_rate <= 0.03 and ours.recall(ActType.COMMIT) >= 0.4
     assert ours.accuracy > alone.accuracy
