@@ -26,7 +26,7 @@ from core.perception.classifier import ReadsAlone
 from core.perception.cues import ARTIFACT, NEW_TOPIC
 from core.perception.features import MAX_CHARS, features, normalise, unaddressed
 from core.perception.in_context import context_features
-from core.perception.linear import softmax
+from core.perception.linear import LinearModel, softmax
 from core.perception.model import weights
 from core.perception.stances import stance_of
 
@@ -39,14 +39,24 @@ _LATIN_WORD = re.compile(r"[a-z]+")
 
 
 class EmbeddedClassifier(ReadsAlone):
+    """``model``: the weights it reads with (the shipped ones unless given: a bench may
+    read with others, e.g. a team's own added)."""
+
     name = "embedded"
+
+    def __init__(self, model: LinearModel | None = None) -> None:
+        self._model = model
+
+    @property
+    def model(self) -> LinearModel:
+        return weights() if self._model is None else self._model
 
     def scores(
         self, text: str, topic: str | None = None, context: TurnContext | None = None
     ) -> dict[ActType, float]:
         """The model's logit for every act: higher is likelier; their softmax is the
         probability of each act."""
-        logits = weights().logits(features(text, topic) + context_features(text, context))
+        logits = self.model.logits(features(text, topic) + context_features(text, context))
         return dict(zip(_ACTS, logits, strict=True))
 
     def classify(
@@ -62,14 +72,14 @@ class EmbeddedClassifier(ReadsAlone):
                 stance=stance,
             )
         found = features(text, topic)
-        if unfamiliar(said, found):  # unsure on purpose: handled as a question
+        if unfamiliar(said, found, self.model):  # unsure on purpose: handled as a question
             return TurnInterpretation(
                 act_type=ActType.QUESTION,
                 target=Target.CURRENT_CANDIDATE,
                 confidence=0.0,
                 stance=stance,
             )
-        probs = softmax(weights().logits(found + context_features(text, context)))
+        probs = softmax(self.model.logits(found + context_features(text, context)))
         if stance in (Stance.DISSENT, Stance.BACK):  # never a commit: the rest's shares
             commit = _ACTS.index(ActType.COMMIT)
             rest = 1.0 - probs[commit]
@@ -85,7 +95,7 @@ class EmbeddedClassifier(ReadsAlone):
         )
 
 
-def unfamiliar(said: str, found: list[str]) -> bool:
+def unfamiliar(said: str, found: list[str], model: LinearModel | None = None) -> bool:
     """A turn the model cannot read: mostly in a script other than the Latin alphabet
     (Chinese, Cyrillic, Arabic, ...), or whose words are mostly unknown to it (another
     language in Latin letters, a keyboard mash) with no cue to go by. Such a turn is read as
@@ -97,7 +107,7 @@ def unfamiliar(said: str, found: list[str]) -> bool:
     if foreign > len(_LATIN_WORD.findall(said)):
         return True
     words = [name for name in found if name.startswith("w:")]
-    known = sum(1 for name in words if name in weights().weights)
+    known = sum(1 for name in words if name in (model or weights()).weights)
     cued = any(name.startswith("cue:") for name in found)
     return bool(words) and known * 2 < len(words) and not cued
 
