@@ -21,19 +21,26 @@ from core.runtime.conversations import MAX_BEFORE
 NO_REDIS = {**os.environ, "REDIS_URL": "redis://127.0.0.1:1/0"}  # nothing listens there
 
 
-def classify(
-    lines: list[dict[str, Any] | str], env: dict[str, str] | None = None
-) -> tuple[list[dict[str, Any]], str, int]:
-    text = "".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines)
-    done = subprocess.run(
-        [sys.executable, "-m", "bot.cli.main", "classify", "--jsonl"],
-        input=text,
+def deliberate(
+    *argv: str, stdin: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The command, as a person runs it (with Redis unreachable unless ``env`` says)."""
+    return subprocess.run(
+        [sys.executable, "-m", "bot.cli.main", *argv],
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=120,
         env=env or NO_REDIS,
         check=False,
     )
+
+
+def classify(
+    lines: list[dict[str, Any] | str], env: dict[str, str] | None = None
+) -> tuple[list[dict[str, Any]], str, int]:
+    text = "".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines)
+    done = deliberate("classify", "--jsonl", stdin=text, env=env)
     return [json.loads(x) for x in done.stdout.splitlines()], done.stderr, done.returncode
 
 
@@ -102,14 +109,7 @@ def test_a_long_topic_and_the_longest_writer_are_read_as_the_bot_reads_them() ->
 def test_eval_names_an_act_type_that_is_no_string(tmp_path: Any) -> None:
     labelled = tmp_path / "odd.jsonl"
     labelled.write_text('{"text": "ok", "act_type": ["commit"]}\n', "utf-8")
-    done = subprocess.run(
-        [sys.executable, "-m", "bot.cli.main", "classify", "--eval", str(labelled)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=NO_REDIS,
-        check=False,
-    )
+    done = deliberate("classify", "--eval", str(labelled))
     assert done.returncode == 2
     assert f"{labelled}:1: act_type must be one of brainstorm" in done.stderr, done.stderr
 
@@ -119,14 +119,7 @@ def test_eval_reads_each_line_in_its_context(tmp_path: Any) -> None:
     labelled.write_text(
         "".join(json.dumps(line | {"act_type": act}) + "\n" for line, act in CASES), "utf-8"
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "bot.cli.main", "classify", "--eval", str(labelled)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=NO_REDIS,
-        check=False,
-    )
+    done = deliberate("classify", "--eval", str(labelled))
     assert done.returncode == 0, done.stderr
     assert "4 turns: accuracy **100.0%**" in done.stdout, done.stdout
 
