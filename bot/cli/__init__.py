@@ -15,6 +15,7 @@ SUMMARIES = {
     "compact": "trim the log behind a checkpoint, as retention says",
     "bench": "measure the store",
     "classify": "interpret a turn",
+    "perception": "what the team's clicks taught the classifier: status, reset",
     "console": "think out loud in the terminal",
     "trace": "follow one turn or click, or one proposal's life",
     "rules": "check, dry-run and explain rules",

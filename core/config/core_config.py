@@ -141,11 +141,14 @@ class SessionsConfig(BaseModel):
 
 class PerceptionConfig(BaseModel):
     """``min_confidence``: below it a turn is handled as a question, never as a commit. The
-    default is calibrated on real people's turns (``core/perception/calibration.py``)."""
+    default is calibrated on real people's turns (``core/perception/calibration.py``).
+    ``adapt``: the team's clicks teach the workspace's own weights, added to the shipped
+    model's (``core/perception/team.py``); false: the shipped model alone, and no lesson."""
 
     model_config = ConfigDict(extra="forbid")
 
     min_confidence: float = Field(default=0.0, ge=0.0, le=1.0)
+    adapt: bool = True
 
 
 class DeliberationConfig(KeyTemplates):
@@ -207,6 +210,7 @@ class CoreConfig(BaseModel):
                 entity_prefix=d.entity_prefix,
             ),
             min_confidence=self.perception.min_confidence,
+            adapt=self.perception.adapt,
             context_budget=d.context_budget_chars,
             undo=self.policy.undo.window_sec > 0,
         )

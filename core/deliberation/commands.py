@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.deliberation.beat_evaluator import EvaluationResult
+from core.deliberation.interpretation import ActType
 from core.deliberation.messages import ActionClicked
 from core.deliberation.recent import TurnContext
 from core.deliberation.turn import Turn
@@ -23,6 +24,7 @@ __all__ = [
     "ResolveProposal",
     "RevertCommit",
     "Show",
+    "Teach",
 ]
 
 
@@ -88,4 +90,25 @@ class Show:
     view: View
 
 
-Cmd = Record | Classify | Generate | Commit | ResolveProposal | RevertCommit | LogEvaluation | Show
+@dataclass(frozen=True)
+class Teach:
+    """A click said the newest turn was misread: teach its ``marks`` to the workspace's own
+    weights (``core.perception.team``) as ``was``, not ``read_as``."""
+
+    marks: str
+    was: ActType
+    read_as: ActType
+    correlation_id: str
+
+
+Cmd = (
+    Record
+    | Classify
+    | Generate
+    | Commit
+    | ResolveProposal
+    | RevertCommit
+    | LogEvaluation
+    | Show
+    | Teach
+)

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 from core.deliberation.actions import ACTION_NAME, ActionType, Task
 from core.deliberation.interpretation import ActType, TurnInterpretation
 from core.deliberation.memory import Candidate, ProposalRef
+from core.deliberation.recent import Marks
 from core.deliberation.turn import ExecutorOutput
 from core.state.actor import Actor
 from core.state.mutation import new_id
@@ -55,6 +56,7 @@ class Classified(_Msg):
     routed: ActType
     classifier: str
     replying: bool = False  # it replied to someone (``UserSaid.replying``)
+    marks: Marks = ""  # what a click may teach of it (``core.perception.team.marks``)
 
 
 class AssistantReplied(_Msg):

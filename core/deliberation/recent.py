@@ -9,7 +9,14 @@ another about one time in eight).
 With what is on the table (its words as digests, who asked for it, how many turns ago) and
 whether the turn replies to someone, this is the ``TurnContext`` a classifier reads beside
 the turn. It is interaction state: bounded, typed, kept as long as the session is, and no
-transcript (a model call is given these features, never the messages they came from)."""
+transcript (a model call is given these features, never the messages they came from).
+
+The newest turn also keeps its ``marks``: ``MARKS`` bits, each of the words and word pairs
+the embedded classifier reads in it (short ones too: "ack", "yes") setting one
+(``core.perception.team.marks``). A click that says
+the loop misread it ("Use this" after it was read as an idea, "Try another angle" after it
+was read as agreement) teaches them to the workspace's own weights
+(``core.perception.team``); the next turn, or the lesson, clears them."""
 
 from __future__ import annotations
 
@@ -22,12 +29,15 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from core.deliberation.interpretation import ActType
 
 __all__ = [
+    "MARKS",
     "MAX_RECENT",
     "MAX_WORDS",
+    "Marks",
     "OnTable",
     "RecentTurn",
     "TurnContext",
     "asks",
+    "marks_bits",
     "remembered",
     "shared",
     "sketch",
@@ -40,6 +50,8 @@ BITS = 128
 
 Sketch = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}$")]
 EMPTY = "0" * (BITS // 4)
+MARKS = 1024  # the bits of a turn's marks
+Marks = Annotated[str, StringConstraints(pattern=r"^([0-9a-f]{256})?$")]  # "": none kept
 # an actor as ``kind:id``: an id of up to 128 characters and the longest kind
 Who = Annotated[str, StringConstraints(max_length=160)]
 
@@ -67,6 +79,7 @@ class RecentTurn(BaseModel):
     asked: bool = False  # it ended with a question mark
     replying: bool = False  # it replied to someone
     words: Sketch = EMPTY
+    marks: Marks = ""  # the newest turn's, until the next turn or a click's lesson
 
 
 class OnTable(BaseModel):
@@ -127,5 +140,13 @@ def shared(bits: frozenset[int], earlier: str) -> float:
 
 
 def remembered(recent: list[RecentTurn], turn: RecentTurn) -> list[RecentTurn]:
-    """``recent`` with ``turn`` as its newest, the last ``MAX_RECENT`` kept."""
-    return [*recent, turn][-MAX_RECENT:]
+    """``recent`` with ``turn`` as its newest, the last ``MAX_RECENT`` kept (only the
+    newest keeps its marks)."""
+    older = [t.model_copy(update={"marks": ""}) if t.marks else t for t in recent]
+    return [*older, turn][-MAX_RECENT:]
+
+
+def marks_bits(held: str) -> frozenset[int]:
+    """The bits set in ``held`` (``marks``'s hex)."""
+    number = int(held, 16) if held else 0
+    return frozenset(bit for bit in range(MARKS) if number >> bit & 1)

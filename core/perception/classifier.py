@@ -6,6 +6,7 @@ from typing import Protocol
 
 from core.deliberation.interpretation import TurnInterpretation
 from core.deliberation.recent import TurnContext
+from core.perception.team import TeamWeights
 
 __all__ = ["Classifier", "ReadsAlone"]
 
@@ -31,6 +32,11 @@ class Classifier(Protocol):
         classifier may have fallen back to another)."""
         ...
 
+    def with_team(self, team: TeamWeights | None) -> Classifier:
+        """This classifier reading with a workspace's own weights (``team.py``) where it
+        can (the embedded one; a model's fallback to it); None: without them."""
+        ...
+
 
 class ReadsAlone:
     """A classifier whose every reading is its own: ``interpret`` is ``classify`` and its
@@ -51,3 +57,6 @@ class ReadsAlone:
         context: TurnContext | None = None,
     ) -> tuple[TurnInterpretation, str]:
         return self.classify(text, topic, context), self.name
+
+    def with_team(self, team: TeamWeights | None) -> Classifier:
+        return self  # (nothing of a team's to read with)

@@ -74,6 +74,17 @@ ACT_CUES: list[Cue] = [
             r"make|add|put|file|open|draft)\b",
         ),
         (1.5, r"^(fine|alright|ok(ay)?|yeah|yes|bet|hmm+\W+yeah|cool|great|perfect|done)\b\W"),
+        # agreeing with what someone said: "I agree with selsta", "I support this idea",
+        # "that's a fantastic idea", "makes sense", "I also recommend delaying"
+        (
+            2.0,
+            r"\bi (fully |totally |also |too |completely |strongly )?(agree|support|second|"
+            r"back|endorse)\b|\b(good|great|nice|fantastic|excellent|cool|brilliant) "
+            r"(idea|point|call|plan)\b|\bmakes (total |perfect )?sense\b|\bsounds "
+            r"(good|great|fine|right|reasonable|like a plan)\b|\bi (also |too )?(vote|"
+            r"recommend|prefer|picked|pick|chose|like) |\bi'?m (in|all for|for it|on board|"
+            r"happy to|fine with|ok with|okay with)\b|\bcount me in\b",
+        ),
     ),
     *_cues(
         ActType.REFINE,

@@ -29,6 +29,7 @@ from core.perception.in_context import context_features
 from core.perception.linear import LinearModel, softmax
 from core.perception.model import weights
 from core.perception.stances import stance_of
+from core.perception.team import TeamWeights, marked
 
 __all__ = ["RULE_SURE", "EmbeddedClassifier", "unfamiliar"]
 
@@ -40,12 +41,32 @@ _LATIN_WORD = re.compile(r"[a-z]+")
 
 class EmbeddedClassifier(ReadsAlone):
     """``model``: the weights it reads with (the shipped ones unless given: a bench may
-    read with others, e.g. a team's own added)."""
+    read with others); ``team``: a workspace's own weights, added (``team.py``)."""
 
     name = "embedded"
+    by_team = "embedded+team"  # its name for a reading the team's weights changed
 
-    def __init__(self, model: LinearModel | None = None) -> None:
+    def __init__(self, model: LinearModel | None = None, team: TeamWeights | None = None) -> None:
         self._model = model
+        self.team = team if team is not None and team.rows else None
+
+    def with_team(self, team: TeamWeights | None) -> EmbeddedClassifier:
+        """This classifier reading with ``team``'s weights added (None: without)."""
+        return EmbeddedClassifier(self._model, team)
+
+    def interpret(
+        self,
+        text: str,
+        topic: str | None = None,
+        correlation_id: str | None = None,
+        context: TurnContext | None = None,
+    ) -> tuple[TurnInterpretation, str]:
+        """As ``classify``, named "embedded+team" when the team's weights changed the act."""
+        turn = self.classify(text, topic, context)
+        if self.team is None:
+            return turn, self.name
+        alone = self.with_team(None).classify(text, topic, context)
+        return turn, self.name if alone.act_type is turn.act_type else self.by_team
 
     @property
     def model(self) -> LinearModel:
@@ -79,7 +100,11 @@ class EmbeddedClassifier(ReadsAlone):
                 confidence=0.0,
                 stance=stance,
             )
-        probs = softmax(self.model.logits(found + context_features(text, context)))
+        logits = self.model.logits(found + context_features(text, context))
+        if self.team is not None:
+            leans = self.team.leans(marked(text, context))
+            logits = [a + b for a, b in zip(logits, leans, strict=True)]
+        probs = softmax(logits)
         if stance in (Stance.DISSENT, Stance.BACK):  # never a commit: the rest's shares
             commit = _ACTS.index(ActType.COMMIT)
             rest = 1.0 - probs[commit]

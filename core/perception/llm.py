@@ -18,6 +18,7 @@ from core.perception.classifier import Classifier
 from core.perception.features import normalise, unaddressed
 from core.perception.in_context import in_context
 from core.perception.stances import stance_of
+from core.perception.team import TeamWeights
 
 __all__ = ["EXAMPLES", "TASK", "LLMClassifier"]
 
@@ -76,6 +77,10 @@ class LLMClassifier:
         self, text: str, topic: str | None = None, context: TurnContext | None = None
     ) -> TurnInterpretation:
         return self.interpret(text, topic, context=context)[0]
+
+    def with_team(self, team: TeamWeights | None) -> LLMClassifier:
+        """The model reads as it does; its fallback with ``team``'s weights."""
+        return LLMClassifier(self.model, self.fallback.with_team(team), self.meter)
 
     def interpret(
         self,

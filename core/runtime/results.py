@@ -8,13 +8,18 @@ from core.deliberation.commands import Classify, Generate
 from core.deliberation.interpretation import TurnInterpretation
 from core.deliberation.messages import AssistantReplied, Classified
 from core.deliberation.turn import Answer
+from core.deliberation.update.settings import LoopSettings
+from core.perception.team import marks
 
 __all__ = ["classified", "replied"]
 
 
 def classified(
-    cmd: Classify, turn: TurnInterpretation, source: str, min_confidence: float
+    cmd: Classify, turn: TurnInterpretation, source: str, settings: LoopSettings
 ) -> Classified:
+    """How ``cmd``'s turn was read, routed at ``settings.min_confidence``, with the marks a
+    click may teach of it when ``settings.adapt`` (``core.perception.team``)."""
+    min_confidence = settings.min_confidence
     return Classified(
         correlation_id=cmd.correlation_id,
         text=cmd.text,
@@ -23,6 +28,7 @@ def classified(
         classifier=source,
         actor=cmd.actor,
         replying=cmd.context is not None and cmd.context.replying,
+        marks=marks(cmd.text, cmd.context) if settings.adapt else "",
     )
 
 

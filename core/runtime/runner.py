@@ -42,6 +42,7 @@ from core.deliberation.commands import (
     ResolveProposal,
     RevertCommit,
     Show,
+    Teach,
 )
 from core.deliberation.messages import (
     ActionClicked,
@@ -65,12 +66,14 @@ from core.gateway.outcome import SECRET, Outcome, ProposalStatus
 from core.gateway.reverts import Revert, revert, revert_id, undo_lookup
 from core.metrics import CLASSIFIED, TURNS, Meter
 from core.perception import Classifier
+from core.perception.team import TeamWeights
 from core.redis_client import INTERRUPTED, interrupted, resend
 from core.runtime.beat_history import BeatHistory
 from core.runtime.outcome_notes import discard_note, note_under
 from core.runtime.results import classified, replied
 from core.runtime.sessions import SessionStore
 from core.runtime.stream_appends import StreamAppend
+from core.runtime.team_weights import TeamStore
 from core.runtime.trace_events import TraceEvents
 from core.runtime.transcripts import Transcripts
 from core.state.limits import CommitUnconfirmed, Unacknowledged
@@ -104,6 +107,7 @@ class Held:
     session: Session | None = None
     rows: list[StreamAppend] = field(default_factory=list)
     looked_up: dict[str, Any] = field(default_factory=dict)
+    team: TeamWeights | None = None  # the workspace's own weights, read with the session
 
 
 class Runtime:
@@ -127,6 +131,7 @@ class Runtime:
         self.beat_history = beat_history
         self.trace = trace
         self.meter = Meter.of(gateway.store.redis, gateway.store.workspace)
+        self.team = TeamStore(gateway.store.redis, gateway.store.workspace)
 
     def send(self, session_id: str, msg: FromPeople) -> list[Event]:
         """Handle one message from an adapter and everything it leads to. Adapters say what
@@ -213,7 +218,7 @@ class Runtime:
         trace = self.trace.encoded_row(msg.correlation_id, session_id, msg.kind, self._traced(msg))
         session = held.session
         if session is None:
-            session = self._patiently(partial(self.sessions.load, session_id))
+            session = self._loaded(session_id, held)
         # (the trace keeps every message, also when the save must wait)
         always, held.rows[:] = [*held.rows, trace], []
         for _ in range(attempts):
@@ -251,6 +256,13 @@ class Runtime:
             session = stored.session
         raise StoreError(f"session {session_id} kept changing during {attempts} attempts")
 
+    def _loaded(self, session_id: str, held: Held) -> Session:
+        """The session, and the workspace's own weights with it when clicks teach them."""
+        if not self.loop.settings.adapt:
+            return self._patiently(partial(self.sessions.load, session_id))
+        session, held.team = self._patiently(partial(self.team.along, self.sessions, session_id))
+        return session
+
     def _rows(self, session_id: str, cmds: list[Cmd]) -> tuple[list[StreamAppend], list[Cmd]]:
         """The transcript lines and beat evaluations ``cmds`` ask for before any effect
         (classify, generate, a commit), as rows to save with the session; the rest of
@@ -276,7 +288,10 @@ class Runtime:
             record = (session_id, cmd.speaker, cmd.text, cmd.correlation_id)
             self._patiently(partial(self.transcripts.append, *record))
         elif isinstance(cmd, Classify):
-            return self._classify(cmd)
+            return self._classify(cmd, held.team)
+        elif isinstance(cmd, Teach) and self.loop.settings.adapt:  # a click's lesson
+            taught = self._patiently(partial(self.team.teach, cmd, session_id, self.trace))
+            held.team = taught or held.team
         elif isinstance(cmd, Generate):
             answer = self.responder.answer(cmd.turn, cmd.correlation_id, cmd.asker)
             return replied(cmd, answer)
@@ -299,12 +314,12 @@ class Runtime:
             events.append(cmd.view)
         return None
 
-    def _classify(self, cmd: Classify) -> Classified:
-        turn, source = self.classifier.interpret(
+    def _classify(self, cmd: Classify, team: TeamWeights | None) -> Classified:
+        turn, source = self.classifier.with_team(team).interpret(
             cmd.text, cmd.topic, cmd.correlation_id, context=cmd.context
         )
         self.meter.count(CLASSIFIED, turn.act_type.value, source)
-        return classified(cmd, turn, source, self.loop.settings.min_confidence)
+        return classified(cmd, turn, source, self.loop.settings)
 
     def _note(self, outcome: Outcome) -> OutcomeNote:
         return note_under(self.gateway.policy, outcome)

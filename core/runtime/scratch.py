@@ -53,7 +53,7 @@ class ScratchSession:
                     turn, source = self.classifier.interpret(
                         cmd.text, cmd.topic, cmd.correlation_id, context=cmd.context
                     )
-                    read = classified(cmd, turn, source, self.loop.settings.min_confidence)
+                    read = classified(cmd, turn, source, self.loop.settings)
                     first = first or read
                     queue.append(read)
                 elif isinstance(cmd, Generate):

@@ -17,12 +17,13 @@ from redis.exceptions import AskError
 
 from core.deliberation.session import Session
 from core.errors import StoreError
+from core.redis_client import shard_of
 from core.runtime.stream_appends import StreamAppend
 from core.state.keys import WorkspaceKeys, validate_session_id
 from core.state.scripts import LuaScript, ScriptCall, together
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis_client import RedisClient, RedisPipeline
 
 __all__ = ["DEFAULT_SESSION_TTL_SEC", "SessionStore", "Stored"]
 
@@ -52,6 +53,24 @@ class SessionStore:
         """The saved session, or a fresh one (version 0) when there is none or it expired."""
         raw = self.redis.hget(self.keys.session(validate_session_id(session_id)), "data")
         return Session.model_validate_json(str(raw)) if raw else Session(id=session_id)
+
+    def load_with(
+        self, session_id: str, also: Callable[[RedisClient | RedisPipeline], Any]
+    ) -> tuple[Session, Any]:
+        """``load``, and what ``also`` asks (of this workspace's keys), in one round trip: a
+        pipeline to the server that holds the workspace's slot (a cluster pipeline would ask
+        a server for a script's keys first); on a cluster that redirects it (the slot moved
+        or migrating), each alone, through the cluster client, which follows either."""
+        key = self.keys.session(validate_session_id(session_id))
+        try:
+            with shard_of(self.redis, key).pipeline(transaction=False) as pipe:
+                pipe.hget(key, "data")
+                also(pipe)
+                raw, value = pipe.execute()
+        except AskError:  # (MovedError is one too)
+            raw, value = self.redis.hget(key, "data"), also(self.redis)
+        session = Session.model_validate_json(str(raw)) if raw else Session(id=session_id)
+        return session, value
 
     def exists(self, session_id: str) -> bool:
         """Whether the session was saved and has not expired (a thread the bot takes part in)."""

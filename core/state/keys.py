@@ -165,6 +165,12 @@ class WorkspaceKeys:
         """A key a chat adapter keeps for itself (what clicks did to a Slack message, say)."""
         return f"{self.tag}:adapter:{platform}:{name}"
 
+    @property
+    def team_weights(self) -> str:
+        """String of the workspace's own perception weights, learned from its clicks
+        (``core.perception.team``): never read by another workspace."""
+        return f"{self.tag}:perception:team"
+
     def transcript(self, session_id: str) -> str:
         """Stream of one session's turns, for display and audit only: never read into a model
         call."""

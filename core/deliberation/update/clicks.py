@@ -24,7 +24,15 @@ from core.deliberation.actions import (
     is_builtin,
 )
 from core.deliberation.beats import ActionStyle
-from core.deliberation.commands import Cmd, Commit, Generate, ResolveProposal, RevertCommit
+from core.deliberation.commands import (
+    Cmd,
+    Commit,
+    Generate,
+    ResolveProposal,
+    RevertCommit,
+    Teach,
+)
+from core.deliberation.interpretation import ActType as Act
 from core.deliberation.memory import (
     MAX_CLICKS,
     MAX_ITEM_CHARS,
@@ -49,6 +57,10 @@ from core.deliberation.view import Button, ViewKind
 from core.state.mutation import Mutation
 
 __all__ = ["action_mutation_id", "on_clicked", "on_done"]
+
+# the acts of a turn that leave the candidate as it was (an idea replaces it, a refinement
+# makes its next version): only such a turn can be told apart from the click after it
+_LEFT_AS_IT_WAS = frozenset({Act.TANGENT, Act.QUESTION, Act.COMMIT})
 
 
 def on_clicked(
@@ -190,9 +202,12 @@ def _generate(
     changed = _record(state, msg, ClickStatus.DONE).model_copy(update={"candidate": candidate})
     if candidate is None:  # set aside: "go back to the previous one" brings it back
         changed = changed.model_copy(update={"earlier": state.set_aside(state.candidate)})
+    lesson: list[Cmd] = []
+    if msg.action == ActionType.ALTERNATIVE_CURRENT:  # "Try another angle": no agreement
+        changed, lesson = _taught(settings, changed, Act.BRAINSTORM, msg.correlation_id)
     model = model.with_interaction(changed).model_copy(update={"working": working})
     turn = turn_for(settings, "", effect.generate, candidate, model)
-    return model, [Generate(turn, msg.correlation_id, asker=msg.actor)]
+    return model, [Generate(turn, msg.correlation_id, asker=msg.actor), *lesson]
 
 
 def _commit(
@@ -271,8 +286,11 @@ def on_done(settings: LoopSettings, model: Session, msg: ActionDone) -> tuple[Se
     if note.outcome == "committed" and note.mutation_id and not note.duplicate:
         undoable = [*state.undoable, note.mutation_id][-MAX_CLICKS:]
         state = state.model_copy(update={"undoable": undoable})
+    lesson: list[Cmd] = []
     if click.action == ActionType.CONFIRM_CURRENT and note.outcome == "committed":
         state = state.model_copy(update={"thread_status": ThreadStatus.DECIDED})
+        if not note.duplicate:  # "Use this": the turn before it agreed
+            state, lesson = _taught(settings, state, Act.COMMIT, click.correlation_id)
         if isinstance(note.value, str) and note.value.strip():
             pinned = ContextStateDelta(pin_decisions=[note.value[:MAX_ITEM_CHARS]])
             model = model.model_copy(update={"working": merge(model.working, pinned)})
@@ -283,7 +301,35 @@ def on_done(settings: LoopSettings, model: Session, msg: ActionDone) -> tuple[Se
         if back is not None:  # the candidate Use this decided is on the table again
             model, state, undo = back[0], back[1], []
     reverts = note.reverts_at if note.outcome == "committed" else None
-    return show(settings, model, state, click.correlation_id, ViewKind.OUTCOME, text, undo, reverts)
+    model, shown = show(
+        settings, model, state, click.correlation_id, ViewKind.OUTCOME, text, undo, reverts
+    )
+    return model, [*shown, *lesson]  # (a lesson last: what is shown is saved first)
+
+
+def _taught(
+    settings: LoopSettings, state: InteractionState, was: Act, correlation_id: str
+) -> tuple[InteractionState, list[Cmd]]:
+    """What a click says of the newest turn, when that turn answered the candidate and left
+    it as it was (read as a tangent, a question or agreement, said after the candidate was
+    put on the table): it was ``was`` (a commit: "Use this"; no commit: "Try another
+    angle"). When the loop read it otherwise, a lesson for the workspace's own weights
+    (``settings.adapt``); its marks are cleared either way, so one turn teaches once.
+
+    A turn the candidate answers teaches nothing: after "what if we used Postgres" (the
+    idea) or "make it Postgres 16" (a refinement), "Use this" takes what the turn asked for,
+    and says nothing of how the turn reads."""
+    newest = state.recent[-1] if state.recent else None
+    if newest is None or not newest.marks:
+        return state, []
+    answered = state.table_turn is None or state.turn_count <= state.table_turn
+    if answered or newest.act not in _LEFT_AS_IT_WAS:
+        newest = None  # (its marks cleared below all the same)
+    cleared = state.recent[-1].model_copy(update={"marks": ""})
+    state = state.model_copy(update={"recent": [*state.recent[:-1], cleared]})
+    if newest is None or not settings.adapt or (newest.act is Act.COMMIT) is (was is Act.COMMIT):
+        return state, []
+    return state, [Teach(newest.marks, was, newest.act, correlation_id)]
 
 
 def _undecided(

@@ -21,4 +21,5 @@ class LoopSettings:
     keys: KeyTemplates = field(default_factory=KeyTemplates)
     min_confidence: float = 0.0  # as core/config/default.yaml: calibrated
     context_budget: int = DEFAULT_CONTEXT_BUDGET
+    adapt: bool = True  # clicks teach the workspace's own weights (perception.adapt)
     undo: bool = True  # an "Undo" button under what a click committed (policy.undo)

@@ -102,6 +102,7 @@ def on_classified(
         asked=asks(msg.text),
         replying=msg.replying,
         words=sketch(msg.text),
+        marks=msg.marks if settings.adapt else "",  # (what a click may teach)
     )
     changed = state.model_copy(
         update={

@@ -26,6 +26,7 @@ from core.llm.chat import ChatModel
 from core.redis_client import RedisClient, resend
 from core.runtime.runner import Event, OutcomeEvent, Runtime
 from core.runtime.sessions import SAVE_LUA, SessionStore
+from core.runtime.team_weights import TeamStore
 from core.runtime.transcripts import Transcripts
 from core.state.keys import WorkspaceKeys
 from core.state.scripts import LuaScript
@@ -123,6 +124,23 @@ def test_a_use_this_click_takes_at_most_four_round_trips_and_commits_once(
         again = press(runtime, view, ActionType.CONFIRM_CURRENT, "c1")  # delivered twice
     assert trips.count <= MOST and not committed(again)
     assert outcome.key is not None and app.store.version(outcome.key) == 1
+
+
+def test_a_use_this_click_that_teaches_takes_three_round_trips_more(
+    counted: tuple[App, Trips],
+) -> None:
+    """After "roger that", read as a tangent, "Use this" teaches the workspace's own weights
+    (``core/perception/team.py``): a WATCH, one script that reads the table and the clock,
+    and one transaction that writes it and its line on the trace."""
+    app, trips = counted
+    runtime = app.runtime(use_env=False)
+    view = say(runtime, "what if we used postgres for the orders service")
+    say(runtime, "roger that", BOB)
+    with trips.counting():
+        done = press(runtime, view, ActionType.CONFIRM_CURRENT, "c1")
+    assert committed(done) and trips.count <= MOST + 3
+    team = TeamStore(app.redis, app.store.workspace).load()
+    assert team is not None and team.lessons == 1  # it taught
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,11 @@ of a turn, from the model when ``OPENAI_API_KEY`` is set (falling back to the em
 classifier on any failure), else from the embedded classifier alone; or, with ``--eval``, how
 well it reads a labelled file. A JSON line's ``before`` (earlier messages of its
 conversation) runs through a scratch session of the bot's own loop first, so the turn is read
-in the context the bot would read it in. Never touches state: no Redis at all."""
+in the context the bot would read it in. Never touches state: no Redis at all.
+
+``deliberate perception status|reset``: the workspace's own perception weights, which its
+team's clicks teach (``core/perception/team.py``): whether they are on, how much they have
+learned and when, and clearing them."""
 
 from __future__ import annotations
 
@@ -13,19 +17,25 @@ import os
 import sys
 from collections import Counter
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.cli import SUMMARIES
+from bot.cli.args import actor
 from bot.cli.render import json_line
 from core.config.core_config import CoreConfig
 from core.deliberation.interpretation import ActType, TurnInterpretation
 from core.deliberation.update.settings import LoopSettings
 from core.perception import EmbeddedClassifier
 from core.perception.evaluation import evaluate, table
+from core.perception.team import BOUND, HALF_LIFE_DAYS, RATE, TeamWeights
 from core.runtime.conversations import MAX_BEFORE, context_after
+from core.runtime.team_weights import TeamStore, parsed
+from core.state.scripts import server_ms
 
 if TYPE_CHECKING:
+    from bot.app import App
     from core.perception.llm import LLMClassifier
 
 __all__ = ["register"]
@@ -60,6 +70,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--eval", type=Path, metavar="FILE", help="measure on a labelled JSON-lines file"
     )
     classify.set_defaults(handler=_classify, offline=True)
+    _register_perception(commands)
 
 
 def _classify(config: CoreConfig, args: argparse.Namespace) -> int:
@@ -206,3 +217,140 @@ def _problem(exc: Exception) -> str:
     if isinstance(exc, json.JSONDecodeError):
         return f"not JSON ({exc})"
     return str(exc)
+
+
+UNREADABLE = (
+    "Redis holds something here that is no table of weights (an older release's, or damaged): "
+    "turns are read by the shipped model alone and no click teaches it until "
+    "'deliberate perception reset' clears it."
+)
+
+
+def _register_perception(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    perception = commands.add_parser(
+        "perception",
+        help=SUMMARIES["perception"],
+        description="The workspace's own perception weights. A click that says the bot "
+        "misread the turn before it ('Use this' after a turn read as an idea, 'Try another "
+        "angle' after one read as agreement) teaches that turn's hashed words and what it "
+        f"read around it a small step ({RATE}, each weight within ±{BOUND}); the weights are "
+        "added to the shipped model's when this workspace's turns are read, and halve every "
+        f"{HALF_LIFE_DAYS} days. No other workspace reads them. 'perception.adapt: false' in "
+        "the config turns them off.",
+    )
+    actions = perception.add_subparsers(dest="perception_command", required=True, metavar="WHAT")
+    status = actions.add_parser(
+        "status",
+        help="whether the team's weights are on, how many clicks taught them and when",
+        description="Whether the config lets clicks teach this workspace's weights, how many "
+        "lessons they hold, when the last one was learned, and how far they reach.",
+    )
+    status.add_argument("--json", action="store_true", help="one JSON object")
+    status.set_defaults(handler=_status)
+    reset = actions.add_parser(
+        "reset",
+        help="forget what the team's clicks taught: the shipped model reads alone again",
+        description="Clear this workspace's own weights (the trace keeps a line saying who "
+        "did, when, and how many lessons were forgotten). The next click that says a turn "
+        "was misread teaches them afresh, unless perception.adapt is false.",
+    )
+    reset.add_argument("--json", action="store_true", help="one JSON object")
+    reset.add_argument(
+        "--as",
+        dest="actor",
+        type=actor,
+        metavar="KIND:ID",
+        help="who resets, as the trace keeps it (default: cli:$USER)",
+    )
+    reset.set_defaults(handler=_reset)
+
+
+def _status(app: App, args: argparse.Namespace) -> int:
+    store = TeamStore(app.redis, app.store.workspace)
+    now = server_ms(app.redis, store.key)
+    team = parsed(store.read(app.redis))
+    on = app.config.perception.adapt
+    record = _record(app, on, team if team is None else team.at(now), now)
+    if args.json:
+        print(json_line(record))
+        return 0
+    workspace = app.store.workspace
+    print(f"workspace {workspace}: team weights {'on' if on else 'off (perception.adapt: false)'}")
+    if team is None:
+        print(UNREADABLE)
+        return 0
+    if not team.lessons:
+        print("no click has taught them yet: the shipped model reads alone")
+        return 0
+    print(_taught(team.at(now), now))
+    return 0
+
+
+def _reset(app: App, args: argparse.Namespace) -> int:
+    store = TeamStore(app.redis, app.store.workspace)
+    held, team = store.reset()
+    lessons = 0 if team is None else team.lessons
+    by = str(args.actor) if args.actor else f"cli:{os.environ.get('USER') or 'unknown'}"
+    what: dict[str, Any] = {"lessons": lessons, "by": by, "unreadable": held and team is None}
+    if held:  # (forgetting nothing changes nothing: no line)
+        cid = f"perception-reset-{os.urandom(6).hex()}"
+        app.trace.append(cid, "", "perception.reset", what)
+    if args.json:
+        print(json_line({"workspace": app.store.workspace, "held": held, **what}))
+        return 0
+    if not held:
+        print(f"workspace {app.store.workspace}: no team weights to forget")
+    elif team is None:
+        print(f"workspace {app.store.workspace}: cleared what was no table of weights")
+    else:
+        print(
+            f"workspace {app.store.workspace}: forgot {_lessons(lessons)}; the shipped "
+            "model reads alone until a click teaches it again"
+        )
+    if not app.config.perception.adapt:
+        print("(perception.adapt is false: no click teaches them)", file=sys.stderr)
+    return 0
+
+
+def _record(app: App, on: bool, team: TeamWeights | None, now: int) -> dict[str, Any]:
+    record: dict[str, Any] = {"workspace": app.store.workspace, "adapt": on}
+    if team is None:
+        return {**record, "readable": False}
+    return {
+        **record,
+        "readable": True,
+        "lessons": team.lessons,
+        "taught_at": _when(team.taught_ms) if team.lessons else None,
+        "marks_weighted": len(team.rows),
+        "largest_weight": round(team.largest, 4),
+        "half_life_days": HALF_LIFE_DAYS,
+        "rate": RATE,
+        "bound": BOUND,
+        "server_time": _when(now),
+    }
+
+
+def _taught(team: TeamWeights, now: int) -> str:
+    ago = _ago(now - team.taught_ms)
+    return (
+        f"{_lessons(team.lessons)}, the last {_when(team.taught_ms)} ({ago}); "
+        f"{len(team.rows)} marks weighted, the largest weight {team.largest:.3f} of ±{BOUND} "
+        f"(halving every {HALF_LIFE_DAYS} days)"
+    )
+
+
+def _lessons(n: int) -> str:
+    return f"{n} lesson{'s' if n != 1 else ''} from clicks"
+
+
+def _when(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _ago(ms: int) -> str:
+    seconds = max(ms, 0) // 1000
+    for size, unit in ((86_400, "day"), (3_600, "hour"), (60, "minute"), (1, "second")):
+        if seconds >= size or unit == "second":
+            n = seconds // size
+            return f"{n} {unit}{'s' if n != 1 else ''} ago"
+    raise AssertionError("unreachable")

@@ -1,0 +1,128 @@
+"""A workspace's own perception weights in Redis (``core.perception.team``): one string, read
+with the session at a send's start (one round trip for both), taught by a click's lesson
+(WATCH, read, write: two clicks at once both count), cleared by ``deliberate perception
+reset``. The clock is the server's, so every process decays the table alike.
+
+What Redis holds that is not a table (an old or a damaged value, bytes that are no UTF-8
+text) is read as no table and never overwritten by a lesson: ``status`` says so, and
+``reset`` clears it. A table is ASCII (numbers and names), so it is read by a script that
+hands back any other byte as no table: a client decoding replies as text would fail on it
+before any check of ours could run."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+from redis.exceptions import WatchError
+
+from core.deliberation.commands import Teach
+from core.deliberation.session import Session
+from core.perception.team import Lesson, TeamWeights
+from core.redis_client import watch_broken
+from core.runtime.sessions import SessionStore
+from core.runtime.stream_appends import StreamAppend
+from core.runtime.trace_events import TraceEvents
+from core.state.keys import WorkspaceKeys
+from core.state.scripts import server_ms, time_ms
+
+if TYPE_CHECKING:
+    from core.redis_client import RedisClient, RedisPipeline
+
+__all__ = ["TeamStore", "parsed"]
+
+# the value, or "!" (no table) when it holds a byte past ASCII
+_READ = (
+    "local v = redis.call('GET', KEYS[1]) "
+    "if v and string.find(v, '[\\128-\\255]') then return '!' end return v"
+)
+# whether a value is held, the same value ('' for none: a Lua table ends at its first nil),
+# and the server's clock
+_READ_AT = (
+    "local v = redis.call('GET', KEYS[1]) "
+    "if v and string.find(v, '[\\128-\\255]') then v = '!' end "
+    "return {v and 1 or 0, v or '', redis.call('TIME')}"
+)
+
+
+def parsed(raw: object) -> TeamWeights | None:
+    """The table ``raw`` (what Redis holds) says; an empty one when nothing is held; None
+    when what is held is no table."""
+    if raw is None:
+        return TeamWeights()
+    try:
+        return TeamWeights.model_validate_json(raw if isinstance(raw, str | bytes) else str(raw))
+    except ValidationError:
+        return None
+
+
+class TeamStore:
+    def __init__(self, client: RedisClient, workspace: str) -> None:
+        self.redis = client
+        self.key = WorkspaceKeys(workspace).team_weights
+
+    def read(self, client: RedisClient | RedisPipeline) -> Any:
+        """What Redis holds here (``parsed`` reads it), asked of ``client`` (a pipeline:
+        queued)."""
+        return client.execute_command("EVAL", _READ, 1, self.key)  # type: ignore[no-untyped-call]
+
+    def along(self, sessions: SessionStore, session_id: str) -> tuple[Session, TeamWeights | None]:
+        """The session and, read with it in one round trip, the table (None: none), decayed
+        by this process's clock (a fortnight's half-life forgives a server's)."""
+        session, raw = sessions.load_with(session_id, self.read)
+        team = parsed(raw)
+        return session, None if team is None else team.at(int(time.time() * 1000))
+
+    def load(self) -> TeamWeights | None:
+        """The table as it stands now (decayed), or None when Redis holds no table here."""
+        team = parsed(self.read(self.redis))
+        return None if team is None else team.at(server_ms(self.redis, self.key))
+
+    def learn(
+        self, lesson: Lesson, told: Callable[[TeamWeights | None], StreamAppend] | None = None
+    ) -> TeamWeights | None:
+        """The table after ``lesson``, written (with the row ``told`` makes of it, in the
+        same transaction); None (and nothing written but that row) when what Redis holds
+        here is no table."""
+        with self.redis.pipeline(transaction=True) as pipe:  # (a cluster client: False)
+            while True:
+                try:
+                    pipe.watch(self.key)
+                    held, raw, now = pipe.execute_command("EVAL", _READ_AT, 1, self.key)
+                    team = parsed(raw if int(held) else None)
+                    taught = None if team is None else team.learned(lesson, time_ms(now))
+                    pipe.multi()
+                    if taught is not None:
+                        pipe.set(self.key, taught.model_dump_json())
+                    if told is not None:
+                        row = told(taught)
+                        fields: dict[Any, Any] = dict(row.fields)
+                        pipe.xadd(row.stream, fields, maxlen=row.keep, approximate=True)
+                    pipe.execute()
+                    return taught
+                except WatchError as error:
+                    if (cut := watch_broken(error)) is not None:
+                        raise cut from error  # Redis went away, not a conflict
+
+    def teach(self, cmd: Teach, session_id: str, trace: TraceEvents) -> TeamWeights | None:
+        """The table after the lesson ``cmd`` gives (None: what Redis holds is none, and
+        nothing was written), told on ``trace`` in the same transaction (a click's lesson is
+        the last thing its send does: no save follows to take the row along)."""
+        said: dict[str, Any] = {"was": cmd.was.value, "read_as": cmd.read_as.value}
+
+        def told(taught: TeamWeights | None) -> StreamAppend:
+            what = {"lessons": taught.lessons} if taught else {"skipped": "unreadable"}
+            return trace.row(cmd.correlation_id, session_id, "perception.taught", said | what)
+
+        return self.learn(Lesson(cmd.marks, cmd.was, cmd.read_as), told)
+
+    def reset(self) -> tuple[bool, TeamWeights | None]:
+        """Clear the table: whether Redis held anything here, and the table it was (None:
+        what it held was no table)."""
+        with self.redis.pipeline(transaction=True) as pipe:
+            self.read(pipe)
+            pipe.delete(self.key)
+            raw, _ = pipe.execute()
+        return raw is not None, parsed(raw)
