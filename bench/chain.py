@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from timing import median_us
 
-from bot.redis_connection import connect
+from bot.redis.connection import connect
 from core.state.actor import Actor
 from core.state.chain import verify_chain
 from core.state.keys import WorkspaceKeys

@@ -27,7 +27,7 @@ from typing import Any
 
 import durability
 
-from bot.redis_connection import connect
+from bot.redis.connection import connect
 from core.state.keys import WorkspaceKeys
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -29,7 +29,7 @@ import httpx
 from prompt_size import redis_client
 
 from bot.app import build_app
-from bot.redis_connection import connection_url
+from bot.redis.connection import connection_url
 from core.state.actor import Actor
 from core.state.mutation import Mutation, Op
 from rules.keys import CONSUMER_GROUP, RuleKeys
@@ -100,7 +100,7 @@ def main() -> None:
         [
             sys.executable,
             "-m",
-            "bot.cli.main",
+            "bot.main",
             "--workspace",
             workspace,
             "--config",

@@ -20,7 +20,7 @@ def run(writers: int, ops: int, keys: int, reread: bool, keep: bool) -> dict[str
     argv = [
         sys.executable,
         "-m",
-        "bot.cli.main",
+        "bot.main",
         "--workspace",
         workspace,
         "bench",

@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bot.embedded_redis import EmbeddedServer
+from bot.redis.embedded import EmbeddedServer
 
 MODES = ("always", "everysec")
 
@@ -31,7 +31,7 @@ def bench(
 ) -> dict[str, Any]:
     """``deliberate bench commits --json`` (one key per writer) run with ``env``: its report.
     Also what ``bench/cluster.py`` runs."""
-    argv = [sys.executable, "-m", "bot.cli.main"]
+    argv = [sys.executable, "-m", "bot.main"]
     argv += ["--workspace", workspace] if workspace else []
     argv += ["bench", "commits", "--json"]
     argv += ["--writers", str(writers), "--ops", str(ops), "--keys", str(writers)]

@@ -19,8 +19,8 @@ import statistics
 import uuid
 from collections import defaultdict
 
-from bot.redis_connection import connect
-from core.redis_client import RedisClient
+from bot.redis.connection import connect
+from core.redis.client import RedisClient
 from core.state.compaction import Compactor, Retention
 from core.state.mutation import Mutation
 from core.state.store import StateStore

@@ -18,8 +18,8 @@ from collections.abc import Callable
 
 from timing import median_ms
 
-from bot.answers import KEY_SCAN, answer
 from bot.app import App, build_app
+from bot.chat.answers import KEY_SCAN, answer
 from core.state.actor import Actor
 from core.state.keys import WorkspaceKeys
 from core.state.mutation import Mutation, Op
@@ -29,7 +29,7 @@ _ASKERS = itertools.count()
 
 def asker() -> str:
     """A new person for each question: each is counted, as chat counts it, and none is held
-    back by the limit on how often one person may ask (``bot.answers.READS_PER_MINUTE``)."""
+    back by the limit on how often one person may ask (``bot.chat.answers.READS_PER_MINUTE``)."""
     return f"bench:U{next(_ASKERS)}"
 
 

@@ -227,7 +227,7 @@ def deliberate(workspace: str, config: Path, *command: str) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "bot.cli.main",
+        "bot.main",
         *("--workspace", workspace, "--config", str(config)),
         *command,
     ]

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from timing import median_us
 
-from bot.redis_connection import connect
+from bot.redis.connection import connect
 from core.state.keys import WorkspaceKeys
 from core.state.scripts import READ_LUA, LuaScript
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from offsite import ALICE, CONVERSATION, TOPIC, Step
 
 from bot.app import App, build_app
-from bot.redis_connection import connect
+from bot.redis.connection import connect
 from core.config.core_config import load_config
 from core.deliberation.messages import ActionClicked, UserSaid
 from core.deliberation.view import View
@@ -40,7 +40,7 @@ from core.runtime.sessions import SessionStore
 from core.state.keys import WorkspaceKeys
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCAL_REDIS = "redis://127.0.0.1:6379/15"

@@ -27,7 +27,7 @@ import time
 import uuid
 from collections.abc import Callable
 
-from bot.redis_connection import connect, connection_url
+from bot.redis.connection import connect, connection_url
 from core.state.actor import Actor
 from core.state.keys import WorkspaceKeys
 from core.state.mutation import Mutation, Op
@@ -71,7 +71,7 @@ def main() -> None:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env.update(REDIS_URL=connection_url(client), PYTHONPYCACHEPREFIX=bytecode)
     # ``deliberate replay --verify``, by this interpreter (the venv need not be on PATH)
-    command = [sys.executable, "-m", "bot.cli.main", "--workspace", store.workspace]
+    command = [sys.executable, "-m", "bot.main", "--workspace", store.workspace]
     command += ["replay", "--verify"]
     try:
         write_log(store, args.mutations, args.keys)

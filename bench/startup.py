@@ -30,7 +30,7 @@ BASELINE = [sys.executable, "-c", "import redis, pydantic, yaml"]
 def deliberate() -> list[str]:
     """The installed ``deliberate`` command (what a person types), else the module."""
     script = Path(sys.executable).with_name("deliberate")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "bot.cli.main"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "bot.main"]
 
 
 def wall_ms(argv: list[str], env: dict[str, str]) -> float:

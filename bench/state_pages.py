@@ -1,6 +1,6 @@
 """What the first page of state costs with many keys: the web's State page through real
 HTTP (waitress, Flask, httpx, the operator's Bearer token) and ``/deliberate state`` as chat
-asks it (``bot.answers.answer``), on a workspace of ``--keys`` keys (20,000 and 200,000 by
+asks it (``bot.chat.answers.answer``), on a workspace of ``--keys`` keys (20,000 and 200,000 by
 default), each committed through the store.
 
 Both read a page of the key index (the State page 100 keys, chat 30), never all of it.
@@ -26,8 +26,8 @@ from timing import median_ms
 from waitress import wasyncore
 from waitress.server import create_server
 
-from bot.answers import MAX_LINES, answer
 from bot.app import App, build_app
+from bot.chat.answers import MAX_LINES, answer
 from bot.web.settings import WebSettings
 from bot.web.site import create_app
 from bot.web.state_page import PAGE
@@ -43,7 +43,7 @@ _ASKERS = itertools.count()
 
 def asker() -> str:
     """A new person for each question: each is counted, as chat counts it, and none is held
-    back by the limit on how often one person may ask (``bot.answers.READS_PER_MINUTE``)."""
+    back by the limit on how often one person may ask (``bot.chat.answers.READS_PER_MINUTE``)."""
     return f"bench:U{next(_ASKERS)}"
 
 

@@ -50,7 +50,7 @@ import core.deliberation.beat_evaluator
 import core.deliberation.update.present
 from bot.app import build_app
 from bot.console import event_json, render_view
-from bot.redis_connection import connect, connection_url, server_name
+from bot.redis.connection import connect, connection_url, server_name
 from core.config.core_config import load_config
 from core.deliberation.commands import Classify, Commit, Generate, Show
 from core.deliberation.messages import (
@@ -76,7 +76,7 @@ if str(ROOT) not in sys.path:  # the cluster the tests start, started here the s
 from tests.servers.redis_cluster import LocalCluster  # noqa: E402
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 TARGET_MS = 5.0
 TARGET_TRIPS = 4  # Redis round trips of a turn, and of a click (issue 33)

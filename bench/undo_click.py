@@ -26,7 +26,7 @@ from prompt_size import redis_client
 from turn_overhead import RoundTrips
 
 from bot.app import build_app
-from bot.redis_connection import connect
+from bot.redis.connection import connect
 from core.deliberation.actions import ActionType
 from core.deliberation.messages import ActionClicked, UserSaid
 from core.deliberation.view import View
@@ -41,7 +41,7 @@ if str(ROOT) not in sys.path:  # the cluster the tests start, started here the s
 from tests.servers.redis_cluster import LocalCluster  # noqa: E402
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 ALONG = SessionStore.store_along
 

@@ -4,14 +4,16 @@ the embedded classifier and the offline responder)."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from bot.redis_connection import connect
+from bot.redis.connection import connect, connection_url
 from core.config.core_config import Paths, load_config
+from core.config.tenants import Tenancy
 from core.gateway.mutation_gateway import MutationGateway
 from core.gateway.policy import Policy
-from core.redis_client import RedisClient
+from core.redis.client import RedisClient
 from core.runtime.beat_history import BeatHistory
 from core.runtime.trace_events import TraceEvents
 from core.state.actor import Actor, ActorKind
@@ -24,6 +26,8 @@ from rules.history import RuleHistory
 from rules.keys import RuleKeys
 
 if TYPE_CHECKING:
+    from rq import Queue
+
     from core.deliberation.turn import Answering
     from core.llm.chat import ChatModel
     from core.llm.offline_responder import OfflineResponder
@@ -75,6 +79,30 @@ class App:
         if rules:
             ensure_group(self.redis, RuleKeys(workspace))
         return App(config, self.redis, store, policy, MutationGateway(store, policy))
+
+    def rule_workspaces(self) -> list[str]:
+        """The workspaces rules run in, from the config alone: this one (a single-team Slack
+        token's team is served here) and every listed tenant's."""
+        listed = Tenancy(self.config.tenants, self.config.roles).configured()
+        return list(dict.fromkeys([self.store.workspace, *(t.workspace for t in listed)]))
+
+    def queue(self) -> Queue:
+        """The workspace's rule queue on ``DELIBERATE_QUEUE_URL``, else on the state's Redis
+        (which must then be one server: RQ does not run on a Redis Cluster)."""
+        from redis import Redis  # (RQ and a raw client: only for what queues work)
+        from redis.cluster import RedisCluster
+        from rq import Queue
+
+        url = os.environ.get("DELIBERATE_QUEUE_URL")
+        if not url and isinstance(self.redis, RedisCluster):
+            raise ValueError(
+                "the state is on a Redis Cluster (REDIS_URL), and RQ's queues need one Redis "
+                "server: set DELIBERATE_QUEUE_URL to one (redis://host:port/db)"
+            )
+        url = url or connection_url(self.redis)
+        name = f"{self.config.automation.queue}.{self.store.workspace}"
+        # RQ stores pickled jobs: it needs raw bytes, not decoded text
+        return Queue(name, connection=Redis.from_url(url))
 
     def runtime(self, model: ChatModel | None = None, *, use_env: bool = True) -> Runtime:
         """The loop's runtime. The model comes from ``model``, else (with ``use_env``) from

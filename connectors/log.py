@@ -1,9 +1,9 @@
-"""``log.write``: one structured line on the ``deliberate.connectors`` logger, its fields passed
-as ``extra={"fields": ...}`` the way ``bot.json_logging`` expects, with the correlation id that
-links it to the message, rule and mutation it came from. A log is no place for a secret key's
-value, nor for one the environment gave (a catch-all rule that logs every change would write
-them all out): the step's secrets are struck out of the message and the fields, as they are
-out of its result."""
+"""``log.write``: one structured line on the ``deliberate.connectors`` logger, its fields passed as
+``extra={"fields": ...}`` the way ``bot.screen.json_logging`` expects, with the correlation id
+that links it to the message, rule and mutation it came from. A log is no place for a secret
+key's value, nor for one the environment gave (a catch-all rule that logs every change would
+write them all out): the step's secrets are struck out of the message and the fields, as they
+are out of its result."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ import hashlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = ["count_once", "over_limit", "rate_key", "seconds_left"]
 

@@ -15,7 +15,7 @@ from core.state.value_json import dumps
 from rules.keys import RuleKeys
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = ["BATCH", "RuleHistory", "newest_rows"]
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from core.expressions import Names
+from core.cel.checks import Names
 from core.gateway.secrecy import masked
 from core.state.actor import Actor
 from core.state.mutation import Mutation, Op

@@ -27,10 +27,10 @@ from redis import Redis
 from redis.exceptions import RedisError
 
 from bot.app import App, build_app
-from bot.embedded_redis import EmbeddedServer
-from bot.redis_connection import connect, connection_url, embedded_client
+from bot.redis.connection import connect, connection_url, embedded_client
+from bot.redis.embedded import EmbeddedServer
 from core.metrics.tally import discard_unsent, flush_all
-from core.redis_client import RedisClient
+from core.redis.client import RedisClient
 from core.state.keys import WORKSPACE_DIRECTORY, WorkspaceKeys
 from tests.faults.embedded import Home
 from tests.openai_server import OpenAIServer
@@ -226,7 +226,7 @@ def delete_workspace(client: RedisClient, workspace: str) -> None:
 
 @pytest.fixture(autouse=True)
 def _loggers_as_they_were() -> Iterator[None]:
-    """A command run in this process (``bot.cli.main``) sends the ``deliberate`` and RQ
+    """A command run in this process (``bot.main``) sends the ``deliberate`` and RQ
     loggers to stderr on their own (no propagation): each test leaves them as it found them,
     so that a later test's ``caplog`` hears them whatever ran before it."""
     loggers = [logging.getLogger(name) for name in ("deliberate", "rq")]

@@ -12,7 +12,7 @@ __all__ = ["LogLines", "logged"]
 
 class LogLines(logging.Handler):
     """Every record it is given; ``text()`` has each formatted (with its traceback, if any)
-    and followed by its structured ``fields`` (``bot.json_logging``), if any."""
+    and followed by its structured ``fields`` (``bot.screen.json_logging``), if any."""
 
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
@@ -31,7 +31,7 @@ class LogLines(logging.Handler):
 @contextmanager
 def logged(name: str = "") -> Iterator[LogLines]:
     """What ``name`` (and the loggers below it; the root logger by default) logs at DEBUG,
-    caught on the logger itself: ``bot.json_logging.configure()`` turns propagation to the
+    caught on the logger itself: ``bot.screen.json_logging.configure()`` turns propagation to the
     root logger off."""
     logger, handler = logging.getLogger(name), LogLines()
     level = logger.level

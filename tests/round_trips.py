@@ -14,7 +14,7 @@ from redis import ConnectionPool, Redis
 from redis.cluster import RedisCluster
 from redis.connection import AbstractConnection, Connection
 
-from core.redis_client import RedisClient
+from core.redis.client import RedisClient
 
 __all__ = ["Trips", "counting_copy"]
 

@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from bot.app import App, build_app
-from bot.cli import SUMMARIES
-from bot.cli.render import json_line
-from bot.redis_connection import connect, connection_url
+from bot.commands import SUMMARIES
+from bot.redis.connection import connect, connection_url
+from bot.reports.render import json_line
 from core.config.core_config import config_paths
-from core.redis_client import RedisClient, resend
+from core.redis.client import RedisClient, resend
 from core.state.actor import Actor
 from core.state.commit_result import Committed, Rejected, RejectReason
 from core.state.keys import WorkspaceKeys

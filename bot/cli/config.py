@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from bot.cli import SUMMARIES
+from bot.commands import SUMMARIES
 from bot.screen import json_safe
 from core.config.core_config import CoreConfig
 from core.config.layers import Where

@@ -2,7 +2,7 @@
 terminal, offline unless ``OPENAI_API_KEY`` is set. With stdin and stdout both terminals (and
 no ``--json``), lines are read through ``bot.console.terminal`` (editing, history, Ctrl-C as
 in a shell); otherwise one line at a time from stdin. Ctrl-C while a line is handled stops
-the console as it stops any command (``bot.cli.main``: exit code 130)."""
+the console as it stops any command (``bot.main``: exit code 130)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import time
 from collections.abc import Callable
 
 from bot.app import App
-from bot.cli import SUMMARIES
-from bot.cli.args import actor, session_id
+from bot.commands import SUMMARIES
+from bot.commands.args import actor, session_id
 from bot.console import COLOURS, HELP, PLAIN, Console, Out
 from bot.console.terminal import Terminal, colour_wanted, open_history
 from bot.screen import colour_stream

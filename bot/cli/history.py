@@ -9,9 +9,9 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from bot.app import App
-from bot.cli import SUMMARIES
-from bot.cli.args import add_reveal, masking, positive_int, state_key
-from bot.cli.render import Masking, json_line, log_line
+from bot.commands import SUMMARIES
+from bot.commands.args import add_reveal, masking, positive_int, state_key
+from bot.reports.render import Masking, json_line, log_line
 from bot.screen import one_line
 from core.state.chain import (
     SIGNING_KEY_ENV,

@@ -21,9 +21,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bot.cli import SUMMARIES
-from bot.cli.args import actor
-from bot.cli.render import json_line
+from bot.commands import SUMMARIES
+from bot.commands.args import actor
+from bot.reports.render import json_line
 from core.config.core_config import CoreConfig
 from core.deliberation.interpretation import ActType, TurnInterpretation
 from core.deliberation.update.settings import LoopSettings

@@ -7,10 +7,10 @@ import argparse
 import os
 import sys
 
-from bot.cli import SUMMARIES
-from bot.cli.render import json_line
-from bot.embedded_redis import EmbeddedServer, ServerBusy, home_dir
-from bot.redis_connection import server_name
+from bot.commands import SUMMARIES
+from bot.redis.connection import server_name
+from bot.redis.embedded import EmbeddedServer, ServerBusy, home_dir
+from bot.reports.render import json_line
 
 __all__ = ["register"]
 

@@ -14,10 +14,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from bot.app import App, load_app_config
-from bot.cli import SUMMARIES
-from bot.cli.args import TIME_HELP, json_object, state_key, when
-from bot.cli.render import json_line, log_line
-from bot.explain import evaluation_line, masked_record, origin
+from bot.commands import SUMMARIES
+from bot.commands.args import TIME_HELP, json_object, state_key, when
+from bot.reports.explain import evaluation_line, masked_record, origin
+from bot.reports.render import json_line, log_line
 from bot.screen import one_line
 from core.config.core_config import CoreConfig, config_paths
 from core.errors import ConfigError, validation_problems

@@ -8,10 +8,10 @@ import os
 import sys
 
 from bot.app import App
-from bot.cli import SUMMARIES
-from bot.cli.args import env_port, port
+from bot.chat.workspaces import Workspaces
+from bot.commands import SUMMARIES
+from bot.commands.args import env_port, port
 from bot.discord.shards import Shards
-from bot.workspaces import Workspaces
 
 __all__ = ["register"]
 

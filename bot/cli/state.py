@@ -8,8 +8,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from bot.cli import SUMMARIES
-from bot.cli.args import (
+from bot.commands import SUMMARIES
+from bot.commands.args import (
     TIME_HELP,
     When,
     actor,
@@ -21,8 +21,8 @@ from bot.cli.args import (
     state_key,
     when,
 )
-from bot.cli.render import entry_line, json_line, outcome_line, reverted_line, timed_fields
-from bot.redis_connection import connect
+from bot.redis.connection import connect
+from bot.reports.render import entry_line, json_line, outcome_line, reverted_line, timed_fields
 from bot.screen import one_line
 from core.state.codec import UnreadableEntry
 from core.state.commit_result import Committed, Rejected, RejectReason
@@ -317,8 +317,8 @@ def _write(app: App, args: argparse.Namespace) -> int:
 
 
 def _proposals(app: App, args: argparse.Namespace) -> int:
-    from bot.explain import awaiting, proposal_lines
-    from bot.shown.deadlines import deadlines_of
+    from bot.proposals.deadlines import deadlines_of
+    from bot.reports.explain import awaiting, proposal_lines
     from core.gateway.outcome import ProposalStatus
 
     if args.break_glass or args.reviewed:

@@ -18,21 +18,15 @@ import threading
 import time
 from collections.abc import Callable
 
-from redis import Redis
-from redis.cluster import RedisCluster
-from rq import Queue
-
 from bot.app import App
-from bot.cli import SUMMARIES
+from bot.chat.workspaces import WorkspaceDirectory
+from bot.cli.closers import closers_from_env
 from bot.cli.history import compaction_line
-from bot.cli.main import exit_at_once, say_interrupted
-from bot.redis_connection import connection_url
-from bot.shown.closers import closers_from_env
-from bot.shown.escalation import Escalations
-from bot.shown.expiry import ByPlatform, ExpiredMessages
-from bot.shown.telling import Requesters
-from bot.workspaces import WorkspaceDirectory
-from core.config.tenants import Tenancy
+from bot.commands import SUMMARIES
+from bot.commands.exits import exit_at_once, say_interrupted
+from bot.proposals.escalation import Escalations
+from bot.proposals.expiry import ByPlatform, ExpiredMessages
+from bot.proposals.telling import Requesters
 from core.gateway.timed import revert_due
 from core.state.compaction import Compactor
 from rules.engine.engine import Engine
@@ -40,7 +34,7 @@ from rules.service import Chore, RuleService, run_due
 from rules.worker.context import WorkerContext, install
 from rules.worker.scheduler import RuleWorker
 
-__all__ = ["Unlisted", "queue_for", "register", "rule_workspaces", "schedule", "served", "upkeep"]
+__all__ = ["Unlisted", "register", "schedule", "served", "upkeep"]
 
 TIMED_EVERY_SEC = 5  # how often due changes made for a while are reverted (at most this late)
 FIND_EVERY_SEC = 60  # how often the workspaces the bots reached beyond the listed are looked for
@@ -64,30 +58,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     worker.set_defaults(handler=_worker)
 
 
-def queue_for(app: App) -> Queue:
-    """The workspace's queue on ``DELIBERATE_QUEUE_URL``, else on the state's Redis (which
-    must then be one server: RQ does not run on a Redis Cluster)."""
-    url = os.environ.get("DELIBERATE_QUEUE_URL")
-    if not url and isinstance(app.redis, RedisCluster):
-        raise ValueError(
-            "the state is on a Redis Cluster (REDIS_URL), and RQ's queues need one Redis "
-            "server: set DELIBERATE_QUEUE_URL to one (redis://host:port/db)"
-        )
-    url = url or connection_url(app.redis)
-    name = f"{app.config.automation.queue}.{app.store.workspace}"
-    # RQ stores pickled jobs: it needs raw bytes, not decoded text
-    return Queue(name, connection=Redis.from_url(url))
-
-
 def served(app: App) -> list[App]:
     """The workspaces rules run in, from the config alone: ``--workspace``'s (a single-team
     Slack token's team is served there) and every listed tenant's."""
-    return [app.for_workspace(name) for name in rule_workspaces(app)]
-
-
-def rule_workspaces(app: App) -> list[str]:
-    listed = Tenancy(app.config.tenants, app.config.roles).configured()
-    return list(dict.fromkeys([app.store.workspace, *(t.workspace for t in listed)]))
+    return [app.for_workspace(name) for name in app.rule_workspaces()]
 
 
 def schedule(service: RuleService, app: App, report: Callable[[str], None] = _log.info) -> None:
@@ -154,7 +128,7 @@ class Unlisted:
 
     def __init__(self, app: App, report: Callable[[str], None] = _log.info) -> None:
         self.app, self.report = app, report
-        self.listed = set(rule_workspaces(app))
+        self.listed = set(app.rule_workspaces())
         self.closers = closers_from_env(os.environ, app.redis)
         self.chores: dict[str, list[Chore]] = {}
         self._find_at = 0.0
@@ -192,7 +166,7 @@ def _worker(app: App, args: argparse.Namespace) -> int:
     registry = default_registry()
     services, queues = [], []
     for each in served(app):
-        queue = queue_for(each)
+        queue = each.queue()
         book = each.rules
         install(WorkerContext(each.redis, each.gateway, book, registry))
         service = RuleService(Engine(each.store, book, queue), queue)

@@ -10,11 +10,10 @@ import sys
 from datetime import UTC, datetime
 
 from bot.app import App
-from bot.cli import SUMMARIES
-from bot.cli.render import json_line
-from bot.cli.worker import rule_workspaces
+from bot.chat.workspaces import WorkspaceFound, every_workspace
+from bot.commands import SUMMARIES
+from bot.reports.render import json_line
 from bot.screen import one_line
-from bot.workspaces import WorkspaceFound, every_workspace
 from core.config.tenants import Tenancy
 
 __all__ = ["register"]
@@ -37,7 +36,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def _workspaces(app: App, args: argparse.Namespace) -> int:
     tenancy = Tenancy(app.config.tenants, app.config.roles)
     listing = every_workspace(app.redis, tenancy, own=app.store.workspace)
-    ruled = set(rule_workspaces(app))  # what the config says now, not when it was seen
+    ruled = set(app.rule_workspaces())  # what the config says now, not when it was seen
     if args.json:
         for row in listing.workspaces:
             print(json_line(_record(row, row.workspace in ruled)))

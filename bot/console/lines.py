@@ -15,9 +15,9 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from bot.cli.render import Masking, entry_line, timed_fields
 from bot.console.numbers import ButtonNumbers
 from bot.console.rendering import PLAIN, Out, Palette, event_json, json_line, render_view
+from bot.reports.render import Masking, entry_line, timed_fields
 from bot.screen import one_line
 from core.deliberation.actions import ACTION_NAME, PROPOSAL_ACTIONS, ActionType
 from core.deliberation.messages import ActionClicked, ShowRequested, TopicSet, UserSaid
@@ -276,8 +276,7 @@ class Console:
         pending proposal at the revision this session last showed (an edit made elsewhere
         since refuses it). With neither, the click still goes to the loop, which says why it
         cannot be done."""
-        state = self.runtime.sessions.load(self.session_id)
-        interaction = state.interaction
+        interaction = self.runtime.queries.interaction(self.session_id)
         if action in PROPOSAL_ACTIONS:
             pending = interaction.pending_proposals
             return (pending[0].id, pending[0].revision) if pending else ("none", 0)
@@ -297,7 +296,7 @@ class Console:
         entries = self.store.entries(rest)
         timed = self.store.timed(entries)  # a change for a while: when it reverts
         # a secret key's value as (secret), as chat's /deliberate state shows it
-        entries = list(map(Masking(self.runtime.gateway.policy.is_secret).entry, entries))
+        entries = list(map(Masking(self.runtime.queries.is_secret).entry, entries))
         if self.as_json:
             for e in entries:
                 data = e.model_dump(mode="json", by_alias=True) | timed_fields(timed.get(e.key))

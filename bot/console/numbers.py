@@ -20,7 +20,7 @@ from core.state.keys import WorkspaceKeys, validate_session_id
 from core.state.scripts import LuaScript
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = ["ButtonNumbers"]
 

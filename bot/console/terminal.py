@@ -24,7 +24,7 @@ from prompt_toolkit.output import ColorDepth, Output, create_output
 from prompt_toolkit.styles import Style
 
 from bot.console.rendering import COLOURS, PLAIN, Out
-from bot.embedded_redis import home_dir
+from bot.redis.embedded import home_dir
 from bot.screen import underlying
 
 __all__ = ["HISTORY_FILE", "LEAVE_HINT", "PROMPT", "Terminal", "colour_wanted", "open_history"]

@@ -19,12 +19,12 @@ from typing import Any
 import discord
 from redis.exceptions import RedisError
 
-from bot.answers import answer
-from bot.click_outcome import ClickOutcome
-from bot.deliveries import Deliveries
-from bot.glass import COMMAND as GLASS_COMMAND
-from bot.glass import barred, break_glass_command, reason_problem
-from bot.notices import (
+from bot.chat.answers import answer
+from bot.chat.break_glass import COMMAND as GLASS_COMMAND
+from bot.chat.break_glass import barred, break_glass_command, reason_problem
+from bot.chat.click_outcomes import ClickOutcome
+from bot.chat.deliveries import Deliveries
+from bot.chat.notices import (
     GUESTS_MAY_NOT_READ,
     NO_DMS,
     NOT_SHOWN,
@@ -33,9 +33,9 @@ from bot.notices import (
     UNCONFIRMED,
     not_served,
 )
-from bot.session_requests import request_of
-from bot.shown.refs import Shown, ShownMessages, proposals_in
-from bot.workspaces import Workspaces
+from bot.chat.requests import request_of
+from bot.chat.workspaces import Workspaces
+from bot.proposals.refs import Shown, ShownMessages, proposals_in
 from connectors.discord_markdown import code_block, escape
 from core.config.tenants import Tenant
 from core.deliberation.messages import ActionClicked, ShowRequested, TopicSet, UserSaid
@@ -213,7 +213,8 @@ class DiscordAdapter:
             return await self._refuse(interaction, ELSEWHERE + UNCHANGED)
         try:
             app = await asyncio.to_thread(self.workspaces.app, tenant)
-            prefill = await asyncio.to_thread(prefill_for, app, ref)
+            runtime = await asyncio.to_thread(self.workspaces.runtime, tenant)
+            prefill = await asyncio.to_thread(prefill_for, runtime.queries, ref)
             who = actor_of(tenant, interaction.user, interaction.permissions)
             glass = ref.asks == "glass"
             why = await asyncio.to_thread(barred, app, ref.target_id, who) if glass else None
@@ -234,7 +235,7 @@ class DiscordAdapter:
 
     async def on_command(self, interaction: Interaction, text: str) -> None:
         """``/deliberate state|log|why|pending|help``, and ``breakglass PROPOSAL@REVISION REASON``
-        (``bot.glass``): answered for the asker alone."""
+        (``bot.chat.break_glass``): answered for the asker alone."""
         try:
             await interaction.response.defer(ephemeral=True, thinking=True)
         except discord.HTTPException as error:
@@ -305,7 +306,7 @@ class DiscordAdapter:
         tenant: Tenant | None = None,
     ) -> None:
         """``view``'s messages; those that show a proposal's buttons are kept, with
-        ``tenant``, so that they close when it expires (``bot.shown``)."""
+        ``tenant``, so that they close when it expires (``bot.proposals``)."""
         proposals = proposals_in(view) if tenant is not None else []
         for part in render(view):
             if view.ephemeral and interaction is not None:

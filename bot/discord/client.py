@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import discord
 from discord import app_commands
 
-from bot.notices import UNCHANGED
+from bot.chat.notices import UNCHANGED
 
 from .adapter import DiscordAdapter
 from .buttons import PREFIX, TEMPLATE, DeliberateButton

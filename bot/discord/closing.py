@@ -17,11 +17,11 @@ import httpx
 from redis.exceptions import RedisError
 from redis.lock import Lock
 
-from bot.click_lines import LOCK_SEC, ClickLines
-from bot.click_outcome import EXPIRED
-from bot.shown.expiry import expired_sentence
-from bot.shown.refs import Shown
-from bot.workspaces import Workspaces
+from bot.chat.click_outcomes import EXPIRED
+from bot.chat.workspaces import Workspaces
+from bot.proposals.click_lines import LOCK_SEC, ClickLines
+from bot.proposals.expiry import expired_sentence
+from bot.proposals.refs import Shown
 from connectors.discord_markdown import cut, escape
 from core.config.tenants import Tenant
 from core.state.actor import Actor
@@ -113,7 +113,7 @@ async def _acquire(lock: Lock) -> bool:
 
 
 class DiscordCloser:
-    """Closes a message that shows an expired proposal (``bot.shown.expiry``) through
+    """Closes a message that shows an expired proposal (``bot.proposals.expiry``) through
     Discord's REST API (``PATCH /channels/{channel}/messages/{message}``) with the bot's
     token: the worker has no gateway connection, and needs none to edit a message. Its
     buttons go (they could do nothing more), its lines come below its text."""

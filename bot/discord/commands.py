@@ -1,6 +1,7 @@
 """``/deliberate state|log|why|pending|help``: Slack's slash command as Discord app commands,
 one subcommand each so Discord shows their options; the answers are the same
-(``bot.answers``), and so is ``breakglass PROPOSAL@REVISION REASON`` (``bot.glass``).
+(``bot.chat.answers``), and so is ``breakglass PROPOSAL@REVISION REASON``
+(``bot.chat.break_glass``).
 And two that act on this channel's session: ``show`` (what is on the table, with its
 buttons, for the asker alone) and ``topic NAME`` (name what the session decides)."""
 

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
-from bot.glass import FORM_TITLE, GLASS_LABEL, REASON_LABEL
-from bot.notices import UNCHANGED
+from bot.chat.break_glass import FORM_TITLE, GLASS_LABEL, REASON_LABEL
+from bot.chat.notices import UNCHANGED
 from core.deliberation.actions import ASKS, ActionType
 from core.gateway.break_glass import MAX_GLASS_REASON
 from core.gateway.edits import MAX_EDIT_CHARS, value_text
@@ -31,7 +31,7 @@ from core.gateway.mutation_gateway import MAX_REASON
 from .buttons import FORM_TEMPLATE, Asks, ButtonRef
 
 if TYPE_CHECKING:
-    from bot.app import App
+    from core.runtime.queries import Queries
 
 __all__ = [
     "GARBLED",
@@ -119,13 +119,13 @@ def form_for(ref: ButtonRef, prefill: str = "") -> discord.ui.Modal:
     return modal
 
 
-def prefill_for(app: App, ref: ButtonRef) -> str:
+def prefill_for(queries: Queries, ref: ButtonRef) -> str:
     """What a value's form shows typed in already: the proposal's value as applying it would
     write it, as text ("" when there is none, or it is too long to edit). Reads Redis."""
     if ref.asks != "value":
         return ""
-    proposal = app.gateway.proposals.get(ref.target_id)
-    if proposal is None or app.policy.is_secret(proposal.mutation.key):
+    proposal = queries.proposal(ref.target_id)
+    if proposal is None or queries.is_secret(proposal.mutation.key):
         return ""  # (a secret key's value is never shown in chat)
     text = value_text(proposal.current_value)
     return text if len(text) <= MAX_EDIT_CHARS else ""

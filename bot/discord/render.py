@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import discord
 
-from bot.glass import GLASS_LABEL
+from bot.chat.break_glass import GLASS_LABEL
 from connectors.discord_markdown import cut, escape
 from core.deliberation.beats import ActionStyle
 from core.deliberation.view import Button, View

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import discord
 
-from bot.people import person
+from bot.chat.people import person
 from core.config.roles import PERMISSION, Membership, roles_for
 from core.config.tenants import Tenant
 from core.state.actor import Actor

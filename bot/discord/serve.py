@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import aiohttp
 import discord
 
-from bot.workspaces import Workspaces
+from bot.chat.workspaces import Workspaces
 
 from .adapter import DiscordAdapter
 from .client import DeliberateClient, GatewayUnreachable, client_for

@@ -24,11 +24,11 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
-from bot.answers import answer
-from bot.click_outcome import ClickOutcome
-from bot.glass import COMMAND as GLASS_COMMAND
-from bot.glass import barred, reason_problem
-from bot.notices import (
+from bot.chat.answers import answer
+from bot.chat.break_glass import COMMAND as GLASS_COMMAND
+from bot.chat.break_glass import barred, reason_problem
+from bot.chat.click_outcomes import ClickOutcome
+from bot.chat.notices import (
     GUESTS_MAY_NOT_READ,
     NOT_SHOWN,
     TROUBLE,
@@ -36,10 +36,10 @@ from bot.notices import (
     UNCONFIRMED,
     not_served,
 )
-from bot.session_requests import request_of
-from bot.shown.expiry import ByPlatform, ExpiredMessages
-from bot.shown.refs import Install, Shown
-from bot.workspaces import Recent, Workspaces
+from bot.chat.requests import request_of
+from bot.chat.workspaces import Recent, Workspaces
+from bot.proposals.expiry import ByPlatform, ExpiredMessages
+from bot.proposals.refs import Install, Shown
 from connectors.slack import code_block
 from core.deliberation.messages import ID_PATTERN, ActionClicked, ShowRequested, UserSaid
 from core.deliberation.view import View
@@ -242,8 +242,8 @@ class SlackAdapter:
         ts = str(click.message.get("ts")) if click.message is not None else None
         form = new_form(ref, click.user, click.label, ts)
         team.forms.put(form, click.message, click.response_url)
-        proposal = team.app.gateway.proposals.get(ref.target_id)
-        secret = proposal is not None and team.app.policy.is_secret(proposal.mutation.key)
+        proposal = team.runtime.queries.proposal(ref.target_id)
+        secret = proposal is not None and team.runtime.queries.is_secret(proposal.mutation.key)
         view = form_view(ref.asks, form, proposal, secret)
         try:
             team.client.views_open(trigger_id=trigger_id, view=view)
@@ -297,7 +297,9 @@ class SlackAdapter:
             team = self._team(origin)
             if team is None:
                 return escape(NOT_SERVED + "."), None
-            found = team.runtime.sessions.ids_starting(session_id(channel, "")) if channel else []
+            found = (
+                team.runtime.queries.sessions_starting(session_id(channel, "")) if channel else []
+            )
             threads = [s for s in found if SESSION.match(s)]
             newest = max(threads, key=lambda s: float(thread_of(s)[1]), default=None)
             if newest is None:
@@ -314,7 +316,8 @@ class SlackAdapter:
     def on_command(self, text: str, origin: Origin, user: str) -> str:
         """``/deliberate TEXT`` from ``user``: the answer, as mrkdwn for the asker alone,
         from the workspace of the team it was typed in (a guest's only if guests may read);
-        ``breakglass PROPOSAL_ID@REVISION REASON`` applies a proposal at once (``bot.glass``)."""
+        ``breakglass PROPOSAL_ID@REVISION REASON`` applies a proposal at once
+        (``bot.chat.break_glass``)."""
         try:
             team = self._team(origin)
             if team is None:
@@ -333,7 +336,7 @@ class SlackAdapter:
 
 
 def _shown(click: Click) -> Shown | None:
-    """The clicked public message, as ``bot.shown`` keeps it."""
+    """The clicked public message, as ``bot.proposals`` keeps it."""
     if click.message is None:
         return None
     channel = thread_of(click.ref.session)[0]
@@ -341,7 +344,7 @@ def _shown(click: Click) -> Shown | None:
 
 
 def _in_thread(team: Team, said: Said) -> bool:
-    return said.thread_ts != said.ts and team.runtime.sessions.exists(said.session_id)
+    return said.thread_ts != said.ts and team.runtime.queries.has_session(said.session_id)
 
 
 def _release(team: Team, delivery: str) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from bot.glass import GLASS_LABEL
+from bot.chat.break_glass import GLASS_LABEL
 from connectors.slack import escape
 from core.deliberation.beats import ActionStyle
 from core.deliberation.view import Button, View

@@ -16,11 +16,11 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 from slack_sdk.webhook import WebhookClient
 
-from bot.click_lines import ClickLines
-from bot.click_outcome import EXPIRED
-from bot.shown.expiry import API_TIMEOUT_SEC, ByPlatform, Closer, expired_sentence
-from bot.shown.refs import Install, Shown
-from bot.workspaces import Recent
+from bot.chat.click_outcomes import EXPIRED
+from bot.chat.workspaces import Recent
+from bot.proposals.click_lines import ClickLines
+from bot.proposals.expiry import API_TIMEOUT_SEC, ByPlatform, Closer, expired_sentence
+from bot.proposals.refs import Install, Shown
 from core.state.actor import Actor
 
 from .blocks import closed_blocks, escape, mention
@@ -30,7 +30,7 @@ from .oauth.bots import InstalledBots
 from .threads import PLATFORM
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = ["ClosedMessages", "InstalledClosers", "SlackCloser", "bot_client", "slack_closers"]
 
@@ -84,7 +84,7 @@ class ClosedMessages:
 
 
 class SlackCloser:
-    """Closes a message that shows an expired proposal (``bot.shown.expiry``), with
+    """Closes a message that shows an expired proposal (``bot.proposals.expiry``), with
     ``chat.update``: its buttons gone, its lines below; tells in its thread, posts, and
     writes to a person directly, all with ``client``'s token. ``owner``: whom the token
     speaks for (else ``auth.test`` says, when a direct message first needs it). ``dead``:

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
-from bot.glass import FORM_HINT, FORM_TITLE, GLASS_LABEL, REASON_LABEL
-from bot.notices import UNCHANGED
+from bot.chat.break_glass import FORM_HINT, FORM_TITLE, GLASS_LABEL, REASON_LABEL
+from bot.chat.notices import UNCHANGED
 from core.gateway.break_glass import MAX_GLASS_REASON
 from core.gateway.edits import MAX_EDIT_CHARS, value_text
 from core.gateway.outcome import Proposal
@@ -32,7 +32,7 @@ from .buttons import ButtonRef, parse_button
 from .threads import PLATFORM
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = [
     "FORM",

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
-from bot.people import person
+from bot.chat.people import person
 from core.config.roles import Membership, RoleBinding, roles_for
 from core.state.actor import Actor
 

@@ -12,10 +12,10 @@ from redis.exceptions import RedisError
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
-from bot.click_outcome import ICONS
-from bot.deliveries import Deliveries
-from bot.glass import break_glass_command
-from bot.shown.refs import Install, Shown, ShownMessages, proposals_in
+from bot.chat.break_glass import break_glass_command
+from bot.chat.click_outcomes import ICONS
+from bot.chat.deliveries import Deliveries
+from bot.proposals.refs import Install, Shown, ShownMessages, proposals_in
 from core.config.tenants import Tenant
 from core.deliberation.view import View
 from core.runtime.runner import Event, Runtime
@@ -87,8 +87,9 @@ def close(team: Team, click: Click, line: str) -> bool:
 
 
 def glass_by_command(team: Team, actor: Actor, rest: str) -> str:
-    """``/deliberate breakglass PROPOSAL_ID@REVISION REASON`` (``bot.glass``): the answer; once it
-    commits, the messages here that showed the proposal's buttons say so, as a click's."""
+    """``/deliberate breakglass PROPOSAL_ID@REVISION REASON`` (``bot.chat.break_glass``): the
+    answer; once it commits, the messages here that showed the proposal's buttons say so, as
+    a click's."""
     broken = break_glass_command(team.app, actor, rest)
     if broken.committed and broken.proposal_id is not None:
         line = f"{ICONS['committed']} {escape(broken.text)} — by {mention(str(actor))}"

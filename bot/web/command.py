@@ -8,8 +8,8 @@ import sys
 from typing import Any
 
 from bot.app import App
-from bot.cli import SUMMARIES
-from bot.cli.args import env_port, port
+from bot.commands import SUMMARIES
+from bot.commands.args import env_port, port
 
 __all__ = ["register"]
 

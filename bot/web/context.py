@@ -2,7 +2,7 @@
 settings, the sessions, which tenants exist), the person signed in, and a workspace's app,
 given only to someone who may see it (anyone else gets 404: a workspace's name is not
 confirmed to strangers). A person of Slack or Discord sees the workspaces they signed in to;
-the operator sees every workspace (``bot.workspaces.every_workspace``: each configured, each
+the operator sees every workspace (``bot.chat.workspaces.every_workspace``: each configured, each
 a platform event reached, each that holds data)."""
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from flask import abort, current_app, g
 
 from bot.app import App
-from bot.census import holds_data
+from bot.chat.workspaces import Listing, Recent, every_workspace
+from bot.redis.census import holds_data
 from bot.web.people import Sessions, SignedIn
 from bot.web.settings import WebSettings
 from bot.web.trace_limits import TraceCache
-from bot.workspaces import Listing, Recent, every_workspace
 from core.config.tenants import Tenancy
 from core.state.actor import Actor
 from core.state.keys import validate_workspace

@@ -4,7 +4,7 @@ whether they own it and the permissions they hold there), and in each server the
 their roles (``GET /users/@me/guilds/{id}/member``), named through the bot's token
 (``GET /guilds/{id}/roles``, ``DISCORD_TOKEN``) so that a binding by role name counts as in
 chat. The roles are then read as the Discord adapter reads them (``core.config.roles``,
-``bot.people.person``): ids anywhere, names and permissions in the server's own section, a
+``bot.chat.people.person``): ids anywhere, names and permissions in the server's own section, a
 talk-only server's members without a bound role as guests, and their direct messages (when
 served) as a private workspace with no role. Permissions are the server-wide ones (an owner
 or an administrator holds all); a channel's overwrites, which chat applies, are not."""
@@ -18,7 +18,7 @@ import discord
 import httpx
 from authlib.integrations.flask_client import OAuth
 
-from bot.people import person
+from bot.chat.people import person
 from bot.web.people import SignedIn
 from core.config.roles import PERMISSION, Membership, roles_for
 from core.config.tenants import Tenancy, Tenant

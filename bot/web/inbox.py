@@ -1,6 +1,6 @@
 """The Inbox: a workspace's pending proposals, each with what it would do, who asked, its
 deadlines (until when it may be applied, when it escalates or was escalated, how long a
-change for a while lasts: ``bot.shown.deadlines``), its approvals so far against its quorum, and
+change for a while lasts: ``bot.proposals.deadlines``), its approvals so far against its quorum, and
 whom it waits for; and the ones resolved lately, with theirs (when it expired, when its
 change reverts or reverted). Apply, Edit (then apply) and Reject (with a reason) go through the
 gateway as a chat click does (``apply_proposal``, ``discard_proposal``), and Break glass
@@ -20,8 +20,8 @@ from typing import Any
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 
 from bot.app import App
-from bot.explain import awaiting
-from bot.shown.deadlines import deadlines_of
+from bot.proposals.deadlines import deadlines_of
+from bot.reports.explain import awaiting
 from bot.web.context import acting_as, person, workspace_app
 from core.errors import DeliberateError
 from core.gateway.break_glass import BreakGlass, may_break_glass

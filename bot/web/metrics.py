@@ -22,7 +22,6 @@ from prometheus_client.registry import Collector, CollectorRegistry
 from redis.exceptions import RedisError
 from rq import Queue
 
-from bot.cli.worker import queue_for, rule_workspaces
 from bot.web.context import Web, web
 from bot.web.rate_limits import refused_tries, wrong_tokens
 from bot.web.settings import is_loopback
@@ -160,7 +159,7 @@ class Scrape(Collector):
             "Rule runs waiting on the workspace's RQ queue for a worker.",
             labels=[WORKSPACE, "queue"],
         )
-        for workspace in rule_workspaces(self.site.base):
+        for workspace in self.site.base.rule_workspaces():
             queue = self._queue(workspace)
             if queue is not None:
                 depth.add_metric([workspace, queue.name], queue.count)
@@ -171,7 +170,7 @@ class Scrape(Collector):
         such as a cluster's without ``DELIBERATE_QUEUE_URL``)."""
         if workspace not in self._queues:
             try:
-                self._queues[workspace] = queue_for(self.site.app_for(workspace))
+                self._queues[workspace] = self.site.app_for(workspace).queue()
             except ValueError as exc:
                 _log.warning("metrics: no queue depth for %s: %s", workspace, exc)
                 self._queues[workspace] = None

@@ -3,10 +3,10 @@
 - **Log**: the mutation log, newest first, 50 a page, filtered by key, actor and time
   (``bot.web.log_query``); each row links to its trace.
 - **Trace**: one correlation id end to end, or a proposal's whole life, as ``deliberate
-  trace`` finds it (``bot.cli.trace.steps_of``), drawn as a timeline: the offset from the
+  trace`` finds it (``bot.reports.trace.steps_of``), drawn as a timeline: the offset from the
   first step, what the step was, one line, and the step's record under it; above it, the
   proposal's deadlines, and where each change for a while it shows stands now
-  (``bot.shown.deadlines``). What one look may cost is bounded (``bot.web.trace_limits``).
+  (``bot.proposals.deadlines``). What one look may cost is bounded (``bot.web.trace_limits``).
 - **Rules**: each rule with its newest evaluations (fired, skipped and why, waiting, cut,
   failed steps), 20 each (``?per_rule=N`` for more, up to what the history keeps).
 
@@ -21,9 +21,9 @@ from typing import Any
 from flask import Blueprint, abort, render_template, request
 
 from bot.app import App
-from bot.cli.render import step_label
-from bot.cli.trace import describe, steps_of
-from bot.shown.deadlines import deadlines_of, timed_steps
+from bot.proposals.deadlines import deadlines_of, timed_steps
+from bot.reports.render import step_label
+from bot.reports.trace import describe, steps_of
 from bot.web.context import web, workspace_app
 from bot.web.formats import MASK
 from bot.web.log_query import PAGE, LogFilter, read_page

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.redis_client import RedisClient
+from core.redis.client import RedisClient
 from core.state.actor import Actor
 
 __all__ = ["OPERATOR", "Sessions", "SignedIn"]

@@ -17,7 +17,7 @@ from flask import Response, render_template, request
 
 from bot.web.context import person, web
 from core.rate_limits import over_limit, rate_key, seconds_left
-from core.redis_client import RedisClient
+from core.redis.client import RedisClient
 
 __all__ = [
     "SignInGuard",

@@ -19,15 +19,15 @@ from flask_wtf.csrf import CSRFError, CSRFProtect
 from werkzeug.exceptions import HTTPException
 
 from bot.app import App
+from bot.chat.workspaces import WorkspaceFound
 from bot.web import formats, inbox, metrics, pages, signin, state_page
 from bot.web.context import Web, person, visible, web
 from bot.web.metrics import plain
 from bot.web.people import Sessions, SignedIn
 from bot.web.rate_limits import refused_tries, wrong_tokens
 from bot.web.settings import WebSettings
-from bot.workspaces import WorkspaceFound
 from core.config.tenants import Tenancy
-from core.redis_client import RedisClient
+from core.redis.client import RedisClient
 
 __all__ = ["create_app"]
 

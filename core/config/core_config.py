@@ -45,7 +45,7 @@ from core.state.limits import DEFAULT_IDEMPOTENCY_TTL_SEC, DEFAULT_PREV_MAX_BYTE
 from core.state.store import StateStore
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = [
     "CoreConfig",

@@ -11,7 +11,7 @@ from string import Template
 
 from pydantic import BaseModel, ConfigDict
 
-from core.cel_library import cel
+from core.cel.library import cel
 from core.deliberation.beat_reads import reads_of
 from core.deliberation.beats import ActionSpec, ActionStyle, Beat
 from core.deliberation.memory import InteractionState, Mode

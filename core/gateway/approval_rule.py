@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from core.expressions import cel_problem, compiled
+from core.cel.checks import cel_problem, compiled
 from core.gateway.outcome import Escalation
 
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ from core.gateway.mutation_gateway import MutationGateway, UnknownProposal
 from core.gateway.outcome import Outcome, ProposalStatus, expired_message
 from core.gateway.policy import Policy, VerdictKind
 from core.redaction import readable
-from core.redis_client import watch_broken
+from core.redis.client import watch_broken
 from core.state.actor import Actor, ActorKind
 from core.state.commit_result import Rejected, RejectReason
 from core.state.mutation import Mutation

@@ -22,7 +22,7 @@ from core.state.streams import stream_ms, stream_rows
 from core.state.value_json import dumps
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = ["DecisionLog"]
 

@@ -41,7 +41,7 @@ from core.gateway.policy import Policy, VerdictKind
 from core.gateway.proposals import Approved, ProposalBox
 from core.gateway.secrecy import Secrecy
 from core.metrics import Meter
-from core.redis_client import INTERRUPTED
+from core.redis.client import INTERRUPTED
 from core.state.actor import Actor, ActorKind
 from core.state.commit_result import Committed, Rejected, RejectReason
 from core.state.limits import Unacknowledged

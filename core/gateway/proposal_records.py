@@ -13,12 +13,12 @@ from redis.exceptions import WatchError
 from core.gateway.approving import resolved
 from core.gateway.outcome import Proposal, ProposalStatus, ending
 from core.metrics import PROPOSALS, Meter
-from core.redis_client import watch_broken
+from core.redis.client import watch_broken
 from core.state.keys import WorkspaceKeys
 from core.state.scripts import server_ms
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient, RedisPipeline
+    from core.redis.client import RedisClient, RedisPipeline
 
 __all__ = ["KEPT_MS", "Change", "ProposalRecords", "kept_until"]
 

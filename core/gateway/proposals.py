@@ -50,7 +50,7 @@ from core.state.keys import WorkspaceKeys
 from core.state.scripts import server_ms
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = ["CLAIM_LEASE_MS", "KEPT_MS", "Approved", "ProposalBox"]
 

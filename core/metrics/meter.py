@@ -11,7 +11,7 @@ from core.metrics.tally import Tally, tally_for
 from core.state.keys import validate_workspace
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = ["Meter"]
 

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from core.metrics.catalogue import COUNTERS, HISTOGRAMS, SEPARATOR, Counter, Histogram
 from core.metrics.tally import counts_key
-from core.redis_client import shard_of
+from core.redis.client import shard_of
 from core.state.keys import WORKSPACE_DIRECTORY, WorkspaceKeys
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = [
     "PENDING_LUA",

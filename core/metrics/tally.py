@@ -36,7 +36,7 @@ from redis.retry import Retry
 from core.state.keys import WorkspaceKeys
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = [
     "FLUSH_SEC",

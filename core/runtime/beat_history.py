@@ -12,7 +12,7 @@ from core.state.keys import WorkspaceKeys
 from core.state.streams import stream_ms, stream_rows
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = ["BeatHistory"]
 

@@ -67,9 +67,10 @@ from core.gateway.reverts import Revert, revert, revert_id, undo_lookup
 from core.metrics import CLASSIFIED, TURNS, Meter
 from core.perception import Classifier
 from core.perception.team import TeamWeights
-from core.redis_client import INTERRUPTED, interrupted, resend
+from core.redis.client import INTERRUPTED, interrupted, resend
 from core.runtime.beat_history import BeatHistory
 from core.runtime.outcome_notes import discard_note, note_under
+from core.runtime.queries import Queries
 from core.runtime.results import classified, replied
 from core.runtime.sessions import SessionStore
 from core.runtime.stream_appends import StreamAppend
@@ -132,6 +133,7 @@ class Runtime:
         self.trace = trace
         self.meter = Meter.of(gateway.store.redis, gateway.store.workspace)
         self.team = TeamStore(gateway.store.redis, gateway.store.workspace)
+        self.queries = Queries(sessions, gateway)  # what adapters may ask (the narrow door)
 
     def send(self, session_id: str, msg: FromPeople) -> list[Event]:
         """Handle one message from an adapter and everything it leads to. Adapters say what

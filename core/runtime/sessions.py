@@ -17,13 +17,13 @@ from redis.exceptions import AskError
 
 from core.deliberation.session import Session
 from core.errors import StoreError
-from core.redis_client import shard_of
+from core.redis.client import shard_of
 from core.runtime.stream_appends import StreamAppend
 from core.state.keys import WorkspaceKeys, validate_session_id
 from core.state.scripts import LuaScript, ScriptCall, together
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient, RedisPipeline
+    from core.redis.client import RedisClient, RedisPipeline
 
 __all__ = ["DEFAULT_SESSION_TTL_SEC", "SessionStore", "Stored"]
 

@@ -21,7 +21,7 @@ from redis.exceptions import WatchError
 from core.deliberation.commands import Teach
 from core.deliberation.session import Session
 from core.perception.team import Lesson, TeamWeights
-from core.redis_client import watch_broken
+from core.redis.client import watch_broken
 from core.runtime.sessions import SessionStore
 from core.runtime.stream_appends import StreamAppend
 from core.runtime.trace_events import TraceEvents
@@ -29,7 +29,7 @@ from core.state.keys import WorkspaceKeys
 from core.state.scripts import server_ms, time_ms
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient, RedisPipeline
+    from core.redis.client import RedisClient, RedisPipeline
 
 __all__ = ["TeamStore", "parsed"]
 

@@ -9,7 +9,7 @@ from core.runtime.stream_appends import StreamAppend
 from core.state.keys import WorkspaceKeys
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = ["Transcripts"]
 

@@ -24,7 +24,7 @@ from core.state.streams import stream_ms
 from core.state.value_json import dumps
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = ["Checkpoints", "CompactionMark", "HistoryCompacted", "Image", "held_before"]
 

@@ -36,7 +36,7 @@ from core.state.store import StateStore
 from core.state.streams import after_id, id_order, stream_rows
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
     from core.state.keys import WorkspaceKeys
 
 __all__ = ["Compaction", "Compactor", "Retention", "trim"]

@@ -17,7 +17,7 @@ from core.state.mutation import Mutation
 from core.state.streams import Row, stream_rows
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = ["KeyHistory", "LogRecord", "MutationLog", "UnreadableRecord"]
 

@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import NoScriptError
 
-from core.redis_client import shard_of
-from core.redis_wire import wire_of
+from core.redis.client import shard_of
+from core.redis.wire import wire_of
 
 if TYPE_CHECKING:
     from redis import Redis
 
-    from core.redis_client import RedisClient, RedisPipeline
+    from core.redis.client import RedisClient, RedisPipeline
 
 __all__ = [
     "COMMIT_LUA",
@@ -61,7 +61,7 @@ class LuaScript:
     of 1.12-1.13 over two runs (medians of 12 alternating rounds of 2,000 calls; a PING took
     56 µs), so on every read and commit this class saves about a seventh of a round trip.
 
-    On one server it sends on a ``core.redis_wire.Wire`` (redis-py's connection and retry,
+    On one server it sends on a ``core.redis.wire.Wire`` (redis-py's connection and retry,
     without its per-call layers: ~215,000 instructions a commit's EVALSHA through
     ``execute_command``, ~65,000 on the wire); on a cluster, through the cluster client,
     which routes it to its slot's primary and follows MOVED and failovers."""

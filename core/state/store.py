@@ -15,7 +15,7 @@ from redis.exceptions import NoScriptError
 
 from core.errors import StoreError
 from core.moments import TimedChange
-from core.redis_client import INTERRUPTED, interrupted, resend, shard_of
+from core.redis.client import INTERRUPTED, interrupted, resend, shard_of
 from core.state.codec import UnreadableEntry, entry_from_fields, entry_meta, readable_entry
 from core.state.commit_result import Committed, FirstCommit, Rejected, RejectReason, first_result
 from core.state.entry import Entry, KeyPage
@@ -36,7 +36,7 @@ from core.state.streams import stream_rows
 from core.state.value_json import MAX_BYTES, dumps
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = ["Snapshot", "StateStore", "ttl_ms"]
 

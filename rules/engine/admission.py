@@ -23,7 +23,7 @@ from rules.dsl import Mode, Rule
 from rules.keys import JOB_FUNCTION, KEEP_SEC, RuleKeys
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = ["Admission", "RunStarter", "job_id_for"]
 

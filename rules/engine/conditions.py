@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from core.cel_library import cel
+from core.cel.library import cel
 from core.gateway.secrecy import masked
 from core.state.mutation_log import LogRecord
 from core.state.value_json import dumps

@@ -18,7 +18,7 @@ from core.state.streams import stream_rows
 from rules.keys import CONSUMER_GROUP, RuleKeys
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = ["DEAD_AFTER_MS", "LogConsumer", "ensure_group"]
 

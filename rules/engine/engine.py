@@ -25,7 +25,7 @@ from rules.variables import StateView, same
 if TYPE_CHECKING:
     from rq import Queue
 
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = ["Engine"]
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from rules.keys import RuleKeys
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = ["DueTimer", "Timers"]
 

@@ -16,7 +16,7 @@ from rules.history import RuleHistory
 from rules.keys import RuleKeys
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = ["RunBusy", "WorkerContext", "context_for", "install"]
 

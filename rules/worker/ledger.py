@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any
 from redis.exceptions import LockNotOwnedError
 from redis.lock import Lock
 
-from core.redis_client import INTERRUPTED, disconnect, timed_copy
+from core.redis.client import INTERRUPTED, disconnect, timed_copy
 from core.state.value_json import dumps
 from rules.keys import KEEP_SEC, RuleKeys
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = ["Claim", "Lease", "LeaseLost", "StepLedger"]
 

@@ -22,10 +22,10 @@ import markupsafe
 from redis import Redis, RedisCluster
 from rq import Queue
 
-from bot.redis_connection import connection_url
+from bot.redis.connection import connection_url
 from connectors.remote_errors import EXCERPT_CHARS
 from core.redaction import LONG
-from core.redis_client import RedisClient
+from core.redis.client import RedisClient
 from core.state.keys import WorkspaceKeys
 
 __all__ = [

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from redis import Redis
 
-from bot.answers import HELP, KEY_SCAN, READS_PER_MINUTE, answer
 from bot.app import App, build_app
+from bot.chat.answers import HELP, KEY_SCAN, READS_PER_MINUTE, answer
 from core.gateway.outcome import Pending
 from core.gateway.timed import revert_due
 from core.state.commit_result import Committed

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.census import census, holds_data
-from core.redis_client import RedisClient
+from bot.redis.census import census, holds_data
+from core.redis.client import RedisClient
 from core.state.keys import WorkspaceKeys, workspace_of_data_key
 from core.state.store import StateStore
 from tests.conftest import delete_workspace

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from bot.app import App
-from bot.cli.main import main
 from bot.console import Console
+from bot.main import main
 from core.deliberation.beats import ActionStyle
 from core.deliberation.view import Button
 from tests.factories import actor
@@ -158,7 +158,7 @@ def test_the_console_runs_as_a_process(workspace: str) -> None:
     env = {**os.environ, "DELIBERATE_WORKSPACE": workspace}
     env.pop("OPENAI_API_KEY", None)
     done = subprocess.run(
-        [sys.executable, "-m", "bot.cli.main", "console", "--json"],
+        [sys.executable, "-m", "bot.main", "console", "--json"],
         input="what if we held a raffle for subs\n/click 1\n",
         capture_output=True,
         text=True,

@@ -91,7 +91,7 @@ def test_the_console_process_refuses_bad_bytes_and_bad_numbers_and_goes_on(
         b'/edit {"title": "postgres"}',
     ]
     done = subprocess.run(
-        [sys.executable, "-m", "bot.cli.main", "--config", str(config), "console", "--json"],
+        [sys.executable, "-m", "bot.main", "--config", str(config), "console", "--json"],
         input=b"\n".join(lines) + b"\n",
         capture_output=True,
         env=env,

@@ -16,12 +16,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.cli.main import main
 from bot.console import ButtonNumbers
+from bot.main import main
 from core.deliberation.beats import ActionStyle
 from core.deliberation.placeholders import placeholder_in
 from core.deliberation.view import Button
-from core.redis_client import RedisClient
+from core.redis.client import RedisClient
 
 IDEA = "what if we used managed postgres on RDS with one read replica"
 PITR = "add point-in-time recovery to it"

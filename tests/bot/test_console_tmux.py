@@ -73,7 +73,7 @@ def pane(tmp_path: Path, workspace: str) -> Iterator[Pane]:
     }
     for name in ("OPENAI_API_KEY", "NO_COLOR", "TMUX"):
         env.pop(name, None)
-    console = [sys.executable, "-m", "bot.cli.main", "console", "--session", "s1"]
+    console = [sys.executable, "-m", "bot.main", "console", "--session", "s1"]
     shell = f'{shlex.join(console)}; echo "[exit $?]"'
     start = ["new-session", "-d", "-x", "120", "-y", "40", shell]
     subprocess.run(

@@ -14,7 +14,7 @@ import rq.logutils
 from redis import Redis
 from rq import Queue
 
-from bot.json_logging import configure, plain_text
+from bot.screen.json_logging import configure, plain_text
 from rules.worker.scheduler import RuleWorker
 
 ESC = "\x1b"

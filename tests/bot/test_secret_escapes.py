@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.answers import answer
+from bot.chat.answers import answer
 from core.gateway.outcome import SECRET
-from core.redis_client import RedisClient
+from core.redis.client import RedisClient
 from tests.bot.cli.process import run
 from tests.bot.secret_paths import leaks
 from tests.bot.test_secret_shapes import ASKER, fired, parts, trace_page

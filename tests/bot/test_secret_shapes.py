@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.answers import answer
 from bot.app import App, build_app
+from bot.chat.answers import answer
 from bot.web.settings import WebSettings
 from bot.web.site import create_app
 from core.gateway.break_glass import MAX_GLASS_REASON, BreakGlass
 from core.gateway.outcome import SECRET, Pending, ProposalStatus
-from core.redis_client import RedisClient
+from core.redis.client import RedisClient
 from core.state.commit_result import Committed, Rejected
 from tests.bot.cli.process import run
 from tests.bot.secret_paths import VAULT, leaks

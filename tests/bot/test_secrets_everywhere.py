@@ -36,7 +36,7 @@ from core.gateway.break_glass import MAX_GLASS_REASON
 from core.gateway.mutation_gateway import MAX_REASON, MutationGateway
 from core.gateway.outcome import Pending, ProposalStatus
 from core.llm.chat import ChatModel
-from core.redis_client import RedisClient
+from core.redis.client import RedisClient
 from core.runtime.runner import Event, Runtime
 from core.state.actor import Actor
 from tests.bot.cli.process import run

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.session_requests import request_of
+from bot.chat.requests import request_of
 from core.deliberation.messages import TopicSet
 from tests.factories import actor
 

@@ -7,8 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.app import App
-from bot.cli.worker import rule_workspaces
-from bot.workspaces import Recent, Workspaces
+from bot.chat.workspaces import Recent, Workspaces
 from core.config.tenants import Tenant
 from tests.conftest import delete_workspace
 
@@ -48,7 +47,7 @@ def test_rules_follow_the_config_not_what_the_directory_remembers(app: App) -> N
     gone = Tenant("discord", "130000000000000077", f"{app.store.workspace}-gone", configured=True)
     try:
         Workspaces(app, use_env=False).app(gone)
-        assert gone.workspace not in rule_workspaces(app)
-        assert rule_workspaces(app) == [app.store.workspace]  # the shipped config lists none
+        assert gone.workspace not in app.rule_workspaces()
+        assert app.rule_workspaces() == [app.store.workspace]  # the shipped config lists none
     finally:
         delete_workspace(app.redis, gone.workspace)

@@ -12,10 +12,10 @@ from redis import Redis
 from redis.cluster import RedisCluster
 from redis.exceptions import MovedError
 
-from bot.census import census, holds_data
-from bot.redis_connection import connect, connection_url
+from bot.redis.census import census, holds_data
+from bot.redis.connection import connect, connection_url
 from core.deliberation.session import Session
-from core.redis_client import disconnect, resend, timed_copy
+from core.redis.client import disconnect, resend, timed_copy
 from core.runtime.sessions import SessionStore
 from core.state.keys import WorkspaceKeys
 from core.state.scripts import LuaScript, ScriptCall, together

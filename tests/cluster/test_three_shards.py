@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from redis import Redis
 
-from bot.redis_connection import connect
+from bot.redis.connection import connect
 from core.state.keys import WorkspaceKeys
 from tests.conftest import delete_workspace, write_config
 from tests.faults.embedded import cli

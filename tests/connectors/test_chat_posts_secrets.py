@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from core.gateway.outcome import SECRET
-from core.redis_client import RedisClient
+from core.redis.client import RedisClient
 from tests.bot.secret_paths import VAULT
 from tests.rules.rig import make_rig
 from tests.servers.discord_api import DiscordServer

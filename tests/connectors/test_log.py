@@ -1,4 +1,5 @@
-"""log.write: one record on the deliberate.connectors logger, fields as bot.json_logging expects."""
+"""log.write: one record on the deliberate.connectors logger, fields as
+bot.screen.json_logging expects."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 from redis import Redis
 
-from bot.json_logging import JsonFormatter
+from bot.screen.json_logging import JsonFormatter
 from core.redaction import SECRET
 from tests.bot.secret_paths import VAULT
 from tests.connectors.conftest import context, run

@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.app import load_app_config
+from core.cel.checks import cel_problem
 from core.errors import ConfigError
-from core.expressions import cel_problem
 from tests.conftest import write_config
 
 NAMES = {"state": None, "mutation": frozenset({"key", "value"})}
@@ -77,14 +77,14 @@ def test_a_beat_reading_what_the_state_never_has_fails_the_load(tmp_path: Path) 
 
 
 def test_the_config_reads_cel_without_the_librarys_command_line() -> None:
-    """``core.cel_library`` loads the library's extension alone: loading a config with CEL in
+    """``core.cel.library`` loads the library's extension alone: loading a config with CEL in
     it imports neither the library's command line nor what only that imports (prompt_toolkit,
     typer), and an ``import cel`` afterwards gets the same extension. Nor discord.py: the
     Discord connector imports it with its first message."""
     probe = (
         "import sys\n"
         "from bot.app import load_app_config\n"
-        "from core.cel_library import cel as ours\n"
+        "from core.cel.library import cel as ours\n"
         "load_app_config(None)\n"
         "assert ours.compile('1 + 2').execute() == 3\n"
         "heavy = {'cel.cli', 'prompt_toolkit', 'typer', 'discord'} & set(sys.modules)\n"

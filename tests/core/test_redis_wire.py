@@ -1,4 +1,4 @@
-"""Scripts sent on a wire (``core.redis_wire``): the same bytes redis-py would send, the same
+"""Scripts sent on a wire (``core.redis.wire``): the same bytes redis-py would send, the same
 answers, NOSCRIPT and a connection closed while idle handled as redis-py handles them, and
 no wire where a client's commands must go through redis-py."""
 
@@ -15,7 +15,7 @@ from redis._parsers.encoders import Encoder
 from redis.connection import PythonRespSerializer
 from redis.exceptions import DataError
 
-from core.redis_wire import POOL_SHARE, packed, wire_of
+from core.redis.wire import POOL_SHARE, packed, wire_of
 from core.state.scripts import LuaScript
 from tests.servers.redis_process import RedisProcess
 

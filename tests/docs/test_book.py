@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bot.cli.main import parser as cli_parser
+from bot.main import parser as cli_parser
 from tests.docs.console_blocks import ROOT
 
 

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bot.embedded_redis import EmbeddedServer, alive
+from bot.redis.embedded import EmbeddedServer, alive
 from tests.polling import wait_for
 
 __all__ = [
@@ -30,7 +30,7 @@ def cli(
     *argv: str, env: dict[str, str], timeout: float = 120, stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "bot.cli.main", *argv],
+        [sys.executable, "-m", "bot.main", *argv],
         input=stdin,
         capture_output=True,
         text=True,

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from bot.app import build_app
-from bot.redis_connection import connect
+from bot.redis.connection import connect
 from core.gateway.outcome import Outcome
 from core.state.commit_result import Committed
 from core.state.keys import WorkspaceKeys

@@ -16,8 +16,8 @@ from collections.abc import Callable
 
 import pytest
 
-from bot.embedded_redis import alive
-from bot.redis_connection import embedded_client
+from bot.redis.connection import embedded_client
+from bot.redis.embedded import alive
 from tests.faults.embedded import COMMITTED, Home, cli, serving
 from tests.polling import wait_for
 
@@ -196,7 +196,7 @@ def test_a_server_that_does_not_answer_yet_is_waited_for_not_doubled(
         status = run("redis", "status")
         assert status.returncode == 1 and f"(pid {pid}) runs but does not answer" in status.stdout
         reader = subprocess.Popen(
-            [sys.executable, "-m", "bot.cli.main", "state", "get", "decision.db"],
+            [sys.executable, "-m", "bot.main", "state", "get", "decision.db"],
             env=embedded_home.env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

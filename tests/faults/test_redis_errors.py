@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from redis.exceptions import OutOfMemoryError
 
-from bot.redis_connection import RedisTooOld, error_sentence
+from bot.redis.connection import RedisTooOld, error_sentence
 from tests.faults.embedded import cli
 from tests.polling import wait_for
 from tests.servers.redis_cluster import ClusterNode

@@ -97,7 +97,7 @@ class Scheduler:
 
 
 def start_worker(workspace: str, config: Path) -> subprocess.Popen[bytes]:
-    args = [sys.executable, "-m", "bot.cli.main", "--workspace", workspace]
+    args = [sys.executable, "-m", "bot.main", "--workspace", workspace]
     return subprocess.Popen(
         [*args, "--config", str(config), "worker"],
         start_new_session=True,  # its own process group: its children are found by it

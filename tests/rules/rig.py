@@ -13,7 +13,7 @@ from redis import Redis
 from rq import Queue, SimpleWorker
 
 from bot.app import App, build_app
-from bot.redis_connection import connection_url
+from bot.redis.connection import connection_url
 from connectors.registry import default_registry
 from core.state.actor import Actor
 from core.state.commit_result import Committed

@@ -26,13 +26,13 @@ from slack_sdk.errors import SlackApiError, SlackClientError, SlackTokenRotation
 from slack_sdk.oauth.installation_store.models.installation import Installation
 from slack_sdk.oauth.token_rotation import TokenRotator
 
-from bot.shown.refs import Install
-from bot.workspaces import Recent
+from bot.chat.workspaces import Recent
+from bot.proposals.refs import Install
 
 from .installations import RedisInstallationStore
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
     from .settings import OAuthConfig
 

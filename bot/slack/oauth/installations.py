@@ -32,7 +32,7 @@ from slack_sdk.oauth.installation_store.installation_store import InstallationSt
 from slack_sdk.oauth.installation_store.models.bot import Bot
 from slack_sdk.oauth.installation_store.models.installation import Installation
 
-from core.redis_client import watch_broken
+from core.redis.client import watch_broken
 
 from .keys import OAuthKeys
 from .records import (
@@ -51,7 +51,7 @@ from .records import (
 )
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient, RedisPipeline
+    from core.redis.client import RedisClient, RedisPipeline
 
 __all__ = ["RedisInstallationStore"]
 

@@ -38,7 +38,7 @@ from .installations import RedisInstallationStore
 from .states import DEFAULT_EXPIRATION_SEC, MAX_OUTSTANDING, RedisOAuthStateStore
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = ["DEFAULT_SCOPES", "INSTALL_PATH", "REDIRECT_PATH", "OAuthConfig", "oauth_settings"]
 

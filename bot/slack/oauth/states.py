@@ -25,7 +25,7 @@ from slack_sdk.oauth.state_utils import OAuthStateUtils
 from .keys import OAuthKeys
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = [
     "DEFAULT_EXPIRATION_SEC",

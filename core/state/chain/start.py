@@ -29,7 +29,7 @@ from core.state.keys import WorkspaceKeys
 from core.state.streams import id_order
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = [
     "SEAL_HINT",

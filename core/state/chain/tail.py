@@ -15,7 +15,7 @@ from core.state.keys import WorkspaceKeys
 from core.state.streams import stream_rows
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = ["cut_short"]
 

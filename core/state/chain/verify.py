@@ -20,7 +20,7 @@ from core.state.chain.start import SEAL_HINT, Break, Follow, Start, described, r
 from core.state.keys import WorkspaceKeys
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = ["Break", "ChainReport", "raw_rows", "stored_head", "verify_chain"]
 

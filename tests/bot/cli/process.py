@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.cli.main import main
+from bot.main import main
 
 
 def run(capsys: pytest.CaptureFixture[str], workspace: str, *argv: str) -> tuple[int, str, str]:

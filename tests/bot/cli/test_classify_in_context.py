@@ -26,7 +26,7 @@ def deliberate(
 ) -> subprocess.CompletedProcess[str]:
     """The command, as a person runs it (with Redis unreachable unless ``env`` says)."""
     return subprocess.run(
-        [sys.executable, "-m", "bot.cli.main", *argv],
+        [sys.executable, "-m", "bot.main", *argv],
         input=stdin,
         capture_output=True,
         text=True,

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from redis import Redis
 
-from bot.cli.main import main, parser
+from bot.main import main, parser
 from tests.bot.cli.process import run
 from tests.conftest import delete_workspace, write_config
 
@@ -226,7 +226,7 @@ def test_replay_verify_exits_0_when_equal_and_1_naming_the_key_when_not(
 
 def cli(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "bot.cli.main", *argv],
+        [sys.executable, "-m", "bot.main", *argv],
         capture_output=True,
         text=True,
         timeout=600,
@@ -372,7 +372,7 @@ def test_classify_jsonl_reports_bad_lines_and_keeps_going() -> None:
         '{"text": "brb coffee", "topic": "raffle"}\n' + "[" * 50_000 + "]" * 50_000 + "\n"
     )
     done = subprocess.run(
-        [sys.executable, "-m", "bot.cli.main", "classify", "--jsonl"],
+        [sys.executable, "-m", "bot.main", "classify", "--jsonl"],
         input=lines,
         capture_output=True,
         text=True,
@@ -416,7 +416,7 @@ def test_classify_asks_the_model_when_a_key_is_set(openai_server: Any) -> None:
 
 
 def test_the_cli_starts_without_loading_the_model_client() -> None:
-    probe = "import sys, bot.cli.main; print('openai' in sys.modules)"
+    probe = "import sys, bot.main; print('openai' in sys.modules)"
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
     )

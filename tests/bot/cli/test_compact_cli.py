@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from redis import Redis
 
-from bot.answers import answer
 from bot.app import App
+from bot.chat.answers import answer
 from core.state.keys import WorkspaceKeys
 from rules.keys import CONSUMER_GROUP, RuleKeys
 from tests.bot.cli.process import run

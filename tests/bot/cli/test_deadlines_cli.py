@@ -15,7 +15,7 @@ import pytest
 from redis import Redis
 
 from bot.app import App, build_app
-from bot.shown.escalation import Escalations
+from bot.proposals.escalation import Escalations
 from core.gateway.outcome import Pending, Proposal
 from core.state.scripts import server_ms
 from tests.bot.cli.process import run

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from redis import Redis
 
-from bot.cli.trace import causal
+from bot.reports.trace import causal
 from core.state.keys import WorkspaceKeys
 from rules.keys import RuleKeys
 from tests.bot.cli.process import run

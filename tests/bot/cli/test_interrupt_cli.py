@@ -32,7 +32,7 @@ class Live:
 
     def __init__(self, *argv: str, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bot.cli.main", *argv],
+            [sys.executable, "-m", "bot.main", *argv],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

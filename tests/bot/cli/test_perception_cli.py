@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from bot.app import build_app
-from bot.cli.trace import collect
+from bot.reports.trace import collect
 from core.deliberation.interpretation import ActType
 from core.perception.team import BOUND, Lesson, TeamWeights, marks
-from core.redis_client import RedisClient
+from core.redis.client import RedisClient
 from core.runtime.team_weights import TeamStore
 from tests.bot.cli.process import run
 from tests.conftest import delete_workspace, write_config

@@ -21,7 +21,7 @@ from tests.rules.rig import config_text
 
 def cli(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "bot.cli.main", *argv],
+        [sys.executable, "-m", "bot.main", *argv],
         capture_output=True,
         text=True,
         timeout=120,

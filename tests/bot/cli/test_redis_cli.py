@@ -10,8 +10,8 @@ from pathlib import Path
 
 from redis import Redis
 
-from bot.cli.main import COMMANDS, listing, parser
-from bot.embedded_redis import alive
+from bot.main import COMMANDS, listing, parser
+from bot.redis.embedded import alive
 from tests.faults.embedded import Home, cli, serving
 
 WRITE = ("state", "set", "decision.db", "postgres", "--actor", "user:a")

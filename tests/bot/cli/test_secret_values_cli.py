@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from bot.app import App, build_app
-from bot.cli.main import REVEALING
 from bot.console import Console
+from bot.main import REVEALING
 from core.gateway.edits import Edit
 from core.gateway.outcome import SECRET, Pending
-from core.redis_client import RedisClient
+from core.redis.client import RedisClient
 from core.state.commit_result import Committed
 from tests.bot.cli.process import run
 from tests.conftest import write_config

@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from bot.cli import SUMMARIES
-from bot.cli.main import COMMANDS, listing, main, parser
+from bot.commands import SUMMARIES
+from bot.main import COMMANDS, listing, main, parser
 from tests.bot.cli.process import run
 
 
@@ -34,11 +34,11 @@ def test_help_alone_lists_every_command_as_the_whole_parser_does() -> None:
 def test_help_alone_imports_no_command() -> None:
     loaded = _loaded_after(
         "import contextlib, io\n"
-        "from bot.cli.main import main\n"
+        "from bot.main import main\n"
         "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
         "    main(['--help'])"
     )
-    assert "bot.cli.main" in loaded
+    assert "bot.main" in loaded
     assert loaded.isdisjoint(COMMANDS.values())
     assert loaded.isdisjoint({"pydantic", "redis", "yaml", "discord", "slack_bolt"})
 
@@ -102,8 +102,8 @@ def test_a_worker_loads_a_platforms_sdk_only_with_its_variables(
     env: dict[str, str], platforms: set[str]
 ) -> None:
     loaded = _loaded_after(
-        "from bot.redis_connection import connect\n"
-        "from bot.shown.closers import closers_from_env\n"
+        "from bot.redis.connection import connect\n"
+        "from bot.cli.closers import closers_from_env\n"
         f"closers_from_env({env!r}, connect(None) if {'SLACK_CLIENT_ID' in env} else None)"
     )
     assert {"discord", "slack_sdk"} & loaded == platforms

@@ -15,8 +15,8 @@ import pytest
 from redis import Redis
 
 from bot.app import App, build_app
-from bot.cli.args import when
-from bot.redis_connection import connect
+from bot.commands.args import when
+from bot.redis.connection import connect
 from core.metrics.tally import flush_all
 from core.state.keys import WorkspaceKeys
 from core.state.scripts import server_ms

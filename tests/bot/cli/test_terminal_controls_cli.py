@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from bot.app import App, build_app
-from core.redis_client import RedisClient
+from core.redis.client import RedisClient
 from core.state.commit_result import Committed
 from tests.bot.cli.process import run
 from tests.bot.test_console_lifecycle import approval_config

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from core.redis_client import RedisClient
+from core.redis.client import RedisClient
 from core.state.value_json import MAX_DEPTH
 from tests.bot.cli.process import run
 from tests.conftest import write_config
@@ -34,7 +34,7 @@ def deep_object(levels: int) -> str:
 def deliberate(
     config: Path, workspace: str, *argv: str | bytes
 ) -> subprocess.CompletedProcess[str]:
-    command: list[str | bytes] = [sys.executable, "-m", "bot.cli.main", "--config", str(config)]
+    command: list[str | bytes] = [sys.executable, "-m", "bot.main", "--config", str(config)]
     return subprocess.run(
         [*command, "--workspace", workspace, *argv],
         capture_output=True,

@@ -11,10 +11,10 @@ import pytest
 from redis import Redis
 from slack_sdk import WebClient
 
+from bot.cli.closers import closers_from_env
 from bot.cli.worker import schedule
-from bot.shown.closers import closers_from_env
-from bot.shown.refs import MAX_MESSAGES, Shown, ShownMessages
-from bot.shown.telling import Requesters
+from bot.proposals.refs import MAX_MESSAGES, Shown, ShownMessages
+from bot.proposals.telling import Requesters
 from core.gateway.edits import Edit
 from core.gateway.mutation_gateway import MutationGateway
 from core.gateway.outcome import Pending, ProposalStatus

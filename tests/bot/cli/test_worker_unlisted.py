@@ -11,8 +11,8 @@ import pytest
 from redis import Redis
 
 from bot.app import build_app
+from bot.chat.workspaces import WorkspaceDirectory
 from bot.cli.worker import FIND_EVERY_SEC, Unlisted
-from bot.workspaces import WorkspaceDirectory
 from core.config.tenants import Tenant
 from core.state.keys import WORKSPACE_DIRECTORY
 from tests.bot.cli.process import run

@@ -13,8 +13,8 @@ import pytest
 from redis import Redis
 
 from bot.app import build_app
+from bot.chat.workspaces import Workspaces
 from bot.cli.worker import served
-from bot.workspaces import Workspaces
 from core.config.tenants import Tenant
 from tests.bot.cli.process import run
 from tests.bot.cli.test_rules_cli import rules_config

@@ -22,11 +22,11 @@ import pytest
 from redis import Redis
 
 from bot.app import App, build_app
-from bot.glass import NO_REASON, TOO_LONG
+from bot.chat.break_glass import NO_REASON, TOO_LONG
 from core.gateway.break_glass import MAX_GLASS_REASON, BreakGlass
 from core.gateway.mutation_gateway import MutationGateway
 from core.gateway.outcome import Pending, ProposalStatus
-from core.redis_client import RedisClient
+from core.redis.client import RedisClient
 from tests.bot.cli.process import run
 from tests.bot.discord import payloads
 from tests.bot.discord.conftest import server_tenants

@@ -11,8 +11,8 @@ import pytest
 from redis import Redis
 
 from bot.app import App, build_app
-from bot.shown.closers import closers_from_env
-from bot.shown.escalation import Escalations
+from bot.cli.closers import closers_from_env
+from bot.proposals.escalation import Escalations
 from tests.bot.discord.conftest import server_tenants
 from tests.bot.discord.payloads import CHANNEL, CREW, OTHER, RIA, SAM
 from tests.bot.discord.test_lifecycle import proposal_of, proposed, proposing_bot

@@ -9,10 +9,10 @@ from __future__ import annotations
 import dataclasses
 
 from bot.app import App
-from bot.shown.closers import closers_from_env
-from bot.shown.expiry import ExpiredMessages
-from bot.shown.refs import ShownMessages
-from bot.shown.telling import Requesters
+from bot.cli.closers import closers_from_env
+from bot.proposals.expiry import ExpiredMessages
+from bot.proposals.refs import ShownMessages
+from bot.proposals.telling import Requesters
 from core.gateway.mutation_gateway import MutationGateway
 from core.gateway.outcome import ProposalStatus
 from tests.bot.discord.payloads import ALICE, CHANNEL, GUILD, SAM

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from bot.app import App
 from bot.discord.closing import DiscordCloser
 from bot.discord.render import MAX_CONTENT, render
-from bot.shown.refs import Shown
+from bot.proposals.refs import Shown
 from core.deliberation.view import View, ViewKind
 from core.llm.chat import ChatModel
 from core.state.actor import Actor, ActorKind

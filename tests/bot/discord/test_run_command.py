@@ -20,7 +20,7 @@ DISCORD_VARS = ("DISCORD_TOKEN", "DISCORD_API_URL", "DISCORD_CHANNELS", "DISCORD
 
 
 def command(workspace: str, *args: str) -> list[str]:
-    return [sys.executable, "-m", "bot.cli.main", "--workspace", workspace, "run", "discord", *args]
+    return [sys.executable, "-m", "bot.main", "--workspace", workspace, "run", "discord", *args]
 
 
 def environment(**extra: str) -> dict[str, str]:

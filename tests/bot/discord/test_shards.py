@@ -139,7 +139,7 @@ def start(
     *args: str,
     **env: str,
 ) -> Bot:
-    argv = [sys.executable, "-m", "bot.cli.main", "--workspace", workspace]
+    argv = [sys.executable, "-m", "bot.main", "--workspace", workspace]
     argv += ["--config", str(config), "run", "discord", *args]
     reach = api.env() | {"DISCORD_API_URL": api.api_url_of(name)}
     variables = environment(**reach, DISCORD_GATEWAY_URL=gateway.url, **env)
@@ -222,7 +222,7 @@ def test_a_bad_shard_option_is_a_usage_error(
 
 @pytest.mark.parametrize("value", ["2/2", "x/2", "0/0"])
 def test_a_bad_shard_variable_is_a_usage_error(workspace: str, value: str) -> None:
-    argv = [sys.executable, "-m", "bot.cli.main", "--workspace", workspace, "run", "discord"]
+    argv = [sys.executable, "-m", "bot.main", "--workspace", workspace, "run", "discord"]
     env = environment(DISCORD_TOKEN="t", DISCORD_SHARD=value)
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and f"DISCORD_SHARD: {value!r}" in done.stderr

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.notices import UNCONFIRMED
+from bot.chat.notices import UNCONFIRMED
 from tests.bot.discord.conftest import server_tenants
 from tests.bot.discord.payloads import CREW, SAM
 from tests.bot.discord.rig import DiscordBot

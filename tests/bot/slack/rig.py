@@ -24,11 +24,11 @@ import httpx
 from slack_sdk.signature import SignatureVerifier
 
 from bot.app import App
+from bot.chat.workspaces import Workspaces
 from bot.slack.adapter import SlackAdapter
 from bot.slack.bolt import build_bolt_app
 from bot.slack.serve import EVENTS_PATH
 from bot.slack.settings import SlackSettings
-from bot.workspaces import Workspaces
 from core.llm.chat import ChatModel
 from tests.bot.slack.serving import Served
 from tests.servers.slack_api import SlackServer

@@ -26,12 +26,12 @@ import pytest
 from redis import Redis
 
 from bot.app import App, build_app
-from bot.glass import NO_REASON, TOO_LONG
+from bot.chat.break_glass import NO_REASON, TOO_LONG
 from core.gateway.break_glass import MAX_GLASS_REASON, BreakGlass
 from core.gateway.mutation_gateway import MutationGateway
 from core.gateway.outcome import Pending, ProposalStatus
 from core.llm.chat import ChatModel
-from core.redis_client import RedisClient
+from core.redis.client import RedisClient
 from tests.bot.cli.process import run
 from tests.bot.slack.conftest import team_tenants
 from tests.bot.slack.rig import CHANNEL, SlackBot, block_actions, button, mention

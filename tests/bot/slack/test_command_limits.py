@@ -4,7 +4,7 @@ state and thousands of log records as often as they liked)."""
 
 from __future__ import annotations
 
-from bot.answers import READS_PER_MINUTE
+from bot.chat.answers import READS_PER_MINUTE
 from tests.bot.slack.rig import SlackBot
 
 

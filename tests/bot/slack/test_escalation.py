@@ -16,9 +16,9 @@ import pytest
 from redis import Redis
 
 from bot.app import App, build_app
-from bot.shown.closers import closers_from_env
-from bot.shown.deadlines import deadlines_of
-from bot.shown.escalation import Escalations, escalated_at
+from bot.cli.closers import closers_from_env
+from bot.proposals.deadlines import deadlines_of
+from bot.proposals.escalation import Escalations, escalated_at
 from core.gateway.outcome import Pending, Proposal, ProposalStatus
 from tests.bot.slack.conftest import config_with_roles
 from tests.bot.slack.rig import CHANNEL, SlackBot, message

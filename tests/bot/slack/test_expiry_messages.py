@@ -12,9 +12,9 @@ from collections.abc import Iterator
 import pytest
 
 from bot.app import App
-from bot.shown.closers import closers_from_env
-from bot.shown.expiry import ByPlatform, ExpiredMessages
-from bot.shown.refs import ShownMessages
+from bot.cli.closers import closers_from_env
+from bot.proposals.expiry import ByPlatform, ExpiredMessages
+from bot.proposals.refs import ShownMessages
 from core.gateway.mutation_gateway import MutationGateway
 from core.gateway.outcome import ProposalStatus
 from tests.bot.slack.rig import TEAM, SlackBot, message

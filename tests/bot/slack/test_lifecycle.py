@@ -229,7 +229,7 @@ def test_an_approval_that_awaits_another_keeps_apply_offered(
 
 
 def test_pending_lists_a_waiting_proposal(bot: SlackBot) -> None:
-    """``/deliberate pending`` is the shared answer (``bot.answers``), for the asker alone."""
+    """``/deliberate pending`` is the shared answer (``bot.chat.answers``), for the asker alone."""
     proposed(bot)
     answer = bot.command("pending")
     assert answer["response_type"] == "ephemeral"

@@ -16,12 +16,11 @@ from slack_bolt import App as BoltApp
 from slack_bolt.oauth.oauth_settings import OAuthSettings
 
 from bot.app import App, build_app
-from bot.cli.worker import rule_workspaces
+from bot.chat.workspaces import Workspaces
 from bot.slack.adapter import SlackAdapter
 from bot.slack.bolt import build_bolt_app
 from bot.slack.oauth import OAuthConfig
 from bot.slack.settings import SlackSettings
-from bot.workspaces import Workspaces
 from tests.bot.slack.oauth_rig import SIGNING_SECRET, OAuthRig, forget, mention
 from tests.conftest import delete_workspace
 from tests.reads import footprints
@@ -95,8 +94,8 @@ def test_installed_teams_each_talk_in_their_own_workspace_with_their_own_token(
             assert not workspace_of(home, other).runtime(use_env=False).sessions.exists(session)
     seen = {w.workspace: w for w in Workspaces(home, use_env=False).directory.seen()}
     assert {names["T0SECOND"], "slack-T0THIRD"} <= set(seen)
-    assert names["T0SECOND"] in rule_workspaces(home)  # listed: rules run there
-    assert "slack-T0THIRD" not in rule_workspaces(home)  # any_team: none
+    assert names["T0SECOND"] in home.rule_workspaces()  # listed: rules run there
+    assert "slack-T0THIRD" not in home.rule_workspaces()  # any_team: none
 
 
 def test_an_uninstalled_team_is_not_heard_again(rig: OAuthRig, home: App) -> None:

@@ -21,10 +21,10 @@ from redis import Redis
 from slack_sdk import WebClient
 
 from bot.app import App, build_app
-from bot.shown.closers import closers_from_env
-from bot.shown.expiry import ExpiredMessages
-from bot.shown.refs import Shown, ShownMessages
-from bot.shown.telling import Requesters
+from bot.cli.closers import closers_from_env
+from bot.proposals.expiry import ExpiredMessages
+from bot.proposals.refs import Shown, ShownMessages
+from bot.proposals.telling import Requesters
 from core.gateway.edits import Edit
 from core.gateway.mutation_gateway import MutationGateway
 from core.gateway.outcome import Pending

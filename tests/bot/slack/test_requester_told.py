@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from bot.app import App
-from bot.shown.closers import closers_from_env
-from bot.shown.expiry import ExpiredMessages
-from bot.shown.telling import Requesters
+from bot.cli.closers import closers_from_env
+from bot.proposals.expiry import ExpiredMessages
+from bot.proposals.telling import Requesters
 from core.gateway.mutation_gateway import MutationGateway
 from tests.bot.slack.rig import SlackBot
 from tests.bot.slack.test_lifecycle import proposed, proposing_bot

@@ -28,7 +28,7 @@ SLACK_VARS = ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "SLA
 
 
 def command(workspace: str) -> list[str]:
-    return [sys.executable, "-m", "bot.cli.main", "--workspace", workspace, "run", "slack"]
+    return [sys.executable, "-m", "bot.main", "--workspace", workspace, "run", "slack"]
 
 
 def environment(**extra: str) -> dict[str, str]:

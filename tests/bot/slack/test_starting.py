@@ -15,11 +15,11 @@ from redis import Redis
 from slack_bolt import App as BoltApp
 
 from bot.app import App
+from bot.chat.workspaces import Workspaces
 from bot.slack.adapter import SlackAdapter
 from bot.slack.bolt import build_bolt_app
 from bot.slack.links import events_line, install_line, public_base
 from bot.slack.settings import SlackSettings
-from bot.workspaces import Workspaces
 from tests.bot.slack.oauth_rig import forget, new_client_id
 from tests.bot.slack.rig import SIGNING_SECRET
 from tests.bot.slack.test_run_command import command, environment

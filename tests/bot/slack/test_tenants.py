@@ -15,7 +15,7 @@ import pytest
 from redis import Redis
 
 from bot.app import App, build_app
-from bot.click_lines import ClickLines
+from bot.proposals.click_lines import ClickLines
 from core.state.actor import ActorKind
 from tests.bot.slack.conftest import team_tenants
 from tests.bot.slack.rig import CHANNEL, TEAM, SlackBot, event_callback, mention, message

@@ -24,7 +24,7 @@ import pytest
 from redis import Redis
 
 from bot.app import App, build_app
-from bot.notices import TROUBLE, UNCONFIRMED
+from bot.chat.notices import TROUBLE, UNCONFIRMED
 from bot.slack.blocks import escape
 from core.llm.chat import ChatModel
 from core.state.scripts import commit_script

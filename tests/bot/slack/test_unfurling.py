@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.shown.refs import Shown
+from bot.proposals.refs import Shown
 from bot.slack.closing import SlackCloser, bot_client
 from bot.slack.direct import Owner
 from core.state.actor import Actor, ActorKind

@@ -25,17 +25,17 @@ from slack_bolt.oauth.oauth_settings import OAuthSettings
 from slack_sdk import WebClient
 
 from bot.app import App, build_app
+from bot.chat.workspaces import Workspaces
+from bot.cli.closers import closers_from_env
 from bot.cli.worker import schedule
-from bot.shown.closers import closers_from_env
-from bot.shown.escalation import Escalations
-from bot.shown.expiry import ExpiredMessages
-from bot.shown.refs import Shown, ShownMessages
-from bot.shown.telling import Requesters
+from bot.proposals.escalation import Escalations
+from bot.proposals.expiry import ExpiredMessages
+from bot.proposals.refs import Shown, ShownMessages
+from bot.proposals.telling import Requesters
 from bot.slack.adapter import SlackAdapter
 from bot.slack.bolt import build_bolt_app
 from bot.slack.oauth import OAuthConfig
 from bot.slack.settings import SlackSettings
-from bot.workspaces import Workspaces
 from core.gateway.mutation_gateway import MutationGateway
 from core.gateway.outcome import Pending
 from core.llm.chat import ChatModel

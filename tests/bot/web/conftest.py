@@ -15,7 +15,7 @@ from flask import Flask
 from bot.app import App, build_app
 from bot.web.settings import WebSettings
 from bot.web.site import create_app
-from core.redis_client import RedisClient
+from core.redis.client import RedisClient
 from tests.round_trips import Trips, counting_copy
 from tests.servers.wsgi import ServedWsgi
 from tests.team_config import team_config

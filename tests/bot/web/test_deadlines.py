@@ -19,8 +19,8 @@ from playwright.sync_api import expect
 from redis import Redis
 
 from bot.app import App, build_app
-from bot.people import person
-from bot.shown.escalation import Escalations
+from bot.chat.people import person
+from bot.proposals.escalation import Escalations
 from core.gateway.outcome import Pending, Proposal, ProposalStatus
 from core.gateway.timed import revert_due
 from core.state.commit_result import Committed

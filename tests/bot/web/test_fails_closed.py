@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from bot.people import person
+from bot.chat.people import person
 from bot.web.trace_limits import MAX_SCAN, TRACE_SCAN
 from tests.bot.web.conftest import MOD, OPERATOR_TOKEN, PERSON, Site
 from tests.bot.web.sessions import person_in, signed_in

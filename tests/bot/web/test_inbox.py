@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from bot.app import App
-from bot.people import person
+from bot.chat.people import person
 from bot.web.people import SignedIn
 from core.gateway.outcome import Pending, ProposalStatus
 from core.state.actor import Actor

@@ -15,12 +15,12 @@ import httpx
 import pytest
 
 from bot.app import build_app
-from bot.people import person
+from bot.chat.people import person
 from bot.web.inbox import NO_REASON
 from bot.web.people import SignedIn
 from core.gateway.break_glass import BreakGlass
 from core.gateway.outcome import ProposalStatus
-from core.redis_client import RedisClient
+from core.redis.client import RedisClient
 from core.state.actor import Actor
 from tests.bot.web.conftest import (
     MOD,

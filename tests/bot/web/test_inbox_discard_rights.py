@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from bot.people import person
+from bot.chat.people import person
 from core.gateway.outcome import ProposalStatus
 from tests.bot.web.conftest import MOD, PERSON, Site
 from tests.bot.web.test_inbox import act, client_of, proposed, status

@@ -15,9 +15,9 @@ import httpx
 import pytest
 
 from bot.app import App, build_app
-from bot.people import person
+from bot.chat.people import person
 from core.gateway.outcome import Pending, Proposal, ProposalStatus
-from core.redis_client import RedisClient
+from core.redis.client import RedisClient
 from core.state.actor import Actor
 from tests.bot.web.conftest import PERSON, PROTECTED_SCENE, Site, serve_site, web_config
 from tests.bot.web.sessions import csrf_of, person_in, signed_in

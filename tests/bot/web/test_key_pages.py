@@ -14,9 +14,9 @@ from typing import Any
 import httpx
 import pytest
 
-from bot.answers import MAX_LINES, answer
 from bot.app import App
-from bot.people import person
+from bot.chat.answers import MAX_LINES, answer
+from bot.chat.people import person
 from bot.web.settings import WebSettings
 from bot.web.site import create_app
 from bot.web.state_page import PAGE

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from bot.app import App
 from bot.web.log_query import LogFilter, read_page
 from core.gateway.outcome import Outcome
-from core.redis_client import RedisClient
+from core.redis.client import RedisClient
 from core.state.commit_result import Committed
 from tests.bot.web.conftest import OPERATOR_TOKEN, Site
 from tests.conftest import delete_workspace

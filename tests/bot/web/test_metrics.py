@@ -20,7 +20,6 @@ from redis.retry import Retry
 from rq import Queue
 
 from bot.app import App, build_app
-from bot.cli.worker import queue_for
 from bot.web.settings import WebSettings
 from core.deliberation.actions import ActionType
 from core.deliberation.messages import ActionClicked, UserSaid
@@ -156,7 +155,7 @@ def test_what_another_process_counted_arrives_within_its_flush(site: Site, tmp_p
     config = web_config(tmp_path / "cli", ws)
     argv = ["--workspace", ws, "--config", str(config), "state", "set"]
     argv += ["decision.db", "redis", "--actor", "user:ann"]
-    subprocess.run([sys.executable, "-m", "bot.cli.main", *argv], check=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "bot.main", *argv], check=True, timeout=120)
     assert value(scrape(site), "deliberate_commits_total", workspace=ws) == 1
     assert value(scrape(site), "deliberate_log_length", workspace=ws) == 1
 
@@ -186,7 +185,7 @@ def test_rule_evaluations_steps_and_the_queue_depth_are_shown(
         rig = make_rig(tmp_path, redis_client, workspace, rule)
         rig.commit("set", "test.a", 1)
         rig.work()
-    queue: Queue = queue_for(rig.app)
+    queue: Queue = rig.app.queue()
     site = serve_site(rig.app)
     try:
         for _ in range(2):  # runs waiting for a worker (none runs here)

@@ -6,8 +6,8 @@ the soonest due first, the count from the index, and the last resolved first."""
 
 from __future__ import annotations
 
-from bot.answers import MAX_PROPOSALS, answer
 from bot.app import App
+from bot.chat.answers import MAX_PROPOSALS, answer
 from bot.web.inbox import LISTED, RESOLVED_SHOWN
 from bot.web.settings import WebSettings
 from bot.web.site import create_app

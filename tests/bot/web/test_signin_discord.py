@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from bot.app import App, build_app
-from core.redis_client import RedisClient
+from core.redis.client import RedisClient
 from tests.bot.web.conftest import Site, serve_site
 from tests.bot.web.test_signin_slack import session_of
 from tests.servers.discord_oauth import DiscordOAuth, Member

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from bot.app import App
-from bot.people import person
+from bot.chat.people import person
 from bot.web.settings import WebSettings, WebSettingsError
 from tests.bot.web.conftest import OPERATOR_TOKEN, Site, serve_site
 from tests.bot.web.sessions import csrf_of, person_in, signed_in

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from bot.people import person
-from core.redis_client import RedisClient
+from bot.chat.people import person
+from core.redis.client import RedisClient
 from core.state.store import StateStore
 from tests.bot.web.conftest import MOD, OPERATOR_TOKEN, Site
 from tests.bot.web.sessions import csrf_of, person_in, signed_in

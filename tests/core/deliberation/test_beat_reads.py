@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.cel_library import cel
+from core.cel.library import cel
 from core.config.core_config import load_config
 from core.deliberation.beat_reads import Reads, reads_of
 

@@ -13,7 +13,7 @@ import pytest
 from redis import Redis
 
 from bot.app import App, build_app
-from bot.json_logging import JsonFormatter
+from bot.screen.json_logging import JsonFormatter
 from core.gateway.mutation_gateway import UnknownProposal
 from core.gateway.outcome import Pending, Proposal, ProposalStatus
 from core.state.actor import ActorKind

@@ -17,8 +17,8 @@ import pytest
 from redis import Redis
 
 from bot.app import App, build_app
-from bot.cli.trace import collect
-from bot.click_outcome import ClickOutcome
+from bot.chat.click_outcomes import ClickOutcome
+from bot.reports.trace import collect
 from core.config.core_config import load_config
 from core.deliberation import sentences as say
 from core.deliberation.actions import ActionType

@@ -13,7 +13,7 @@ import openai
 import pytest
 
 from bot.app import App
-from bot.cli.trace import collect
+from bot.reports.trace import collect
 from core.deliberation.actions import ActionType
 from core.deliberation.messages import ActionClicked, UserSaid
 from core.deliberation.view import View

@@ -4,7 +4,7 @@ workspace's sums as ``/metrics`` reads them."""
 from __future__ import annotations
 
 from core.metrics import Counts, flush_all, read_counts
-from core.redis_client import RedisClient
+from core.redis.client import RedisClient
 
 
 def counted(client: RedisClient, workspace: str) -> Counts:

@@ -24,7 +24,7 @@ from core.metrics import (
     read_gauges,
     round_trip_sec,
 )
-from core.redis_client import RedisClient
+from core.redis.client import RedisClient
 from core.state.commit_result import Committed
 from tests.conftest import write_config
 from tests.core.metrics.counted import counted

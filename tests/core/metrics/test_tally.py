@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from redis import Redis
 from redis.exceptions import RedisError
 
-from bot.redis_connection import connect
+from bot.redis.connection import connect
 from core.metrics import (
     COMMITS,
     REJECTIONS,
@@ -35,7 +35,7 @@ from core.metrics import (
     tally_for,
 )
 from core.metrics.tally import KEEP_SEC
-from core.redis_client import RedisClient
+from core.redis.client import RedisClient
 from core.state.keys import WorkspaceKeys
 from tests.core.metrics.counted import counted
 from tests.servers.tcp_proxy import RedisProxy
@@ -211,7 +211,7 @@ def test_a_process_sends_its_counts_when_it_exits(redis_client: RedisClient) -> 
     workspace = new_workspace()
     code = (
         "import sys\n"
-        "from bot.redis_connection import connect\n"
+        "from bot.redis.connection import connect\n"
         "from core.metrics import TURNS, Meter\n"
         "Meter.of(connect(), sys.argv[1]).count(TURNS, amount=7)\n"
     )

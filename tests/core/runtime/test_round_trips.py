@@ -18,12 +18,12 @@ import pytest
 from redis import Redis
 
 from bot.app import App, build_app
-from bot.cli.trace import collect
+from bot.reports.trace import collect
 from core.deliberation.actions import ActionType
 from core.deliberation.messages import ActionClicked, UserSaid
 from core.deliberation.view import View
 from core.llm.chat import ChatModel
-from core.redis_client import RedisClient, resend
+from core.redis.client import RedisClient, resend
 from core.runtime.runner import Event, OutcomeEvent, Runtime
 from core.runtime.sessions import SAVE_LUA, SessionStore
 from core.runtime.team_weights import TeamStore

@@ -11,7 +11,7 @@ from pathlib import Path
 from redis import Redis
 
 from bot.app import App, build_app
-from bot.cli.trace import collect
+from bot.reports.trace import collect
 from core.deliberation.actions import ActionType
 from core.deliberation.memory import ThreadStatus
 from core.deliberation.messages import ActionClicked, UserSaid

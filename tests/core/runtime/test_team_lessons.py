@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from bot.app import App, build_app
-from bot.cli.trace import collect
+from bot.reports.trace import collect
 from core.deliberation.actions import ActionType
 from core.deliberation.interpretation import ActType
 from core.deliberation.messages import ActionClicked, UserSaid
 from core.deliberation.recent import marks_bits
 from core.deliberation.view import View
 from core.perception.team import Lesson, TeamWeights, marked, marks
-from core.redis_client import RedisClient
+from core.redis.client import RedisClient
 from core.runtime.runner import Event, OutcomeEvent, Runtime
 from core.runtime.team_weights import TeamStore, parsed
 from tests.conftest import delete_workspace, write_config

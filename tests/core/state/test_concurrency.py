@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from redis import Redis
 
-from bot.redis_connection import connect
+from bot.redis.connection import connect
 from core.state.commit_result import Committed, Rejected, RejectReason
 from core.state.mutation_log import MutationLog
 from core.state.store import StateStore

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 from redis import Redis
 
-from bot.answers import answer
 from bot.app import App, build_app
+from bot.chat.answers import answer
 from core.config.core_config import load_config
 from core.errors import ConfigError
 from core.llm.replies import ToolCall

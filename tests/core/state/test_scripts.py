@@ -10,7 +10,7 @@ import uuid
 import pytest
 from redis.exceptions import ResponseError
 
-from core.redis_client import RedisClient
+from core.redis.client import RedisClient
 from core.state.keys import WorkspaceKeys
 from core.state.scripts import LuaScript, ScriptCall, together
 from tests.round_trips import counting_copy

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from redis import Redis
 
-from bot.answers import answer
+from bot.chat.answers import answer
 from core.redaction import SECRET, Redactor
 from rules.worker.derived import derived
 from tests.bot.secret_paths import VAULT, leaks

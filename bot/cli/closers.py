@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from .expiry import API_TIMEOUT_SEC, ByPlatform, Closer
+from bot.proposals.expiry import API_TIMEOUT_SEC, ByPlatform, Closer
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = ["SLACK_VARIABLES", "closers_from_env"]
 

@@ -13,7 +13,7 @@ from redis import Redis
 from redis.cluster import RedisCluster
 from redis.exceptions import RedisClusterException
 
-from core.redis_client import RedisClient
+from core.redis.client import RedisClient
 from core.state.codec import text
 from core.state.keys import WorkspaceKeys, data_key_pattern, workspace_of_data_key
 

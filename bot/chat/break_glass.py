@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from bot.notices import UNCHANGED
+from bot.chat.notices import UNCHANGED
 from core.deliberation.sentences import not_done
 from core.gateway.break_glass import MAX_GLASS_REASON, BreakGlass
 from core.gateway.mutation_gateway import UnknownProposal

@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING
 
 from pydantic import JsonValue
 
-from bot.explain import (
+from bot.proposals.deadlines import deadlines_of
+from bot.reports.explain import (
     evaluation_line,
     last_change,
     origin,
     proposal_lines,
     unsearched,
 )
-from bot.shown.deadlines import deadlines_of
 from core.deliberation.sentences import short
 from core.gateway.outcome import SECRET
 from core.rate_limits import over_limit

@@ -18,7 +18,7 @@ from core.state.scripts import server_ms
 
 if TYPE_CHECKING:
     from core.gateway.proposals import ProposalBox
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = ["MAX_MESSAGES", "Install", "Shown", "ShownMessages", "proposals_in"]
 

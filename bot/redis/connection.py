@@ -1,7 +1,7 @@
 """Where canonical state lives: the Redis at ``REDIS_URL`` (one server, or a Redis Cluster
 given as ``redis+cluster://host:port[,host:port…]``), or the embedded server of
 ``DELIBERATE_HOME`` (one detached redis-server per data directory, see
-``bot.embedded_redis``); and what to tell a person when Redis fails."""
+``bot.redis.embedded``); and what to tell a person when Redis fails."""
 
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
-from bot.embedded_redis import DEFAULT_HOME, EmbeddedServer, EmbeddedServerError, home_dir
-from core.redis_client import RedisClient
+from bot.redis.embedded import DEFAULT_HOME, EmbeddedServer, EmbeddedServerError, home_dir
+from core.redis.client import RedisClient
 
 __all__ = [
     "CLUSTER_SCHEMES",

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from core.cel_library import cel
+from core.cel.library import cel
 
 __all__ = ["BUILT_IN", "Names", "bound_names", "cel_problem", "compiled"]
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from redis.exceptions import LockError
 
-from bot.click_lines import ClickLines
+from bot.proposals.click_lines import ClickLines
 from core.gateway.outcome import ProposalStatus, expired_message
 from core.state.actor import Actor
 

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
-from bot.cli.render import json_line, rule_step, rule_verdict
+from bot.proposals.deadlines import ProposalDeadlines
+from bot.reports.render import json_line, rule_step, rule_verdict
 from bot.screen import one_line
-from bot.shown.deadlines import ProposalDeadlines
 from core.gateway.outcome import SECRET, Proposal, ProposalStatus, denials_note, utc_minute
 from core.state.actor import ActorKind
 from core.state.mutation import Mutation
@@ -194,7 +194,7 @@ def proposal_lines(
 ) -> list[str]:
     """A proposal as people read it, in three lines or four: its id (or ``named``) and what
     it would do; who proposed it, for whom, how long ago, and its deadlines
-    (``bot.shown.deadlines``): until when, its escalation, its revert; its approvals so far;
+    (``bot.proposals.deadlines``): until when, its escalation, its revert; its approvals so far;
     whom it awaits, or what became of it."""
     p = proposal
     status = "" if p.status is ProposalStatus.PENDING else f"  [{p.status.value}]"

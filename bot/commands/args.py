@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from bot.cli.render import Masking
+from bot.reports.render import Masking
 from core.state.actor import Actor
 from core.state.keys import validate_session_id, validate_state_key
 from core.state.replay import Moment

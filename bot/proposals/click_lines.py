@@ -13,7 +13,7 @@ from redis.lock import Lock
 from core.state.keys import WorkspaceKeys
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = ["LOCK_SEC", "ClickLines"]
 

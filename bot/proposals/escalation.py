@@ -22,7 +22,7 @@ from .telling import requester_of
 
 if TYPE_CHECKING:
     from bot.app import App
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = ["Escalations", "escalated_at", "escalation_text", "tenant_install"]
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from core.state.keys import WorkspaceKeys
 
 if TYPE_CHECKING:
-    from core.redis_client import RedisClient
+    from core.redis.client import RedisClient
 
 __all__ = ["DEFAULT_DELIVERY_TTL_SEC", "Deliveries"]
 
