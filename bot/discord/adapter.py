@@ -45,11 +45,11 @@ from core.state.actor import ActorKind
 from core.state.limits import Unacknowledged
 
 from .buttons import ButtonRef, DeliberateButton
-from .channels import PLATFORM, Listening, replies, session_id, turn_text
 from .closing import Closing
 from .forms import form_for, prefill_for, read_form
 from .render import MAX_CONTENT, NO_PINGS, render
 from .roles import actor_of
+from .turns import PLATFORM, Listening, replies, session_id, turn_text
 
 __all__ = ["DiscordAdapter"]
 

@@ -19,7 +19,7 @@ from core.deliberation.actions import ACTION_NAME, ActionType
 from core.deliberation.messages import ID_PATTERN
 from core.deliberation.view import Button
 
-from .channels import channel_of, session_id
+from .turns import channel_of, session_id
 
 __all__ = [
     "FORM_PREFIX",

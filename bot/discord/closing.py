@@ -26,9 +26,9 @@ from connectors.discord_markdown import cut, escape
 from core.config.tenants import Tenant
 from core.state.actor import Actor
 
-from .channels import PLATFORM
 from .direct import send_direct
 from .render import MAX_CONTENT, NO_PINGS, closed_content, disabled_buttons
+from .turns import PLATFORM
 
 __all__ = ["Closing", "DiscordCloser"]
 

@@ -15,7 +15,7 @@ from core.config.roles import PERMISSION, Membership, roles_for
 from core.config.tenants import Tenant
 from core.state.actor import Actor
 
-from .channels import PLATFORM
+from .turns import PLATFORM
 
 __all__ = ["actor_of", "membership_of"]
 

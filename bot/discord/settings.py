@@ -15,8 +15,8 @@ import discord.gateway
 import discord.http
 import yarl
 
-from .channels import Listening
 from .shards import Shards
+from .turns import Listening
 
 __all__ = ["DEFAULT_API_URL", "DiscordSettings", "use_api_url", "use_gateway_url"]
 

@@ -47,7 +47,6 @@ from core.runtime.runner import Event
 from core.state.actor import Actor, ActorKind
 from core.state.limits import Unacknowledged
 
-from .blocks import escape, fallback_text, mention, view_blocks
 from .buttons import parse_button
 from .closing import SlackCloser
 from .forms import (
@@ -59,9 +58,10 @@ from .forms import (
     read_submission,
 )
 from .origin import OrgTeams, Origin
+from .render import escape, fallback_text, mention, view_blocks
 from .roles import SlackPeople
 from .team import Click, Team, close, glass_by_command, post, tell
-from .threads import PLATFORM, SESSION, Said, read_said, session_id, thread_of
+from .turns import PLATFORM, SESSION, Said, read_said, session_id, thread_of
 
 __all__ = ["SlackAdapter"]
 

@@ -18,7 +18,7 @@ from core.deliberation.actions import ACTION_NAME, ActionType
 from core.deliberation.messages import ID_PATTERN
 from core.deliberation.view import Button
 
-from .threads import SESSION
+from .turns import SESSION
 
 __all__ = [
     "ACTION_ID",

@@ -23,11 +23,11 @@ from bot.proposals.expiry import API_TIMEOUT_SEC, ByPlatform, Closer, expired_se
 from bot.proposals.refs import Install, Shown
 from core.state.actor import Actor
 
-from .blocks import closed_blocks, escape, mention
 from .direct import Owner, send_direct
 from .oauth import OAuthConfig
 from .oauth.bots import InstalledBots
-from .threads import PLATFORM
+from .render import closed_blocks, escape, mention
+from .turns import PLATFORM
 
 if TYPE_CHECKING:
     from core.redis.client import RedisClient

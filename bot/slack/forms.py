@@ -29,7 +29,7 @@ from core.gateway.outcome import Proposal
 from core.state.keys import WorkspaceKeys
 
 from .buttons import ButtonRef, parse_button
-from .threads import PLATFORM
+from .turns import PLATFORM
 
 if TYPE_CHECKING:
     from core.redis.client import RedisClient

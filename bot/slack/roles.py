@@ -19,7 +19,7 @@ from bot.chat.people import person
 from core.config.roles import Membership, RoleBinding, roles_for
 from core.state.actor import Actor
 
-from .threads import PLATFORM
+from .turns import PLATFORM
 
 __all__ = ["SlackPeople"]
 

@@ -21,12 +21,12 @@ from core.deliberation.view import View
 from core.runtime.runner import Event, Runtime
 from core.state.actor import Actor
 
-from .blocks import escape, fallback_text, mention, view_blocks
 from .buttons import ButtonRef
 from .closing import ClosedMessages
 from .forms import OpenForms
+from .render import escape, fallback_text, mention, view_blocks
 from .roles import SlackPeople
-from .threads import PLATFORM, thread_of
+from .turns import PLATFORM, thread_of
 
 if TYPE_CHECKING:
     from bot.app import App

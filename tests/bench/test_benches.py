@@ -26,6 +26,7 @@ BENCH = Path(__file__).resolve().parent.parent.parent / "bench"
         ("prompt_size.py", ["--budgets", ""], "Headline, messages: turn 50 / turn 1"),
         ("classifier_accuracy.py", ["--details"], "real written chat (IRC, held out), in context"),
         ("team_adaptation.py", ["--rate", "0.1"], "| all 14 | 1385 |"),
+        ("walks.py", [], '| a "Use this" click |'),
         ("embedding_extras.py", ["--no-curve"], "test (held out)"),
         ("replay.py", ["--mutations", "300", "--keys", "20", "--rounds", "1"], "deliberate replay"),
         ("instructions.py", ["--worker", "commit", "--ops", "3"], "3 commits made"),

@@ -21,9 +21,9 @@ import discord.http
 from bot.app import App
 from bot.chat.workspaces import Workspaces
 from bot.discord.adapter import DiscordAdapter
-from bot.discord.channels import Listening
 from bot.discord.client import DeliberateClient
 from bot.discord.settings import use_api_url
+from bot.discord.turns import Listening
 from core.llm.chat import ChatModel
 from tests.bot.discord import payloads
 from tests.bot.discord.payloads import ALICE, CHANNEL, GUILD

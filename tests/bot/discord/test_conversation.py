@@ -5,7 +5,7 @@ said outright is one click away."""
 from __future__ import annotations
 
 from bot.app import App
-from bot.discord.channels import Listening
+from bot.discord.turns import Listening
 from tests.bot.discord import payloads
 from tests.bot.discord.payloads import CHANNEL
 from tests.bot.discord.rig import DiscordBot

@@ -17,7 +17,7 @@ from redis import Redis
 
 from bot.app import App, build_app
 from bot.discord.buttons import ButtonRef
-from bot.discord.channels import Listening
+from bot.discord.turns import Listening
 from core.gateway.outcome import Pending, Proposal, ProposalStatus
 from core.state.actor import Actor, ActorKind
 from tests.bot.discord import payloads

@@ -4,7 +4,7 @@ MESSAGE_CREATE parser and the local REST API."""
 from __future__ import annotations
 
 from bot.app import App
-from bot.discord.channels import Listening
+from bot.discord.turns import Listening
 from tests.bot.discord.payloads import BOT_ID, CHANNEL, OTHER, THREAD, custom_ids
 from tests.bot.discord.rig import DiscordBot
 from tests.servers.discord_api import DiscordServer

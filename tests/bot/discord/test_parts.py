@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.discord.buttons import MAX_CUSTOM_ID, TEMPLATE, ButtonRef, DeliberateButton, custom_id
-from bot.discord.channels import Listening, channel_of, session_id
 from bot.discord.render import MAX_CONTENT, closed_content, disabled_buttons, render
 from bot.discord.roles import actor_of, membership_of
+from bot.discord.turns import Listening, channel_of, session_id
 from core.config.roles import Membership, RoleBinding, roles_for
 from core.config.tenants import Tenant
 from core.deliberation.beats import ActionStyle

@@ -27,8 +27,8 @@ from redis import Redis
 from redis.exceptions import RedisError
 
 from bot.app import App, build_app
-from bot.discord.channels import PLATFORM
 from bot.discord.render import CLOSED
+from bot.discord.turns import PLATFORM
 from bot.proposals.click_lines import ClickLines
 from tests.bot.discord import payloads
 from tests.bot.discord.conftest import server_tenants

@@ -16,7 +16,7 @@ from redis import Redis
 from bot.app import App, build_app
 from bot.cli.worker import served
 from bot.discord.buttons import ButtonRef
-from bot.discord.channels import Listening
+from bot.discord.turns import Listening
 from tests.bot.discord import payloads
 from tests.bot.discord.conftest import server_tenants
 from tests.bot.discord.payloads import (

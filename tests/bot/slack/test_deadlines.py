@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from bot.app import App
-from bot.slack.blocks import view_blocks
+from bot.slack.render import view_blocks
 from core.moments import utc_text
 from tests.bot.slack.rig import SlackBot
 from tests.bot.slack.test_lifecycle import proposal_id, proposed, proposing_bot

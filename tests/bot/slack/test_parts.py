@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.slack.blocks import closed_blocks, mention, view_blocks
 from bot.slack.buttons import button_value, parse_button
+from bot.slack.render import closed_blocks, mention, view_blocks
 from bot.slack.roles import SlackPeople
 from bot.slack.settings import SlackSettings
-from bot.slack.threads import SESSION as SESSION_ID
-from bot.slack.threads import read_said
+from bot.slack.turns import SESSION as SESSION_ID
+from bot.slack.turns import read_said
 from core.config.roles import RoleBinding
 from core.deliberation.beats import ActionStyle
 from core.deliberation.memory import Candidate

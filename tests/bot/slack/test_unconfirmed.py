@@ -25,7 +25,7 @@ from redis import Redis
 
 from bot.app import App, build_app
 from bot.chat.notices import TROUBLE, UNCONFIRMED
-from bot.slack.blocks import escape
+from bot.slack.render import escape
 from core.llm.chat import ChatModel
 from core.state.scripts import commit_script
 from tests.bot.slack.conftest import config_with_roles
