@@ -16,7 +16,7 @@ from bot.app import App, build_app
 from bot.reports.trace import collect
 from core.deliberation.actions import ActionType
 from core.deliberation.interpretation import ActType
-from core.deliberation.messages import ActionClicked, UserSaid
+from core.deliberation.messages import UserSaid
 from core.deliberation.recent import marks_bits
 from core.deliberation.view import View
 from core.perception.team import Lesson, TeamWeights, marked, marks
@@ -24,6 +24,7 @@ from core.redis.client import RedisClient
 from core.runtime.runner import Event, OutcomeEvent, Runtime
 from core.runtime.team_weights import TeamStore, parsed
 from tests.conftest import delete_workspace, write_config
+from tests.core.runtime.test_round_trips import press
 from tests.factories import actor
 
 ALICE, BOB = actor("user:alice"), actor("user:bob")
@@ -36,18 +37,6 @@ def say(runtime: Runtime, text: str, who: Any, session: str) -> tuple[View, list
     events = runtime.send(session, UserSaid(text=text, actor=who))
     [view] = [e for e in events if isinstance(e, View)]
     return view, events
-
-
-def press(runtime: Runtime, view: View, action: str, session: str) -> list[Event]:
-    button = next(b for b in view.buttons if b.action == action)
-    click = ActionClicked(
-        action=action,
-        target_id=button.target_id,
-        expected_version=button.target_version,
-        click_id=uuid.uuid4().hex,
-        actor=ALICE,
-    )
-    return runtime.send(session, click)
 
 
 def outcomes(events: list[Event]) -> list[str]:
@@ -69,7 +58,7 @@ def test_use_this_after_an_answer_read_as_no_agreement_teaches_it(app: App) -> N
     read = runtime.sessions.load("s1").interaction.recent[-1]
     # its words and what it read around it, hashed (its words alone would not say "after an idea")
     assert read.act is ActType.TANGENT and marks_bits(read.marks) > marked(ANSWER)
-    done = press(runtime, idea, ActionType.CONFIRM_CURRENT, "s1")
+    done = press(runtime, idea, ActionType.CONFIRM_CURRENT, uuid.uuid4().hex, "s1")
     assert outcomes(done) == ["committed"]
     team = team_of(app)
     assert team is not None and team.lessons == 1
@@ -84,7 +73,7 @@ def test_use_this_after_an_answer_read_as_no_agreement_teaches_it(app: App) -> N
 def test_use_this_on_the_idea_itself_teaches_nothing(app: App) -> None:
     runtime = app.runtime(use_env=False)
     idea, _ = say(runtime, IDEA, ALICE, "s1")
-    done = press(runtime, idea, ActionType.CONFIRM_CURRENT, "s1")
+    done = press(runtime, idea, ActionType.CONFIRM_CURRENT, uuid.uuid4().hex, "s1")
     assert outcomes(done) == ["committed"]
     assert team_of(app) == TeamWeights()  # nothing held
     assert app.redis.get(TeamStore(app.redis, app.store.workspace).key) is None
@@ -95,7 +84,7 @@ def test_try_another_angle_after_an_answer_read_as_agreement_teaches_it(app: App
     idea, _ = say(runtime, IDEA, ALICE, "s1")
     say(runtime, "sounds good", BOB, "s1")
     assert runtime.sessions.load("s1").interaction.recent[-1].act is ActType.COMMIT
-    events = press(runtime, idea, ActionType.ALTERNATIVE_CURRENT, "s1")
+    events = press(runtime, idea, ActionType.ALTERNATIVE_CURRENT, uuid.uuid4().hex, "s1")
     team = team_of(app)
     assert team is not None and team.lessons == 1
     correlation = next(e for e in events if isinstance(e, View)).correlation_id
@@ -107,7 +96,9 @@ def test_use_this_after_an_answer_read_as_agreement_teaches_nothing(app: App) ->
     runtime = app.runtime(use_env=False)
     idea, _ = say(runtime, IDEA, ALICE, "s1")
     say(runtime, "sounds good", BOB, "s1")
-    assert outcomes(press(runtime, idea, ActionType.CONFIRM_CURRENT, "s1")) == ["committed"]
+    assert outcomes(press(runtime, idea, ActionType.CONFIRM_CURRENT, uuid.uuid4().hex, "s1")) == [
+        "committed"
+    ]
     assert team_of(app) == TeamWeights()
 
 
@@ -122,7 +113,9 @@ def test_lessons_change_how_the_workspace_reads_and_no_other(
             runtime, f"what if we used postgres for the {service} service", ALICE, session
         )
         say(runtime, ANSWER, BOB, session)
-        assert outcomes(press(runtime, idea, ActionType.CONFIRM_CURRENT, session)) == ["committed"]
+        assert outcomes(
+            press(runtime, idea, ActionType.CONFIRM_CURRENT, uuid.uuid4().hex, session)
+        ) == ["committed"]
         if runtime.sessions.load(session).interaction.recent[-1].act is ActType.COMMIT:
             break
     team = team_of(app)
@@ -157,7 +150,9 @@ def test_adapt_false_keeps_no_marks_and_learns_nothing(
     idea, _ = say(runtime, IDEA, ALICE, "s1")
     say(runtime, ANSWER, BOB, "s1")
     assert runtime.sessions.load("s1").interaction.recent[-1].marks == ""
-    assert outcomes(press(runtime, idea, ActionType.CONFIRM_CURRENT, "s1")) == ["committed"]
+    assert outcomes(press(runtime, idea, ActionType.CONFIRM_CURRENT, uuid.uuid4().hex, "s1")) == [
+        "committed"
+    ]
     assert app.redis.get(TeamStore(app.redis, workspace).key) is None
     # a table someone left is not read either
     store = TeamStore(app.redis, workspace)
@@ -177,7 +172,7 @@ def test_a_damaged_table_is_read_as_none_and_never_taught_over(app: App) -> None
     runtime = app.runtime(use_env=False)
     idea, _ = say(runtime, IDEA, ALICE, "s1")
     say(runtime, ANSWER, BOB, "s1")
-    done = press(runtime, idea, ActionType.CONFIRM_CURRENT, "s1")
+    done = press(runtime, idea, ActionType.CONFIRM_CURRENT, uuid.uuid4().hex, "s1")
     assert outcomes(done) == ["committed"]  # the click does what it does
     assert _held_as_planted(app, store.key)  # and writes nothing over it
     [row] = taught_rows(app, done[0].correlation_id)
