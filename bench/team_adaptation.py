@@ -77,9 +77,9 @@ def main() -> None:
             if said not in TOLD:  # the bot's own idea or edit is on the table: no lesson
                 continue
             if gold is ActType.COMMIT and said is not ActType.COMMIT:  # "Use this"
-                lesson = Lesson(marks(text, context), ActType.COMMIT, said)
+                lesson = Lesson(marks(text, context), ActType.COMMIT, said, f"{log}:{n}")
             elif said is ActType.COMMIT and gold is not ActType.COMMIT:  # "Try another angle"
-                lesson = Lesson(marks(text, context), ActType.BRAINSTORM, ActType.COMMIT)
+                lesson = Lesson(marks(text, context), None, ActType.COMMIT, f"{log}:{n}")
             else:
                 continue
             team, clicks = team.learned(lesson, 0), clicks + 1

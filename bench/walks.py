@@ -23,6 +23,7 @@ one commit (a retry or a second thread's timing can add a few)."""
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import subprocess
@@ -39,7 +40,9 @@ ROOT = Path(os.environ.get("WALKS_ROOT") or Path(__file__).resolve().parent.pare
 sys.path.insert(0, str(ROOT))  # the code, and the suite's Slack rig (tests/) beside it
 
 from bot.app import build_app  # noqa: E402
+from core.metrics.tally import flush_all  # noqa: E402
 from tests.bot.slack.rig import SlackBot, mention  # noqa: E402
+from tests.conftest import delete_workspace  # noqa: E402
 from tests.servers.slack_api import SlackServer  # noqa: E402
 
 OURS = ("bot", "core", "rules", "connectors")
@@ -106,6 +109,13 @@ def measure(bot: SlackBot, walk: Walk, what: str) -> dict[str, int]:
     }
 
 
+def forget(redis: Any, workspace: str) -> None:
+    """The walks' workspace gone from Redis, once its counts are sent (``core.metrics``
+    sends a process's counts as it exits: this runs first, and sends them itself)."""
+    flush_all()
+    delete_workspace(redis, workspace)
+
+
 def walked() -> dict[str, dict[str, int]]:
     """The two walks through the code on ``sys.path`` first."""
     import bot as package
@@ -123,6 +133,8 @@ def walked() -> dict[str, dict[str, int]]:
             encoding="utf-8",
         )
         app = build_app(workspace, [config])
+        # nothing of the walks is left in Redis, the counts the process sends included
+        atexit.register(forget, app.redis, workspace)
         bot = SlackBot(app, slack).start()
         try:
             message = measure(bot, walk, "message")
@@ -131,8 +143,6 @@ def walked() -> dict[str, dict[str, int]]:
             sys.setprofile(None)
             threading.setprofile(None)  # type: ignore[arg-type]
             bot.stop()
-            for key in app.redis.scan_iter(match=f"{{ws:{workspace}}}*"):
-                app.redis.delete(key)
     return {"message": message, "click": click}
 
 

@@ -93,10 +93,11 @@ class Show:
 @dataclass(frozen=True)
 class Teach:
     """A click said the newest turn was misread: teach its ``marks`` to the workspace's own
-    weights (``core.perception.team``) as ``was``, not ``read_as``."""
+    weights (``core.perception.team``) as ``was`` (None: only not ``read_as``), not
+    ``read_as``."""
 
     marks: str
-    was: ActType
+    was: ActType | None
     read_as: ActType
     correlation_id: str
 

@@ -3,13 +3,16 @@ clicks, added to the shipped model's when the embedded classifier reads a turn.
 
 A click is a label the team gives for free. "Use this" right after a turn the loop read as
 something else says that turn agreed; "Try another angle" right after a turn it read as
-agreement says it did not. Each such click teaches the turn's ``marks``
-(``core.deliberation.recent``: its words and word pairs, hashed into 256 bits; never the
-words) one perceptron step: the act it was (commit, or an idea) up by ``RATE``, the act it
-was read as down, each weight kept within ``BOUND``. So the table is bounded by
-construction (256 rows of five numbers), and it decays: every weight halves each
-``HALF_LIFE_DAYS`` after the last lesson. A turn whose reading the table changes is read
-by "embedded+team" (on the trace and in the metrics); each lesson is on the trace too.
+agreement says it did not (and no more: not what it was instead). Each such click teaches
+the turn's ``marks`` (``marks``: its words, word pairs and what it read around them, hashed
+into ``MARKS`` bits; never the words) one perceptron step: the act it was up by ``RATE``
+(commit, after "Use this"), the act it was read as down, each weight within ``BOUND``, and
+all the weights of one turn together within ``MAX_LEAN`` an act (a long turn sets many
+bits). So the table is bounded by construction (``MARKS`` rows of five numbers), each click
+teaches once (its lessons' ids are kept: a lesson sent again changes nothing), and it
+decays: every weight halves each ``HALF_LIFE_DAYS`` after the last lesson. A turn whose
+reading the table changes is read by "embedded+team" (on the trace and in the metrics);
+each lesson is on the trace too.
 
 The step and the bound are small on purpose (``bench/team_adaptation.py``): a meeting's few
 clicks teach words that its next half uses otherwise, and larger steps found more commits
@@ -33,6 +36,8 @@ from core.perception.in_context import context_features
 __all__ = [
     "BOUND",
     "HALF_LIFE_DAYS",
+    "KEPT_IDS",
+    "MAX_LEAN",
     "RATE",
     "Lesson",
     "TeamWeights",
@@ -42,6 +47,9 @@ __all__ = [
 
 RATE = 0.05  # one click's step
 BOUND = 0.25  # the largest weight (a learned word's weights are mostly 0.5 to 3)
+MAX_LEAN = 1.0  # the most the table adds to (or takes from) one act of one turn
+KEPT_IDS = 64  # the newest lessons' ids kept, so that a lesson sent again teaches nothing
+_LATEST_MS = 7_258_118_400_000  # 2200-01-01: a later lesson is no lesson of ours
 HALF_LIFE_DAYS = 14
 _HALF_LIFE_MS = HALF_LIFE_DAYS * 86_400_000
 _ACTS = list(ActType)
@@ -69,11 +77,13 @@ def marks(text: str, context: TurnContext | None = None) -> str:
 
 @dataclass(frozen=True)
 class Lesson:
-    """What one click teaches: the turn's ``marks`` were ``was``, not ``read_as``."""
+    """What one click teaches: the turn's ``marks`` were ``was`` (None: only not
+    ``read_as``), not ``read_as``; ``by``: the click's id, taught once."""
 
     marks: str
-    was: ActType
+    was: ActType | None
     read_as: ActType
+    by: str
 
 
 class TeamWeights(BaseModel):
@@ -81,11 +91,12 @@ class TeamWeights(BaseModel):
     ``lessons``: the clicks that taught it; ``taught_ms``: when the last one did (epoch ms:
     the weights decay from then)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     rows: dict[int, tuple[float, ...]] = Field(default_factory=dict, max_length=MARKS)
     lessons: int = Field(default=0, ge=0)
-    taught_ms: int = Field(default=0, ge=0)
+    taught_ms: int = Field(default=0, ge=0, le=_LATEST_MS)
+    taught_by: tuple[str, ...] = Field(default=(), max_length=KEPT_IDS)
 
     @field_validator("rows")
     @classmethod
@@ -107,29 +118,35 @@ class TeamWeights(BaseModel):
         return self.model_copy(update={"rows": kept, "taught_ms": now_ms})
 
     def leans(self, bits: Iterable[int]) -> list[float]:
-        """What the table adds to each act's logit for a turn with marks ``bits``."""
+        """What the table adds to each act's logit for a turn with marks ``bits`` (each act's
+        within ``MAX_LEAN``)."""
         total = [0.0] * len(_ACTS)
         for bit in sorted(bits):
             row = self.rows.get(bit)
             if row is not None:
                 total = [a + b for a, b in zip(total, row, strict=True)]
-        return total
+        return [max(-MAX_LEAN, min(MAX_LEAN, lean)) for lean in total]
 
     def learned(self, lesson: Lesson, now_ms: int) -> TeamWeights:
         """The table after ``lesson`` (decayed to ``now_ms`` first)."""
         bits = marks_bits(lesson.marks)
-        if not bits or lesson.was is lesson.read_as:
+        if not bits or lesson.was is lesson.read_as or lesson.by in self.taught_by:
             return self
         base = self.at(now_ms)
-        up, down = _ACTS.index(lesson.was), _ACTS.index(lesson.read_as)
+        down = _ACTS.index(lesson.read_as)
+        up = None if lesson.was is None else _ACTS.index(lesson.was)
         rows = dict(base.rows)
         for bit in bits:
             row = list(rows.get(bit, (0.0,) * len(_ACTS)))
-            row[up] = min(BOUND, row[up] + RATE)
+            if up is not None:
+                row[up] = min(BOUND, row[up] + RATE)
             row[down] = max(-BOUND, row[down] - RATE)
             rows[bit] = tuple(row)
         return TeamWeights(
-            rows=rows, lessons=base.lessons + 1, taught_ms=max(now_ms, base.taught_ms)
+            rows=rows,
+            lessons=base.lessons + 1,
+            taught_ms=min(max(now_ms, base.taught_ms), _LATEST_MS),
+            taught_by=(*base.taught_by, lesson.by)[-KEPT_IDS:],
         )
 
     @property

@@ -33,18 +33,19 @@ if TYPE_CHECKING:
 
 __all__ = ["TeamStore", "parsed"]
 
-# the value, or "!" (no table) when it holds a byte past ASCII
-_READ = (
-    "local v = redis.call('GET', KEYS[1]) "
-    "if v and string.find(v, '[\\128-\\255]') then return '!' end return v"
+# what the key holds, or "!" (no table) when it holds what no table is: another type than a
+# string, more than MAX_BYTES, a byte past ASCII
+MAX_BYTES = 256 * 1024  # a full table is some 115 KB
+_HELD = (
+    "local t = redis.call('TYPE', KEYS[1])['ok'] local v = false "
+    "if t == 'string' then v = redis.call('GET', KEYS[1]) "
+    f"if string.len(v) > {MAX_BYTES} or string.find(v, '[\\128-\\255]') then v = '!' end "
+    "elseif t ~= 'none' then v = '!' end "
 )
+_READ = _HELD + "return v"
 # whether a value is held, the same value ('' for none: a Lua table ends at its first nil),
 # and the server's clock
-_READ_AT = (
-    "local v = redis.call('GET', KEYS[1]) "
-    "if v and string.find(v, '[\\128-\\255]') then v = '!' end "
-    "return {v and 1 or 0, v or '', redis.call('TIME')}"
-)
+_READ_AT = _HELD + "return {v and 1 or 0, v or '', redis.call('TIME')}"
 
 
 def parsed(raw: object) -> TeamWeights | None:
@@ -93,6 +94,9 @@ class TeamStore:
                     held, raw, now = pipe.execute_command("EVAL", _READ_AT, 1, self.key)
                     team = parsed(raw if int(held) else None)
                     taught = None if team is None else team.learned(lesson, time_ms(now))
+                    if taught is not None and taught is team:  # taught already: a lesson
+                        pipe.unwatch()  # sent again (its answer lost), or nothing to teach
+                        return taught
                     pipe.multi()
                     if taught is not None:
                         pipe.set(self.key, taught.model_dump_json())
@@ -110,13 +114,14 @@ class TeamStore:
         """The table after the lesson ``cmd`` gives (None: what Redis holds is none, and
         nothing was written), told on ``trace`` in the same transaction (a click's lesson is
         the last thing its send does: no save follows to take the row along)."""
-        said: dict[str, Any] = {"was": cmd.was.value, "read_as": cmd.read_as.value}
+        was = f"not {cmd.read_as.value}" if cmd.was is None else cmd.was.value
+        said: dict[str, Any] = {"was": was, "read_as": cmd.read_as.value}
 
         def told(taught: TeamWeights | None) -> StreamAppend:
             what = {"lessons": taught.lessons} if taught else {"skipped": "unreadable"}
             return trace.row(cmd.correlation_id, session_id, "perception.taught", said | what)
 
-        return self.learn(Lesson(cmd.marks, cmd.was, cmd.read_as), told)
+        return self.learn(Lesson(cmd.marks, cmd.was, cmd.read_as, cmd.correlation_id), told)
 
     def reset(self) -> tuple[bool, TeamWeights | None]:
         """Clear the table: whether Redis held anything here, and the table it was (None:

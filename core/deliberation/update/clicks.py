@@ -204,7 +204,7 @@ def _generate(
         changed = changed.model_copy(update={"earlier": state.set_aside(state.candidate)})
     lesson: list[Cmd] = []
     if msg.action == ActionType.ALTERNATIVE_CURRENT:  # "Try another angle": no agreement
-        changed, lesson = _taught(settings, changed, Act.BRAINSTORM, msg.correlation_id)
+        changed, lesson = _taught(settings, changed, None, msg.correlation_id)
     model = model.with_interaction(changed).model_copy(update={"working": working})
     turn = turn_for(settings, "", effect.generate, candidate, model)
     return model, [Generate(turn, msg.correlation_id, asker=msg.actor), *lesson]
@@ -308,12 +308,12 @@ def on_done(settings: LoopSettings, model: Session, msg: ActionDone) -> tuple[Se
 
 
 def _taught(
-    settings: LoopSettings, state: InteractionState, was: Act, correlation_id: str
+    settings: LoopSettings, state: InteractionState, was: Act | None, correlation_id: str
 ) -> tuple[InteractionState, list[Cmd]]:
     """What a click says of the newest turn, when that turn answered the candidate and left
     it as it was (read as a tangent, a question or agreement, said after the candidate was
-    put on the table): it was ``was`` (a commit: "Use this"; no commit: "Try another
-    angle"). When the loop read it otherwise, a lesson for the workspace's own weights
+    put on the table): it was ``was`` (a commit: "Use this"; None, no commit and no more:
+    "Try another angle"). When the loop read it otherwise, a lesson for the workspace's own weights
     (``settings.adapt``); its marks are cleared either way, so one turn teaches once.
 
     A turn the candidate answers teaches nothing: after "what if we used Postgres" (the

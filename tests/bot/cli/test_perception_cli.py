@@ -29,8 +29,8 @@ def elsewhere(redis_client: RedisClient) -> Iterator[str]:
 
 def taught(client: RedisClient, workspace: str, lessons: int) -> None:
     store = TeamStore(client, workspace)
-    for _ in range(lessons):
-        store.learn(Lesson(marks("roger that"), ActType.COMMIT, ActType.TANGENT))
+    for n in range(lessons):
+        store.learn(Lesson(marks("roger that"), ActType.COMMIT, ActType.TANGENT, f"click-{n}"))
 
 
 def test_status_of_a_workspace_no_click_taught(

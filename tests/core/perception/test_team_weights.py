@@ -13,7 +13,17 @@ from hypothesis import strategies as st
 from core.deliberation.interpretation import ActType
 from core.deliberation.recent import MARKS, OnTable, RecentTurn, TurnContext, marks_bits, sketch
 from core.perception.embedded import EmbeddedClassifier
-from core.perception.team import BOUND, HALF_LIFE_DAYS, RATE, Lesson, TeamWeights, marked, marks
+from core.perception.team import (
+    BOUND,
+    HALF_LIFE_DAYS,
+    KEPT_IDS,
+    MAX_LEAN,
+    RATE,
+    Lesson,
+    TeamWeights,
+    marked,
+    marks,
+)
 from core.runtime.team_weights import parsed
 
 ACTS = list(ActType)
@@ -28,7 +38,7 @@ AFTER_IDEA = TurnContext(
 
 
 def test_a_lesson_moves_the_act_it_was_up_and_the_act_it_was_read_as_down() -> None:
-    lesson = Lesson(marks("roger that", AFTER_IDEA), ActType.COMMIT, ActType.TANGENT)
+    lesson = Lesson(marks("roger that", AFTER_IDEA), ActType.COMMIT, ActType.TANGENT, "c1")
     team = TeamWeights().learned(lesson, now_ms=1_000)
     bits = marked("roger that", AFTER_IDEA)
     assert set(team.rows) == set(bits) and team.lessons == 1 and team.taught_ms == 1_000
@@ -42,8 +52,8 @@ def test_a_lesson_moves_the_act_it_was_up_and_the_act_it_was_read_as_down() -> N
 
 def test_a_lesson_without_marks_or_that_agrees_with_the_reading_teaches_nothing() -> None:
     team = TeamWeights()
-    assert team.learned(Lesson("", ActType.COMMIT, ActType.TANGENT), 5) == team
-    same = Lesson(marks("ship it"), ActType.COMMIT, ActType.COMMIT)
+    assert team.learned(Lesson("", ActType.COMMIT, ActType.TANGENT, "c1"), 5) == team
+    same = Lesson(marks("ship it"), ActType.COMMIT, ActType.COMMIT, "c2")
     assert team.learned(same, 5) == team
 
 
@@ -58,7 +68,7 @@ def test_marks_are_the_turns_words_and_pairs_hashed_not_the_words() -> None:
 
 
 def test_the_weights_halve_each_half_life_and_vanish_at_last() -> None:
-    lesson = Lesson(marks("roger that"), ActType.COMMIT, ActType.TANGENT)
+    lesson = Lesson(marks("roger that"), ActType.COMMIT, ActType.TANGENT, "c1")
     team = TeamWeights().learned(lesson, now_ms=0)
     later = team.at(HALF_LIFE_DAYS * DAY_MS)
     assert later.largest == pytest.approx(RATE / 2)
@@ -72,7 +82,7 @@ def test_the_weights_halve_each_half_life_and_vanish_at_last() -> None:
     st.lists(
         st.tuples(
             st.text(max_size=40),
-            st.sampled_from(ACTS),
+            st.one_of(st.none(), st.sampled_from(ACTS)),
             st.sampled_from(ACTS),
             st.integers(min_value=0, max_value=400 * DAY_MS),
         ),
@@ -80,12 +90,14 @@ def test_the_weights_halve_each_half_life_and_vanish_at_last() -> None:
     )
 )
 def test_any_lessons_keep_the_table_bounded(
-    lessons: list[tuple[str, ActType, ActType, int]],
+    lessons: list[tuple[str, ActType | None, ActType, int]],
 ) -> None:
     team = TeamWeights()
-    for text, was, read_as, at in lessons:
-        team = team.learned(Lesson(marks(text), was, read_as), at)
-    assert team.largest <= BOUND and len(team.rows) <= MARKS
+    for n, (text, was, read_as, at) in enumerate(lessons):
+        team = team.learned(Lesson(marks(text), was, read_as, f"c{n}"), at)
+    assert team.largest <= BOUND and len(team.rows) <= MARKS and len(team.taught_by) <= KEPT_IDS
+    # however many rows a turn sets, the table leans it at most MAX_LEAN an act
+    assert all(abs(lean) <= MAX_LEAN for lean in team.leans(range(MARKS)))
     assert all(0 <= bit < MARKS and len(row) == len(ACTS) for bit, row in team.rows.items())
     # what is saved is read back the same
     assert parsed(team.model_dump_json()) == team
@@ -101,6 +113,9 @@ def test_any_lessons_keep_the_table_bounded(
         json.dumps({"rows": {str(MARKS): [0.1, 0.0, 0.0, 0.0, 0.0]}}),  # no such bit
         json.dumps({"rows": {}, "lessons": -1}),
         json.dumps({"rows": {}, "weights": "a field nobody wrote"}),
+        '{"rows": {"3": [NaN, 0.1, 0.0, 0.0, 0.0]}}',  # no number
+        '{"rows": {"3": [Infinity, 0.0, 0.0, 0.0, 0.0]}}',
+        json.dumps({"rows": {}, "taught_ms": 10**17}),  # a lesson in the year 3 million
     ],
 )
 def test_what_is_no_table_is_read_as_none(raw: str | bytes) -> None:
@@ -116,10 +131,12 @@ def test_the_embedded_classifier_reads_with_the_teams_weights_and_says_so() -> N
     alone, source = shipped.interpret("roger that", context=AFTER_IDEA)
     assert alone.act_type is ActType.TANGENT and source == "embedded"
     team, taught = TeamWeights(), 0
-    lesson = Lesson(marks("roger that", AFTER_IDEA), ActType.COMMIT, ActType.TANGENT)
     while shipped.with_team(team).classify("roger that", context=AFTER_IDEA).act_type is not (
         ActType.COMMIT
     ):
+        lesson = Lesson(
+            marks("roger that", AFTER_IDEA), ActType.COMMIT, ActType.TANGENT, str(taught)
+        )
         team, taught = team.learned(lesson, 0), taught + 1
         assert taught <= 10, "ten lessons never taught it"
     turn, source = shipped.with_team(team).interpret("roger that", context=AFTER_IDEA)
@@ -130,3 +147,34 @@ def test_the_embedded_classifier_reads_with_the_teams_weights_and_says_so() -> N
     assert shipped.with_team(team).interpret(other, context=AFTER_IDEA) == before
     # no table, or an empty one: the shipped classifier itself
     assert shipped.with_team(TeamWeights()).team is None
+
+
+def test_a_lesson_sent_again_teaches_nothing_more() -> None:
+    lesson = Lesson(marks("roger that"), ActType.COMMIT, ActType.TANGENT, "c1")
+    once = TeamWeights().learned(lesson, 0)
+    assert once.learned(lesson, 5) is once and once.taught_by == ("c1",)
+    # the ids kept are the newest KEPT_IDS
+    many = once
+    for n in range(KEPT_IDS + 3):
+        many = many.learned(Lesson(marks("ok then"), ActType.COMMIT, ActType.TANGENT, str(n)), 0)
+    assert len(many.taught_by) == KEPT_IDS and many.taught_by[-1] == str(KEPT_IDS + 2)
+
+
+def test_try_another_angle_only_says_what_the_turn_was_not() -> None:
+    """ "Try another angle" after a turn read as agreement lowers agreement, and raises no
+    act in its place: an idea's weight would make the next such turn replace the candidate."""
+    lesson = Lesson(marks("works for me i guess"), None, ActType.COMMIT, "c1")
+    team = TeamWeights().learned(lesson, 0)
+    commit = ACTS.index(ActType.COMMIT)
+    for row in team.rows.values():
+        assert row[commit] == -RATE and all(w == 0.0 for k, w in enumerate(row) if k != commit)
+
+
+def test_a_long_turn_leans_no_more_than_a_short_one() -> None:
+    long = " ".join(f"word{n}" for n in range(400))
+    team = TeamWeights()
+    for n in range(10):
+        team = team.learned(Lesson(marks(long), ActType.COMMIT, ActType.TANGENT, str(n)), 0)
+    leans = team.leans(marked(long))
+    assert leans[ACTS.index(ActType.COMMIT)] == MAX_LEAN
+    assert leans[ACTS.index(ActType.TANGENT)] == -MAX_LEAN

@@ -12,9 +12,12 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bot.app import App, build_app
 from bot.reports.trace import collect
 from core.deliberation.actions import ActionType
+from core.deliberation.commands import Teach
 from core.deliberation.interpretation import ActType
 from core.deliberation.messages import UserSaid
 from core.deliberation.recent import marks_bits
@@ -89,7 +92,7 @@ def test_try_another_angle_after_an_answer_read_as_agreement_teaches_it(app: App
     assert team is not None and team.lessons == 1
     correlation = next(e for e in events if isinstance(e, View)).correlation_id
     [row] = taught_rows(app, correlation)
-    assert row["data"] == {"was": "brainstorm", "read_as": "commit", "lessons": 1}
+    assert row["data"] == {"was": "not commit", "read_as": "commit", "lessons": 1}
 
 
 def test_use_this_after_an_answer_read_as_agreement_teaches_nothing(app: App) -> None:
@@ -157,8 +160,8 @@ def test_adapt_false_keeps_no_marks_and_learns_nothing(
     # a table someone left is not read either
     store = TeamStore(app.redis, workspace)
     strong = TeamWeights()
-    for _ in range(10):
-        strong = strong.learned(Lesson(marks(ANSWER), ActType.COMMIT, ActType.TANGENT), 0)
+    for n in range(10):
+        strong = strong.learned(Lesson(marks(ANSWER), ActType.COMMIT, ActType.TANGENT, str(n)), 0)
     app.redis.set(store.key, strong.model_dump_json())
     say(runtime, IDEA, ALICE, "s2")
     _, events = say(runtime, ANSWER, BOB, "s2")
@@ -187,18 +190,20 @@ def _held_as_planted(app: App, key: str) -> bool:
     return bool(app.redis.eval(same, 1, key, PLANTED))  # type: ignore[no-untyped-call]
 
 
-def test_lessons_given_at_once_all_count(app: App, redis_client: RedisClient) -> None:
-    lesson = Lesson(marks(ANSWER), ActType.COMMIT, ActType.TANGENT)
+def test_lessons_given_at_once_all_count_and_one_sent_again_counts_once(
+    app: App, redis_client: RedisClient
+) -> None:
     errors: list[BaseException] = []
 
-    def teach() -> None:
+    def teach(thread: int) -> None:
         try:
-            for _ in range(5):
+            for n in range(5):
+                lesson = Lesson(marks(ANSWER), ActType.COMMIT, ActType.TANGENT, f"{thread}-{n}")
                 TeamStore(redis_client, app.store.workspace).learn(lesson)
         except BaseException as error:  # (a thread's error is the test's)
             errors.append(error)
 
-    threads = [threading.Thread(target=teach) for _ in range(4)]
+    threads = [threading.Thread(target=teach, args=(t,)) for t in range(4)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -208,3 +213,48 @@ def test_lessons_given_at_once_all_count(app: App, redis_client: RedisClient) ->
     assert team is not None and team.lessons == 20
     held = json.loads(app.redis.get(TeamStore(app.redis, app.store.workspace).key) or "{}")
     assert held["lessons"] == 20
+    # a lesson sent again (its answer lost on the way back) teaches nothing more
+    again = Lesson(marks(ANSWER), ActType.COMMIT, ActType.TANGENT, "3-4")
+    assert TeamStore(redis_client, app.store.workspace).learn(again) == team
+
+
+def test_a_click_whose_lesson_is_sent_again_teaches_once(app: App) -> None:
+    """The runtime sends a lesson again when Redis cuts it off; the lesson's id is the click's:
+    the second changes nothing, and writes no second line on the trace."""
+    runtime = app.runtime(use_env=False)
+    idea, _ = say(runtime, IDEA, ALICE, "s1")
+    say(runtime, ANSWER, BOB, "s1")
+    done = press(runtime, idea, ActionType.CONFIRM_CURRENT, uuid.uuid4().hex, "s1")
+    cid = done[0].correlation_id
+    cmd = Teach(marks(ANSWER), ActType.COMMIT, ActType.TANGENT, cid)
+    before = team_of(app)
+    assert runtime.team.teach(cmd, "s1", app.trace) == before
+    assert len(taught_rows(app, cid)) == 1
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [
+        "hash",  # another type than a string
+        json.dumps({"rows": {"3": [float("nan"), 0.1, 0, 0, 0]}}).replace("NaN", "NaN"),
+        json.dumps({"rows": {}, "taught_ms": 10**17}),  # a lesson in the year 3 million
+        "x" * (300 * 1024),  # past what a table can be
+    ],
+)
+def test_what_is_no_table_never_fails_a_turn(app: App, planted: str) -> None:
+    store = TeamStore(app.redis, app.store.workspace)
+    if planted == "hash":
+        app.redis.hset(store.key, "rows", "{}")
+    else:
+        app.redis.set(store.key, planted)
+    runtime = app.runtime(use_env=False)
+    idea, _ = say(runtime, IDEA, ALICE, "s1")
+    _, events = say(runtime, ANSWER, BOB, "s1")
+    read = [row for row in collect(app, events[0].correlation_id) if row["event"] == "classified"]
+    assert read[0]["data"]["classifier"] == "embedded"  # the shipped model alone
+    done = press(runtime, idea, ActionType.CONFIRM_CURRENT, uuid.uuid4().hex, "s1")
+    assert outcomes(done) == ["committed"]
+    [row] = taught_rows(app, done[0].correlation_id)
+    assert row["data"]["skipped"] == "unreadable"
+    assert store.load() is None
+    assert store.reset() == (True, None) and store.load() == TeamWeights()
