@@ -29,7 +29,7 @@ from core.perception.in_context import context_features
 from core.perception.linear import LinearModel, softmax
 from core.perception.model import weights
 from core.perception.stances import stance_of
-from core.perception.team import TeamWeights, marked
+from core.perception.team import TeamWeights, bits_of
 
 __all__ = ["RULE_SURE", "EmbeddedClassifier", "unfamiliar"]
 
@@ -62,11 +62,9 @@ class EmbeddedClassifier(ReadsAlone):
         context: TurnContext | None = None,
     ) -> tuple[TurnInterpretation, str]:
         """As ``classify``, named "embedded+team" when the team's weights changed the act."""
-        turn = self.classify(text, topic, context)
-        if self.team is None:
-            return turn, self.name
-        alone = self.with_team(None).classify(text, topic, context)
-        return turn, self.name if alone.act_type is turn.act_type else self.by_team
+        turn, alone = self._read(text, topic, context)
+        changed = alone is not None and alone.act_type is not turn.act_type
+        return turn, self.by_team if changed else self.name
 
     @property
     def model(self) -> LinearModel:
@@ -83,41 +81,58 @@ class EmbeddedClassifier(ReadsAlone):
     def classify(
         self, text: str, topic: str | None = None, context: TurnContext | None = None
     ) -> TurnInterpretation:
+        return self._read(text, topic, context)[0]
+
+    def _read(
+        self, text: str, topic: str | None, context: TurnContext | None
+    ) -> tuple[TurnInterpretation, TurnInterpretation | None]:
+        """The reading, and the shipped model's alone when the team's weights bear on the
+        turn (None: they do not, or there are none), from one pass over its features."""
         said = normalise(text[:MAX_CHARS])
         stance = stance_of(unaddressed(said))  # "same", "no, not that": plainly (stances.py)
         if stance is Stance.AGREE:
-            return TurnInterpretation(
+            sure = TurnInterpretation(
                 act_type=ActType.COMMIT,
                 target=Target.CURRENT_CANDIDATE,
                 confidence=RULE_SURE,
                 stance=stance,
             )
+            return sure, None
         found = features(text, topic)
         if unfamiliar(said, found, self.model):  # unsure on purpose: handled as a question
-            return TurnInterpretation(
+            unsure = TurnInterpretation(
                 act_type=ActType.QUESTION,
                 target=Target.CURRENT_CANDIDATE,
                 confidence=0.0,
                 stance=stance,
             )
-        logits = self.model.logits(found + context_features(text, context))
-        if self.team is not None:
-            leans = self.team.leans(marked(text, context))
-            logits = [a + b for a, b in zip(logits, leans, strict=True)]
-        probs = softmax(logits)
-        if stance in (Stance.DISSENT, Stance.BACK):  # never a commit: the rest's shares
-            commit = _ACTS.index(ActType.COMMIT)
-            rest = 1.0 - probs[commit]
-            probs = [0.0 if k == commit else p / rest for k, p in enumerate(probs)]
-        # ties go to the act listed first, so the answer never depends on float noise order
-        best = max(range(len(_ACTS)), key=lambda k: (probs[k], -k))
-        act = _ACTS[best]
-        return TurnInterpretation(
-            act_type=act,
-            target=_target(act, said),
-            confidence=round(probs[best], 4),
-            stance=stance,
-        )
+            return unsure, None
+        found += context_features(text, context)
+        logits = self.model.logits(found)
+        leans = [] if self.team is None else self.team.leans(bits_of(found))
+        if not any(leans):
+            return _decided(logits, stance, said), None
+        taught = [a + b for a, b in zip(logits, leans, strict=True)]
+        return _decided(taught, stance, said), _decided(logits, stance, said)
+
+
+def _decided(logits: list[float], stance: Stance | None, said: str) -> TurnInterpretation:
+    """The act the logits make likeliest, and how sure (a dissent or a step back is never a
+    commit: the other acts' shares)."""
+    probs = softmax(logits)
+    if stance in (Stance.DISSENT, Stance.BACK):  # never a commit: the rest's shares
+        commit = _ACTS.index(ActType.COMMIT)
+        rest = 1.0 - probs[commit]
+        probs = [0.0 if k == commit else p / rest for k, p in enumerate(probs)]
+    # ties go to the act listed first, so the answer never depends on float noise order
+    best = max(range(len(_ACTS)), key=lambda k: (probs[k], -k))
+    act = _ACTS[best]
+    return TurnInterpretation(
+        act_type=act,
+        target=_target(act, said),
+        confidence=round(probs[best], 4),
+        stance=stance,
+    )
 
 
 def unfamiliar(said: str, found: list[str], model: LinearModel | None = None) -> bool:

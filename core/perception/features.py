@@ -13,6 +13,7 @@ much each one is worth. Feature names are the keys of
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from itertools import pairwise
 
 from core.perception.cues import ACT_CUES, STOPWORDS
@@ -88,8 +89,14 @@ MAX_CHARS = 2000  # what of a turn is read: all a short turn says, and a bound o
 
 def features(text: str, topic: str | None = None) -> list[str]:
     """The features present in a turn (its first ``MAX_CHARS`` characters), without
-    repeats, in a stable order."""
-    own, chat = _unquoted(text[:MAX_CHARS])
+    repeats, in a stable order. A turn's are worked out once: its classifier, and the marks
+    a click may teach of it (``team.py``), read the same ones."""
+    return list(_features(text[:MAX_CHARS], topic))
+
+
+@lru_cache(maxsize=256)
+def _features(text: str, topic: str | None) -> tuple[str, ...]:
+    own, chat = _unquoted(text)
     said = normalise(own)
     plain = unaddressed(said)
     if plain != said:
@@ -104,7 +111,7 @@ def features(text: str, topic: str | None = None) -> list[str]:
     found += chat + _shape(marked, tokens)
     found += _cued(plain)
     found += _topic(said, topic)
-    return list(dict.fromkeys(found))
+    return tuple(dict.fromkeys(found))
 
 
 def _cued(plain: str) -> list[str]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -41,6 +42,7 @@ __all__ = [
     "RATE",
     "Lesson",
     "TeamWeights",
+    "bits_of",
     "marked",
     "marks",
 ]
@@ -61,12 +63,18 @@ def marked(text: str, context: TurnContext | None = None) -> frozenset[int]:
     classifier reads in it (``features.py``: lower-cased, a "nick:" address set aside, the
     start and the end of the turn as words of their own) and what it reads of it in
     ``context`` ("a short turn after an idea", ``in_context.py``), hashed."""
-    found = features(text) + context_features(text, context)
-    grams = [name for name in found if name.startswith(("w:", "b:", "ctx:"))]
-    return frozenset(
-        int.from_bytes(hashlib.blake2s(gram.encode(), digest_size=4).digest(), "big") % MARKS
-        for gram in grams
-    )
+    return bits_of(features(text) + context_features(text, context))
+
+
+def bits_of(found: Iterable[str]) -> frozenset[int]:
+    """The bits of marks that the features ``found`` set (its words, pairs and ``ctx:``
+    features; the rest of a turn's features say nothing a team teaches)."""
+    return frozenset(_bit(name) for name in found if name.startswith(("w:", "b:", "ctx:")))
+
+
+@lru_cache(maxsize=4096)
+def _bit(gram: str) -> int:
+    return int.from_bytes(hashlib.blake2s(gram.encode(), digest_size=4).digest(), "big") % MARKS
 
 
 def marks(text: str, context: TurnContext | None = None) -> str:
