@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from typing import Any
 
 import pytest
 
 from core.runtime.conversations import MAX_BEFORE
+from tests.faults.embedded import cli
 
 NO_REDIS = {**os.environ, "REDIS_URL": "redis://127.0.0.1:1/0"}  # nothing listens there
 
@@ -25,15 +25,7 @@ def deliberate(
     *argv: str, stdin: str | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """The command, as a person runs it (with Redis unreachable unless ``env`` says)."""
-    return subprocess.run(
-        [sys.executable, "-m", "bot.main", *argv],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env or NO_REDIS,
-        check=False,
-    )
+    return cli(*argv, env=env or NO_REDIS, stdin=stdin)
 
 
 def classify(
