@@ -268,9 +268,10 @@ def _register_perception(commands: argparse._SubParsersAction[argparse.ArgumentP
 def _status(app: App, args: argparse.Namespace) -> int:
     store = TeamStore(app.redis, app.store.workspace)
     now = server_ms(app.redis, store.key)
-    team = parsed(store.read(app.redis))
+    held = parsed(store.read(app.redis))
+    team = None if held is None else held.at(now)  # (as it has decayed by now)
     on = app.config.perception.adapt
-    record = _record(app, on, team if team is None else team.at(now), now)
+    record = _record(app, on, team, now)
     if args.json:
         print(json_line(record))
         return 0
@@ -282,7 +283,7 @@ def _status(app: App, args: argparse.Namespace) -> int:
     if not team.lessons:
         print("no click has taught them yet: the shipped model reads alone")
         return 0
-    print(_taught(team.at(now), now))
+    print(_taught(team, now))
     return 0
 
 
