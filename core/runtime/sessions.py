@@ -52,7 +52,7 @@ class SessionStore:
     def load(self, session_id: str) -> Session:
         """The saved session, or a fresh one (version 0) when there is none or it expired."""
         raw = self.redis.hget(self.keys.session(validate_session_id(session_id)), "data")
-        return Session.model_validate_json(str(raw)) if raw else Session(id=session_id)
+        return _session(raw, session_id)
 
     def load_with(
         self, session_id: str, also: Callable[[RedisClient | RedisPipeline], Any]
@@ -69,8 +69,7 @@ class SessionStore:
                 raw, value = pipe.execute()
         except AskError:  # (MovedError is one too)
             raw, value = self.redis.hget(key, "data"), also(self.redis)
-        session = Session.model_validate_json(str(raw)) if raw else Session(id=session_id)
-        return session, value
+        return _session(raw, session_id), value
 
     def exists(self, session_id: str) -> bool:
         """Whether the session was saved and has not expired (a thread the bot takes part in)."""
@@ -138,7 +137,7 @@ class SessionStore:
         if int(reply[0]):
             return Stored(True, read if saved is None else saved), replies
         raw = reply[2]
-        found = Session.model_validate_json(str(raw)) if raw else Session(id=read.id)
+        found = _session(raw, read.id)
         return Stored(False, found), replies
 
     def _call(
@@ -167,3 +166,8 @@ class SessionStore:
             if saved is not None:
                 return saved
         raise StoreError(f"session {session_id} kept changing during {attempts} attempts")
+
+
+def _session(raw: Any, session_id: str) -> Session:
+    """The session Redis holds as ``raw``, or a fresh one (version 0) when it holds none."""
+    return Session.model_validate_json(str(raw)) if raw else Session(id=session_id)
