@@ -35,7 +35,7 @@ from core.config.core_config import load_config
 from core.deliberation.messages import ActionClicked, UserSaid
 from core.deliberation.view import View
 from core.llm.prompts import ROLE as EXECUTOR_ROLE
-from core.runtime.runner import OutcomeEvent
+from core.runtime.events import OutcomeEvent
 from core.runtime.sessions import SessionStore
 from core.state.keys import WorkspaceKeys
 

@@ -67,7 +67,8 @@ from core.deliberation.view import View
 from core.llm.offline_responder import OfflineResponder
 from core.metrics.tally import flush_all
 from core.perception import EmbeddedClassifier
-from core.runtime.runner import Event, OutcomeEvent, Runtime
+from core.runtime.events import Event, OutcomeEvent
+from core.runtime.runner import Runtime
 from core.state.keys import WorkspaceKeys
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -31,7 +31,8 @@ from core.deliberation.actions import ActionType
 from core.deliberation.messages import ActionClicked, UserSaid
 from core.deliberation.view import View
 from core.metrics.tally import flush_all
-from core.runtime.runner import Event, OutcomeEvent, Runtime
+from core.runtime.events import Event, OutcomeEvent
+from core.runtime.runner import Runtime
 from core.runtime.sessions import SessionStore
 from core.state.keys import WorkspaceKeys
 

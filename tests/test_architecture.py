@@ -201,3 +201,74 @@ def test_a_long_module_or_a_crowded_room_is_named_and_a_far_too_large_one_fails(
         warnings.warn(f"{folder}: {count} modules: is it one room?", stacklevel=1)
     assert {p: n for p, n in long.items() if n > 2 * SOFT_LINES} == {}
     assert {f: n for f, n in crowded.items() if n > 2 * SOFT_MODULES} == {}
+
+
+RESOLVING = {"slack_team", "discord_server", "discord_dm", "actor_of", "tenant", "actor"}
+INSIDES = {"gateway", "sessions", "policy"}  # the core's parts behind Runtime and its queries
+ADAPTERS = ("bot/slack", "bot/discord")
+
+
+NOT_THE_CORE = {"self", "config", "discord"}  # ``x.config.sessions``, ``discord.gateway``
+
+
+def _base_name(node: ast.expr) -> str:
+    """``b`` of ``a.b.c``'s ``.c``; ``a`` of ``a.c``."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _calls_and_reaches(path: Path) -> tuple[set[str], set[str]]:
+    """The names ``path`` calls as a method (``x.name(...)``) or a function, and the
+    attributes it reads off another object (``x.name``): not its own (``self.name``), nor a
+    setting's (``config.name``) or the Discord library's."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    called: set[str] = set()
+    reached: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            called.add(func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", ""))
+        if isinstance(node, ast.Attribute) and _base_name(node.value) not in NOT_THE_CORE:
+            reached.add(node.attr)
+    return called, reached
+
+
+def _adapter_modules() -> list[Path]:
+    return sorted(p for folder in ADAPTERS for p in (ROOT / folder).rglob("*.py"))
+
+
+def test_the_finder_sees_a_tenant_resolved_and_an_inside_reached(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(
+        "t = w.tenancy.discord_server(1)\n"
+        "p = app.gateway.proposals.get('x')\n"
+        "ttl = app.config.sessions.ttl_sec\n"
+    )
+    called, reached = _calls_and_reaches(module)
+    assert "discord_server" in called & RESOLVING and reached & INSIDES == {"gateway"}
+
+
+def test_each_platform_resolves_the_tenant_and_the_actor_in_one_place() -> None:
+    """A request's tenant and person are worked out by its Visit (``visit.py``), once; the
+    functions that do it are defined elsewhere (``origin.py``, ``roles.py``) but called
+    only there."""
+    callers = {
+        str(p.relative_to(ROOT)): sorted(_calls_and_reaches(p)[0] & RESOLVING)
+        for p in _adapter_modules()
+    }
+    assert {p: names for p, names in callers.items() if names} == {
+        "bot/discord/visit.py": ["actor_of", "discord_dm", "discord_server"],
+        "bot/slack/origin.py": ["slack_team"],  # Origin.tenant itself, which visit.py calls
+        "bot/slack/visit.py": ["actor", "tenant"],
+    }
+
+
+def test_no_adapter_reaches_into_the_gateway_the_sessions_or_the_policy() -> None:
+    """What the adapters need of the core they get through ``Runtime.send``/``click``, its
+    queries and the chat room's helpers, never by reading the core's parts."""
+    reaching = {
+        str(p.relative_to(ROOT)): sorted(_calls_and_reaches(p)[1] & INSIDES)
+        for p in _adapter_modules()
+    }
+    assert {p: names for p, names in reaching.items() if names} == {}

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import JsonValue
 
+from bot.chat.notices import GUESTS_MAY_NOT_READ
 from bot.proposals.deadlines import deadlines_of
 from bot.reports.explain import (
     evaluation_line,
@@ -22,6 +23,7 @@ from bot.reports.explain import (
 from core.deliberation.sentences import short
 from core.gateway.outcome import SECRET
 from core.rate_limits import over_limit
+from core.state.actor import Actor, ActorKind
 from core.state.codec import UnreadableEntry
 from core.state.keys import validate_state_key
 from core.state.mutation_log import LogRecord, MutationLog
@@ -30,7 +32,7 @@ from core.state.scripts import server_ms
 if TYPE_CHECKING:
     from bot.app import App
 
-__all__ = ["HELP", "KEY_SCAN", "answer"]
+__all__ = ["HELP", "KEY_SCAN", "answer", "answer_person"]
 
 HELP = """\
 /deliberate state [PREFIX] [--after KEY]
@@ -60,6 +62,14 @@ VALUE_CHARS = 120
 # may ask for in one workspace a minute, counted together, as the web counts its pages
 READS_PER_MINUTE = 60
 _READS = frozenset({"state", "log", "why"})
+
+
+def answer_person(app: App, text: str, asker: Actor, *, max_chars: int = 2800) -> str:
+    """``answer`` for a person in chat: a guest hears that guests may not read, unless the
+    workspace lets them (``guests.read``)."""
+    if asker.kind is ActorKind.GUEST and not app.policy.config.guests.read:
+        return GUESTS_MAY_NOT_READ
+    return answer(app, text, asker=asker.identity, max_chars=max_chars)
 
 
 def answer(app: App, text: str, *, asker: str, max_chars: int = 2800) -> str:

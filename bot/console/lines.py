@@ -24,7 +24,8 @@ from core.deliberation.messages import ActionClicked, ShowRequested, TopicSet, U
 from core.deliberation.topics import MAX_TOPIC
 from core.deliberation.view import Button, View
 from core.redaction import readable
-from core.runtime.runner import Event, FromPeople, Runtime
+from core.runtime.events import Event, FromPeople
+from core.runtime.runner import Runtime
 from core.state.actor import Actor
 from core.state.scripts import server_ms
 from core.state.store import StateStore

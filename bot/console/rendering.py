@@ -15,7 +15,7 @@ from bot.screen import json_safe, one_line, visible
 from core.deliberation.beats import ActionStyle
 from core.deliberation.view import Button, View
 from core.moments import view_deadlines
-from core.runtime.runner import Event, OutcomeEvent
+from core.runtime.events import Event, OutcomeEvent
 
 __all__ = [
     "COLOURS",

@@ -7,7 +7,9 @@ A click is answered in three ways. What it committed replaces the clicked messag
 stale, already done) is an ephemeral reply. A new reply (an action that asks the assistant
 again) goes into the channel, and so do the buttons that come next. A button that asks for
 something first (a new value, a reason) opens a form, and its click goes, answered the same
-ways, when the form is submitted (see ``forms``)."""
+ways, when the form is submitted (see ``forms``).
+
+The tenant and the person acting are worked out once per request (``visit.py``)."""
 
 from __future__ import annotations
 
@@ -19,43 +21,37 @@ from typing import Any
 import discord
 from redis.exceptions import RedisError
 
-from bot.chat.answers import answer
+from bot.chat.answers import answer_person
 from bot.chat.break_glass import COMMAND as GLASS_COMMAND
 from bot.chat.break_glass import barred, break_glass_command, reason_problem
-from bot.chat.click_outcomes import ClickOutcome
+from bot.chat.click_outcomes import closing_line, follow_ups
 from bot.chat.deliveries import Deliveries
 from bot.chat.notices import (
-    GUESTS_MAY_NOT_READ,
-    NO_DMS,
     NOT_SHOWN,
     TROUBLE,
     UNCHANGED,
     UNCONFIRMED,
-    not_served,
 )
 from bot.chat.requests import request_of
 from bot.chat.workspaces import Workspaces
-from bot.proposals.refs import Shown, ShownMessages, proposals_in
+from bot.proposals.refs import Shown, keep_shown, proposals_in
 from connectors.discord_markdown import code_block, escape
-from core.config.tenants import Tenant
 from core.deliberation.messages import ActionClicked, ShowRequested, TopicSet, UserSaid
 from core.deliberation.view import View
-from core.runtime.runner import Event
-from core.state.actor import ActorKind
+from core.runtime.clicked import Clicked
 from core.state.limits import Unacknowledged
 
 from .buttons import ButtonRef, DeliberateButton
 from .closing import Closing
 from .forms import form_for, prefill_for, read_form
 from .render import MAX_CONTENT, NO_PINGS, render
-from .roles import actor_of
 from .turns import PLATFORM, Listening, replies, session_id, turn_text
+from .visit import Visit, visit_of_interaction, visit_of_message
 
 __all__ = ["DiscordAdapter"]
 
 log = logging.getLogger("deliberate.discord")
 NOT_LISTENING = "Deliberate does not take part in this channel; nothing was changed."
-NOT_SERVED = not_served("server")
 ELSEWHERE = "This button belongs to another conversation"
 ANSWER_CHARS = 1900  # Discord's 2000, less the code block around it
 Interaction = discord.Interaction[Any]
@@ -78,23 +74,22 @@ class DiscordAdapter:
         text = turn_text(message, me, self.listening)
         if text is None:
             return
-        tenant = self._tenant(message.guild.id if message.guild else None, message.author.id)
-        if tenant is None:
+        visit = visit_of_message(self.workspaces, message)
+        if visit.tenant is None:
             return  # a server or a DM the bot does not serve: not a word, nothing stored
         delivery = str(message.id)
-        permissions = _permissions_in(message)
-        who = actor_of(tenant, message.author, permissions)
+        who = visit.person
         said = request_of(text, who) or UserSaid(
             text=text, actor=who, replying=replies(message, me)
         )
         deliveries = None
         try:
-            app = await asyncio.to_thread(self.workspaces.app, tenant)
+            app = await asyncio.to_thread(visit.app)
             deliveries = Deliveries(app.redis, app.store.workspace)
             if not await asyncio.to_thread(deliveries.claim, PLATFORM, delivery):
                 return
             await _typing(message.channel)
-            runtime = await asyncio.to_thread(self.workspaces.runtime, tenant)
+            runtime = await asyncio.to_thread(visit.runtime)
             events = await asyncio.to_thread(runtime.send, session_id(message.channel.id), said)
         except Unacknowledged as exc:  # the turn committed, or not: not handled again
             log.warning("discord message %s: %s", delivery, exc)
@@ -108,14 +103,10 @@ class DiscordAdapter:
             return
         for event in events:
             if isinstance(event, View):
-                await self._show(event, message.channel, reply_to=message, tenant=tenant)
+                await self._show(event, message.channel, reply_to=message, visit=visit)
 
-    def _tenant(self, guild_id: int | None, user_id: int) -> Tenant | None:
-        tenancy = self.workspaces.tenancy
-        return tenancy.discord_dm(user_id) if guild_id is None else tenancy.discord_server(guild_id)
-
-    def _refusal(self, interaction: Interaction) -> str:
-        return NO_DMS if interaction.guild_id is None else NOT_SERVED
+    def _visit(self, interaction: Interaction) -> Visit:
+        return visit_of_interaction(self.workspaces, interaction)
 
     # --- clicks --------------------------------------------------------------------------
 
@@ -155,9 +146,9 @@ class DiscordAdapter:
     async def _clicked(
         self, interaction: Interaction, ref: ButtonRef | None, label: str, note: str | None
     ) -> None:
-        tenant = self._tenant(interaction.guild_id, interaction.user.id)
-        if tenant is None:
-            return await self._deny(interaction, self._refusal(interaction))
+        visit = self._visit(interaction)
+        if visit.tenant is None:
+            return await self._deny(interaction, visit.refusal)
         if ref is None:
             return await self._deny(interaction, "This button's data is not valid")
         if ref.channel_id != interaction.channel_id:
@@ -170,27 +161,26 @@ class DiscordAdapter:
             target_id=ref.target_id,
             expected_version=ref.version,
             click_id=f"{PLATFORM}-{interaction.id}",  # a form's: its submission's
-            actor=actor_of(tenant, interaction.user, interaction.permissions),
+            actor=visit.person,
             note=None if glass else note,
             break_glass=(note or "") if glass else None,
         )
-        runtime = await asyncio.to_thread(self.workspaces.runtime, tenant)
-        events = await asyncio.to_thread(runtime.send, ref.session, clicked)
+        runtime = await asyncio.to_thread(visit.runtime)
+        outcome = await asyncio.to_thread(runtime.click, ref.session, clicked)
         try:
-            await self._after_click(interaction, tenant, events, label)
+            await self._after_click(interaction, visit, outcome, label)
         except Exception:  # handled, but not shown: say so, not "nothing was changed"
             log.exception("discord click %s: showing its outcome failed", interaction.id)
             await self._followup(interaction, NOT_SHOWN)
 
     async def _after_click(
-        self, interaction: Interaction, tenant: Tenant, events: list[Event], label: str
+        self, interaction: Interaction, visit: Visit, outcome: Clicked, label: str
     ) -> None:
-        outcome = ClickOutcome(events)
         clicker = f"user:{interaction.user.id}"
-        line = outcome.closing_line(clicker, label, _mention, escape)
-        closed = line is not None and await self.closing.close(interaction, tenant, line)
-        for view in outcome.follow_ups(closed):
-            await self._show(view, interaction.channel, interaction=interaction, tenant=tenant)
+        line = closing_line(outcome, clicker, label, _mention, escape)
+        closed = line is not None and await self.closing.close(interaction, visit.served, line)
+        for view in follow_ups(outcome, closed):
+            await self._show(view, interaction.channel, interaction=interaction, visit=visit)
 
     async def _ask(self, interaction: Interaction, ref: ButtonRef, label: str) -> None:
         """Discord buttons have no confirm dialog: the first click asks, for the clicker
@@ -206,17 +196,16 @@ class DiscordAdapter:
     async def _open_form(self, interaction: Interaction, ref: ButtonRef) -> None:
         """The form, as the click's answer (within Discord's 3 seconds); refused at once where
         its click would be, before anyone types."""
-        tenant = self._tenant(interaction.guild_id, interaction.user.id)
-        if tenant is None:
-            return await self._refuse(interaction, self._refusal(interaction) + UNCHANGED)
+        visit = self._visit(interaction)
+        if visit.tenant is None:
+            return await self._refuse(interaction, visit.refusal + UNCHANGED)
         if ref.channel_id != interaction.channel_id:
             return await self._refuse(interaction, ELSEWHERE + UNCHANGED)
         try:
-            app = await asyncio.to_thread(self.workspaces.app, tenant)
-            runtime = await asyncio.to_thread(self.workspaces.runtime, tenant)
+            app = await asyncio.to_thread(visit.app)
+            runtime = await asyncio.to_thread(visit.runtime)
             prefill = await asyncio.to_thread(prefill_for, runtime.queries, ref)
-            who = actor_of(tenant, interaction.user, interaction.permissions)
-            glass = ref.asks == "glass"
+            who, glass = visit.person, ref.asks == "glass"
             why = await asyncio.to_thread(barred, app, ref.target_id, who) if glass else None
         except Exception:  # the form opens all the same, empty (the click checks it all)
             log.exception("discord click %s: cannot read what its form shows", interaction.id)
@@ -261,15 +250,15 @@ class DiscordAdapter:
         except discord.HTTPException as error:
             log.warning("cannot acknowledge /deliberate %s: %s", interaction.id, error)
             return
-        tenant = self._tenant(interaction.guild_id, interaction.user.id)
-        if tenant is None or interaction.channel_id is None:
-            return await self._followup(interaction, self._refusal(interaction) + ".")
+        visit = self._visit(interaction)
+        if visit.tenant is None or interaction.channel_id is None:
+            return await self._followup(interaction, visit.refusal + ".")
         if not self.listening.covers(interaction.channel):
             return await self._followup(interaction, NOT_LISTENING)
-        actor = actor_of(tenant, interaction.user, interaction.permissions)
+        actor = visit.person
         msg = ShowRequested(actor=actor) if topic is None else TopicSet(topic=topic, actor=actor)
         try:
-            runtime = await asyncio.to_thread(self.workspaces.runtime, tenant)
+            runtime = await asyncio.to_thread(visit.runtime)
             session = session_id(interaction.channel_id)
             events = await asyncio.to_thread(runtime.send, session, msg)
         except Exception:
@@ -277,22 +266,19 @@ class DiscordAdapter:
             return await self._followup(interaction, TROUBLE)
         views = [event for event in events if isinstance(event, View)]
         for view in views:
-            await self._show(view, interaction.channel, interaction=interaction, tenant=tenant)
+            await self._show(view, interaction.channel, interaction=interaction, visit=visit)
         if not any(view.ephemeral for view in views):  # the answer went to the channel
             await self._followup(interaction, "Done: see the channel.")
 
     def _answer(self, interaction: Interaction, text: str) -> str:
-        tenant = self._tenant(interaction.guild_id, interaction.user.id)
-        if tenant is None:
-            return f"{self._refusal(interaction)}."
-        actor = actor_of(tenant, interaction.user, interaction.permissions)
-        app = self.workspaces.app(tenant)
+        visit = self._visit(interaction)
+        if visit.tenant is None:
+            return f"{visit.refusal}."
+        actor, app = visit.person, visit.app()
         command, _, rest = text.strip().partition(" ")
         if command == GLASS_COMMAND:  # a change: the gateway checks the role
             return break_glass_command(app, actor, rest).text
-        if actor.kind is ActorKind.GUEST and not app.policy.config.guests.read:
-            return GUESTS_MAY_NOT_READ
-        return answer(app, text, asker=actor.identity, max_chars=ANSWER_CHARS)
+        return answer_person(app, text, actor, max_chars=ANSWER_CHARS)
 
     # --- sending -------------------------------------------------------------------------
 
@@ -303,31 +289,29 @@ class DiscordAdapter:
         *,
         reply_to: discord.Message | None = None,
         interaction: Interaction | None = None,
-        tenant: Tenant | None = None,
+        visit: Visit | None = None,
     ) -> None:
-        """``view``'s messages; those that show a proposal's buttons are kept, with
-        ``tenant``, so that they close when it expires (``bot.proposals``)."""
-        proposals = proposals_in(view) if tenant is not None else []
+        """``view``'s messages; those that show a proposal's buttons are kept, in
+        ``visit``'s tenant, so that they close when it expires (``bot.proposals``)."""
+        proposals = proposals_in(view) if visit is not None else []
         for part in render(view):
             if view.ephemeral and interaction is not None:
                 await self._followup(interaction, part.content, part.buttons)
                 continue
             sent = await self._send(channel, part.content, part.buttons, reply_to=reply_to)
             reply_to = None  # the first part answers the message; the rest follow it
-            if sent is not None and part.buttons is not None and proposals and tenant:
-                await asyncio.to_thread(self._remember, tenant, proposals, sent)
+            if sent is not None and part.buttons is not None and proposals and visit:
+                await asyncio.to_thread(self._remember, visit, proposals, sent)
 
-    def _remember(self, tenant: Tenant, proposals: list[str], sent: discord.Message) -> None:
+    def _remember(self, visit: Visit, proposals: list[str], sent: discord.Message) -> None:
         channel, message = str(sent.channel.id), str(sent.id)
+        tenant = visit.served
         server = None if tenant.private else tenant.id  # a DM's tenant is its person
         shown = Shown(
             platform=PLATFORM, channel=channel, message=message, text=sent.content, team=server
         )
         try:
-            app = self.workspaces.app(tenant)
-            ShownMessages(app.redis, app.store.workspace).record(
-                app.gateway.proposals, proposals, shown
-            )
+            keep_shown(visit.app(), proposals, shown)
         except RedisError as error:
             log.error("cannot keep discord message %s: %s", shown.ref, error)
 
@@ -373,14 +357,6 @@ def _release(deliveries: Deliveries, delivery: str) -> None:
         deliveries.release(PLATFORM, delivery)
     except RedisError:
         log.exception("cannot release discord message %s", delivery)
-
-
-def _permissions_in(message: discord.Message) -> discord.Permissions:
-    """The author's permissions where they spoke (overwrites included)."""
-    author, channel = message.author, message.channel
-    if isinstance(author, discord.Member) and hasattr(channel, "permissions_for"):
-        return channel.permissions_for(author)
-    return discord.Permissions.none()
 
 
 async def _typing(channel: Any) -> None:

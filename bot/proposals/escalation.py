@@ -75,7 +75,7 @@ class Escalations:
     def __init__(self, app: App, closers: Closers) -> None:
         self.app = app
         self.closers = closers
-        self.shown = ShownMessages(app.redis, app.store.workspace)
+        self.shown = ShownMessages.in_workspace(app)
         self.keys = WorkspaceKeys(app.store.workspace)
         self.tenant = tenant_install(app)
 

@@ -107,7 +107,7 @@ class ExpiredMessages:
     def __init__(self, app: App, closers: Closers) -> None:
         self.app = app
         self.closers = closers
-        self.shown = ShownMessages(app.redis, app.store.workspace)
+        self.shown = ShownMessages.in_workspace(app)
         self.lines = ClickLines(app.redis, app.store.workspace, app.config.sessions.ttl_sec)
 
     def run(self) -> int:

@@ -17,10 +17,11 @@ from core.state.keys import WorkspaceKeys
 from core.state.scripts import server_ms
 
 if TYPE_CHECKING:
+    from bot.app import App
     from core.gateway.proposals import ProposalBox
     from core.redis.client import RedisClient
 
-__all__ = ["MAX_MESSAGES", "Install", "Shown", "ShownMessages", "proposals_in"]
+__all__ = ["MAX_MESSAGES", "Install", "Shown", "ShownMessages", "keep_shown", "proposals_in"]
 
 NAME = "shown"  # the adapter keys' name (``{ws:<id>}:adapter:chat:shown…``)
 MAX_MESSAGES = 50  # a proposal's messages kept at most (each turn may show it again)
@@ -78,10 +79,22 @@ def proposals_in(view: View) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def keep_shown(app: App, proposal_ids: list[str], shown: Shown) -> int:
+    """What an adapter does once it has posted ``shown``: keep it for each of the pending
+    proposals it shows (``ShownMessages.record``), so that it closes when they expire."""
+    if not proposal_ids:
+        return 0
+    return ShownMessages.in_workspace(app).record(app.gateway.proposals, proposal_ids, shown)
+
+
 class ShownMessages:
     def __init__(self, client: RedisClient, workspace: str) -> None:
         self.redis = client
         self.keys = WorkspaceKeys(workspace)
+
+    @classmethod
+    def in_workspace(cls, app: App) -> ShownMessages:
+        return cls(app.redis, app.store.workspace)
 
     @property
     def index(self) -> str:

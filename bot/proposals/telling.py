@@ -58,7 +58,7 @@ class Requesters:
     def __init__(self, app: App, closers: Closers) -> None:
         self.app = app
         self.closers = closers
-        self.shown = ShownMessages(app.redis, app.store.workspace)
+        self.shown = ShownMessages.in_workspace(app)
 
     def run(self) -> int:
         """Tell each requester what changed since the last run; how many were told."""

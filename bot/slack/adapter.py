@@ -10,7 +10,8 @@ value, a reason) opens a form, and its click goes when the form is submitted (``
 
 Each request goes to its tenant's workspace (``origin.py`` says which, from the installation
 it reached); a team the bot does not serve changes nothing, and a person from another
-organisation in a shared channel is a guest there."""
+organisation in a shared channel is a guest there. Both are worked out once per request
+(``visit.py``): each handler is given the request's ``Visit``."""
 
 from __future__ import annotations
 
@@ -24,12 +25,11 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
-from bot.chat.answers import answer
+from bot.chat.answers import answer_person
 from bot.chat.break_glass import COMMAND as GLASS_COMMAND
 from bot.chat.break_glass import barred, reason_problem
-from bot.chat.click_outcomes import ClickOutcome
+from bot.chat.click_outcomes import closing_line, follow_ups
 from bot.chat.notices import (
-    GUESTS_MAY_NOT_READ,
     NOT_SHOWN,
     TROUBLE,
     UNCHANGED,
@@ -37,14 +37,13 @@ from bot.chat.notices import (
     not_served,
 )
 from bot.chat.requests import request_of
-from bot.chat.workspaces import Recent, Workspaces
+from bot.chat.workspaces import Workspaces
 from bot.proposals.expiry import ByPlatform, ExpiredMessages
-from bot.proposals.refs import Install, Shown
+from bot.proposals.refs import Shown
 from connectors.slack import code_block
 from core.deliberation.messages import ID_PATTERN, ActionClicked, ShowRequested, UserSaid
 from core.deliberation.view import View
-from core.runtime.runner import Event
-from core.state.actor import Actor, ActorKind
+from core.runtime.clicked import Clicked
 from core.state.limits import Unacknowledged
 
 from .buttons import parse_button
@@ -57,11 +56,10 @@ from .forms import (
     new_form,
     read_submission,
 )
-from .origin import OrgTeams, Origin
 from .render import escape, fallback_text, mention, view_blocks
-from .roles import SlackPeople
 from .team import Click, Team, close, glass_by_command, post, tell
 from .turns import PLATFORM, SESSION, Said, read_said, session_id, thread_of
+from .visit import Visit, Visits
 
 __all__ = ["SlackAdapter"]
 
@@ -88,8 +86,7 @@ class SlackAdapter:
     def __init__(self, workspaces: Workspaces, client: WebClient) -> None:
         self.workspaces = workspaces
         self.client = client
-        self._people: Recent[SlackPeople] = Recent()
-        self.orgs = OrgTeams()
+        self.visits = Visits(workspaces)
 
     def serve_token_team(self) -> str:
         """Single-team mode: the bot token's own team (or org) is served, listed or not, in
@@ -104,34 +101,16 @@ class SlackAdapter:
         tenancy.serve_slack_team(unit, org, workspace=self.workspaces.base.store.workspace)
         return unit
 
-    def _team(self, origin: Origin) -> Team | None:
-        tenant = origin.tenant(self.workspaces.tenancy)
-        if tenant is None:
-            log.info("slack: team %s (org %s) is not served", origin.team_id, origin.enterprise_id)
-            return None
-        people = self._people.get(tenant.workspace)
-        if people is None:
-            people = self._people.put(tenant.workspace, SlackPeople(tenant.bindings, origin.client))
-        people.client = origin.client  # the installation's current token (it may rotate)
-        app = self.workspaces.app(tenant)
-        install = Install(origin.team_id, origin.enterprise_id, origin.org_install)
-        runtime = self.workspaces.runtime(tenant)
-        return Team(tenant, app, runtime, origin.client, people, install)
-
-    def _actor(self, team: Team, origin: Origin, user: str) -> Actor:
-        guest = origin.is_guest(team.tenant, self.orgs)
-        return team.people.actor(user, guest=guest, talk_only=team.tenant.talk_only)
-
     # --- messages ------------------------------------------------------------------------
 
-    def on_event(self, event: dict[str, Any], origin: Origin, *, mention: bool) -> None:
+    def on_event(self, event: dict[str, Any], visit: Visit, *, mention: bool) -> None:
         """A ``message`` or ``app_mention`` event. A turn is a mention, a direct message, or
         a message in a thread whose session is live; each message is handled once, however
         often and under whichever event type Slack delivers it."""
-        said = read_said(event, origin.bot_user_id)
-        if said is None:
+        said = read_said(event, visit.origin.bot_user_id)
+        if said is None or said.user != visit.user:  # (Bolt's user is the event's)
             return
-        team = self._team(origin)
+        team = visit.team
         if team is None:
             return  # a team the bot does not serve: not a word, nothing stored
         delivery = f"{said.channel}:{said.ts}"
@@ -141,66 +120,65 @@ class SlackAdapter:
             if not team.deliveries.claim(PLATFORM, delivery):
                 log.debug("slack message %s was handled already", delivery)
                 return
-            who = self._actor(team, origin, said.user)
+            who = visit.actor
             msg = request_of(said.text, who) or UserSaid(
                 text=said.text, actor=who, replying=said.replying
             )
             events = team.runtime.send(said.session_id, msg)
         except Unacknowledged as exc:  # the turn committed, or not: not handled again
             log.warning("slack message %s: %s", delivery, exc)
-            tell(origin.client, said.channel, said.thread_ts, said.user, UNCONFIRMED)
+            tell(team.client, said.channel, said.thread_ts, said.user, UNCONFIRMED)
             return
         except Exception:
             log.exception("slack message %s failed", delivery)
             _release(team, delivery)
-            tell(origin.client, said.channel, said.thread_ts, said.user, TROUBLE)
+            tell(team.client, said.channel, said.thread_ts, said.user, TROUBLE)
             return
         post(team, said.session_id, said.user, events)
 
     # --- clicks --------------------------------------------------------------------------
 
-    def on_click(self, body: dict[str, Any], origin: Origin) -> None:
+    def on_click(self, body: dict[str, Any], visit: Visit) -> None:
         """A ``block_actions`` payload (already acknowledged): whatever goes wrong, the
         clicker hears of it."""
-        user = str((body.get("user") or {}).get("id") or "")
         container = body.get("container") or {}
         channel = str((body.get("channel") or {}).get("id") or container.get("channel_id") or "")
         thread_ts = container.get("thread_ts")
 
         def handle() -> None:
-            self._click(body, origin, user, channel, thread_ts)
+            self._click(body, visit, channel, thread_ts)
 
-        _answering(origin.client, channel, thread_ts, user, handle)
+        _answering(visit.client, channel, thread_ts, visit.user, handle)
 
     def _click(
-        self, body: dict[str, Any], origin: Origin, user: str, channel: str, thread_ts: str | None
+        self, body: dict[str, Any], visit: Visit, channel: str, thread_ts: str | None
     ) -> None:
-        container = body.get("container") or {}
-        team = self._team(origin)
+        container, user = body.get("container") or {}, visit.user
+        team = visit.team
         if team is None:
-            return tell(origin.client, channel, thread_ts, user, NOT_SERVED + UNCHANGED)
+            return tell(visit.client, channel, thread_ts, user, NOT_SERVED + UNCHANGED)
         action = (body.get("actions") or [{}])[0]
         try:
             ref = parse_button(str(action.get("action_id") or ""), action.get("value"))
         except ValueError as exc:
-            return tell(origin.client, channel, thread_ts, user, f"{exc}{UNCHANGED}")
+            return tell(team.client, channel, thread_ts, user, f"{exc}{UNCHANGED}")
         if thread_of(ref.session)[0] != channel or not user:
             text = "This button belongs to another conversation" + UNCHANGED
-            return tell(origin.client, channel, thread_ts, user, text)
+            return tell(team.client, channel, thread_ts, user, text)
         label = str((action.get("text") or {}).get("text") or ref.action)
         public = None if container.get("is_ephemeral") else body.get("message")
         click = Click(ref, user, label, public, body.get("response_url"))
         if ref.asks == "glass":  # not the form, where it could not be used
-            why = barred(team.app, ref.target_id, self._actor(team, origin, user))
+            why = barred(team.app, ref.target_id, visit.actor)
             if why is not None:
-                return tell(origin.client, channel, thread_ts, user, why)
+                return tell(team.client, channel, thread_ts, user, why)
         if ref.asks is not None:  # the click goes once the form is submitted
             return self._ask(team, click, str(body.get("trigger_id") or ""), thread_ts)
         raw = str(body.get("trigger_id") or f"{user}-{action.get('action_ts')}")
-        self._send(team, origin, click, _click_id(raw), None)
+        self._send(team, visit, click, _click_id(raw), None)
 
     def _send(
-        self, team: Team, origin: Origin, click: Click, click_id: str, note: str | None
+        self, team: Team, visit: Visit, click: Click, click_id: str, note: str | None
     ) -> None:
         ref = click.ref
         glass = ref.asks == "glass"  # its reason: never an Apply without one
@@ -209,23 +187,22 @@ class SlackAdapter:
             target_id=ref.target_id,
             expected_version=ref.version,
             click_id=click_id,
-            actor=self._actor(team, origin, click.user),
+            actor=visit.actor,
             note=None if glass else note,
             break_glass=(note or "") if glass else None,
         )
-        events = team.runtime.send(ref.session, clicked)
+        outcome = team.runtime.click(ref.session, clicked)
         try:
-            self._after_click(team, click, events)
+            self._after_click(team, click, outcome)
         except Exception:  # handled, but not shown: say so, not "nothing was changed"
             log.exception("slack click on %s: showing its outcome failed", ref.session)
             channel, thread_ts = thread_of(ref.session)
             tell(team.client, channel, thread_ts, click.user, NOT_SHOWN)
 
-    def _after_click(self, team: Team, click: Click, events: list[Event]) -> None:
-        outcome = ClickOutcome(events)
-        line = outcome.closing_line(f"user:{click.user}", click.label, mention, escape)
+    def _after_click(self, team: Team, click: Click, outcome: Clicked) -> None:
+        line = closing_line(outcome, f"user:{click.user}", click.label, mention, escape)
         shown = line is not None and close(team, click, line)
-        for view in outcome.follow_ups(shown):
+        for view in follow_ups(outcome, shown):
             post(team, click.ref.session, click.user, [view])
         if outcome.expired is not None:  # its other messages too, without waiting
             closers = ByPlatform({PLATFORM: SlackCloser(team.client)})
@@ -251,13 +228,13 @@ class SlackAdapter:
             log.warning("slack: cannot open the form of %s: %s", ref.action, error)
             tell(team.client, thread_of(ref.session)[0], thread_ts, click.user, NO_FORM)
 
-    def check_form(self, body: dict[str, Any], origin: Origin) -> Form | Unfit | str:
+    def check_form(self, body: dict[str, Any], visit: Visit) -> Form | Unfit | str:
         """A ``view_submission`` (not yet acknowledged): the form's click, or why it is
         refused (the modal says so; nothing was changed): what was typed does not fit (said
         under the box), or anything else (said in place of the form)."""
         try:
             sent: Submission = read_submission(body)
-            team = self._team(origin)
+            team = visit.team
             if team is None:
                 return NOT_SERVED + UNCHANGED
             record = team.forms.get(sent.form.form)
@@ -276,25 +253,23 @@ class SlackAdapter:
         click = Click(sent.ref, sent.user, sent.form.label, message, url)
         return Form(team, click, _click_id(f"view-{sent.view_id}"), sent.note)
 
-    def on_form(self, form: Form, origin: Origin) -> None:
+    def on_form(self, form: Form, visit: Visit) -> None:
         """A checked form (acknowledged: its modal is closed): its click, answered as any."""
         channel, thread_ts = thread_of(form.click.ref.session)
 
         def send() -> None:
-            self._send(form.team, origin, form.click, form.click_id, form.note)
+            self._send(form.team, visit, form.click, form.click_id, form.note)
 
-        _answering(origin.client, channel, thread_ts, form.click.user, send)
+        _answering(visit.client, channel, thread_ts, form.click.user, send)
 
     # --- slash command -------------------------------------------------------------------
 
-    def on_show(
-        self, origin: Origin, user: str, channel: str
-    ) -> tuple[str, list[dict[str, Any]] | None]:
+    def on_show(self, visit: Visit, channel: str) -> tuple[str, list[dict[str, Any]] | None]:
         """``/deliberate show``: a slash command does not say which thread it was typed in,
         so it shows the channel's newest conversation (its candidate and buttons) to the
         asker; in a thread, "show" said to the bot shows that thread's."""
         try:
-            team = self._team(origin)
+            team = visit.team
             if team is None:
                 return escape(NOT_SERVED + "."), None
             found = (
@@ -304,7 +279,7 @@ class SlackAdapter:
             newest = max(threads, key=lambda s: float(thread_of(s)[1]), default=None)
             if newest is None:
                 return escape(NO_CONVERSATION), None
-            msg = ShowRequested(actor=self._actor(team, origin, user))
+            msg = ShowRequested(actor=visit.actor)
             views = [e for e in team.runtime.send(newest, msg) if isinstance(e, View)]
         except Exception:  # the asker should hear something rather than nothing
             log.exception("slack /deliberate show failed")
@@ -313,22 +288,20 @@ class SlackAdapter:
             return escape(NO_CONVERSATION), None
         return fallback_text(views[-1]), view_blocks(views[-1])
 
-    def on_command(self, text: str, origin: Origin, user: str) -> str:
-        """``/deliberate TEXT`` from ``user``: the answer, as mrkdwn for the asker alone,
+    def on_command(self, text: str, visit: Visit) -> str:
+        """``/deliberate TEXT`` from the visit's person: the answer, as mrkdwn for the asker alone,
         from the workspace of the team it was typed in (a guest's only if guests may read);
         ``breakglass PROPOSAL_ID@REVISION REASON`` applies a proposal at once
         (``bot.chat.break_glass``)."""
         try:
-            team = self._team(origin)
+            team = visit.team
             if team is None:
                 return escape(NOT_SERVED + ".")
-            actor = self._actor(team, origin, user)
+            actor = visit.actor
             command, _, rest = text.strip().partition(" ")
             if command.lower() == GLASS_COMMAND:  # a change: the gateway checks the role
                 return escape(glass_by_command(team, actor, rest))
-            if actor.kind is ActorKind.GUEST and not team.app.policy.config.guests.read:
-                return escape(GUESTS_MAY_NOT_READ)
-            text = answer(team.app, text, asker=actor.identity, max_chars=2900)
+            text = answer_person(team.app, text, actor, max_chars=2900)
         except Exception:  # the asker should hear something rather than nothing
             log.exception("slack /deliberate %r failed", text)
             return TROUBLE

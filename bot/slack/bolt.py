@@ -10,7 +10,11 @@ while it talks to the model and to Slack), and Slack gives up after three second
 lazy listeners would do it too, at the cost of a deep copy of every request. The pool is
 ``LISTENER_THREADS`` threads: turns mostly wait on the network. A submitted form is
 checked before it is acknowledged: a refusal is the acknowledgement (the modal shows it),
-and an accepted one's modal closes before its click is handled."""
+and an accepted one's modal closes before its click is handled.
+
+Before any listener, a middleware makes the request's ``Visit`` (``visit.py``: where it came
+from, its tenant, who acts) and keeps it in Bolt's context, as Bolt keeps the team and the
+user it read: each listener hands it on, and nothing works them out again."""
 
 from __future__ import annotations
 
@@ -23,18 +27,21 @@ from typing import Any
 from slack_bolt import Ack, App, BoltContext, Respond
 from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 from slack_bolt.oauth.oauth_settings import OAuthSettings
+from slack_sdk import WebClient
 
 from .adapter import SlackAdapter
 from .buttons import ACTION_ID
 from .forms import FORM, Unfit, refusal_view
 from .origin import Origin, origin_of_click, origin_of_command, origin_of_event
 from .settings import SlackSettings
+from .visit import Visit
 
-__all__ = ["COMMAND", "EVENTS", "LISTENER_THREADS", "build_bolt_app", "listener_pool"]
+__all__ = ["COMMAND", "EVENTS", "LISTENER_THREADS", "VISIT", "build_bolt_app", "listener_pool"]
 
 COMMAND = "/deliberate"
 EVENTS = ("app_mention", "message")  # what the listeners below take; the manifest subscribes
 LISTENER_THREADS = 32  # turns, clicks and commands handled at once by a process
+VISIT = "deliberate_visit"  # where the middleware keeps the request's Visit in Bolt's context
 log = logging.getLogger("deliberate.slack")
 
 
@@ -68,49 +75,70 @@ def build_bolt_app(
 
     client = adapter.client
 
+    @bolt.use
+    def _visit(body: dict[str, Any], context: BoltContext, next: Callable[[], None]) -> None:
+        """The request's Visit, once, for whichever listener takes it."""
+        context[VISIT] = adapter.visits.of(_origin(body, context, client), context.user_id)
+        next()
+
     @bolt.event("app_mention")
-    def _mention(body: dict[str, Any], event: dict[str, Any], context: BoltContext) -> None:
-        origin = origin_of_event(body, event, context, client)
-        _later(pool, adapter.on_event, event, origin, mention=True)
+    def _mention(event: dict[str, Any], context: BoltContext) -> None:
+        _later(pool, adapter.on_event, event, _visit_in(context), mention=True)
 
     @bolt.event("message")
-    def _message(body: dict[str, Any], event: dict[str, Any], context: BoltContext) -> None:
-        origin = origin_of_event(body, event, context, client)
-        _later(pool, adapter.on_event, event, origin, mention=False)
+    def _message(event: dict[str, Any], context: BoltContext) -> None:
+        _later(pool, adapter.on_event, event, _visit_in(context), mention=False)
 
     @bolt.action(ACTION_ID)
     def _click(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
         ack()
-        _later(pool, adapter.on_click, body, origin_of_click(body, context, client))
+        _later(pool, adapter.on_click, body, _visit_in(context))
 
     @bolt.view(FORM)
     def _submitted(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
-        origin = origin_of_click(body, context, client)  # a submission names its user's team
-        form = adapter.check_form(body, origin)
+        visit = _visit_in(context)
+        form = adapter.check_form(body, visit)
         if isinstance(form, str):  # for the submitter alone, in place of the form
             ack(response_action="update", view=refusal_view(form))
         elif isinstance(form, Unfit):  # under the box, the form open as typed
             ack(response_action="errors", errors=form.errors())
         else:
             ack()  # the modal closes
-            _later(pool, adapter.on_form, form, origin)
+            _later(pool, adapter.on_form, form, visit)
 
     @bolt.command(COMMAND)
     def _command(ack: Ack, respond: Respond, command: dict[str, Any], context: BoltContext) -> None:
         ack()  # at once: `why` may read far back in the log, and Slack waits 3 seconds
-        _later(pool, _answer, adapter, respond, command, origin_of_command(context, client))
+        _later(pool, _answer, adapter, respond, command, _visit_in(context))
 
     return bolt
 
 
-def _answer(
-    adapter: SlackAdapter, respond: Respond, command: dict[str, Any], origin: Origin
-) -> None:
+def _origin(body: dict[str, Any], context: BoltContext, client: WebClient) -> Origin:
+    """Where the request comes from, read the way its kind of payload says it: an event
+    (in a shared channel, the person's team as the event names it), a click or a submitted
+    form (which name the person's team), a slash command (typed in the person's own)."""
+    event = body.get("event")
+    if body.get("type") == "event_callback" and isinstance(event, dict):
+        return origin_of_event(body, event, context, client)
+    if "command" in body:
+        return origin_of_command(context, client)
+    return origin_of_click(body, context, client)
+
+
+def _visit_in(context: BoltContext) -> Visit:
+    visit = context.get(VISIT)
+    if not isinstance(visit, Visit):  # the middleware runs before every listener
+        raise LookupError("no Visit in the request's context")
+    return visit
+
+
+def _answer(adapter: SlackAdapter, respond: Respond, command: dict[str, Any], visit: Visit) -> None:
     """``/deliberate TEXT``, answered for the asker alone."""
     text = str(command.get("text") or "")
-    user, channel = str(command.get("user_id") or ""), str(command.get("channel_id") or "")
+    channel = str(command.get("channel_id") or "")
     if text.strip().lower() == "show":  # the channel's newest conversation, buttons too
-        shown, blocks = adapter.on_show(origin, user, channel)
+        shown, blocks = adapter.on_show(visit, channel)
         respond(
             text=shown,
             blocks=blocks,
@@ -119,7 +147,7 @@ def _answer(
             unfurl_media=False,
         )
         return
-    answer = adapter.on_command(text, origin, user)
+    answer = adapter.on_command(text, visit)
     respond(text=answer, response_type="ephemeral", unfurl_links=False, unfurl_media=False)
 
 

@@ -127,14 +127,15 @@ def _glass(session_id: str, button: Button, position: int) -> list[Block]:
 
 def _sections(raw: str, limit: int = SECTION_CHARS) -> list[Block]:
     """``raw`` escaped, in sections Slack accepts; a cut never splits an ``&amp;``."""
-    chunks, chunk = [], ""
-    for char in raw or " ":
-        piece = escape(char)
-        if len(chunk) + len(piece) > limit:
-            chunks.append(chunk)
-            chunk = ""
-        chunk += piece
-    chunks.append(chunk)
+    text, chunks = escape(raw or " "), []
+    while len(text) > limit:
+        cut = limit
+        start = text.rfind("&", max(0, cut - 4), cut)  # every "&" left begins an entity
+        if start != -1 and text.index(";", start) >= cut:
+            cut = start  # the entity goes whole to the next section
+        chunks.append(text[:cut])
+        text = text[cut:]
+    chunks.append(text)
     return [{"type": "section", "text": {"type": "mrkdwn", "text": c}} for c in chunks]
 
 

@@ -15,10 +15,11 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from bot.chat.break_glass import break_glass_command
 from bot.chat.click_outcomes import ICONS
 from bot.chat.deliveries import Deliveries
-from bot.proposals.refs import Install, Shown, ShownMessages, proposals_in
+from bot.proposals.refs import Install, Shown, ShownMessages, keep_shown, proposals_in
 from core.config.tenants import Tenant
 from core.deliberation.view import View
-from core.runtime.runner import Event, Runtime
+from core.runtime.events import Event
+from core.runtime.runner import Runtime
 from core.state.actor import Actor
 
 from .buttons import ButtonRef
@@ -94,7 +95,7 @@ def glass_by_command(team: Team, actor: Actor, rest: str) -> str:
     if broken.committed and broken.proposal_id is not None:
         line = f"{ICONS['committed']} {escape(broken.text)} — by {mention(str(actor))}"
         try:
-            shown = ShownMessages(team.app.redis, team.app.store.workspace)
+            shown = ShownMessages.in_workspace(team.app)
             for message in shown.of(broken.proposal_id):
                 if message.platform == PLATFORM:
                     clicked = {"ts": message.message, "text": message.text}
@@ -143,11 +144,8 @@ def post(team: Team, session: str, user: str, events: list[Event]) -> None:
 def remember(team: Team, proposals: list[str], shown: Shown) -> None:
     """Keep where ``proposals`` are shown, so that their messages close when they expire
     (a message that cannot be kept is still posted)."""
-    if not proposals:
-        return
     try:
-        messages = ShownMessages(team.app.redis, team.app.store.workspace)
-        messages.record(team.app.gateway.proposals, proposals, shown)
+        keep_shown(team.app, proposals, shown)
     except RedisError as error:
         log.error("cannot keep slack message %s: %s", shown.ref, error)
 

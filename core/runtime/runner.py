@@ -57,7 +57,6 @@ from core.deliberation.messages import (
 from core.deliberation.session import Session
 from core.deliberation.turn import Answering
 from core.deliberation.update.loop import Loop
-from core.deliberation.view import View
 from core.errors import DeliberateError, StoreError
 from core.gateway.break_glass import BreakGlass
 from core.gateway.edits import Edit, edited_value
@@ -69,6 +68,8 @@ from core.perception import Classifier
 from core.perception.team import TeamWeights
 from core.redis.client import INTERRUPTED, interrupted, resend
 from core.runtime.beat_history import BeatHistory
+from core.runtime.clicked import Clicked
+from core.runtime.events import Event, FromPeople, OutcomeEvent
 from core.runtime.outcome_notes import discard_note, note_under
 from core.runtime.queries import Queries
 from core.runtime.results import classified, replied
@@ -80,21 +81,10 @@ from core.runtime.transcripts import Transcripts
 from core.state.limits import CommitUnconfirmed, Unacknowledged
 from core.state.value_json import dumps
 
-__all__ = ["Event", "FromPeople", "OutcomeEvent", "Runtime"]
+__all__ = ["Runtime"]
 
 
-class OutcomeEvent(OutcomeNote):
-    """What a click's command came to: for adapters that show it, and for ``--json``."""
-
-    session_id: str
-    correlation_id: str
-    action: str
-    actor: str
-
-
-Event = View | OutcomeEvent
 UNDO_SCAN = 10_000  # the newest log records an "Undo" click looks in for what it undoes
-FromPeople = UserSaid | ActionClicked | TopicSet | ShowRequested  # what adapters send
 Sent = list[tuple[str, str]]  # (what, mutation id) of each commit a send sent so far
 T = TypeVar("T")
 
@@ -163,6 +153,10 @@ class Runtime:
                 what, mutation_id = sent[-1]
                 raise CommitUnconfirmed(what, mutation_id, self._budget, error) from error
         return events
+
+    def click(self, session_id: str, click: ActionClicked) -> Clicked:
+        """``click`` sent, and what it came to, typed for adapters to render."""
+        return Clicked.of(self.send(session_id, click))
 
     def _unheld(self, held: Held) -> None:
         """The trace rows no save took (the send stopped first: a model call's audit, a

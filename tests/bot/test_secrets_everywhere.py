@@ -37,7 +37,8 @@ from core.gateway.mutation_gateway import MAX_REASON, MutationGateway
 from core.gateway.outcome import Pending, ProposalStatus
 from core.llm.chat import ChatModel
 from core.redis.client import RedisClient
-from core.runtime.runner import Event, Runtime
+from core.runtime.events import Event
+from core.runtime.runner import Runtime
 from core.state.actor import Actor
 from tests.bot.cli.process import run
 from tests.bot.secret_paths import (

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.slack.buttons import button_value, parse_button
-from bot.slack.render import closed_blocks, mention, view_blocks
+from bot.slack.render import _sections, closed_blocks, escape, mention, view_blocks
 from bot.slack.roles import SlackPeople
 from bot.slack.settings import SlackSettings
 from bot.slack.turns import SESSION as SESSION_ID
@@ -65,6 +65,25 @@ def test_a_long_reply_is_split_into_sections_slack_accepts_never_inside_an_entit
     sections = [b["text"]["text"] for b in view_blocks(a_view(text)) if b["type"] == "section"]
     assert [len(s) for s in sections] == [2998, 3000, 1005]  # "&amp;" went whole to the next
     assert "".join(sections) == text.replace("&", "&amp;")
+
+
+def _sections_char_by_char(raw: str, limit: int) -> list[str]:
+    """What a section cut was when each character was escaped on its own: the reference."""
+    chunks, chunk = [], ""
+    for char in raw or " ":
+        piece = escape(char)
+        if len(chunk) + len(piece) > limit:
+            chunks.append(chunk)
+            chunk = ""
+        chunk += piece
+    return [*chunks, chunk]
+
+
+@given(st.text(alphabet="ab&<> é", max_size=80), st.integers(min_value=5, max_value=12))
+def test_sections_are_cut_as_a_character_at_a_time_would_cut_them(raw: str, limit: int) -> None:
+    sections = [b["text"]["text"] for b in _sections(raw, limit)]
+    assert sections == _sections_char_by_char(raw, limit)
+    assert all(len(s) <= limit for s in sections) and "".join(sections) == escape(raw or " ")
 
 
 def test_the_mode_shows_even_when_no_beat_fired() -> None:

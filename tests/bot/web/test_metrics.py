@@ -26,7 +26,8 @@ from core.deliberation.messages import ActionClicked, UserSaid
 from core.deliberation.view import Button, View
 from core.llm.chat import ChatModel
 from core.metrics import flush_all
-from core.runtime.runner import Event, OutcomeEvent, Runtime
+from core.runtime.events import Event, OutcomeEvent
+from core.runtime.runner import Runtime
 from tests.bot.web.conftest import Site, serve_site, web_config
 from tests.factories import actor
 from tests.model_script import proposing

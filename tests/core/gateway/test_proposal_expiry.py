@@ -17,7 +17,7 @@ import pytest
 from redis import Redis
 
 from bot.app import App, build_app
-from bot.chat.click_outcomes import ClickOutcome
+from bot.chat.click_outcomes import closing_line, follow_ups
 from bot.reports.trace import collect
 from core.config.core_config import load_config
 from core.deliberation import sentences as say
@@ -29,8 +29,9 @@ from core.gateway.mutation_gateway import MutationGateway
 from core.gateway.outcome import Pending, Proposal, ProposalStatus
 from core.gateway.proposals import CLAIM_LEASE_MS, KEPT_MS
 from core.llm.chat import ChatModel
+from core.runtime.clicked import Clicked
+from core.runtime.events import OutcomeEvent
 from core.runtime.outcome_notes import discard_note
-from core.runtime.runner import OutcomeEvent
 from core.state.commit_result import Committed, Rejected, RejectReason
 from tests.conftest import write_config
 from tests.factories import actor, mutation
@@ -371,12 +372,13 @@ def test_a_click_on_an_expired_proposal_says_when_it_expired(
     assert notice.text == say.not_done(outcome.message)
     assert app.store.get("scene.name") is None and len(app.log) == 0
 
-    shown = ClickOutcome(events)
-    line = shown.closing_line("user:al", "Apply", lambda a: a, lambda t: t)
+    shown = Clicked.of(events)
+    assert shown.expired == outcome and shown.done is None and not shown.asked_again
+    line = closing_line(shown, "user:al", "Apply", lambda a: a, lambda t: t)
     assert line is not None and line.startswith("⌛ This proposal expired at ")
     assert line.endswith(" UTC; nothing was changed.")
-    assert [v.kind for v in shown.follow_ups(closed=True)] == []
-    assert [v.kind for v in shown.follow_ups(closed=False)] == [ViewKind.NOTICE]
+    assert [v.kind for v in follow_ups(shown, closed=True)] == []
+    assert [v.kind for v in follow_ups(shown, closed=False)] == [ViewKind.NOTICE]
     # no longer on the table: another click is told so, and nothing is tried again
     later = click("k2")
     assert [e.text for e in later if isinstance(e, View)] == [say.NO_LONGER_PENDING]

@@ -18,7 +18,8 @@ from core.deliberation.actions import ActionType
 from core.deliberation.messages import ActionClicked, UserSaid
 from core.deliberation.view import View
 from core.llm.chat import ChatModel
-from core.runtime.runner import OutcomeEvent, Runtime
+from core.runtime.events import OutcomeEvent
+from core.runtime.runner import Runtime
 from core.runtime.sessions import SessionStore
 from core.state.actor import ActorKind
 from tests.factories import actor, mutation

@@ -23,7 +23,8 @@ from core.deliberation.messages import ActionClicked, UserSaid
 from core.deliberation.view import Button, View, ViewKind
 from core.gateway.mutation_gateway import MutationGateway
 from core.llm.chat import ChatModel
-from core.runtime.runner import Event, OutcomeEvent, Runtime
+from core.runtime.events import Event, OutcomeEvent
+from core.runtime.runner import Runtime
 from core.state.actor import Actor
 from core.state.commit_result import Committed
 from tests.conftest import write_config

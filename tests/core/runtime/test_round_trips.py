@@ -24,7 +24,8 @@ from core.deliberation.messages import ActionClicked, UserSaid
 from core.deliberation.view import View
 from core.llm.chat import ChatModel
 from core.redis.client import RedisClient, resend
-from core.runtime.runner import Event, OutcomeEvent, Runtime
+from core.runtime.events import Event, OutcomeEvent
+from core.runtime.runner import Runtime
 from core.runtime.sessions import SAVE_LUA, SessionStore
 from core.runtime.team_weights import TeamStore
 from core.runtime.transcripts import Transcripts

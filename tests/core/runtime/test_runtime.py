@@ -16,7 +16,8 @@ from core.deliberation.actions import ActionType
 from core.deliberation.memory import ThreadStatus
 from core.deliberation.messages import ActionClicked, UserSaid
 from core.deliberation.view import View, ViewKind
-from core.runtime.runner import Event, OutcomeEvent, Runtime
+from core.runtime.events import Event, OutcomeEvent
+from core.runtime.runner import Runtime
 from core.runtime.sessions import SessionStore
 from tests.conftest import write_config
 from tests.factories import actor

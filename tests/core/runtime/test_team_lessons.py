@@ -24,7 +24,8 @@ from core.deliberation.recent import marks_bits
 from core.deliberation.view import View
 from core.perception.team import Lesson, TeamWeights, marked, marks
 from core.redis.client import RedisClient
-from core.runtime.runner import Event, OutcomeEvent, Runtime
+from core.runtime.events import Event, OutcomeEvent
+from core.runtime.runner import Runtime
 from core.runtime.team_weights import TeamStore, parsed
 from tests.conftest import delete_workspace, write_config
 from tests.core.runtime.test_round_trips import press

@@ -20,7 +20,8 @@ from core.deliberation.messages import ActionClicked, UserSaid
 from core.deliberation.view import View
 from core.gateway.reverts import Revert, revert, revert_id, undo_lookup
 from core.redis.client import RedisClient, resend
-from core.runtime.runner import Event, OutcomeEvent, Runtime
+from core.runtime.events import Event, OutcomeEvent
+from core.runtime.runner import Runtime
 from core.runtime.sessions import SessionStore
 from core.state.commit_result import Committed
 from core.state.keys import WorkspaceKeys
