@@ -11,7 +11,7 @@
 - ``core.perception``: classifying a turn;
 - ``core.config``: the configuration file.
 
-Shared leaves: ``core.errors`` (exceptions) and ``core.derived`` (models with derived
+Shared leaves: ``core.errors`` (exceptions) and ``core.cached_models`` (models with derived
 fields). Nothing here imports an adapter, a connector, the rule engine or a platform SDK, and
 the rooms stand in layers (import-linter contracts in pyproject.toml keep both true).
 """

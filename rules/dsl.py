@@ -35,8 +35,8 @@ from pydantic import (
     model_validator,
 )
 
+from core.cached_models import Derived
 from core.cel.checks import cel_problem, compiled
-from core.derived import Derived
 from core.state.mutation import Op
 from rules.templates import check_templates
 from rules.variables import NAMES

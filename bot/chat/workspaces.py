@@ -2,7 +2,7 @@
 the tenant an event belongs to (``Tenancy`` decides which, from the payload's ids), and it
 builds each once, on the shared Redis, config and model. It also keeps the directory of
 workspaces: each one's tenant and last activity; ``every_workspace`` adds to it the tenants
-the config lists and the workspaces that hold data (``bot.redis.census``), for ``deliberate
+the config lists and the workspaces that hold data (``bot.redis.keyspace``), for ``deliberate
 workspaces`` and the operator's view of the web."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from bot.redis.census import census, holds_data
+from bot.redis.keyspace import census, holds_data
 from core.config.tenants import Tenancy, Tenant
 from core.redis.client import RedisClient
 from core.state.codec import text

@@ -14,8 +14,8 @@ from typing import Any
 from bot.screen import json_safe, one_line, visible
 from core.deliberation.beats import ActionStyle
 from core.deliberation.view import Button, View
-from core.moments import view_deadlines
 from core.runtime.events import Event, OutcomeEvent
+from core.time_phrases import view_deadlines
 
 __all__ = [
     "COLOURS",

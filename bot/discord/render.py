@@ -19,7 +19,7 @@ from bot.chat.break_glass import GLASS_LABEL
 from connectors.discord_markdown import cut, escape
 from core.deliberation.beats import ActionStyle
 from core.deliberation.view import Button, View
-from core.moments import view_deadlines
+from core.time_phrases import view_deadlines
 
 from .buttons import TEMPLATE, DeliberateButton, custom_id, glass_id
 

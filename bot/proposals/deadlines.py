@@ -3,7 +3,7 @@ applied (``ProposalBox.deadline``), when it is (or was) escalated to its reviewe
 ``approval.escalate``, kept in it, and the sweep's marker of when it posted it), and, for a
 change for a while, when it reverts (pending: that long after it is applied; applied: its
 commit's revert, waiting, made or refused, ``core.gateway.timed``). Said in the words of
-``core.moments`` against the Redis server's clock, by the CLI (``proposals``,
+``core.time_phrases`` against the Redis server's clock, by the CLI (``proposals``,
 ``trace``), the chat's ``pending`` and the web Inbox alike; and where each change for a
 while a trace shows stands now (``timed_steps``)."""
 
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.gateway.outcome import Proposal, ProposalStatus
 from core.gateway.timed import timed_change
-from core.moments import TimedChange, escalation_phrase, expiry_phrase, lasting_phrase
+from core.time_phrases import TimedChange, escalation_phrase, expiry_phrase, lasting_phrase
 
 from .escalation import escalated_at
 

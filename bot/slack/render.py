@@ -13,7 +13,7 @@ from bot.chat.break_glass import GLASS_LABEL
 from connectors.slack import escape
 from core.deliberation.beats import ActionStyle
 from core.deliberation.view import Button, View
-from core.moments import utc_text, view_deadlines
+from core.time_phrases import utc_text, view_deadlines
 
 from .buttons import action_id, button_value, glass_action_id
 

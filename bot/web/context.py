@@ -15,7 +15,7 @@ from flask import abort, current_app, g
 
 from bot.app import App
 from bot.chat.workspaces import Listing, Recent, every_workspace
-from bot.redis.census import holds_data
+from bot.redis.keyspace import holds_data
 from bot.web.people import Sessions, SignedIn
 from bot.web.settings import WebSettings
 from bot.web.trace_limits import TraceCache

@@ -1,4 +1,4 @@
-"""How the pages write times, values and actors: in UTC, to the second (as ``core.moments``
+"""How the pages write times, values and actors: in UTC, to the second (as ``core.time_phrases``
 says every deadline); a value as JSON shortened to what fits a table cell (the full text in
 its title); a secret never."""
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from flask import Flask
 
-from core.moments import utc_text
+from core.time_phrases import utc_text
 
 __all__ = ["MASK", "install", "sentence", "shown_value", "when"]
 

@@ -17,10 +17,10 @@ from flask import Blueprint, abort, render_template, request
 from bot.app import App
 from bot.web.context import web, workspace_app
 from bot.web.rate_limits import too_often
-from core.moments import TimedChange
 from core.state.codec import UnreadableEntry
 from core.state.keys import validate_state_key
 from core.state.scripts import server_ms
+from core.time_phrases import TimedChange
 
 __all__ = ["PAGE", "REVERTS_READ", "blueprint"]
 

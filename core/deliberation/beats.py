@@ -11,10 +11,10 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from core.cached_models import Derived
 from core.cel.checks import cel_problem, compiled
 from core.deliberation.actions import ACTION_NAME
 from core.deliberation.memory import InteractionState, Mode
-from core.derived import Derived
 
 __all__ = ["ActionSpec", "ActionStyle", "Beat"]
 

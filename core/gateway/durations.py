@@ -1,12 +1,12 @@
 """Durations as people write them (``30m``, ``1h30m``): for ``--for`` on the command line and
-``for`` in the model's proposals (``core.moments`` says them, and the deadlines)."""
+``for`` in the model's proposals (``core.time_phrases`` says them, and the deadlines)."""
 
 from __future__ import annotations
 
 import re
 
-from core.moments import duration_text
 from core.state.mutation import MAX_TTL_SEC
+from core.time_phrases import duration_text
 
 __all__ = ["duration_sec", "duration_text"]
 

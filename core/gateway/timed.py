@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING
 
 from core.gateway.outcome import Outcome
 from core.gateway.reverts import Revert, revert
-from core.moments import TimedChange
 from core.state.actor import Actor, ActorKind
 from core.state.commit_result import Committed
 from core.state.mutation import revert_id
 from core.state.scripts import server_ms
 from core.state.store import StateStore
 from core.state.streams import stream_ms, stream_rows
+from core.time_phrases import TimedChange
 
 if TYPE_CHECKING:
     from core.gateway.mutation_gateway import MutationGateway

@@ -8,7 +8,7 @@ from typing import Self
 
 from pydantic import ConfigDict, Field, JsonValue, model_validator
 
-from core.derived import Derived
+from core.cached_models import Derived
 from core.state.value_json import dumps
 
 __all__ = ["ValueSchema", "ValueType"]

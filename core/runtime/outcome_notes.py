@@ -18,10 +18,10 @@ from core.gateway.outcome import (
     expired_message,
 )
 from core.gateway.policy import Policy
-from core.moments import utc_text
 from core.state.actor import Actor
 from core.state.commit_result import Committed, Rejected, RejectReason
 from core.state.mutation import Op
+from core.time_phrases import utc_text
 
 __all__ = ["SECRET", "discard_note", "note_for", "note_under"]
 

@@ -8,7 +8,7 @@ from functools import cached_property
 
 from pydantic import ConfigDict, Field
 
-from core.derived import Derived
+from core.cached_models import Derived
 
 __all__ = ["PERSON_KINDS", "Actor", "ActorKind"]
 

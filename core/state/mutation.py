@@ -12,7 +12,7 @@ from typing import Any, Self
 from pydantic import ConfigDict, Field, JsonValue, model_validator
 from pydantic.alias_generators import to_camel
 
-from core.derived import Derived
+from core.cached_models import Derived
 from core.state.actor import Actor
 from core.state.keys import validate_state_key
 from core.state.value_json import MAX_DEPTH, dumps, fit, nesting

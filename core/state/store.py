@@ -14,7 +14,6 @@ from pydantic import JsonValue
 from redis.exceptions import NoScriptError
 
 from core.errors import StoreError
-from core.moments import TimedChange
 from core.redis.client import INTERRUPTED, interrupted, resend, shard_of
 from core.state.codec import UnreadableEntry, entry_from_fields, entry_meta, readable_entry
 from core.state.commit_result import Committed, FirstCommit, Rejected, RejectReason, first_result
@@ -34,6 +33,7 @@ from core.state.mutation import Mutation, Op, revert_id, whole_ms
 from core.state.scripts import TIME_LUA, commit_script, read_script, time_ms
 from core.state.streams import stream_rows
 from core.state.value_json import MAX_BYTES, dumps
+from core.time_phrases import TimedChange
 
 if TYPE_CHECKING:
     from core.redis.client import RedisClient

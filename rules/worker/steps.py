@@ -24,8 +24,8 @@ from rules.dsl import Rule, Step
 from rules.templates import Escape, TemplateFailed, render
 from rules.variables import StateView, masked_variables, variables
 from rules.worker.context import WorkerContext
-from rules.worker.derived import derived
 from rules.worker.ledger import Claim, Lease, LeaseLost, StepLedger
+from rules.worker.secret_parts import derived
 
 __all__ = ["Run", "StepFailed"]
 

@@ -12,8 +12,8 @@ from redis import Redis
 from redis.cluster import RedisCluster
 from redis.exceptions import MovedError
 
-from bot.redis.census import census, holds_data
 from bot.redis.connection import connect, connection_url
+from bot.redis.keyspace import census, holds_data
 from core.deliberation.session import Session
 from core.redis.client import disconnect, resend, timed_copy
 from core.runtime.sessions import SessionStore

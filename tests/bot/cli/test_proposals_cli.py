@@ -31,7 +31,7 @@ RULE = """
 """
 BOB, CAROL = actor("user:bob"), actor("user:carol")
 DEADLINE = r"\d{4}-\d\d-\d\d \d\d:\d\d UTC"  # when it was resolved
-MOMENT = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC"  # a deadline (``core.moments``)
+MOMENT = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC"  # a deadline (``core.time_phrases``)
 
 
 def _ages(text: str) -> str:

@@ -13,7 +13,7 @@ import pytest
 
 from bot.app import App
 from bot.discord.render import render
-from core.moments import utc_text
+from core.time_phrases import utc_text
 from tests.bot.discord.payloads import CHANNEL
 from tests.bot.discord.rig import DiscordBot
 from tests.bot.discord.test_lifecycle import proposal_of, proposed, proposing_bot

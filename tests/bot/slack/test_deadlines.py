@@ -13,7 +13,7 @@ import pytest
 
 from bot.app import App
 from bot.slack.render import view_blocks
-from core.moments import utc_text
+from core.time_phrases import utc_text
 from tests.bot.slack.rig import SlackBot
 from tests.bot.slack.test_lifecycle import proposal_id, proposed, proposing_bot
 from tests.bot.slack.test_parts import a_view

@@ -13,7 +13,7 @@ from redis import Redis
 
 from bot.chat.answers import answer
 from core.redaction import SECRET, Redactor
-from rules.worker.derived import derived
+from rules.worker.secret_parts import derived
 from tests.bot.secret_paths import VAULT, leaks
 from tests.rules.rig import make_rig
 from tests.servers.webhook import WebhookServer

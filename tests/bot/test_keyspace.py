@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.redis.census import census, holds_data
+from bot.redis.keyspace import census, holds_data
 from core.redis.client import RedisClient
 from core.state.keys import WorkspaceKeys, workspace_of_data_key
 from core.state.store import StateStore

@@ -1,4 +1,4 @@
-"""Deadlines as people read them (``core.moments``): in UTC to the second, and how far off
+"""Deadlines as people read them (``core.time_phrases``): in UTC to the second, and how far off
 against the server's now, "in 25 min" ahead and "3 min ago" once past, never negative;
 each phrase names its deadline for what it is (expires, escalates, reverts) and says it
 past as past."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.moments import (
+from core.time_phrases import (
     TimedChange,
     escalation_phrase,
     expiry_phrase,
