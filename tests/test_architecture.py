@@ -226,9 +226,14 @@ def _calls_and_reaches(path: Path) -> tuple[set[str], set[str]]:
     called: set[str] = set()
     reached: set[str] = set()
     for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):  # imported under another name, called by it
+            called.update(alias.name for alias in node.names)
         if isinstance(node, ast.Call):
             func = node.func
             called.add(func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", ""))
+            named = node.args[1] if getattr(func, "id", "") == "getattr" and node.args[1:] else None
+            if isinstance(named, ast.Constant) and isinstance(named.value, str):
+                reached.add(named.value)  # getattr(app, "gateway")
         if isinstance(node, ast.Attribute) and _base_name(node.value) not in NOT_THE_CORE:
             reached.add(node.attr)
     return called, reached
@@ -241,12 +246,15 @@ def _adapter_modules() -> list[Path]:
 def test_the_finder_sees_a_tenant_resolved_and_an_inside_reached(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
     module.write_text(
+        "from bot.discord.roles import actor_of as who\n"
         "t = w.tenancy.discord_server(1)\n"
         "p = app.gateway.proposals.get('x')\n"
+        "s = getattr(runtime, 'sessions')\n"
         "ttl = app.config.sessions.ttl_sec\n"
     )
     called, reached = _calls_and_reaches(module)
-    assert "discord_server" in called & RESOLVING and reached & INSIDES == {"gateway"}
+    assert called & RESOLVING == {"actor_of", "discord_server"}
+    assert reached & INSIDES == {"gateway", "sessions"}
 
 
 def test_each_platform_resolves_the_tenant_and_the_actor_in_one_place() -> None:

@@ -32,7 +32,7 @@ from core.state.scripts import server_ms
 if TYPE_CHECKING:
     from bot.app import App
 
-__all__ = ["HELP", "KEY_SCAN", "answer", "answer_person"]
+__all__ = ["HELP", "KEY_SCAN", "answer", "answer_person", "may_read"]
 
 HELP = """\
 /deliberate state [PREFIX] [--after KEY]
@@ -64,10 +64,15 @@ READS_PER_MINUTE = 60
 _READS = frozenset({"state", "log", "why"})
 
 
+def may_read(app: App, asker: Actor) -> bool:
+    """Whether ``asker`` may read the workspace's state in chat: a guest only where the
+    workspace lets guests read (``guests.read``)."""
+    return asker.kind is not ActorKind.GUEST or app.policy.config.guests.read
+
+
 def answer_person(app: App, text: str, asker: Actor, *, max_chars: int = 2800) -> str:
-    """``answer`` for a person in chat: a guest hears that guests may not read, unless the
-    workspace lets them (``guests.read``)."""
-    if asker.kind is ActorKind.GUEST and not app.policy.config.guests.read:
+    """``answer`` for a person in chat: one who may not read hears so."""
+    if not may_read(app, asker):
         return GUESTS_MAY_NOT_READ
     return answer(app, text, asker=asker.identity, max_chars=max_chars)
 

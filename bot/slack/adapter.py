@@ -25,11 +25,12 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
-from bot.chat.answers import answer_person
+from bot.chat.answers import answer_person, may_read
 from bot.chat.break_glass import COMMAND as GLASS_COMMAND
 from bot.chat.break_glass import barred, reason_problem
 from bot.chat.click_outcomes import closing_line, follow_ups
 from bot.chat.notices import (
+    GUESTS_MAY_NOT_READ,
     NOT_SHOWN,
     TROUBLE,
     UNCHANGED,
@@ -301,6 +302,8 @@ class SlackAdapter:
             command, _, rest = text.strip().partition(" ")
             if command.lower() == GLASS_COMMAND:  # a change: the gateway checks the role
                 return escape(glass_by_command(team, actor, rest))
+            if not may_read(team.app, actor):  # said plainly, as the other refusals
+                return escape(GUESTS_MAY_NOT_READ)
             text = answer_person(team.app, text, actor, max_chars=2900)
         except Exception:  # the asker should hear something rather than nothing
             log.exception("slack /deliberate %r failed", text)

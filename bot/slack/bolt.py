@@ -32,7 +32,7 @@ from slack_sdk import WebClient
 from .adapter import SlackAdapter
 from .buttons import ACTION_ID
 from .forms import FORM, Unfit, refusal_view
-from .origin import Origin, origin_of_click, origin_of_command, origin_of_event
+from .origin import Origin, origin_of_click, origin_of_command, origin_of_event, user_of
 from .settings import SlackSettings
 from .visit import Visit
 
@@ -78,7 +78,7 @@ def build_bolt_app(
     @bolt.use
     def _visit(body: dict[str, Any], context: BoltContext, next: Callable[[], None]) -> None:
         """The request's Visit, once, for whichever listener takes it."""
-        context[VISIT] = adapter.visits.of(_origin(body, context, client), context.user_id)
+        context[VISIT] = adapter.visits.of(_origin(body, context, client), user_of(body))
         next()
 
     @bolt.event("app_mention")

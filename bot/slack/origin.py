@@ -24,7 +24,14 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 
 from core.config.tenants import Tenancy, Tenant
 
-__all__ = ["OrgTeams", "Origin", "origin_of_click", "origin_of_command", "origin_of_event"]
+__all__ = [
+    "OrgTeams",
+    "Origin",
+    "origin_of_click",
+    "origin_of_command",
+    "origin_of_event",
+    "user_of",
+]
 
 log = logging.getLogger("deliberate.slack")
 ORG_TEAMS_TTL_SEC = 600.0
@@ -114,3 +121,18 @@ def origin_of_click(body: dict[str, Any], context: BoltContext, client: WebClien
 def origin_of_command(context: BoltContext, client: WebClient) -> Origin:
     """A slash command names the team it was typed in, which is the person's own."""
     return Origin(**_base(context, client))
+
+
+def user_of(body: dict[str, Any]) -> str | None:
+    """The person a payload names as acting: an event's ``user``, a click's or a submitted
+    form's ``user.id``, a slash command's ``user_id``."""
+    event = body.get("event")
+    if isinstance(event, dict):
+        user = event.get("user")
+        return user if isinstance(user, str) else None
+    user = body.get("user")
+    if isinstance(user, dict):
+        ident = user.get("id")
+        return ident if isinstance(ident, str) else None
+    ident = body.get("user_id")
+    return ident if isinstance(ident, str) else None

@@ -131,7 +131,7 @@ def _sections(raw: str, limit: int = SECTION_CHARS) -> list[Block]:
     while len(text) > limit:
         cut = limit
         start = text.rfind("&", max(0, cut - 4), cut)  # every "&" left begins an entity
-        if start != -1 and text.index(";", start) >= cut:
+        if start > 0 and text.index(";", start) >= cut:
             cut = start  # the entity goes whole to the next section
         chunks.append(text[:cut])
         text = text[cut:]

@@ -3,6 +3,8 @@ tenant's side of the adapter it reaches (``Team``; None for a team the bot does 
 and the person acting. The Bolt app's middleware makes it for every request before any
 listener runs and keeps it in the request's context, as Bolt keeps its own (``bolt.py``);
 the adapter's handlers take it from there and never work the tenant or the actor out again.
+The person is the one the payload names (``origin.user_of``), not Bolt's ``context.user_id``,
+which an installation with a user token would make the installer.
 
 What it costs is paid by the first handler that asks, in the listener pool and not in the
 thread that must acknowledge within Slack's three seconds: a team's workspace may be opened
@@ -11,7 +13,6 @@ for the first time, and a person of an Enterprise Grid org may need a ``team.inf
 from __future__ import annotations
 
 import logging
-from functools import cached_property
 from typing import TYPE_CHECKING
 
 from bot.chat.workspaces import Recent
@@ -46,19 +47,32 @@ class Visits:
 
 
 class Visit:
+    """Its team and actor are worked out on first use and kept. Not with
+    ``functools.cached_property``: on Python 3.11 that holds one lock for every instance,
+    so every request's first use would wait behind any other's (a ``usergroups.list``, a
+    ``team.info``). One request's handlers use it one after the other, never at once."""
+
     def __init__(self, visits: Visits, origin: Origin, user: str) -> None:
         self._visits = visits
         self.origin = origin
         self.user = user  # the acting person's user id ("" when the request names nobody)
+        self._team: Team | None = None
+        self._resolved = False
+        self._actor: Actor | None = None
 
     @property
     def client(self) -> WebClient:
         """The installation's Web API client (its token), served or not."""
         return self.origin.client
 
-    @cached_property
+    @property
     def team(self) -> Team | None:
         """The tenant's side of the adapter; None for a team the bot does not serve."""
+        if not self._resolved:
+            self._team, self._resolved = self._find_team(), True
+        return self._team
+
+    def _find_team(self) -> Team | None:
         origin, visits = self.origin, self._visits
         tenant = origin.tenant(visits.workspaces.tenancy)
         if tenant is None:
@@ -73,12 +87,15 @@ class Visit:
         install = Install(origin.team_id, origin.enterprise_id, origin.org_install)
         return Team(tenant, app, runtime, origin.client, people, install)
 
-    @cached_property
+    @property
     def actor(self) -> Actor:
         """The person acting, with their roles in the tenant (a guest in another org's
         channel). Only asked of a request the bot serves."""
-        team = self.team
-        if team is None:
-            raise LookupError("no actor: the bot does not serve this team")
-        guest = self.origin.is_guest(team.tenant, self._visits.orgs)
-        return team.people.actor(self.user, guest=guest, talk_only=team.tenant.talk_only)
+        if self._actor is None:
+            team = self.team
+            if team is None:
+                raise LookupError("no actor: the bot does not serve this team")
+            guest = self.origin.is_guest(team.tenant, self._visits.orgs)
+            talk_only = team.tenant.talk_only
+            self._actor = team.people.actor(self.user, guest=guest, talk_only=talk_only)
+        return self._actor

@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.slack.buttons import button_value, parse_button
+from bot.slack.origin import user_of
 from bot.slack.render import _sections, closed_blocks, escape, mention, view_blocks
 from bot.slack.roles import SlackPeople
 from bot.slack.settings import SlackSettings
@@ -267,3 +268,27 @@ def test_settings_pick_the_mode_and_the_api_url() -> None:
     }
     socket = SlackSettings.from_env(env)
     assert socket.socket_mode and socket.api_url == "http://x/api/"
+
+
+@pytest.mark.parametrize(
+    ("body", "user"),
+    [
+        ({"type": "event_callback", "event": {"type": "app_mention", "user": "U1"}}, "U1"),
+        ({"type": "block_actions", "user": {"id": "U2", "team_id": "T1"}}, "U2"),
+        ({"type": "view_submission", "user": {"id": "U3"}}, "U3"),
+        ({"command": "/deliberate", "user_id": "U4", "team_id": "T1"}, "U4"),
+        ({"type": "event_callback", "event": {"type": "message", "bot_id": "B1"}}, None),
+        ({"type": "event_callback", "event": {"user": {"id": "U5"}}}, None),  # not a person's id
+        # an installer's id beside the payload's person is not the person
+        (
+            {"type": "block_actions", "user": {"id": "U6"}, "authorizations": [{"user_id": "U9"}]},
+            "U6",
+        ),
+    ],
+)
+def test_the_person_acting_is_the_one_the_payload_names(body: dict, user: str | None) -> None:
+    assert user_of(body) == user
+
+
+def test_a_section_limit_shorter_than_an_entity_still_ends() -> None:
+    assert "".join(b["text"]["text"] for b in _sections("&&", 3)) == "&amp;&amp;"

@@ -5,10 +5,11 @@ real send against Redis, and the same as reading the events by hand."""
 from __future__ import annotations
 
 from bot.app import App
+from bot.chat.click_outcomes import ICONS
 from core.deliberation.actions import ActionType
 from core.deliberation.messages import ActionClicked, UserSaid
 from core.deliberation.view import View, ViewKind
-from core.runtime.clicked import Clicked
+from core.runtime.clicked import SHOWN_OUTCOMES, Clicked
 from core.runtime.events import OutcomeEvent
 from core.runtime.runner import Runtime
 from tests.factories import actor
@@ -68,3 +69,7 @@ def test_a_second_persons_commit_is_not_a_new_outcome(app: App) -> None:
     assert again.done is None and not again.repeated  # no message says it was done again
     assert [(v.kind, v.ephemeral) for v in again.views] == [(ViewKind.NOTICE, True)]
     assert again.views[0].text == "Already done by user:alice."
+
+
+def test_every_outcome_a_message_can_show_has_its_icon() -> None:
+    assert set(ICONS) == set(SHOWN_OUTCOMES)
