@@ -59,6 +59,7 @@ COMMANDS = {
     "why": "bot.cli.rules",
     "worker": "bot.cli.worker",
     "run": "bot.cli.run",
+    "slack": "bot.cli.slack",
     "workspaces": "bot.cli.workspaces",
     "redis": "bot.cli.redis_server",
     "config": "bot.cli.config",

@@ -21,6 +21,7 @@ SUMMARIES = {
     "why": "how a key came to hold its value, and what its changes triggered",
     "worker": "run rules: the rule consumer and an RQ worker",
     "run": "run the bot on Slack or Discord",
+    "slack": "the Slack app's set-up: its manifest",
     "workspaces": "list the workspaces: one per Slack team, Discord server or DM",
     "redis": "the embedded Redis: status, stop",
     "config": "show the configuration in effect, and where each value comes from",

@@ -32,13 +32,13 @@ from slack_sdk import WebClient
 from .adapter import SlackAdapter
 from .buttons import ACTION_ID
 from .forms import FORM, Unfit, refusal_view
+from .grants import COMMAND
 from .origin import Origin, origin_of_click, origin_of_command, origin_of_event, user_of
 from .settings import SlackSettings
 from .visit import Visit
 
 __all__ = ["COMMAND", "EVENTS", "LISTENER_THREADS", "VISIT", "build_bolt_app", "listener_pool"]
 
-COMMAND = "/deliberate"
 EVENTS = ("app_mention", "message")  # what the listeners below take; the manifest subscribes
 LISTENER_THREADS = 32  # turns, clicks and commands handled at once by a process
 VISIT = "deliberate_visit"  # where the middleware keeps the request's Visit in Bolt's context

@@ -4,7 +4,7 @@
                          empty: no OAuth, the bot runs with SLACK_BOT_TOKEN as before
     SLACK_CLIENT_SECRET  its client secret; required with SLACK_CLIENT_ID
     SLACK_SCOPES         the bot scopes to ask for, separated by commas or spaces; by default
-                         the shipped manifest's (``DEFAULT_SCOPES``)
+                         those of every feature (``DEFAULT_SCOPES``, from ``grants.py``)
     SLACK_REDIRECT_URI   optional: the redirect URL registered with the app,
                          ``https://HOST/slack/oauth_redirect``; without it Slack takes the
                          app's only registered one
@@ -23,16 +23,15 @@ import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
-import yaml
 from slack_bolt.oauth.oauth_settings import OAuthSettings
 from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 from slack_sdk.oauth.authorize_url_generator import AuthorizeUrlGenerator
 
+from ..grants import bot_scopes
 from .authorize import store_authorize
 from .installations import RedisInstallationStore
 from .states import DEFAULT_EXPIRATION_SEC, MAX_OUTSTANDING, RedisOAuthStateStore
@@ -51,12 +50,7 @@ _LOOPBACK = {"localhost", "127.0.0.1", "::1"}
 log = logging.getLogger("deliberate.slack.oauth")
 
 
-def _manifest_scopes() -> tuple[str, ...]:
-    text = files("bot.slack").joinpath("manifest.yaml").read_text(encoding="utf-8")
-    return tuple(yaml.safe_load(text)["oauth_config"]["scopes"]["bot"])
-
-
-DEFAULT_SCOPES = _manifest_scopes()  # what the adapter needs, as the manifest grants it
+DEFAULT_SCOPES = bot_scopes()  # what the adapter needs, every feature on
 
 
 @dataclass(frozen=True)

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from importlib.resources import files
 
 import pytest
-import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 from redis import Redis
 
+from bot.slack.manifest import Manifest, app_manifest
 from bot.slack.oauth import (
     DEFAULT_SCOPES,
     INSTALL_PATH,
@@ -61,7 +60,7 @@ def test_without_a_client_id_there_is_no_oauth(redis_client: Redis) -> None:
 
 
 def test_the_defaults_ask_for_the_manifests_bot_scopes() -> None:
-    manifest = yaml.safe_load(files("bot.slack").joinpath("manifest.yaml").read_text("utf-8"))
+    manifest = app_manifest(Manifest(url="https://bot.example.com"))
 
     found = config()
 

@@ -56,7 +56,10 @@ def test_the_operator_token_alone_is_a_form_that_says_what_to_paste(web_app: App
     assert 'action="/signin/token"' in page and "Read as operator" in page
     assert "Paste the value of <code>DELIBERATE_OPERATOR_TOKEN</code>" in page
     assert "No way to sign in is set up yet" not in page
-    assert "No platform sign-in is set up" in page  # and how to add one
+    assert "No platform sign-in is set up" in page  # and how to add one, callbacks included
+    assert re.search(r"<code>http://127\.0\.0\.1:\d+/signin/slack/callback</code>", page)
+    assert re.search(r"<code>http://127\.0\.0\.1:\d+/signin/discord/callback</code>", page)
+    assert "<code>deliberate slack manifest --signin</code>" in page
     assert OPERATOR_TOKEN not in page
 
 
