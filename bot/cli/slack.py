@@ -41,9 +41,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="the https address where 'deliberate run slack' is reached (default: "
         "$DELIBERATE_WEB_URL); required unless --socket",
     )
-    manifest.add_argument(
-        "--socket", action="store_true", help="Socket Mode: no request URLs"
-    )
+    manifest.add_argument("--socket", action="store_true", help="Socket Mode: no request URLs")
     manifest.add_argument(
         "--oauth",
         action="store_true",

@@ -43,5 +43,3 @@ def bot_scopes(features: tuple[str, ...] = tuple(FEATURES)) -> tuple[str, ...]:
     """The bot scopes ``features`` need, each once, in the table's order."""
     wanted = [SCOPES[used] for name in ("chat", *features) for used in FEATURES[name]]
     return tuple(dict.fromkeys(wanted))
-
-
