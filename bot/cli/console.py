@@ -1,8 +1,8 @@
-"""``deliberate console [--session ID] [--actor KIND:ID] [--topic T] [--json]``: the loop in a
-terminal, offline unless ``OPENAI_API_KEY`` is set. With stdin and stdout both terminals (and
-no ``--json``), lines are read through ``bot.console.terminal`` (editing, history, Ctrl-C as
-in a shell); otherwise one line at a time from stdin. Ctrl-C while a line is handled stops
-the console as it stops any command (``bot.main``: exit code 130)."""
+"""``deliberate console [--session ID] [--actor KIND:ID | --as NAME] [--topic T] [--json]``:
+the loop in a terminal, offline unless ``OPENAI_API_KEY`` is set. With stdin and stdout both
+terminals (and no ``--json``), lines are read through ``bot.console.terminal`` (editing,
+history, Ctrl-C as in a shell); otherwise one line at a time from stdin. Ctrl-C while a line
+is handled stops the console as it stops any command (``bot.main``: exit code 130)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ import time
 from collections.abc import Callable
 
 from bot.app import App
+from bot.chat.people import NAME_RULE, local_person
 from bot.commands import SUMMARIES
-from bot.commands.args import actor, session_id
+from bot.commands.args import actor, local_as, session_id
 from bot.console import COLOURS, HELP, PLAIN, Console, Out
 from bot.console.terminal import Terminal, colour_wanted, open_history
 from bot.screen import colour_stream
@@ -49,12 +50,22 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         metavar="ID",
         help="session to join or resume (default: a new one, printed at the start)",
     )
-    console.add_argument(
+    who = console.add_mutually_exclusive_group()
+    who.add_argument(
         "--actor",
         type=actor,
         default=Actor.parse("user:console"),
         metavar="KIND:ID",
-        help="who you are (default user:console; e.g. moderator:sam)",
+        help="who you are, holding the kind's roles alone (default user:console; e.g. "
+        "moderator:sam)",
+    )
+    who.add_argument(
+        "--as",
+        dest="as_name",
+        type=local_as,
+        metavar="NAME",
+        help="who you are: local:NAME, with the roles the config binds to it (roles: "
+        f"members: [local:NAME]); {NAME_RULE}",
     )
     console.add_argument(
         "--topic", help="what the session deliberates (default: its first message)"
@@ -69,20 +80,22 @@ def _console(app: App, args: argparse.Namespace) -> int:
     colour = not args.json and colour_wanted(sys.stdout)
     out = _printer(colour)
     runtime = app.runtime()
+    you = args.actor if args.as_name is None else local_person(app.config.roles, args.as_name)
     console = Console(
         runtime,
         session,
-        args.actor,
+        you,
         out,
         as_json=args.json,
         topic=args.topic,
         palette=COLOURS if colour else PLAIN,
+        roles=app.config.roles,
     )
     read: Read = _piped_line
     resumed = args.session is not None and runtime.sessions.exists(session)
     again = " (resumed: /show shows what is on the table)" if resumed else ""
     if sys.stdin.isatty() and sys.stdout.isatty() and not args.json:
-        print(f"session {session}{again}, as {args.actor}. /help for commands, /quit to leave.")
+        print(f"session {session}{again}, as {you}. /help for commands, /quit to leave.")
         read = Terminal(open_history(), out, colour=colour).read
     else:
         print(f"deliberate console: session {session}{again}", file=sys.stderr)

@@ -1,6 +1,6 @@
 """``deliberate state get|list|set|incr|delete``, ``deliberate proposals`` (what waits for
-people, and what became of the rest) and ``deliberate revert`` (undo a committed mutation
-with a new one): every write goes through the gateway."""
+people, and what became of the rest; deciding one is ``bot.cli.approvals``) and ``deliberate
+revert`` (undo a committed mutation with a new one): every write goes through the gateway."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from bot.cli import approvals
 from bot.commands import SUMMARIES
 from bot.commands.args import (
     TIME_HELP,
@@ -156,9 +157,11 @@ def _register_proposals(commands: argparse._SubParsersAction[argparse.ArgumentPa
         "it would do, who proposed it and for whom, how long ago, its deadline (UTC), its "
         "approvals so far of the number it needs, four eyes (the person who asked may not "
         "approve it), and whom it awaits (the key's writers; moderator or admin if it is "
-        "protected). Apply, edit or discard one with its buttons in the conversation; "
-        "'deliberate trace ID' shows one proposal's whole life.",
+        "protected). Apply, edit or discard one with its buttons in the conversation, in "
+        "the web Inbox, or here: 'deliberate proposals approve|reject|breakglass ID' (each "
+        "with --help); 'deliberate trace ID' shows one proposal's whole life.",
     )
+    approvals.register(proposals)
     proposals.add_argument(
         "--all",
         action="store_true",

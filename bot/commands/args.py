@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from bot.chat.people import local_name
 from bot.reports.render import Masking
 from core.state.actor import Actor
 from core.state.keys import validate_session_id, validate_state_key
@@ -30,6 +31,7 @@ __all__ = [
     "env_port",
     "json_object",
     "json_or_text",
+    "local_as",
     "masking",
     "port",
     "positive_int",
@@ -113,6 +115,15 @@ def duration(text: str) -> int:
 def actor(text: str) -> Actor:
     try:
         return Actor.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def local_as(text: str) -> str:
+    """``--as NAME``: a person at this machine, ``local:NAME`` to the config's role bindings
+    (``local:`` before it is allowed)."""
+    try:
+        return local_name(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 

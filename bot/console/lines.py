@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from bot.chat.people import LOCAL, local_person
 from bot.console.numbers import ButtonNumbers
 from bot.console.rendering import PLAIN, Out, Palette, event_json, json_line, render_view
 from bot.reports.render import Masking, entry_line, timed_fields
 from bot.screen import one_line
+from core.config.roles import RoleBinding
 from core.deliberation.actions import ACTION_NAME, PROPOSAL_ACTIONS, ActionType
 from core.deliberation.messages import ActionClicked, ShowRequested, TopicSet, UserSaid
 from core.deliberation.topics import MAX_TOPIC
@@ -51,7 +53,8 @@ Type a message to think out loud. Commands:
   /do ACTION [yes] do an action (e.g. ConfirmCurrent, SwitchScene) on what is on the table
   /show            what is on the table now, with its buttons (after --session, say)
   /topic NAME      name what this session decides (the decision key follows it)
-  /as KIND:ID      speak and click as someone else (e.g. /as moderator:sam)
+  /as KIND:ID      speak and click as someone else (e.g. /as moderator:sam); /as local:NAME
+                   is NAME with the roles the config binds to local:NAME
   /state [PREFIX]  show canonical state
   /help            this text
   /quit, /exit     leave (the session stays: come back with --session)
@@ -73,8 +76,11 @@ class Console:
         as_json: bool = False,
         topic: str | None = None,
         palette: Palette = PLAIN,
+        roles: Mapping[str, RoleBinding] | None = None,
     ) -> None:
+        """``roles``: the config's role bindings, which ``/as local:NAME`` reads."""
         self.runtime = runtime
+        self.roles = roles or {}
         self.session_id = session_id
         self.actor = actor
         self.out = out
@@ -285,8 +291,13 @@ class Console:
         return (candidate.id, candidate.version) if candidate else ("none", 0)
 
     def _as(self, rest: str) -> bool:
+        """``/as KIND:ID`` (a kind's roles alone), or ``/as local:NAME`` (NAME's bound roles,
+        as a Slack or Discord member gets theirs)."""
         try:
-            self.actor = Actor.parse(rest, platform=self.actor.platform)
+            if rest.startswith(f"{LOCAL}:"):
+                self.actor = local_person(self.roles, rest)
+            else:
+                self.actor = Actor.parse(rest, platform=self.actor.platform)
         except ValueError as exc:
             self._problem(str(exc))
             return True

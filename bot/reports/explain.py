@@ -15,7 +15,14 @@ from pydantic import JsonValue
 from bot.proposals.deadlines import ProposalDeadlines
 from bot.reports.render import json_line, rule_step, rule_verdict
 from bot.screen import one_line
-from core.gateway.outcome import SECRET, Proposal, ProposalStatus, denials_note, utc_minute
+from core.gateway.outcome import (
+    SECRET,
+    Approval,
+    Proposal,
+    ProposalStatus,
+    denials_note,
+    utc_minute,
+)
 from core.state.actor import ActorKind
 from core.state.mutation import Mutation
 from core.state.mutation_log import KeyHistory, LogRecord
@@ -208,7 +215,7 @@ def proposal_lines(
         who += f", requested by {p.requested_by}"
     age = f"{_age(deadlines.now - p.created_at)} ago"
     lines.append(f"  {who}, {age}" + "".join(f"; {said}" for said in deadlines.phrases()))
-    names = f" ({', '.join(str(a.by) for a in p.approvals)})" if p.approvals else ""
+    names = f" ({', '.join(map(_approver, p.approvals))})" if p.approvals else ""
     approvals = f"approvals {len(p.approvals)} of {p.quorum}{names}"
     if p.four_eyes:
         approvals += "; four eyes"
@@ -217,10 +224,16 @@ def proposal_lines(
     approvals += denials_note(p)
     if p.edited is not None:
         proposed = _plain(p.mutation.value) if reveal else SECRET
-        approvals += f"; edited by {p.edited.by} (proposed: {proposed})"
+        approvals += f"; edited by {p.edited.by} (proposed: {proposed}), revision {p.revision}"
     if p.status is ProposalStatus.PENDING:
         return [*lines, f"  {approvals}", f"  {awaiting(policy, p).text()}"]
     return [*lines, f"  {approvals}", f"  {_became(p, deadlines)}"]
+
+
+def _approver(approval: Approval) -> str:
+    """Who approved, and why when they said."""
+    said = f' "{one_line(approval.reason)}"' if approval.reason else ""
+    return f"{approval.by}{said}"
 
 
 def _became(p: Proposal, deadlines: ProposalDeadlines) -> str:

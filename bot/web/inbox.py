@@ -1,17 +1,18 @@
 """The Inbox: a workspace's pending proposals, each with what it would do, who asked, its
 deadlines (until when it may be applied, when it escalates or was escalated, how long a
-change for a while lasts: ``bot.proposals.deadlines``), its approvals so far against its quorum, and
-whom it waits for; and the ones resolved lately, with theirs (when it expired, when its
-change reverts or reverted). Apply, Edit (then apply) and Reject (with a reason) go through the
-gateway as a chat click does (``apply_proposal``, ``discard_proposal``), and Break glass
-(with a reason, offered to whoever holds the key's break-glass role) as ``/breakglass``
-does (``BreakGlass.apply``, at the revision the page showed): the same roles,
-four eyes, quorum and schema; a second click of the same person is answered from what the
-first did. Apply, Edit and Break glass name the revision of the proposal the page showed
-(an edit made since refuses them); a form that names none is answered 400, nothing changed.
-The person acts as who they are in chat (the session's actor for this workspace); the
-operator token acts nowhere. Each answer is flashed on the page it returns
-to (303: a reload does not submit again)."""
+change for a while lasts: ``bot.proposals.deadlines``), its approvals so far against its
+quorum, and whom it waits for; and the ones resolved lately, with theirs (when it expired,
+when its change reverts or reverted). Apply (an approval: it commits at the proposal's
+quorum), Edit (then apply), Reject (with a reason) and Break glass (with a reason, offered to
+whoever holds the key's break-glass role) are decided as a chat click is
+(``core.runtime.deciding``): the same roles, four eyes, quorum, schema and break-glass
+policy; a refusal is flashed with why ("Not done: …"), an approval short of the quorum with
+whom it still awaits; a second click of the same person is answered from what the first did.
+Apply, Edit and Break glass name the revision of the proposal the page showed (an edit made
+since refuses them); a form that names none is answered 400, nothing changed. The person
+acts as who they are in chat (the session's actor for this workspace); the operator token
+acts nowhere. Each answer is flashed on the page it returns to (303: a reload does not submit
+again)."""
 
 from __future__ import annotations
 
@@ -23,13 +24,14 @@ from bot.app import App
 from bot.proposals.deadlines import deadlines_of
 from bot.reports.explain import awaiting
 from bot.web.context import acting_as, person, workspace_app
+from core.deliberation.sentences import not_done
 from core.errors import DeliberateError
-from core.gateway.break_glass import BreakGlass, may_break_glass
+from core.gateway.break_glass import may_break_glass
 from core.gateway.edits import edited_value, value_text
 from core.gateway.mutation_gateway import UnknownProposal
-from core.gateway.outcome import Outcome, Proposal, ProposalStatus
+from core.gateway.outcome import Proposal, ProposalStatus
 from core.redaction import readable
-from core.runtime.outcome_notes import discard_note, note_under
+from core.runtime.deciding import Decision, Verb, decide
 from core.state.actor import Actor
 from core.state.limits import Unacknowledged
 from core.state.scripts import server_ms
@@ -108,42 +110,41 @@ def act(workspace: str, proposal_id: str, verb: str) -> Any:
     app = workspace_app(workspace)
     back = redirect(url_for("inbox.page", workspace=workspace), 303)
     # (a discard approves no value: its form names no revision)
-    revision = 0 if verb == "reject" else _revision(request.form.get("revision", ""))
+    revision = None if verb == "reject" else _revision(request.form.get("revision", ""))
     # as typed: the gateway strikes a secret out of it before it joins its lines or cuts it
     reason = request.form.get("reason", "")
     if verb in NO_REASON and not readable(reason):  # (nothing that shows is no reason)
         flash(NO_REASON[verb], "error")
         return back
     try:
-        if verb == "reject":
-            proposal = app.gateway.discard_proposal(proposal_id, actor, reason)
-            secret = app.policy.is_secret(proposal.mutation.key)
-            note = discard_note(proposal, actor, secret)
-        elif verb == "breakglass":  # the gateway checks the role, as for a chat click
-            broken = BreakGlass(app.gateway).apply(proposal_id, actor, reason, revision)
-            note = note_under(app.policy, broken)
-        else:
-            outcome = _apply(app, proposal_id, actor, verb, revision)
-            if isinstance(outcome, str):
-                flash(outcome, "error")
-                return back
-            note = note_under(app.policy, outcome)
+        decision = _decision(app, proposal_id, actor, verb, revision, reason)
+        if isinstance(decision, str):
+            flash(decision, "error")
+            return back
+        note = decide(app.gateway, decision)  # as a chat click is decided
     except UnknownProposal as exc:
         flash(f"{exc}; nothing was changed", "error")
         return back
     except Unacknowledged as exc:  # applied once or not at all: the log will tell
         flash(f"{exc}", "error")
         return back
-    except DeliberateError as exc:
-        flash(f"Not done: {exc}", "error")
+    except DeliberateError as exc:  # (a proposal the store cannot read, say)
+        flash(not_done(str(exc)), "error")
         return back
-    flash(note.message, "error" if note.outcome == "rejected" else "ok")
+    refused = note.outcome == "rejected"
+    flash(not_done(note.message) if refused else note.message, "error" if refused else "ok")
     return back
 
 
-def _apply(app: App, proposal_id: str, actor: Actor, verb: str, revision: int) -> Outcome | str:
-    """Apply (with ``verb`` edit: the typed value instead); a string says why an edit is not
-    a value, and nothing changed."""
+def _decision(
+    app: App, proposal_id: str, actor: Actor, verb: str, revision: int | None, reason: str
+) -> Decision | str:
+    """What the form decides (with ``verb`` edit: an approval of the typed value instead);
+    a string says why an edit is not a value, and nothing changed."""
+    if verb == "reject":
+        return Decision(proposal_id, actor, Verb.REJECT, reason=reason)
+    if verb == "breakglass":  # the gateway checks the role, as for a chat click
+        return Decision(proposal_id, actor, Verb.BREAK_GLASS, revision, reason)
     edit = None
     if verb == "edit":
         proposal = app.gateway.proposals.get(proposal_id)
@@ -157,8 +158,7 @@ def _apply(app: App, proposal_id: str, actor: Actor, verb: str, revision: int) -
             )
         except ValueError as exc:
             return f"The new value: {exc}. Nothing was changed."
-    outcome: Outcome = app.gateway.apply_proposal(proposal_id, actor, edit=edit, revision=revision)
-    return outcome
+    return Decision(proposal_id, actor, Verb.APPROVE, revision, edit=edit)
 
 
 def _revision(text: str) -> int:

@@ -68,16 +68,18 @@ def barred(p: Proposal, by: Actor) -> str | None:
     return None
 
 
-def counted(p: Proposal, by: Actor, edit: Edit | None, now: int) -> Proposal | None:
+def counted(
+    p: Proposal, by: Actor, edit: Edit | None, now: int, reason: str | None = None
+) -> Proposal | None:
     """``p`` with ``by``'s approval counted (with ``edit``: the new value, which only ``by``
     has approved so far, or nobody under four eyes: the editor asked for it), claimed for
     ``by`` (applied) once its approvals reach its quorum and meet its rule; None when ``by``
     approved it already. An approval takes back ``by``'s denial: one person, one voice.
-    ``Barred`` when four eyes bars ``by`` from ``p`` as it is here (whatever a copy read
-    before said)."""
+    ``reason``: why they approve, kept with the approval. ``Barred`` when four eyes bars
+    ``by`` from ``p`` as it is here (whatever a copy read before said)."""
     if (why := barred(p, by)) is not None:
         raise Barred(why, p)
-    approval = Approval(by=by, at=now)
+    approval = Approval(by=by, at=now, reason=reason)
     denials = [d for d in p.denials if d.by.identity != by.identity]
     update: dict[str, Any]
     if edit is not None:

@@ -146,16 +146,18 @@ class MutationGateway:
         expected_version: int | None = None,
         edit: Edit | None = None,
         revision: int | None,
+        reason: str | None = None,
     ) -> Outcome:
-        """A person approves a proposal (with ``edit``: a value of their own instead): the
-        person is the actor (their roles are checked, and the value against the key's
-        schema), whoever asked for it is ``proposedBy``. It commits at its quorum's last
-        distinct approver, who claims it: a proposal commits at most once, and a later click
-        is answered from what it committed. Until then it is ``Pending``, with the approvals
-        so far. Past its deadline it is refused as expired; with the key moved past the
-        version it was made against, as stale; under four eyes, to who asked for it or
-        edited it, as it is where the approval is counted. ``revision``: the edit of it the
-        approver saw (a button names it): refused once edited since, and when None."""
+        """A person approves a proposal (``edit``: a value of their own instead; ``reason``:
+        why, kept with their approval, no secret in it): the person is the actor (their
+        roles are checked, and the value against the key's schema), whoever asked for it is
+        ``proposedBy``. It commits at its quorum's last distinct approver, who claims it: a
+        proposal commits at most once, and a later click is answered from what it committed.
+        Until then it is ``Pending``, with the approvals so far. Past its deadline it is
+        refused as expired; with the key moved past the version it was made against, as
+        stale; under four eyes, to who asked for it or edited it, as it is where the approval
+        is counted. ``revision``: the edit of it the approver saw (a button names it):
+        refused once edited since, and when None."""
         proposal = self._proposal(proposal_id)
         try:
             mutation = applying(proposal, actor, expected_version, edit)
@@ -184,8 +186,10 @@ class MutationGateway:
         if refusal is not None:
             self.decisions.record(refusal, proposal_id=proposal.id)
             return refusal
+        hide = self.secrecy.redactor(mutation, values=[proposal.current_value])
+        asked = (edit, revision, expected_version, hide.kept(reason, MAX_REASON) or None)
         try:
-            return self._approve(proposal, actor, mutation, edit, revision, expected_version)
+            return self._approve(proposal, actor, mutation, *asked)
         except Barred as exc:  # four eyes, as the proposal was where it was to be counted
             barred = Rejected(mutation, RejectReason.FORBIDDEN, str(exc))
             self.decisions.record(barred, proposal_id=proposal.id)
@@ -199,16 +203,24 @@ class MutationGateway:
         edit: Edit | None,
         revision: int,
         expected_version: int | None,
+        reason: str | None,
     ) -> Outcome:
         """``apply_proposal`` past what a copy of the proposal refuses: the approval counted
         (``Barred`` raised where four eyes bars it), and committed by whoever claims it."""
 
         def again() -> Outcome:  # the same click once more (the proposal moved meanwhile)
             return self.apply_proposal(
-                proposal.id, actor, expected_version=expected_version, edit=edit, revision=revision
+                proposal.id,
+                actor,
+                expected_version=expected_version,
+                edit=edit,
+                revision=revision,
+                reason=reason,
             )
 
-        approved = self.proposals.approve(proposal.id, actor, edit, revision=revision)
+        approved = self.proposals.approve(
+            proposal.id, actor, edit, revision=revision, reason=reason
+        )
         if approved is not None and not approved.counted:
             edited = edited_since(approved.proposal, mutation, revision, self.secrecy)
             if edited is not None:  # edited between the check and the count

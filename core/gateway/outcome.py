@@ -66,12 +66,14 @@ class ProposalStatus(StrEnum):
 
 
 class Approval(BaseModel):
-    """One person's approval (or edit) of a proposal, at a time of the Redis server's clock."""
+    """One person's approval (or edit) of a proposal, at a time of the Redis server's clock,
+    and why, when they said (kept only then)."""
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
 
     by: Actor
     at: int
+    reason: str | None = Field(default=None, exclude_if=lambda reason: reason is None)
 
 
 class Denial(Approval):

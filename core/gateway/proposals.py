@@ -168,15 +168,22 @@ class ProposalBox:
         return [str(i) for i in self.redis.zrangebyscore(self.keys.proposals, 0, now)]
 
     def approve(
-        self, proposal_id: str, by: Actor, edit: Edit | None = None, *, revision: int
+        self,
+        proposal_id: str,
+        by: Actor,
+        edit: Edit | None = None,
+        *,
+        revision: int,
+        reason: str | None = None,
     ) -> Approved | None:
         """Count ``by``'s approval of a pending proposal at ``revision`` (the value ``by``
         saw; with ``edit``: the new value, which only ``by`` has approved so far, or nobody
-        under four eyes: the editor asked for it), atomically: at its quorum, with its rule
-        met, it is claimed for ``by`` (applied: ``by`` commits it). None when it is not
-        pending; expired past its deadline; unchanged (``counted`` False) when ``by``
-        approved it already, or it is no longer at ``revision`` (edited since). ``Barred``
-        (nothing changed) when four eyes bars ``by`` from it as it is where it is counted."""
+        under four eyes: the editor asked for it; ``reason``: why, kept with it), atomically:
+        at its quorum, with its rule met, it is claimed for ``by`` (applied: ``by`` commits
+        it). None when it is not pending; expired past its deadline; unchanged (``counted``
+        False) when ``by`` approved it already, or it is no longer at ``revision`` (edited
+        since). ``Barred`` (nothing changed) when four eyes bars ``by`` from it as it is where
+        it is counted."""
         was_counted = True
 
         def count(p: Proposal, now: int) -> Proposal | None:
@@ -188,7 +195,7 @@ class ProposalBox:
             if revision != p.revision:
                 was_counted = False
                 return None
-            moved = counted(p, by, edit, now)
+            moved = counted(p, by, edit, now, reason)
             was_counted = moved is not None
             return moved
 

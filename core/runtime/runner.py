@@ -57,10 +57,9 @@ from core.deliberation.messages import (
 from core.deliberation.session import Session
 from core.deliberation.turn import Answering
 from core.deliberation.update.loop import Loop
-from core.errors import DeliberateError, StoreError
-from core.gateway.break_glass import BreakGlass
+from core.errors import StoreError
 from core.gateway.edits import Edit, edited_value
-from core.gateway.mutation_gateway import DiscardRefused, MutationGateway, UnknownProposal
+from core.gateway.mutation_gateway import MutationGateway, UnknownProposal
 from core.gateway.outcome import SECRET, Outcome, ProposalStatus
 from core.gateway.reverts import Revert, revert, revert_id, undo_lookup
 from core.metrics import CLASSIFIED, TURNS, Meter
@@ -69,8 +68,9 @@ from core.perception.team import TeamWeights
 from core.redis.client import INTERRUPTED, interrupted, resend
 from core.runtime.beat_history import BeatHistory
 from core.runtime.clicked import Clicked
+from core.runtime.deciding import Decision, Verb, decide
 from core.runtime.events import Event, FromPeople, OutcomeEvent
-from core.runtime.outcome_notes import discard_note, note_under
+from core.runtime.outcome_notes import note_under
 from core.runtime.queries import Queries
 from core.runtime.results import classified, replied
 from core.runtime.sessions import SessionStore
@@ -78,7 +78,7 @@ from core.runtime.stream_appends import StreamAppend
 from core.runtime.team_weights import TeamStore
 from core.runtime.trace_events import TraceEvents
 from core.runtime.transcripts import Transcripts
-from core.state.limits import CommitUnconfirmed, Unacknowledged
+from core.state.limits import CommitUnconfirmed
 from core.state.value_json import dumps
 
 __all__ = ["Runtime"]
@@ -336,33 +336,29 @@ class Runtime:
         return self._note(revert(self.gateway, request, looked_up))
 
     def _resolve(self, cmd: ResolveProposal) -> OutcomeNote:
-        click = cmd.click
+        """An Apply (an Edit, a break-glass) or a Discard click, decided as the Inbox and the
+        command line decide (``deciding``)."""
         try:
-            if cmd.apply and click.break_glass is not None:
-                glass = BreakGlass(self.gateway)
-                broken = glass.apply(
-                    click.target_id, click.actor, click.break_glass, click.expected_version
-                )
-                return self._note(broken)
-            if cmd.apply:
-                edit = self._edit(click)
-                if isinstance(edit, OutcomeNote):
-                    return edit
-                applied = self.gateway.apply_proposal(
-                    click.target_id, click.actor, edit=edit, revision=click.expected_version
-                )
-                return self._note(applied)
-            proposal = self.gateway.discard_proposal(click.target_id, click.actor, click.note)
+            decision = self._decision(cmd)
+            if isinstance(decision, OutcomeNote):
+                return decision
+            return decide(self.gateway, decision)
         except UnknownProposal as exc:
             return OutcomeNote(outcome="rejected", message=str(exc), reason="not_found")
-        except DiscardRefused as exc:  # not theirs to decide: as a refused apply is said
-            return self._note(exc.refusal)
-        except Unacknowledged:  # applied once or not at all: not a refusal
-            raise
-        except DeliberateError as exc:
-            return OutcomeNote(outcome="rejected", message=str(exc), reason="forbidden")
-        secret = self.gateway.policy.is_secret(proposal.mutation.key)
-        return discard_note(proposal, click.actor, secret)
+
+    def _decision(self, cmd: ResolveProposal) -> Decision | OutcomeNote:
+        """What the click decides (an Edit's value read from its note), or why it is no
+        decision."""
+        click = cmd.click
+        target, actor, seen = click.target_id, click.actor, click.expected_version
+        if not cmd.apply:
+            return Decision(target, actor, Verb.REJECT, reason=click.note)
+        if click.break_glass is not None:
+            return Decision(target, actor, Verb.BREAK_GLASS, seen, reason=click.break_glass)
+        edit = self._edit(click)
+        if isinstance(edit, OutcomeNote):
+            return edit
+        return Decision(target, actor, Verb.APPROVE, seen, edit=edit)
 
     def _edit(self, click: ActionClicked) -> Edit | OutcomeNote | None:
         """The value an EditProposal click gives (None: not an edit), or why it is none."""

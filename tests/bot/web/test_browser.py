@@ -139,7 +139,8 @@ def test_a_member_without_the_role_sees_the_apply_refused(
     page.locator(f"[data-proposal='{proposal}']").get_by_role(
         "button", name="Apply", exact=True
     ).click()
-    assert flashed(page) == "scene.name is protected: only a moderator or an admin may change it"
+    said = "Not done: scene.name is protected: only a moderator or an admin may change it"
+    assert flashed(page) == said
     page.screenshot(path=shots / "inbox-refused.png", full_page=True)
     found = app.gateway.proposals.get(proposal)
     assert found is not None and found.status is ProposalStatus.PENDING

@@ -1,0 +1,71 @@
+"""A person's decision on a proposal, wherever they made it: a click in a conversation, the
+web Inbox or the command line. They approve it (with an edit: a value of their own), reject
+it (a denial, where its key counts them) or break the glass (applied at once), through the
+gateway and its checks alike (roles, quorum, four eyes, the revision they saw, the
+break-glass role and reason), and hear what it came to in the words a click's outcome is
+said in (``OutcomeNote``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from core.deliberation.messages import OutcomeNote
+from core.errors import DeliberateError
+from core.gateway.break_glass import BreakGlass
+from core.gateway.edits import Edit
+from core.gateway.mutation_gateway import MutationGateway
+from core.gateway.outcome import DiscardRefused, UnknownProposal
+from core.runtime.outcome_notes import discard_note, note_under
+from core.state.actor import Actor
+from core.state.limits import Unacknowledged
+
+__all__ = ["Decision", "Verb", "decide"]
+
+
+class Verb(StrEnum):
+    APPROVE = "approve"
+    REJECT = "reject"
+    BREAK_GLASS = "breakglass"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """``revision``: the edit of the proposal the person saw (an approval and a break-glass
+    name it; None is refused, as it could approve a value they never saw). ``reason``: why
+    (a break-glass needs one; a rejection and an approval keep theirs). ``edit``: an
+    approval's value of their own."""
+
+    proposal_id: str
+    actor: Actor
+    verb: Verb
+    revision: int | None = None
+    reason: str | None = None
+    edit: Edit | None = None
+
+
+def decide(gateway: MutationGateway, decision: Decision) -> OutcomeNote:
+    """What ``decision`` came to: committed, still waiting (with the approvals so far),
+    discarded, or refused and why (recorded by the gateway; nothing changed). Raises
+    ``UnknownProposal`` when no proposal has its id, and ``Unacknowledged`` when a commit was
+    sent and Redis did not confirm it (applied once or not at all: not a refusal)."""
+    d = decision
+    try:
+        if d.verb is Verb.BREAK_GLASS:
+            glass = BreakGlass(gateway)
+            broken = glass.apply(d.proposal_id, d.actor, d.reason or "", d.revision)
+            return note_under(gateway.policy, broken)
+        if d.verb is Verb.APPROVE:
+            approved = gateway.apply_proposal(
+                d.proposal_id, d.actor, edit=d.edit, revision=d.revision, reason=d.reason
+            )
+            return note_under(gateway.policy, approved)
+        proposal = gateway.discard_proposal(d.proposal_id, d.actor, d.reason)
+    except (UnknownProposal, Unacknowledged):
+        raise
+    except DiscardRefused as exc:  # not theirs to decide: as a refused approval is said
+        return note_under(gateway.policy, exc.refusal)
+    except DeliberateError as exc:  # (an agent's discard, say)
+        return OutcomeNote(outcome="rejected", message=str(exc), reason="forbidden")
+    secret = gateway.policy.is_secret(proposal.mutation.key)
+    return discard_note(proposal, d.actor, secret)
