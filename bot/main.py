@@ -28,6 +28,8 @@ from bot.commands.exits import (
     say_interrupted,
 )
 from bot.screen import cleaned
+from bot.screen.json_lines import json_stderr, say
+from bot.screen.json_logging import FORMATS, log_format
 from bot.screen.json_logging import configure as configure_logging
 
 __all__ = [
@@ -130,10 +132,18 @@ def _global_options() -> argparse.ArgumentParser:
         "--log-level",
         default=os.environ.get("DELIBERATE_LOG_LEVEL") or None,
         metavar="LEVEL",
-        help="write JSON log lines on stderr from LEVEL up: debug, info (every gateway "
+        help="write log lines on stderr from LEVEL up: debug, info (every gateway "
         "decision and rule evaluation), warning, error (default: $DELIBERATE_LOG_LEVEL; "
-        "else warnings and errors only, one plain line each; 'run' and 'worker' without "
-        "--burst, which serve, log JSON from info)",
+        "else warnings and errors only; 'run', 'web' and 'worker' without --burst, which "
+        "serve, log from info)",
+    )
+    top.add_argument(
+        "--log-format",
+        default=os.environ.get("DELIBERATE_LOG_FORMAT") or None,
+        metavar="FORMAT",
+        help="text (plain lines) or json (one JSON object a line): every line on stderr is "
+        "in it, the command's own words and errors too (default: $DELIBERATE_LOG_FORMAT; "
+        "else json for a command that serves or with --log-level, text otherwise)",
     )
     top.add_argument(
         "--log-file",
@@ -170,7 +180,23 @@ def _run(argv: list[str]) -> int:
     # listing, which imports none: then that command's parser alone. --help, no command or
     # an unknown one end in the listing.
     args = parser(listing().parse_known_args(argv)[0].command).parse_args(argv)
+    fmt = (args.log_format or "").lower() or None
+    if fmt is not None and fmt not in FORMATS:
+        print(
+            f"deliberate: log format {args.log_format!r} (--log-format or "
+            f"DELIBERATE_LOG_FORMAT) is not one of {', '.join(FORMATS)}",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    args.log_format = log_format(fmt, args.log_level, serves(args))
+    if args.log_format == "json":  # from here on, every line on stderr is JSON
+        json_stderr()
+    return _checked(args)
 
+
+def _checked(args: argparse.Namespace) -> int:
+    """Check the rest of the global options, set up logging, and run the command, each
+    error it ends with said in one line (exit 2 or 1)."""
     from pydantic import ValidationError
     from redis.exceptions import RedisClusterException, RedisError
 
@@ -182,49 +208,49 @@ def _run(argv: list[str]) -> int:
     from core.state.limits import Unacknowledged
 
     if (bad := not_utf8(args)) is not None:  # (argv may carry any bytes)
-        print(f"deliberate: {bad}; nothing was done", file=sys.stderr)
-        return EXIT_USAGE
+        return _failed(f"deliberate: {bad}; nothing was done", EXIT_USAGE)
     if args.log_level is not None and args.log_level.upper() not in LOG_LEVELS:
-        print(
+        return _failed(
             f"deliberate: log level {args.log_level!r} (--log-level or DELIBERATE_LOG_LEVEL) "
             f"is not one of {', '.join(level.lower() for level in LOG_LEVELS)}",
-            file=sys.stderr,
+            EXIT_USAGE,
         )
-        return EXIT_USAGE
     try:
-        configure_logging(args.log_level, serving=serves(args), file=args.log_file)
-    except OSError as exc:
-        print(
-            f"deliberate: cannot write the log file {args.log_file}: {exc.strerror}",
-            file=sys.stderr,
+        configure_logging(
+            args.log_level, serving=serves(args), file=args.log_file, format=args.log_format
         )
-        return EXIT_USAGE
+    except OSError as exc:
+        return _failed(
+            f"deliberate: cannot write the log file {args.log_file}: {exc.strerror}", EXIT_USAGE
+        )
     try:
         return _dispatch(args)
     except ConfigError as exc:
-        print(f"deliberate: configuration error:\n{exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return _failed(f"deliberate: configuration error:\n{exc}", EXIT_USAGE)
     except (RedisError, RedisClusterException) as exc:  # one line naming the server
-        print(f"deliberate: {error_sentence(exc)} ({server_name(args.redis_url)})", file=sys.stderr)
-        return EXIT_USAGE
+        return _failed(
+            f"deliberate: {error_sentence(exc)} ({server_name(args.redis_url)})", EXIT_USAGE
+        )
     except ValidationError as exc:
         for problem in exc.errors():
             field = ".".join(str(part) for part in problem["loc"])
             message = problem["msg"].removeprefix("Value error, ")
-            print(f"deliberate: {field + ': ' if field else ''}{message}", file=sys.stderr)
+            say(f"deliberate: {field + ': ' if field else ''}{message}", "error")
         return EXIT_USAGE
     except ValueError as exc:
-        print(f"deliberate: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return _failed(f"deliberate: {exc}", EXIT_USAGE)
     except (Unacknowledged, HistoryCompacted, Unreadable, ChainBroken) as exc:
-        print(f"deliberate: {exc}", file=sys.stderr)  # each says what happened, in full
-        return EXIT_REJECTED
+        return _failed(f"deliberate: {exc}", EXIT_REJECTED)  # each says what happened, in full
     except StoreError as exc:
-        print(f"deliberate: the store is inconsistent: {exc}", file=sys.stderr)
-        return EXIT_REJECTED
+        return _failed(f"deliberate: the store is inconsistent: {exc}", EXIT_REJECTED)
     except BrokenPipeError:  # the reader went away (| head): nothing left to say to it
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
+
+
+def _failed(line: str, code: int) -> int:
+    say(line, "error")
+    return code
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -232,7 +258,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     uses), the config (``offline``), or the app (config, Redis, store, gateway). With
     ``--reveal``, one line on stderr says that secret values are shown."""
     if getattr(args, "reveal", False):
-        print(REVEALING, file=sys.stderr)
+        say(REVEALING, "warning")
     if getattr(args, "standalone", False):
         return int(args.handler(args))
     # the config's models, the rules and the connectors they name: loaded only for the

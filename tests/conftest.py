@@ -226,10 +226,12 @@ def delete_workspace(client: RedisClient, workspace: str) -> None:
 
 @pytest.fixture(autouse=True)
 def _loggers_as_they_were() -> Iterator[None]:
-    """A command run in this process (``bot.main``) sends the ``deliberate`` and RQ
-    loggers to stderr on their own (no propagation): each test leaves them as it found them,
-    so that a later test's ``caplog`` hears them whatever ran before it."""
-    loggers = [logging.getLogger(name) for name in ("deliberate", "rq")]
+    """A command run in this process (``bot.main``) sends the ``deliberate``, RQ and
+    waitress loggers (and, under ``worker --burst``, the rules' ``log.write`` one) to stderr
+    on their own (no propagation): each test leaves them as it found them, so that a later
+    test's ``caplog`` hears them whatever ran before it."""
+    names = ("deliberate", "rq", "waitress", "deliberate.connectors")
+    loggers = [logging.getLogger(name) for name in names]
     saved = [(lg, lg.handlers[:], lg.level, lg.propagate) for lg in loggers]
     yield
     for logger, handlers, level, propagate in saved:

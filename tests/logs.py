@@ -1,13 +1,15 @@
 """What loggers wrote, for tests that look at it (a secret must never be in it, a refusal must
-be): a handler that keeps every record, and ``logged`` to install it on one logger."""
+be): a handler that keeps every record, and ``logged`` to install it on one logger; and
+``said``, the words of a line of a command's stderr, whichever format it logs in."""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["LogLines", "logged"]
+__all__ = ["LogLines", "logged", "said"]
 
 
 class LogLines(logging.Handler):
@@ -42,3 +44,14 @@ def logged(name: str = "") -> Iterator[LogLines]:
     finally:
         logger.removeHandler(handler)
         logger.setLevel(level)
+
+
+def said(line: str) -> str | None:
+    """A line of stderr as a person reads it: the words a command said itself (a plain
+    line, or with ``--log-format json`` the ``msg`` of a line of the ``deliberate`` logger);
+    None for a log line of any other logger, in either format."""
+    text = line.rstrip("\n")
+    if not text.startswith("{"):
+        return None if text.startswith(("debug: ", "info: ", "warning: ", "error: ")) else text
+    record = json.loads(text)
+    return str(record["msg"]) if record.get("logger") == "deliberate" else None

@@ -13,8 +13,8 @@ from pydantic import JsonValue
 
 from bot.chat.notices import GUESTS_MAY_NOT_READ
 from bot.proposals.deadlines import deadlines_of
+from bot.reports.by_mutation import by_mutation, grouped_lines
 from bot.reports.explain import (
-    evaluation_line,
     last_change,
     origin,
     proposal_lines,
@@ -203,7 +203,7 @@ def _why(app: App, key: str) -> str:
     else:
         lines = [last_change(app, key, version, history, reveal=reveal)]
     rows = app.evaluations.for_key(key, 10)
-    lines.extend(f"  {evaluation_line(row)}" for row in rows)
+    lines.extend(grouped_lines(by_mutation(app.log, rows)))
     return "\n".join(lines)
 
 

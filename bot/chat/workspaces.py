@@ -14,7 +14,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from bot.redis.keyspace import census, holds_data
+from bot.redis.keyspace import census, holds_data, last_written
 from core.config.tenants import Tenancy, Tenant
 from core.redis.client import RedisClient
 from core.state.codec import text
@@ -132,12 +132,14 @@ class WorkspaceFound:
     """One workspace of ``every_workspace``: ``seen`` when a platform event reached it,
     ``configured`` when the config lists its tenant, ``holds_data`` when its keys hold state,
     decisions, proposals or traces (``core.state.keys.DATA_KEYS``; one only holding data was
-    written with ``--workspace``, say)."""
+    written with ``--workspace``, say); ``written_ms``: when its streams last took an entry
+    (``bot.redis.keyspace.last_written``), 0 for never."""
 
     workspace: str
     seen: WorkspaceSeen | None
     configured: Tenant | None
     holds_data: bool
+    written_ms: int = 0
 
     @property
     def kind(self) -> str:
@@ -157,7 +159,10 @@ class WorkspaceFound:
 
     @property
     def last_active_ms(self) -> int:
-        return self.seen.last_active_ms if self.seen is not None else 0
+        """The later of the last event a bot took there and the last write of its data (a
+        console turn, a CLI or worker commit: no event of a platform's), 0 for never."""
+        reached = self.seen.last_active_ms if self.seen is not None else 0
+        return max(reached, self.written_ms)
 
 
 @dataclass(frozen=True)
@@ -174,9 +179,10 @@ class Listing:
 
 
 def every_workspace(redis: RedisClient, tenancy: Tenancy, own: str | None = None) -> Listing:
-    """Each workspace a platform event reached (most recently active first), then each the
-    config lists and none reached, then each only holding data (by name); ``own``: the
-    process's own workspace (``--workspace``), listed only when it holds data."""
+    """Each workspace a platform event reached (most recently reached first), then each the
+    config lists and none reached, then each only holding data (by name), each with its last
+    activity; ``own``: the process's own workspace (``--workspace``), listed only when it
+    holds data."""
     seen = {row.workspace: row for row in WorkspaceDirectory(redis).seen()}
     listed = {tenant.workspace: tenant for tenant in tenancy.configured()}
     found = census(redis)
@@ -188,7 +194,10 @@ def every_workspace(redis: RedisClient, tenancy: Tenancy, own: str | None = None
     def holds(name: str) -> bool:
         return name in holding or (not found.complete and holds_data(redis, name))
 
-    rows = [WorkspaceFound(n, seen.get(n), listed.get(n), holds(n)) for n in names]
+    rows = [
+        WorkspaceFound(n, seen.get(n), listed.get(n), holds(n), last_written(redis, n))
+        for n in names
+    ]
     return Listing(rows, found.complete)
 
 

@@ -18,7 +18,8 @@ from bot.commands import SUMMARIES
 from bot.commands.args import actor, local_as, session_id
 from bot.console import COLOURS, HELP, PLAIN, Console, Out
 from bot.console.terminal import Terminal, colour_wanted, open_history
-from bot.screen import colour_stream
+from bot.screen import colour_stream, one_line
+from core.runtime.runner import Runtime
 from core.state.actor import Actor
 from core.state.limits import Unacknowledged
 
@@ -68,7 +69,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         f"members: [local:NAME]); {NAME_RULE}",
     )
     console.add_argument(
-        "--topic", help="what the session deliberates (default: its first message)"
+        "--topic",
+        type=_topic,
+        help="what a new session deliberates (default: its first message); a resumed session "
+        "that has a topic keeps it, and says so: /topic renames it",
     )
     console.add_argument("--json", action="store_true", help="print one JSON object per event")
     console.set_defaults(handler=_console)
@@ -81,25 +85,42 @@ def _console(app: App, args: argparse.Namespace) -> int:
     out = _printer(colour)
     runtime = app.runtime()
     you = args.actor if args.as_name is None else local_person(app.config.roles, args.as_name)
+    resumed = args.session is not None and runtime.queries.has_session(session)
     console = Console(
         runtime,
         session,
         you,
         out,
         as_json=args.json,
-        topic=args.topic,
+        topic=args.topic,  # (the first turn's: a session that has a topic keeps it)
         palette=COLOURS if colour else PLAIN,
         roles=app.config.roles,
     )
     read: Read = _piped_line
-    resumed = args.session is not None and runtime.sessions.exists(session)
     again = " (resumed: /show shows what is on the table)" if resumed else ""
+    said = sys.stderr
     if sys.stdin.isatty() and sys.stdout.isatty() and not args.json:
         print(f"session {session}{again}, as {you}. /help for commands, /quit to leave.")
         read = Terminal(open_history(), out, colour=colour).read
+        said = sys.stdout
     else:
         print(f"deliberate console: session {session}{again}", file=sys.stderr)
+    if resumed and args.topic and (kept := _other_topic(runtime, session, args.topic)):
+        print(
+            f'(session {session} already has the topic "{one_line(kept)}"; --topic '
+            f"{one_line(args.topic)} was not applied: type /topic {one_line(args.topic)} "
+            "to rename it)",
+            file=said,
+        )
     return _converse(console, read)
+
+
+def _other_topic(runtime: Runtime, session: str, asked: str) -> str | None:
+    """The topic the session has, when it is not ``asked``: a resumed session keeps its
+    topic, as renaming it changes its decision key for everyone in it (``/topic`` does that,
+    and says so in the session)."""
+    kept = runtime.queries.interaction(session).topic
+    return kept if kept and " ".join(kept.split()) != " ".join(asked.split()) else None
 
 
 def _printer(colour: bool) -> Out:

@@ -16,7 +16,8 @@ from pydantic import ValidationError
 from bot.app import App, load_app_config
 from bot.commands import SUMMARIES
 from bot.commands.args import TIME_HELP, json_object, state_key, when
-from bot.reports.explain import evaluation_line, masked_record, origin
+from bot.reports.by_mutation import by_mutation, grouped_lines
+from bot.reports.explain import masked_record, origin
 from bot.reports.render import json_line, log_line
 from bot.screen import one_line
 from core.config.core_config import CoreConfig, config_paths
@@ -75,10 +76,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             "why",
             help=SUMMARIES["why"],
             description="The mutation that set KEY (actor, reason, the rule that derived it "
-            "and its cause), then the newest rule evaluations and actions on KEY's changes.",
+            "and its cause), then the newest rule evaluations and actions on KEY's changes, "
+            "under the mutation that triggered them (its version, who made it and when), "
+            "newest first. With --json, one object: lastMutation, evaluations (oldest first) "
+            "and mutations (newest first, each with its evaluations).",
         )
         why.add_argument("key", type=state_key, metavar="KEY")
-        why.add_argument("--limit", type=int, default=10, help="evaluations to show (default 10)")
+        why.add_argument(
+            "--limit", type=int, default=10, help="evaluations and actions to show (default 10)"
+        )
         why.add_argument("--json", action="store_true")
         why.set_defaults(handler=_why)
 
@@ -264,16 +270,19 @@ def _summary(read: int, first: str | None, last: str | None, fired: Counter[str]
 def _why(app: App, args: argparse.Namespace) -> int:
     records = app.log.latest(1, key=args.key)
     rows = app.evaluations.for_key(args.key, args.limit)
+    groups = by_mutation(app.log, rows)
     secret = app.policy.is_secret(args.key)  # a secret's value stays in the entry and the log
     if args.json:
         last = masked_record(app, records[-1]) if records else None
-        print(json_line({"key": args.key, "lastMutation": last, "evaluations": rows}))
+        mutations = [group.to_dict() for group in groups]
+        said = {"key": args.key, "lastMutation": last, "evaluations": rows, "mutations": mutations}
+        print(json_line(said))
         return 0 if records or rows else 1
     if not records:
         mark = app.log.compacted()
         print(f"{args.key}: no mutation in the log" + ("" if mark is None else f"; {mark}"))
     else:
         print(origin(app, records[-1], reveal=not secret))
-    for row in rows:
-        print(f"  {one_line(evaluation_line(row))}")
+    for line in grouped_lines(groups):
+        print(one_line(line))
     return 0 if records or rows else 1

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import sys
 
 from bot.app import App
 from bot.chat.workspaces import Workspaces
 from bot.commands import SUMMARIES
 from bot.commands.args import env_port, port
+from bot.commands.listening import bound
 from bot.discord.shards import Shards
+from bot.screen.json_lines import say
 
 __all__ = ["register"]
 
@@ -118,28 +119,26 @@ def _slack(app: App, args: argparse.Namespace) -> int:
         if oauth is None:
             adapter.serve_token_team()
     except (BoltError, SlackClientError, OSError) as exc:
-        print(
-            f"deliberate: Slack refused the bot token or cannot be reached: {exc}", file=sys.stderr
-        )
+        say(f"deliberate: Slack refused the bot token or cannot be reached: {exc}", "error")
         return EXIT_USAGE
     try:
         if settings.socket_mode:
             log.info("slack: connecting in Socket Mode")
             run_socket_mode(socket_mode(bolt, settings.app_token))
         else:
-            server = http_server(bolt, args.host, listen)
+            server = bound(lambda: http_server(bolt, args.host, listen), args.host, listen)
             url = f"http://{args.host}:{server.effective_port}{EVENTS_PATH}"
             log.info("slack: listening on %s", url)
             events = events_line(os.environ, args.host, server.effective_port)
-            print(f"deliberate: {events}", file=sys.stderr, flush=True)
+            say(f"deliberate: {events}")
             if oauth is not None:
                 install = install_line(os.environ, args.host, server.effective_port)
-                print(f"deliberate: {install}", file=sys.stderr, flush=True)
+                say(f"deliberate: {install}")
             server.run()
     except KeyboardInterrupt:
         pass
     except (SlackClientError, OSError) as exc:  # a refused app token, a port in use
-        print(f"deliberate: cannot run the Slack bot: {exc}", file=sys.stderr)
+        say(f"deliberate: cannot run the Slack bot: {exc}", "error")
         return EXIT_USAGE
     return 0
 
@@ -160,6 +159,6 @@ def _discord(app: App, args: argparse.Namespace) -> int:
     settings = DiscordSettings.from_env(env)  # ValueError: a usage error, named
     problem = serve(app, settings)
     if problem:
-        print(f"deliberate: {problem}", file=sys.stderr)
+        say(f"deliberate: {problem}", "error")
         return EXIT_USAGE
     return 0

@@ -27,6 +27,7 @@ from bot.commands.exits import exit_at_once, say_interrupted
 from bot.proposals.escalation import Escalations
 from bot.proposals.expiry import ByPlatform, ExpiredMessages
 from bot.proposals.telling import Requesters
+from bot.screen.json_logging import shown_from_info
 from core.gateway.timed import revert_due
 from core.state.compaction import Compactor
 from rules.engine.engine import Engine
@@ -50,7 +51,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "the connectors (credentials from the environment), in --workspace's workspace and "
         "every configured tenant's (restart it after listing a new one; a server or a DM "
         "nobody configured runs no rule). With --burst, work until nothing is left, print "
-        "a summary and exit.",
+        "a summary and exit; the lines rules write with log.write show on stderr (from "
+        "info, unless --log-level sets the level).",
     )
     worker.add_argument(
         "--burst", action="store_true", help="stop when the log and the queue are empty"
@@ -161,8 +163,11 @@ class Unlisted:
 
 
 def _worker(app: App, args: argparse.Namespace) -> int:
+    from connectors.log import LOGGER_NAME
     from connectors.registry import default_registry
 
+    if args.burst and args.log_level is None:  # what rules write is for whoever runs it
+        shown_from_info(LOGGER_NAME)
     registry = default_registry()
     services, queues = [], []
     for each in served(app):

@@ -1,7 +1,8 @@
-"""``deliberate workspaces``: every workspace, with its tenant and last activity: each listed
-in the config, each that a platform's event has reached (a server or team served with
-``any_server``/``any_team``, a direct message's private one), and each that holds data
-(written with ``--workspace``, or by a config that listed it once)."""
+"""``deliberate workspaces``: every workspace, with its tenant and last activity (a platform's
+event, or a turn, click or commit by any process): each listed in the config, each that a
+platform's event has reached (a server or team served with ``any_server``/``any_team``, a
+direct message's private one), and each that holds data (written with ``--workspace``, or by
+a config that listed it once)."""
 
 from __future__ import annotations
 
@@ -25,9 +26,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help=SUMMARIES["workspaces"],
         description="List every workspace with its tenant (the Slack team or org, the "
         "Discord server or the person of a direct message), whether rules run there (the "
-        "tenant is configured) and when an event last reached it; then each workspace that "
-        "only holds data (written with --workspace, say). Use a workspace's name with "
-        "--workspace to read or change its state.",
+        "tenant is configured) and when it was last active: its last event from a chat "
+        "platform, turn, click or commit, from whichever process (a bot, the console, the "
+        "CLI, the worker, the web); then each workspace that only holds data (written with "
+        "--workspace, say). Use a workspace's name with --workspace to read or change its "
+        "state.",
     )
     workspaces.add_argument("--json", action="store_true", help="one JSON object per line")
     workspaces.set_defaults(handler=_workspaces)

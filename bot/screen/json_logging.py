@@ -1,12 +1,14 @@
 """Log lines: structured JSON, one object per line, fields passed as
 ``extra={"fields": {...}}`` so that ``correlation_id`` links message, decision, mutation,
-rule and action; or, for a person at a terminal, one plain line per warning or error.
+rule and action; or plain, one line each (``level: message``).
 
 Who gets which (``configure``): a command a person runs says only warnings and errors, one
-readable line each; asked for a level (``--log-level``), it writes JSON lines from that
-level; a process that serves (a bot, the worker) writes JSON lines from ``info``, for its
-operator. A log file, when named, gets JSON lines whatever stderr shows. RQ's loggers go
-the same way as ours, so its chatter shows only when the level asks for it. RQ colours queue
+plain line each; asked for a level (``--log-level``), it writes lines from that level; a
+process that serves (a bot, the worker) writes them from ``info``, for its operator. The
+format (``--log-format``) is JSON where a level is asked or the process serves, else plain
+(``log_format``); with JSON, every line on stderr is JSON (``bot.screen.json_lines``). A log
+file, when named, gets JSON lines whatever stderr shows. RQ's and waitress's loggers go the
+same way as ours, so their chatter shows only when the level asks for it. RQ colours queue
 names and job ids with ANSI escapes when stdout is a terminal: no line here carries them."""
 
 from __future__ import annotations
@@ -16,14 +18,27 @@ import logging
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from bot.screen import json_safe
 
-__all__ = ["LIBRARY_LOGGERS", "JsonFormatter", "PlainFormatter", "configure", "plain_text"]
+__all__ = [
+    "FORMATS",
+    "LIBRARY_LOGGERS",
+    "JsonFormatter",
+    "PlainFormatter",
+    "configure",
+    "log_format",
+    "plain_text",
+    "shown_from_info",
+]
 
-# libraries whose log lines are ours to route (left alone, RQ prints its own to stdout)
-LIBRARY_LOGGERS = ("rq",)
+FORMATS = ("text", "json")
+# libraries whose log lines are ours to route (left alone, RQ prints its own to stdout, and
+# waitress's warnings reach stderr plain, whatever the format)
+LIBRARY_LOGGERS = ("rq", "waitress")
+STDERR = "stderr"  # the name of the handler that writes on stderr
+_RAISED: set[str] = set()  # the loggers shown_from_info gave a handler of their own
 # a terminal's control sequences: CSI (colours, cursor moves; ESC [ or the 8-bit 0x9b), OSC
 # (a window title, a link: ESC ] or 0x9d, to BEL or ST), any other escape, and the other C1
 # controls, which some terminals obey as well
@@ -68,14 +83,30 @@ class PlainFormatter(logging.Formatter):
         return plain_text(f"{record.levelname.lower()}: {text}")
 
 
-def configure(level: str | None = None, *, serving: bool = False, file: Path | None = None) -> None:
-    """Send the ``deliberate`` loggers (and RQ's) to stderr: JSON lines from ``level`` when
-    one is given, else from ``info`` when ``serving``, else plain lines from ``warning``.
-    With ``file``, JSON lines from ``level`` (default ``info``) are appended there too."""
-    if level is not None or serving:
-        stderr = _handler(logging.StreamHandler(sys.stderr), JsonFormatter(), level or "INFO")
-    else:
-        stderr = _handler(logging.StreamHandler(sys.stderr), PlainFormatter(), "WARNING")
+def log_format(asked: str | None, level: str | None, serving: bool) -> str:
+    """``asked`` (``--log-format``), else ``json`` where a level is asked or the process
+    serves (its operator's log reader takes JSON), else ``text``."""
+    if asked is not None:
+        return asked
+    return "json" if level is not None or serving else "text"
+
+
+def configure(
+    level: str | None = None,
+    *,
+    serving: bool = False,
+    file: Path | None = None,
+    format: str | None = None,
+) -> None:
+    """Send the ``deliberate`` loggers (and the libraries') to stderr: from ``level`` when
+    one is given, else from ``info`` when ``serving``, else from ``warning``; as JSON lines
+    or plain ones (``log_format``). With ``file``, JSON lines from ``level`` (default
+    ``info``) are appended there too."""
+    plain = log_format(format, level, serving) == "text"
+    formatter = PlainFormatter() if plain else JsonFormatter()
+    shown = level or ("INFO" if serving else "WARNING")
+    stderr = _handler(logging.StreamHandler(sys.stderr), formatter, shown)
+    stderr.set_name(STDERR)
     handlers: list[logging.Handler] = [stderr]
     if file is not None:
         written = logging.FileHandler(file, encoding="utf-8")  # OSError: it cannot
@@ -87,13 +118,31 @@ def configure(level: str | None = None, *, serving: bool = False, file: Path | N
         logger.setLevel(lowest)
         logger.propagate = False
     for name, below in list(logging.root.manager.loggerDict.items()):
-        # RQ gives ``rq.worker`` handlers and a level of its own when it finds none above
-        if name.startswith(tuple(f"{n}." for n in LIBRARY_LOGGERS)) and isinstance(
-            below, logging.Logger
-        ):
+        # RQ gives ``rq.worker`` handlers and a level of its own when it finds none above;
+        # ``shown_from_info`` gave one of ours its own (to a command run before in-process)
+        ours = name.startswith(tuple(f"{n}." for n in LIBRARY_LOGGERS)) or name in _RAISED
+        if ours and isinstance(below, logging.Logger):
             below.handlers.clear()
             below.setLevel(logging.NOTSET)
             below.propagate = True
+    _RAISED.clear()
+
+
+def shown_from_info(name: str) -> None:
+    """The lines of the logger ``name`` on stderr from ``info``, whatever level stderr shows
+    (``configure`` first): what a rule writes with ``log.write`` is meant for whoever runs
+    ``worker --burst``."""
+    top = logging.getLogger("deliberate")
+    stderr = next((h for h in top.handlers if h.get_name() == STDERR), None)
+    if stderr is None or stderr.level <= logging.INFO:
+        return
+    stream = cast(logging.StreamHandler[Any], stderr).stream
+    louder = _handler(logging.StreamHandler(stream), stderr.formatter or PlainFormatter(), "INFO")
+    logger = logging.getLogger(name)
+    logger.handlers[:] = [louder, *(h for h in top.handlers if h is not stderr)]
+    logger.setLevel(min(logging.INFO, top.level))
+    logger.propagate = False
+    _RAISED.add(name)
 
 
 def _handler(handler: logging.Handler, formatter: logging.Formatter, level: str) -> logging.Handler:

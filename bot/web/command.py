@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import logging
-import sys
 from typing import Any
 
 from bot.app import App
 from bot.commands import SUMMARIES
 from bot.commands.args import env_port, port
+from bot.commands.listening import address, bound
+from bot.screen.json_lines import say
 
 __all__ = ["register"]
 
@@ -48,21 +49,22 @@ def _web(app: App, args: argparse.Namespace) -> int:
     from bot.web.site import create_app
 
     listen = args.port if args.port is not None else env_port(8080)
-    server: Any = create_server(  # the stubs declare no effective_port
-        create_app(app, WebSettings.from_env(args.host)),
-        host=args.host,
-        port=listen,
-        threads=args.threads,
-        ident="deliberate",
+    site = create_app(app, WebSettings.from_env(args.host))
+    server: Any = bound(  # the stubs declare no effective_port
+        lambda: create_server(
+            site, host=args.host, port=listen, threads=args.threads, ident="deliberate"
+        ),
+        args.host,
+        listen,
     )
-    url = f"http://{args.host}:{server.effective_port}"
-    log.info("web: listening on %s", url)
-    print(f"deliberate: the web inspector is at {url}", file=sys.stderr, flush=True)
-    try:
+    url = f"http://{address(args.host, server.effective_port)}"
+    try:  # (Ctrl-C from the moment it says where it is: a server stopped, exit 0)
+        log.info("web: listening on %s", url)
+        say(f"deliberate: the web inspector is at {url}")
         server.run()
     except KeyboardInterrupt:
         pass
     except OSError as exc:
-        print(f"deliberate: cannot serve the web inspector: {exc}", file=sys.stderr)
+        say(f"deliberate: cannot serve the web inspector: {exc}", "error")
         return EXIT_USAGE
     return 0

@@ -1,7 +1,8 @@
 """Which workspaces hold data, from the keys themselves: one with committed state is found
 by the walk and by name; one holding only what activity leaves behind (a session, a
 delivery mark, metrics) is not; keys that merely look alike are ignored; and a walk cut
-short says so."""
+short says so. When one was last written: its newest commit, trace or decision, a key of
+another type planted where a stream belongs counting as none."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.redis.keyspace import census, holds_data
+from bot.redis.keyspace import census, holds_data, last_written
 from core.redis.client import RedisClient
 from core.state.keys import WorkspaceKeys, workspace_of_data_key
+from core.state.scripts import server_ms
 from core.state.store import StateStore
 from tests.conftest import delete_workspace
 from tests.factories import mutation
@@ -68,3 +70,21 @@ def test_a_walk_cut_short_says_it_is_incomplete(
     assert len(held) > 2
     short = census(redis_client, calls=1, count=1)
     assert not short.complete
+
+
+def test_last_written_is_the_newest_commit_trace_or_decision(
+    redis_client: RedisClient, names: tuple[str, str]
+) -> None:
+    written, planted = names
+    assert last_written(redis_client, written) == 0
+    store = StateStore(redis_client, written)
+    before = server_ms(redis_client, store.keys.versions)
+    store.commit(mutation("set", "decision.db", "postgres"))
+    after = server_ms(redis_client, store.keys.versions)
+    assert before <= last_written(redis_client, written) <= after
+    keys = WorkspaceKeys(planted)
+    redis_client.set(keys.trace, "not a stream")  # what no program of ours writes
+    redis_client.hset(keys.decisions, "a", "b")
+    assert last_written(redis_client, planted) == 0
+    StateStore(redis_client, planted).commit(mutation("set", "decision.db", "mysql"))
+    assert last_written(redis_client, planted) >= after

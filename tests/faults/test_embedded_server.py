@@ -38,9 +38,8 @@ class Writers:
     def _write(self, i: int) -> None:
         self._start.wait()
         for _ in range(self.m):
-            done = self.run(
-                "--log-level", "WARNING", "state", "incr", self.key, "--actor", f"user:p{i}"
-            )
+            quiet = ("--log-level", "WARNING", "--log-format", "text")
+            done = self.run(*quiet, "state", "incr", self.key, "--actor", f"user:p{i}")
             with self._lock:
                 self.results.append(done)
                 if done.returncode == 0:

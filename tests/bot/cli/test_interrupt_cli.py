@@ -20,6 +20,7 @@ import pytest
 
 from tests.conftest import write_config
 from tests.faults.embedded import cli
+from tests.logs import said
 from tests.rules.rig import config_text
 from tests.servers.http import Request, Response
 from tests.servers.webhook import HOOK, WebhookServer
@@ -77,8 +78,8 @@ class Live:
         return code
 
     def plain_stderr(self) -> list[str]:
-        """What stderr says to a person: its lines that are not JSON log lines."""
-        return [line for line in self.lines["stderr"] if not line.startswith("{")]
+        """What the command said on stderr in its own words, not its loggers' (``said``)."""
+        return [words for line in self.lines["stderr"] if (words := said(line)) is not None]
 
     def kill(self) -> None:
         if self.proc.poll() is None:

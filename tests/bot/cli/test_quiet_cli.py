@@ -88,8 +88,10 @@ def test_a_warning_is_one_plain_line(workspace: str, redis_client: Redis) -> Non
     said = [x for x in done.stderr.splitlines() if not x.startswith("deliberate log: ")]
     assert said == [f"warning: log record {planted} cannot be read: no ts field; skipped"]
     loud = cli("--workspace", workspace, "--log-level", "warning", "log")
-    logged = [json.loads(x) for x in loud.stderr.splitlines() if x.startswith("{")]
-    assert [(x["level"], x["logger"]) for x in logged] == [("warning", "deliberate.store")]
+    logged = [json.loads(x) for x in loud.stderr.splitlines()]  # the command's word too
+    assert [(x["level"], x["logger"]) for x in logged if x["logger"] != "deliberate"] == [
+        ("warning", "deliberate.store")
+    ]
 
 
 def _rules(tmp_path: Path) -> str:
@@ -156,3 +158,34 @@ def test_burst_worker_says_a_connectors_failure_in_one_line(workspace: str, tmp_
         )
         for line in tries
     ), tries
+
+
+def test_burst_worker_shows_the_lines_a_rule_writes(workspace: str, tmp_path: Path) -> None:
+    """``log.write`` is a rule's output for whoever runs the worker: ``--burst`` shows its
+    lines at the default level (from info; a debug one stays out), cleaned of what would
+    steer the terminal; a level asked for decides instead."""
+    rules = """
+  - id: say
+    when: {key: "decision.*", op: set}
+    then:
+      - action: log.write
+        args: {message: "we chose {{ mutation.value }}"}
+      - action: log.write
+        args: {message: "a detail", level: debug}
+"""
+    config = str(write_config(tmp_path, config_text(rules)))
+    base = ("--workspace", workspace, "--config", config)
+    assert cli(*base, "worker", "--burst").returncode == 0  # the consumer group
+    value = "\x1b]0;a title\x07postgres\x1b[2J"
+    assert cli(*base, "state", "set", "decision.a", value, "--actor", "user:al").returncode == 0
+    done = cli(*base, "worker", "--burst")
+    assert done.returncode == 0 and done.stdout == ""
+    progress, said, summary = done.stderr.splitlines()
+    assert progress.endswith("running until nothing is left") and summary.startswith(
+        "deliberate worker --burst: 1 mutations handled, 1 runs started"
+    )
+    assert said == "info: we chose postgres"
+    assert cli(*base, "state", "set", "decision.b", "mysql", "--actor", "user:al").returncode == 0
+    quiet = cli(*base, "--log-level", "warning", "--log-format", "text", "worker", "--burst")
+    assert quiet.returncode == 0 and "we chose" not in quiet.stderr
+    assert len(quiet.stderr.splitlines()) == 2  # where it runs, and the summary

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -15,9 +16,13 @@ from redis import Redis
 from bot.app import build_app
 from bot.chat.workspaces import Workspaces
 from bot.cli.worker import served
+from bot.redis.keyspace import last_written
 from core.config.tenants import Tenant
+from core.state.keys import WorkspaceKeys
+from core.state.scripts import server_ms
 from tests.bot.cli.process import run
 from tests.bot.cli.test_rules_cli import rules_config
+from tests.bot.test_console import console
 from tests.conftest import delete_workspace
 from tests.servers.webhook import WebhookServer
 from tests.team_config import SHIPPED_TENANTS
@@ -145,3 +150,44 @@ def test_workspaces_lists_each_that_holds_data_beside_the_configured_ones(
         assert records[a]["configured"] is True and records[a]["holdsData"] is False
     finally:
         delete_workspace(redis_client, written)
+
+
+@pytest.fixture
+def fresh(redis_client: Redis) -> Iterator[tuple[str, str, str]]:
+    """Three workspaces nothing but this test writes, removed afterwards."""
+    names = tuple(f"active-{i}-{uuid.uuid4().hex[:8]}" for i in range(3))
+    yield names
+    for name in names:
+        delete_workspace(redis_client, name)
+
+
+def test_a_console_turn_or_a_cli_write_is_the_workspaces_last_activity(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    redis_client: Redis,
+    fresh: tuple[str, str, str],
+    workspace: str,
+) -> None:
+    """No platform event reaches a workspace the console or the CLI writes: it showed "never
+    active" after turns and commits. A refused write counts too; a workspace whose streams
+    were only opened (the rules' consumer group waits on its empty log) does not."""
+    set_by_cli, talked, refused = fresh
+    before = server_ms(redis_client, WorkspaceKeys(workspace).versions)
+    set_db = ("state", "set", "decision.db", "postgres", "--actor", "user:x")
+    assert run(capsys, set_by_cli, *set_db)[0] == 0
+    assert console(capsys, monkeypatch, talked, ["we need to pick a database"])[0] == 0
+    protected = ("state", "set", "stream.state", "off", "--actor", "user:x")
+    assert run(capsys, refused, *protected)[0] == 1
+    assert run(capsys, workspace, "worker", "--burst")[0] == 0  # opens its empty log
+    after = server_ms(redis_client, WorkspaceKeys(workspace).versions)
+    code, out, _ = run(capsys, workspace, "workspaces", "--json")
+    records = {r["workspace"]: r for r in map(json.loads, out.splitlines())}
+    assert code == 0 and workspace not in records  # (holds no data: not listed)
+    for name in fresh:
+        assert before <= records[name]["lastActiveMs"] <= after, (name, records[name])
+    code, out, _ = run(capsys, workspace, "workspaces")
+    lines = {line.split()[0]: line for line in out.splitlines()}
+    for name in fresh:
+        shown = datetime.fromtimestamp(records[name]["lastActiveMs"] / 1000, UTC)
+        assert lines[name].endswith("last active " + shown.strftime("%Y-%m-%d %H:%M:%SZ"))
+    assert last_written(redis_client, workspace) == 0  # an empty log is no activity

@@ -21,6 +21,7 @@ from slack_sdk.signature import SignatureVerifier
 from bot.slack.oauth.keys import OAuthKeys
 from tests.bot.slack.oauth_rig import forget, new_client_id
 from tests.bot.slack.rig import CHANNEL, SIGNING_SECRET, event_callback, mention
+from tests.logs import said
 from tests.servers.slack_api import SlackServer, slack_error
 from tests.servers.slack_socket import SocketModeServer
 
@@ -87,8 +88,9 @@ def listening_url(proc: subprocess.Popen[str]) -> str:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         line = proc.stderr.readline()
-        if "Slack requests go to " in line:
-            return line.split("Slack requests go to ")[1].strip()
+        words = said(line) or ""
+        if "Slack requests go to " in words:
+            return words.split("Slack requests go to ")[1].strip()
         if not line and proc.poll() is not None:
             break
     raise AssertionError(f"deliberate run slack did not start (exit {proc.poll()})")
@@ -152,9 +154,9 @@ def test_as_an_installable_app_it_serves_the_install_link(
             try:
                 events = listening_url(proc)
                 assert proc.stderr is not None
-                line = proc.stderr.readline()
-                assert "teams install the app at " in line
-                install = line.split("teams install the app at ")[1].strip()
+                words = said(proc.stderr.readline()) or ""
+                assert "teams install the app at " in words
+                install = words.split("teams install the app at ")[1].strip()
                 assert install == events.replace("/slack/events", "/slack/install")
                 answer = httpx.get(install, timeout=10)
                 assert answer.status_code == 302

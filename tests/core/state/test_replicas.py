@@ -84,6 +84,7 @@ def test_the_cli_says_a_commit_was_not_acknowledged_in_one_sentence(
         assert "wait_for: 1" in text and "timeout_ms: 20" in text
         config.write_text(text, encoding="utf-8")
         argv = ["--redis-url", alone.url, "--config", str(config), "--log-level", "WARNING"]
+        argv += ["--log-format", "text"]  # (a level alone asks for JSON lines)
         code, out, err = run(
             capsys, "local", *argv, "state", "set", "decision.db", "postgres", "--actor", "user:a"
         )

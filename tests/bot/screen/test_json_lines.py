@@ -1,0 +1,80 @@
+"""Standard error carrying JSON lines alone: whatever is written to it, however it is cut into
+writes, comes out one JSON object a line (a JSON object as it was, anything else as a log
+line saying it); threads writing at once never share a line."""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bot.screen.json_lines import JsonLines
+
+# lines as a program or a library might write them, JSON objects and near misses among them
+LINE = st.one_of(
+    st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), max_size=40),
+    st.dictionaries(st.text(max_size=5), st.integers(), max_size=3).map(json.dumps),
+    st.sampled_from(['{"level": "error"', "[1, 2]", "{}", "null", '{"msg": "a"} trailing']),
+)
+
+
+def _is_object(line: str) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:
+        return False
+
+
+@given(lines=st.lists(LINE, max_size=8), cuts=st.lists(st.integers(0, 400), max_size=6))
+def test_every_line_comes_out_a_json_object(lines: list[str], cuts: list[int]) -> None:
+    text = "".join(line + "\n" for line in lines)
+    out = io.StringIO()
+    stream = JsonLines(out)
+    at = 0
+    for cut in sorted(cuts):  # the same text, in writes of any length
+        stream.write(text[at : max(at, cut)])
+        at = max(at, cut)
+    stream.write(text[at:])
+    wanted = [line for line in lines if line.strip()]
+    written = out.getvalue().splitlines()
+    assert len(written) == len(wanted)
+    for line, came in zip(wanted, written, strict=True):
+        record = json.loads(came)
+        assert isinstance(record, dict)
+        wrapped = (record.get("logger"), record.get("level"), record.get("msg"))
+        assert came == line if _is_object(line) else wrapped == ("deliberate", "info", line)
+
+
+def test_threads_writing_at_once_never_share_a_line() -> None:
+    out = io.StringIO()
+    stream = JsonLines(out)
+    begun, other_done = threading.Event(), threading.Event()
+
+    def first() -> None:
+        stream.write("hello ")
+        begun.set()
+        other_done.wait(timeout=30)
+        stream.write("there\n")
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    assert begun.wait(timeout=30)
+    stream.write("another line\n")  # while the first thread's line is unfinished
+    other_done.set()
+    thread.join(timeout=30)
+    said = [json.loads(line)["msg"] for line in out.getvalue().splitlines()]
+    assert said == ["another line", "hello there"]
+
+
+def test_a_line_given_a_level_is_one_line_whatever_it_holds() -> None:
+    out = io.StringIO()
+    JsonLines(out).line("deliberate: configuration error:\nfile.yaml:3: rules", "error")
+    [line] = out.getvalue().splitlines()
+    record = json.loads(line)
+    assert (record["level"], record["msg"]) == (
+        "error",
+        "deliberate: configuration error:\nfile.yaml:3: rules",
+    )
