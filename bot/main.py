@@ -143,7 +143,8 @@ def _global_options() -> argparse.ArgumentParser:
         metavar="FORMAT",
         help="text (plain lines) or json (one JSON object a line): every line on stderr is "
         "in it, the command's own words and errors too (default: $DELIBERATE_LOG_FORMAT; "
-        "else json for a command that serves or with --log-level, text otherwise)",
+        "else text on a terminal; else json for a command that serves or with --log-level, "
+        "text otherwise)",
     )
     top.add_argument(
         "--log-file",
@@ -170,6 +171,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_INTERRUPTED
 
 
+def _terminal(stream: object) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
 def serves(args: argparse.Namespace) -> bool:
     """The command runs for an operator (a bot, the worker), not a person at a terminal."""
     return args.command in ("run", "web") or (args.command == "worker" and not args.burst)
@@ -188,7 +194,7 @@ def _run(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    args.log_format = log_format(fmt, args.log_level, serves(args))
+    args.log_format = log_format(fmt, args.log_level, serves(args), _terminal(sys.stderr))
     if args.log_format == "json":  # from here on, every line on stderr is JSON
         json_stderr()
     return _checked(args)

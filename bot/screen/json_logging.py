@@ -83,11 +83,14 @@ class PlainFormatter(logging.Formatter):
         return plain_text(f"{record.levelname.lower()}: {text}")
 
 
-def log_format(asked: str | None, level: str | None, serving: bool) -> str:
-    """``asked`` (``--log-format``), else ``json`` where a level is asked or the process
-    serves (its operator's log reader takes JSON), else ``text``."""
+def log_format(asked: str | None, level: str | None, serving: bool, terminal: bool = False) -> str:
+    """``asked`` (``--log-format``); else ``text`` for a person at a ``terminal``; else
+    ``json`` where a level is asked or the process serves (its operator's log reader, a
+    journal or a collector, takes JSON); else ``text``."""
     if asked is not None:
         return asked
+    if terminal:
+        return "text"
     return "json" if level is not None or serving else "text"
 
 

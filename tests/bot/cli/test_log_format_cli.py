@@ -6,7 +6,13 @@ anything is done."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -103,3 +109,28 @@ def test_an_unknown_format_is_refused_and_nothing_is_done(
     )
     monkeypatch.delenv("DELIBERATE_LOG_FORMAT", raising=False)
     assert run(capsys, workspace, "state", "get", "decision.a")[0] == 1  # never written
+
+
+def test_a_server_started_at_a_terminal_speaks_plain_lines(tmp_path: Path) -> None:
+    """A person trying ``run discord`` at a terminal reads a sentence, not a JSON object;
+    the same command under a service manager (stderr not a terminal) writes JSON."""
+    env = {k: v for k, v in os.environ.items() if k != "DISCORD_TOKEN"}
+    env |= {"DELIBERATE_HOME": str(tmp_path)}
+    env.pop("DELIBERATE_LOG_FORMAT", None)
+    argv = [str(Path(sys.executable).with_name("deliberate")), "run", "discord"]
+    leader, follower = pty.openpty()
+    try:
+        ran = subprocess.run(argv, stderr=follower, stdout=subprocess.DEVNULL, env=env, timeout=60)
+        os.close(follower)
+        said = b""
+        with contextlib.suppress(OSError):  # (EIO once the writer is gone)
+            while chunk := os.read(leader, 4096):
+                said += chunk
+    finally:
+        os.close(leader)
+    assert ran.returncode == 2
+    assert said.decode().strip() == (
+        "deliberate: DISCORD_TOKEN is not set: the bot token from the Developer Portal (Bot page)"
+    )
+    piped = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
+    assert json.loads(piped.stderr)["msg"] == said.decode().strip()

@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.screen.json_lines import JsonLines
+from bot.screen.json_logging import log_format
 
 # lines as a program or a library might write them, JSON objects and near misses among them
 LINE = st.one_of(
@@ -78,3 +79,12 @@ def test_a_line_given_a_level_is_one_line_whatever_it_holds() -> None:
         "error",
         "deliberate: configuration error:\nfile.yaml:3: rules",
     )
+
+
+def test_a_person_at_a_terminal_reads_text_and_a_journal_gets_json() -> None:
+    assert log_format(None, None, serving=True, terminal=True) == "text"
+    assert log_format(None, "info", serving=False, terminal=True) == "text"
+    assert log_format(None, None, serving=True, terminal=False) == "json"
+    assert log_format(None, "info", serving=False, terminal=False) == "json"
+    assert log_format(None, None, serving=False, terminal=False) == "text"
+    assert log_format("json", None, serving=False, terminal=True) == "json"  # as asked
