@@ -74,6 +74,7 @@ def page(workspace: str) -> str:
         pending=[_card(app, p, now, actor) for p in pending],
         resolved=[_card(app, p, now, actor) for p in resolved[:RESOLVED_SHOWN]],
         actor=actor,
+        now=now,
     )
 
 
@@ -118,7 +119,9 @@ def act(workspace: str, proposal_id: str, verb: str) -> Any:
         if verb == "reject":
             proposal = app.gateway.discard_proposal(proposal_id, actor, reason)
             secret = app.policy.is_secret(proposal.mutation.key)
-            note = discard_note(proposal, actor, secret)
+            expired = proposal.status is ProposalStatus.EXPIRED  # (said with how long ago)
+            now = server_ms(app.redis, app.store.keys.versions) if expired else None
+            note = discard_note(proposal, actor, secret, now)
         elif verb == "breakglass":  # the gateway checks the role, as for a chat click
             broken = BreakGlass(app.gateway).apply(proposal_id, actor, reason, revision)
             note = note_under(app.policy, broken)

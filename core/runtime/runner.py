@@ -362,7 +362,9 @@ class Runtime:
         except DeliberateError as exc:
             return OutcomeNote(outcome="rejected", message=str(exc), reason="forbidden")
         secret = self.gateway.policy.is_secret(proposal.mutation.key)
-        return discard_note(proposal, click.actor, secret)
+        expired = proposal.status is ProposalStatus.EXPIRED
+        now = self.gateway.proposals.now() if expired else None
+        return discard_note(proposal, click.actor, secret, now)
 
     def _edit(self, click: ActionClicked) -> Edit | OutcomeNote | None:
         """The value an EditProposal click gives (None: not an edit), or why it is none."""
