@@ -209,6 +209,7 @@ def _checked(args: argparse.Namespace) -> int:
     from bot.commands.args import not_utf8
     from bot.redis.connection import error_sentence, server_name
     from core.errors import ConfigError, StoreError, Unreadable
+    from core.field_errors import plain_problems
     from core.state.chain.start import ChainBroken
     from core.state.checkpoints import HistoryCompacted
     from core.state.limits import Unacknowledged
@@ -238,9 +239,8 @@ def _checked(args: argparse.Namespace) -> int:
             f"deliberate: {error_sentence(exc)} ({server_name(args.redis_url)})", EXIT_USAGE
         )
     except ValidationError as exc:
-        for problem in exc.errors():
-            field = ".".join(str(part) for part in problem["loc"])
-            message = problem["msg"].removeprefix("Value error, ")
+        for loc, message in plain_problems(exc):
+            field = ".".join(str(part) for part in loc)
             say(f"deliberate: {field + ': ' if field else ''}{message}", "error")
         return EXIT_USAGE
     except ValueError as exc:

@@ -10,10 +10,11 @@ Env: ``DISCORD_TOKEN`` (the bot token); optional ``DISCORD_API_URL``
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, JsonValue, field_validator
 
 from connectors.http_client import shared
 from core.redaction import Redactor
@@ -34,6 +35,7 @@ RATE_LIMIT_RETRIES = 2
 MAX_RETRY_AFTER_SEC = 10.0  # a longer wait is left to the job's own retry
 USER_AGENT = "DiscordBot (https://github.com/deliberate, 0.1.0)"  # the form Discord asks for
 NONCE_CHARS = 25  # Discord's limit
+SNOWFLAKE = re.compile(r"[0-9]{1,25}")
 
 
 class SendMessageArgs(BaseModel):
@@ -41,11 +43,16 @@ class SendMessageArgs(BaseModel):
     ``users``, ``roles``, ``everyone``); none unless the rule names them."""
 
     model_config = ConfigDict(extra="forbid")
-    channel_id: str = Field(
-        pattern=r"^[0-9]{1,25}$"
-    )  # a snowflake, and nothing that edits the path
+    channel_id: str  # a snowflake, and nothing that edits the path
     content: str
     mentions: list[Literal["users", "roles", "everyone"]] = []
+
+    @field_validator("channel_id")
+    @classmethod
+    def _snowflake(cls, channel_id: str) -> str:
+        if not SNOWFLAKE.fullmatch(channel_id):
+            raise ValueError("expected a Discord channel id (a number, its snowflake)")
+        return channel_id
 
 
 def nonce_for(idempotency_key: str) -> str:

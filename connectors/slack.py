@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, JsonValue
+from pydantic import BaseModel, ConfigDict, JsonValue, field_validator
 
 from rules.connector_api import ActionContext, ConnectorAction, ConnectorError
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["ACTIONS", "code_block", "escape"]
 
 TIMEOUT_SEC = 10
+CHANNEL_ID = re.compile(r"[CGD][A-Z0-9]{2,}")  # a public, private or direct channel's id
 # Slack's own words for "try again later" when they come with a 200 or without a status
 RETRYABLE_ERRORS = {
     "ratelimited",
@@ -53,6 +54,15 @@ class PostMessageArgs(BaseModel):
     text: str
     thread_ts: str | None = None
     unfurl: bool = False
+
+    @field_validator("channel")
+    @classmethod
+    def _channel_id(cls, channel: str) -> str:
+        if not CHANNEL_ID.fullmatch(channel):
+            raise ValueError(
+                "expected a Slack channel id (C…, G… or D… as Slack shows it, not its name)"
+            )
+        return channel
 
 
 def _client(ctx: ActionContext) -> WebClient:

@@ -9,12 +9,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
 from connectors.http_client import shared
-from rules.connector_api import ActionContext, ConnectorAction, ConnectorError
+from rules.connector_api import ActionContext, ConnectorAction
 
 from .env import required
 from .remote_errors import excerpt, hiding, status_error, transport_error
@@ -22,6 +23,7 @@ from .remote_errors import excerpt, hiding, status_error, transport_error
 __all__ = ["ACTIONS", "sign"]
 
 SERVICE = "http.post"
+_HOST = re.compile(r"[^\s/?#@\\]+")  # a name or an address: nothing a URL ends a host with
 
 
 class PostArgs(BaseModel):
@@ -33,23 +35,30 @@ class PostArgs(BaseModel):
     signature_header: str = "X-Deliberate-Signature"
     timeout_sec: float = Field(default=10.0, gt=0, le=120)
 
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, url: str) -> str:
+        """An http(s) URL with a host; said without the URL (it may be the secret)."""
+        if not url.strip():
+            raise ValueError("is empty: expected an http(s) URL with a host")
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 (a port that is no number raises here)
+        except ValueError:
+            parts = None
+        host = "" if parts is None else parts.hostname or ""
+        if parts is None or parts.scheme not in ("http", "https") or not _HOST.fullmatch(host):
+            raise ValueError("expected an http(s) URL with a host")
+        return url
+
 
 def sign(secret: str, body: bytes) -> str:
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
-def _check_url(url: str) -> None:
-    if not url.strip():
-        raise ConnectorError(f"{SERVICE}: no url")
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConnectorError(f"{SERVICE}: the url must be an http(s) URL with a host")
-
-
 def post(args: PostArgs, ctx: ActionContext) -> JsonValue:
     import httpx  # with the first post: reading the config names the action alone
 
-    _check_url(args.url)
     body = json.dumps(args.body, separators=(",", ":"), ensure_ascii=False).encode()
     headers = httpx.Headers(args.headers)
     headers["Content-Type"] = "application/json"

@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from pydantic import ValidationError
 
 __all__ = [
     "ConfigError",
@@ -14,18 +10,7 @@ __all__ = [
     "DeliberateError",
     "StoreError",
     "Unreadable",
-    "validation_problems",
 ]
-
-
-def validation_problems(exc: ValidationError) -> str:
-    """What pydantic found wrong, a "field: message" each, without the input it found it
-    in: its messages quote the input (cut to its first and last characters when long,
-    which no masking recognises)."""
-    return "; ".join(
-        f"{'.'.join(str(part) for part in error['loc']) or 'value'}: {error['msg']}"
-        for error in exc.errors(include_input=False, include_url=False)
-    )
 
 
 class DeliberateError(Exception):

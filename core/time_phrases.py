@@ -53,12 +53,15 @@ def utc_text(ms: int) -> str:
 
 
 def relative_text(ms: int, now_ms: int) -> str:
-    """How far ``ms`` is from ``now_ms``: ``in 25 min``, ``3 min ago``, ``now``."""
-    seconds = round(abs(ms - now_ms) / 1000)
-    if seconds == 0:
+    """How far ``ms`` is from ``now_ms``: ``in 25 min``, ``3 min ago``, ``now``. A moment
+    gone by is said as past however close (``1 s ago``): "now" for a deadline just missed
+    would read as still open."""
+    if ms == now_ms:
         return "now"
-    span = _span(seconds)
-    return f"in {span}" if ms > now_ms else f"{span} ago"
+    seconds = round(abs(ms - now_ms) / 1000)
+    if ms > now_ms:
+        return f"in {_span(seconds)}" if seconds else "now"
+    return f"{_span(max(seconds, 1))} ago"
 
 
 def _span(seconds: int) -> str:

@@ -53,6 +53,11 @@ class RuleBook:
         """Strikes out the secret values a rule evaluating ``record`` may have quoted."""
         return Redactor(secrets_in_play(record, state, self.is_secret))
 
+    def position(self, rule_id: str) -> int:
+        """Where the rule stands in the config's ``rules`` (its file and line are found by
+        it)."""
+        return self._position[rule_id]
+
     def unset_env(self, rule: Rule, step: int) -> list[str]:
         """The optional ``${NAME:-}`` variables a step's arguments use that are not set: the
         step is skipped, with a log line naming them."""

@@ -26,7 +26,7 @@ from pydantic import JsonValue
 
 from rules.variables import NAMES
 
-__all__ = ["Escape", "TemplateFailed", "check_templates", "render"]
+__all__ = ["Escape", "TemplateFailed", "check_templates", "is_template", "render"]
 
 Escape = Callable[[str], str]  # people's words as a connector's text writes them
 
@@ -69,7 +69,8 @@ class TemplateFailed(ValueError):
     """A template failed to render (an undefined name, a sandbox refusal, a type error)."""
 
 
-def _is_template(text: str) -> bool:
+def is_template(text: str) -> bool:
+    """Whether ``text`` is rendered (it holds a ``{{ … }}`` or a ``{% … %}``)."""
     return "{{" in text or "{%" in text
 
 
@@ -84,7 +85,7 @@ def check_templates(value: JsonValue) -> JsonValue:
     or a field the mutation or the actor never has ("mutation.kye"): either would fail at
     every run."""
     for text in _strings(value):
-        if _is_template(text):
+        if is_template(text):
             try:
                 _compile(text)
                 tree = _ENV.parse(text)
@@ -144,7 +145,7 @@ def render(value: JsonValue, variables: Mapping[str, Any], escape: Escape | None
     """``value`` with every template string rendered (the values it interpolates written
     with ``escape``); other values as they are."""
     if isinstance(value, str):
-        return _render_text(value, variables, escape) if _is_template(value) else value
+        return _render_text(value, variables, escape) if is_template(value) else value
     if isinstance(value, dict):
         return {k: render(v, variables, escape) for k, v in value.items()}
     if isinstance(value, list):

@@ -23,16 +23,21 @@ def closing_line(
     label: str,
     mention: Callable[[str], str],
     escape: Callable[[str], str],
+    expired_line: Callable[[int], str],
 ) -> str | None:
     """What replaces the clicked message's buttons, in the markup Slack and Discord share
     (``*label*``); None when the click changed nothing. ``mention`` shows an actor
-    (``user:ID``) the platform's way, ``escape`` makes text inert in its markup."""
+    (``user:ID``) the platform's way, ``escape`` makes text inert in its markup,
+    ``expired_line`` says a deadline passed (the line the worker closes the proposal's
+    other messages with: the same, so that a message gets it once)."""
     done = clicked.done
     if done is not None and not done.duplicate:
         by = mention(done.by or done.actor)
         return f"{ICONS[done.outcome]} {escape(done.message)} — by {by}"
     expired = clicked.expired
-    if expired is not None:  # "This proposal expired at …; nothing was changed."
+    if expired is not None and expired.expired_at is not None:
+        return expired_line(expired.expired_at)
+    if expired is not None:  # (no deadline named: the sentence the clicker was told)
         sentence = expired.message[:1].upper() + expired.message[1:] + "."
         return f"{EXPIRED} {escape(sentence)}"
     if clicked.asked_again:

@@ -1,5 +1,8 @@
 """``deliberate rules check|test|replay|why``: validate rule files, dry-run a mutation (or
-the log's past ones) through the rules, and explain how a key came to hold its value."""
+the log's past ones) through the rules, and explain how a key came to hold its value. Both
+``check`` and ``test`` hold each action's arguments to its connector's own schema: ``check``
+those a file spells out, ``test`` what the templates render to; a bad one is named by file,
+line, field and rule, and the command fails."""
 
 from __future__ import annotations
 
@@ -16,24 +19,29 @@ from pydantic import ValidationError
 from bot.app import App, load_app_config
 from bot.commands import SUMMARIES
 from bot.commands.args import TIME_HELP, json_object, state_key, when
+from bot.commands.exits import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 from bot.reports.by_mutation import by_mutation, grouped_lines
-from bot.reports.explain import masked_record, origin
+from bot.reports.explain import evaluation_line, masked_record, origin
 from bot.reports.render import json_line, log_line
 from bot.screen import one_line
+from connectors.registry import default_registry
 from core.config.core_config import CoreConfig, config_paths
-from core.errors import ConfigError, validation_problems
+from core.config.yaml_source import field_path
+from core.errors import ConfigError, ConfigIssue
+from core.field_errors import Loc, validation_problems
 from core.state.mutation import Mutation
 from core.state.mutation_log import LogRecord
 from core.state.replay import Replayer, visible
+from rules.arguments import rendered_problems, written_problems
 from rules.book import RuleBook
+from rules.config import RulesConfig
+from rules.connector_api import ActionRegistry
 from rules.dsl import Rule
 from rules.engine.conditions import check_rule, plan_steps
 from rules.templates import TemplateFailed, render
-from rules.variables import StateView, live_values, variables
+from rules.variables import StateView, live_values, masked_variables, variables
 
 __all__ = ["register"]
-
-EXIT_USAGE = 2
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -43,8 +51,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "check",
         help="validate config or rule files",
         description="Validate each file (a config file, or one holding only `rules:`) merged "
-        "on the shipped defaults, or without PATH the config --config names; exit 2 naming "
-        "file:line and field for every problem.",
+        "on the shipped defaults, or without PATH the config --config names, and the "
+        "arguments each action step spells out against its connector's schema (a value a "
+        "template gives is checked by 'rules test'); exit 2 naming file:line and field for "
+        "every problem.",
     )
     check.add_argument("paths", nargs="*", type=Path, metavar="PATH")
     check.set_defaults(handler=_check, offline=True)
@@ -52,7 +62,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "test",
         help="dry-run a mutation through the rules (nothing is executed)",
         description="Which rules the mutation triggers, which conditions hold, which actions "
-        "and derived mutations would run. Nothing is committed, enqueued or sent.",
+        "and derived mutations would run, each action's arguments as rendered checked "
+        "against its connector's schema. Nothing is committed, enqueued or sent. Exit 1 "
+        "when a rule that would run would fail: in its condition, a template, or an "
+        "argument its connector refuses (named by file:line, field and rule).",
     )
     test.add_argument(
         "--mutation",
@@ -120,6 +133,7 @@ def _register_replay(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
 def _check(config: CoreConfig, args: argparse.Namespace) -> int:
     # each file given, on the shipped defaults; else the config the other commands load
     layers = [[path] for path in args.paths] or [config_paths(args.config)]
+    registry = default_registry()
     failed = False
     for paths in layers:
         try:
@@ -128,9 +142,36 @@ def _check(config: CoreConfig, args: argparse.Namespace) -> int:
             failed = True
             print(exc, file=sys.stderr)
             continue
+        issues = _argument_issues(loaded, registry)
+        for issue in issues:
+            print(issue, file=sys.stderr)
+        if issues:
+            failed = True
+            continue
         named = " + ".join(str(path) for path in paths) or "the shipped config"
         print(f"{named}: OK, {len(loaded.rules)} rules (with the shipped defaults)")
-    return EXIT_USAGE if failed else 0
+    return EXIT_USAGE if failed else EXIT_OK
+
+
+def _argument_issues(loaded: RulesConfig, registry: ActionRegistry) -> list[ConfigIssue]:
+    """The action arguments a file spells out that their connector refuses, each at its
+    file and line, naming its rule (a step skipped for an unset ``${NAME:-}``: none)."""
+    book = RuleBook.from_config(loaded)
+
+    def skipped(rule: Rule, step: int) -> bool:
+        return bool(book.unset_env(rule, step))
+
+    return [
+        _issue(loaded, path, f"{said} (rule {loaded.rules[int(path[1])].id})")
+        for path, said in written_problems(loaded.rules, registry, skipped)
+    ]
+
+
+def _issue(config: CoreConfig, path: Loc, message: str) -> ConfigIssue:
+    located = config.located
+    if located is None:  # (a config made in code: no file to name)
+        return ConfigIssue("the config", None, field_path(path), message)
+    return located.issue(path, message)
 
 
 def _test(app: App, args: argparse.Namespace) -> int:
@@ -138,20 +179,25 @@ def _test(app: App, args: argparse.Namespace) -> int:
     try:
         mutation = Mutation.model_validate(data)
     except ValidationError as exc:
-        print(f"deliberate: --mutation: {validation_problems(exc)}", file=sys.stderr)
+        print(f"deliberate: --mutation: {validation_problems(exc, Mutation)}", file=sys.stderr)
         return EXIT_USAGE
     values = args.state if args.state is not None else live_values(app.store)
     prev = values.get(mutation.key)
     record = LogRecord("dry-run", mutation, 0, 0, None, None if prev is None else json.dumps(prev))
-    book = app.rules
+    book, registry = app.rules, default_registry()
     matched = book.index.match(mutation.key)
     failing = 0
     for rule in matched:
         report = _dry_run(book, rule.id, record, StateView.of(values))
-        failing += report.get("failed", False) or any(
-            _fails(rule, step["step"], record, values)
-            for step in report.get("steps", [])
-            if "error" in step and "skipped" not in step
+        refused = _refused_arguments(app, rule, report, record, values, registry)
+        failing += (
+            bool(refused)
+            or report.get("failed", False)
+            or any(
+                _fails(rule, step["step"], record, values)
+                for step in report.get("steps", [])
+                if "error" in step and "skipped" not in step
+            )
         )
         print(json_line(report) if args.json else _describe(report))
     if not matched and not args.json:
@@ -161,8 +207,52 @@ def _test(app: App, args: argparse.Namespace) -> int:
             f"deliberate: {failing} rule(s) would fail in a condition or at a step",
             file=sys.stderr,
         )
-        return 1
-    return 0
+        return EXIT_REJECTED
+    return EXIT_OK
+
+
+def _refused_arguments(
+    app: App,
+    rule: Rule,
+    report: dict[str, Any],
+    record: LogRecord,
+    values: dict[str, Any],
+    registry: ActionRegistry,
+) -> int:
+    """Hold each action step that would run to its connector's schema, its arguments
+    rendered as the worker renders them (the real values; a chat's with a secret key's
+    masked), and mark in ``report`` each one refused: ``error`` says why, ``invalid`` names
+    each field at its file and line (never its value); how many were."""
+    refused = 0
+    for step in report.get("steps", []):
+        if "action" not in step or "error" in step or "skipped" in step:
+            continue
+        action = registry.get(step["action"])
+        state = StateView.of(values)
+        names = (
+            masked_variables(record, state, app.rules.is_secret)
+            if action.shown_to_people
+            else variables(record, state)
+        )
+        try:
+            rendered = render(rule.then[step["step"]].args, names, action.escape)
+        except TemplateFailed:  # (the plan rendered it: a secret's real value fails it)
+            continue
+        problems = rendered_problems(action, rendered)
+        if not problems:
+            continue
+        here = ("rules", app.rules.position(rule.id), "then", step["step"], "args")
+        invalid = []
+        for loc, said in problems:
+            issue = _issue(app.config, here + loc, f"{said} (rule {rule.id})")
+            at = f"{issue.file}:{issue.line}" if issue.line else issue.file
+            invalid.append({"field": issue.field, "at": at, "message": said})
+        step["error"] = "bad arguments: " + "; ".join(
+            f"{field_path(loc)}: {said}" for loc, said in problems
+        )
+        step["invalid"] = invalid
+        refused += 1
+    return refused
 
 
 def _fails(rule: Rule, index: int, record: LogRecord, values: dict[str, Any]) -> bool:
@@ -214,6 +304,12 @@ def _describe(report: dict[str, Any]) -> str:
             mutate = step.get("mutate") or {"op": "mutate", "key": ""}
             what = step.get("action") or f"{mutate['op']} {mutate['key']}".strip()
             lines.append(f"  step {step['step'] + 1}: {what}: WOULD SKIP: {step['skipped']}")
+        elif "invalid" in step:  # arguments its connector refuses: each where it is written
+            lines.append(f"  step {step['step'] + 1}: {step['action']}: WOULD FAIL: bad arguments")
+            lines.extend(
+                f"    {bad['at']}: {bad['field']}: {bad['message']} (rule {report['rule']})"
+                for bad in step["invalid"]
+            )
         elif "error" in step:
             lines.append(f"  step {step['step'] + 1}: {step.get('action')}: {step['error']}")
         elif "mutate" in step:

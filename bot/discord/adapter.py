@@ -44,7 +44,7 @@ from core.state.limits import Unacknowledged
 from .buttons import ButtonRef, DeliberateButton
 from .closing import Closing
 from .forms import form_for, prefill_for, read_form
-from .render import MAX_CONTENT, NO_PINGS, render
+from .render import MAX_CONTENT, NO_PINGS, expired_line, render
 from .turns import PLATFORM, Listening, replies, session_id, turn_text
 from .visit import Visit, visit_of_interaction, visit_of_message
 
@@ -177,7 +177,7 @@ class DiscordAdapter:
         self, interaction: Interaction, visit: Visit, outcome: Clicked, label: str
     ) -> None:
         clicker = f"user:{interaction.user.id}"
-        line = closing_line(outcome, clicker, label, _mention, escape)
+        line = closing_line(outcome, clicker, label, _mention, escape, expired_line)
         closed = line is not None and await self.closing.close(interaction, visit.served, line)
         for view in follow_ups(outcome, closed):
             await self._show(view, interaction.channel, interaction=interaction, visit=visit)

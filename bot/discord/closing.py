@@ -17,17 +17,15 @@ import httpx
 from redis.exceptions import RedisError
 from redis.lock import Lock
 
-from bot.chat.click_outcomes import EXPIRED
 from bot.chat.workspaces import Workspaces
 from bot.proposals.click_lines import LOCK_SEC, ClickLines
-from bot.proposals.expiry import expired_sentence
 from bot.proposals.refs import Shown
 from connectors.discord_markdown import cut, escape
 from core.config.tenants import Tenant
 from core.state.actor import Actor
 
 from .direct import send_direct
-from .render import MAX_CONTENT, NO_PINGS, closed_content, disabled_buttons
+from .render import MAX_CONTENT, NO_PINGS, closed_content, disabled_buttons, expired_line
 from .turns import PLATFORM
 
 __all__ = ["Closing", "DiscordCloser"]
@@ -126,7 +124,7 @@ class DiscordCloser:
         )
 
     def line(self, deadline_ms: int) -> str:
-        return f"{EXPIRED} {escape(expired_sentence(deadline_ms))}"
+        return expired_line(deadline_ms)
 
     def edit(self, shown: Shown, lines: list[str]) -> bool:
         body = {

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import discord
 
 from bot.chat.break_glass import GLASS_LABEL
+from bot.chat.click_outcomes import EXPIRED
+from bot.proposals.expiry import expired_sentence
 from connectors.discord_markdown import cut, escape
 from core.deliberation.beats import ActionStyle
 from core.deliberation.view import Button, View
@@ -23,7 +25,14 @@ from core.time_phrases import view_deadlines
 
 from .buttons import TEMPLATE, DeliberateButton, custom_id, glass_id
 
-__all__ = ["NO_PINGS", "Rendered", "closed_content", "disabled_buttons", "render"]
+__all__ = [
+    "NO_PINGS",
+    "Rendered",
+    "closed_content",
+    "disabled_buttons",
+    "expired_line",
+    "render",
+]
 
 log = logging.getLogger("deliberate.discord")
 MAX_CONTENT = 2000
@@ -69,6 +78,12 @@ def _deadline(phrase: str, ms: int | None) -> str:
     """A deadline in UTC, then how far off it is (``<t:…:R>``: each reader's client counts
     it, "in 25 minutes", then "3 minutes ago")."""
     return phrase if ms is None else f"{phrase} (<t:{ms // 1000}:R>)"
+
+
+def expired_line(deadline_ms: int) -> str:
+    """The line that closes a message of an expired proposal: its deadline in UTC, and how
+    long ago as each reader's Discord counts it (``<t:…:R>``, "3 minutes ago")."""
+    return f"{EXPIRED} {expired_sentence(deadline_ms, f'<t:{deadline_ms // 1000}:R>')}"
 
 
 def _buttons(session: str, buttons: list[Button]) -> discord.ui.View | None:

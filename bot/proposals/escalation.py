@@ -12,9 +12,10 @@ import logging
 from typing import TYPE_CHECKING
 
 from core.config.tenants import Tenancy
-from core.gateway.outcome import Escalation, Proposal, ProposalStatus, utc_minute
+from core.gateway.outcome import Escalation, Proposal, ProposalStatus
 from core.state.keys import WorkspaceKeys
 from core.state.scripts import server_ms
+from core.time_phrases import moment_text
 
 from .expiry import Closers
 from .refs import Install, Shown, ShownMessages
@@ -44,13 +45,16 @@ def tenant_install(app: App) -> Install | None:
     return None
 
 
-def escalation_text(proposal: Proposal, what: str, in_thread: bool) -> str:
+def escalation_text(
+    proposal: Proposal, what: str, in_thread: bool, now_ms: int | None = None
+) -> str:
     """What the reviewers and the channel are told: ``what`` is the proposal's summary (the
-    value masked when the key is secret)."""
+    value masked when the key is secret); since when, and how long ago by the server's
+    ``now_ms``."""
     asker = requester_of(proposal) or proposal.proposed_by
     where = "with its buttons above" if in_thread else "with its buttons where it was shown"
     return (
-        f"awaiting a decision since {utc_minute(proposal.created_at)}: {what} "
+        f"awaiting a decision since {moment_text(proposal.created_at, now_ms)}: {what} "
         f"(asked by {asker}). Apply or Discard it {where}, or in the web Inbox."
     )
 
@@ -91,7 +95,7 @@ class Escalations:
             if now < proposal.created_at + rule.after_sec * 1000 or now >= box.deadline(proposal):
                 continue
             if self._mark(proposal.id, now):
-                escalated += self._post(proposal, rule)
+                escalated += self._post(proposal, rule, now)
         return escalated
 
     def marker(self, proposal_id: str) -> str:
@@ -103,7 +107,7 @@ class Escalations:
         kept = ttl if ttl > 0 else KEPT_MS
         return bool(self.app.redis.set(self.marker(proposal_id), str(now), nx=True, px=kept))
 
-    def _post(self, proposal: Proposal, rule: Escalation) -> bool:
+    def _post(self, proposal: Proposal, rule: Escalation, now: int) -> bool:
         secret = self.app.policy.is_secret(proposal.mutation.key)
         what = proposal.summary(secret=secret)
         posted = False
@@ -113,13 +117,13 @@ class Escalations:
             if closer is None:
                 log.warning("cannot escalate %s to %s: no token", proposal.id, rule.channel)
             else:
-                text = escalation_text(proposal, what, in_thread=False)
+                text = escalation_text(proposal, what, in_thread=False, now_ms=now)
                 posted |= closer.post(channel, None, [], text)
         for shown, whom in self._threads(proposal.id, rule).values():
             closer = self.closers.of(shown)
             if closer is None:
                 continue
-            text = escalation_text(proposal, what, in_thread=True)
+            text = escalation_text(proposal, what, in_thread=True, now_ms=now)
             posted |= closer.post(shown.channel, shown.thread or shown.message, whom, text)
         return posted
 

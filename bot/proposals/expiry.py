@@ -44,7 +44,8 @@ class Closer(Protocol):
     """Edits messages of one platform, posts in their threads, and writes to their people."""
 
     def line(self, deadline_ms: int) -> str:
-        """The expiry line, in the platform's markup (as a click that finds it expired)."""
+        """The expiry line, in the platform's markup (as a click that finds it expired):
+        the deadline in UTC, and how long ago as the platform's clients count it."""
         ...
 
     def edit(self, shown: Shown, lines: list[str]) -> bool:
@@ -95,9 +96,12 @@ class ByPlatform:
         return self.closers.get(platform)
 
 
-def expired_sentence(deadline_ms: int) -> str:
-    """ "This proposal expired at …; nothing was changed.", as a click on it is told."""
-    said = expired_message(deadline_ms)
+def expired_sentence(deadline_ms: int, ago: str) -> str:
+    """ "This proposal expired at 2026-05-01 12:00:00 UTC (…); nothing was changed.", as the
+    message of an expired proposal says it once closed: ``ago`` is how long ago in its
+    platform's markup, which each reader's client counts (a "3 min ago" written into a
+    message that stays would be wrong an hour later). Nothing in it needs escaping."""
+    said = expired_message(deadline_ms, ago=ago)
     return said[:1].upper() + said[1:] + "."
 
 

@@ -18,8 +18,9 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from core.gateway.outcome import Proposal, ProposalStatus, expired_message, utc_minute
+from core.gateway.outcome import Proposal, ProposalStatus, expired_message
 from core.state.actor import Actor
+from core.time_phrases import moment_text
 
 from .expiry import Closer, Closers
 from .refs import Shown, ShownMessages
@@ -104,7 +105,8 @@ class Requesters:
         return None
 
     def sentence(self, proposal: Proposal, by: Actor | None) -> str:
-        """What became of the change they asked for (a secret key's value not shown)."""
+        """What became of the change they asked for (a secret key's value not shown); when,
+        by the server's clock as it is told."""
         what = proposal.summary(secret=self.app.policy.is_secret(proposal.mutation.key))
         whom = f" by {by}" if by is not None else ""
         status = proposal.status
@@ -115,8 +117,9 @@ class Requesters:
         if status is ProposalStatus.DISCARDED:
             reason = f" ({proposal.reason})" if proposal.reason else ""
             return f"your change was discarded{whom}: {what}{reason}; nothing was changed."
+        box = self.app.gateway.proposals
         if status is ProposalStatus.EXPIRED:
-            deadline = self.app.gateway.proposals.deadline(proposal)
-            return f"your change ({what}): {expired_message(deadline)}."
-        at = "" if proposal.resolved_at is None else f" at {utc_minute(proposal.resolved_at)}"
+            return f"your change ({what}): {expired_message(box.deadline(proposal), box.now())}."
+        resolved = proposal.resolved_at
+        at = "" if resolved is None else f" at {moment_text(resolved, box.now())}"
         return f"your change ({what}) went stale{at}: its key changed since; nothing was changed."

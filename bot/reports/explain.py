@@ -15,17 +15,11 @@ from pydantic import JsonValue
 from bot.proposals.deadlines import ProposalDeadlines
 from bot.reports.render import json_line, rule_step, rule_verdict
 from bot.screen import one_line
-from core.gateway.outcome import (
-    SECRET,
-    Approval,
-    Proposal,
-    ProposalStatus,
-    denials_note,
-    utc_minute,
-)
+from core.gateway.outcome import SECRET, Approval, Proposal, ProposalStatus, denials_note
 from core.state.actor import ActorKind
 from core.state.mutation import Mutation
 from core.state.mutation_log import KeyHistory, LogRecord
+from core.time_phrases import moment_text
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -239,7 +233,7 @@ def _approver(approval: Approval) -> str:
 def _became(p: Proposal, deadlines: ProposalDeadlines) -> str:
     """What became of a proposal no longer pending: who, when, and why."""
     by = f" by {p.resolved_by}" if p.resolved_by is not None else ""
-    at = f" at {utc_minute(p.resolved_at)}" if p.resolved_at is not None else ""
+    at = f" at {moment_text(p.resolved_at, deadlines.now)}" if p.resolved_at is not None else ""
     if p.status is ProposalStatus.APPLIED:
         done = p.committed
         made = f" (v{done.version}, mutation {done.mutation.id})" if done is not None else ""

@@ -57,7 +57,7 @@ from .forms import (
     new_form,
     read_submission,
 )
-from .render import escape, fallback_text, mention, view_blocks
+from .render import escape, expired_line, fallback_text, mention, view_blocks
 from .team import Click, Team, close, glass_by_command, post, tell
 from .turns import PLATFORM, SESSION, Said, read_said, session_id, thread_of
 from .visit import Visit, Visits
@@ -201,7 +201,8 @@ class SlackAdapter:
             tell(team.client, channel, thread_ts, click.user, NOT_SHOWN)
 
     def _after_click(self, team: Team, click: Click, outcome: Clicked) -> None:
-        line = closing_line(outcome, f"user:{click.user}", click.label, mention, escape)
+        clicker = f"user:{click.user}"
+        line = closing_line(outcome, clicker, click.label, mention, escape, expired_line)
         shown = line is not None and close(team, click, line)
         for view in follow_ups(outcome, shown):
             post(team, click.ref.session, click.user, [view])

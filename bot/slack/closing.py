@@ -16,17 +16,16 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 from slack_sdk.webhook import WebhookClient
 
-from bot.chat.click_outcomes import EXPIRED
 from bot.chat.workspaces import Recent
 from bot.proposals.click_lines import ClickLines
-from bot.proposals.expiry import API_TIMEOUT_SEC, ByPlatform, Closer, expired_sentence
+from bot.proposals.expiry import API_TIMEOUT_SEC, ByPlatform, Closer
 from bot.proposals.refs import Install, Shown
 from core.state.actor import Actor
 
 from .direct import Owner, send_direct
 from .oauth import OAuthConfig
 from .oauth.bots import InstalledBots
-from .render import closed_blocks, escape, mention
+from .render import closed_blocks, escape, expired_line, mention
 from .turns import PLATFORM
 
 if TYPE_CHECKING:
@@ -96,7 +95,7 @@ class SlackCloser:
         self.dead = False
 
     def line(self, deadline_ms: int) -> str:
-        return f"{EXPIRED} {escape(expired_sentence(deadline_ms))}"
+        return expired_line(deadline_ms)
 
     def edit(self, shown: Shown, lines: list[str]) -> bool:
         try:

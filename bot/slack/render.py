@@ -10,6 +10,8 @@ import re
 from typing import Any
 
 from bot.chat.break_glass import GLASS_LABEL
+from bot.chat.click_outcomes import EXPIRED
+from bot.proposals.expiry import expired_sentence
 from connectors.slack import escape
 from core.deliberation.beats import ActionStyle
 from core.deliberation.view import Button, View
@@ -17,7 +19,7 @@ from core.time_phrases import utc_text, view_deadlines
 
 from .buttons import action_id, button_value, glass_action_id
 
-__all__ = ["closed_blocks", "escape", "fallback_text", "mention", "view_blocks"]
+__all__ = ["closed_blocks", "escape", "expired_line", "fallback_text", "mention", "view_blocks"]
 
 Block = dict[str, Any]
 SECTION_CHARS = 3000  # Slack's limit on a section's text
@@ -68,12 +70,20 @@ def view_blocks(view: View) -> list[Block]:
 
 
 def _deadline(phrase: str, ms: int | None) -> str:
-    """A deadline in UTC, then in the reader's own time zone (Slack formats it: "Today at
-    2:30 PM"; a client that cannot shows the UTC time again)."""
+    """A deadline in UTC, then in the reader's own time zone, to the second (Slack formats
+    it: "Today at 2:30:15 PM"; a client that cannot shows the UTC time again)."""
     if ms is None:
         return escape(phrase)
     fallback = escape(utc_text(ms))
-    return f"{escape(phrase)} (<!date^{ms // 1000}^{{date_pretty}} at {{time}}|{fallback}>)"
+    return f"{escape(phrase)} (<!date^{ms // 1000}^{{date_pretty}} at {{time_secs}}|{fallback}>)"
+
+
+def expired_line(deadline_ms: int) -> str:
+    """The line that closes a message of an expired proposal: its deadline in UTC, and how
+    long ago as each reader's Slack counts it ("3 minutes ago"; a client that cannot shows
+    the UTC time again)."""
+    ago = f"<!date^{deadline_ms // 1000}^{{ago}}|{escape(utc_text(deadline_ms))}>"
+    return f"{EXPIRED} {expired_sentence(deadline_ms, ago)}"
 
 
 def closed_blocks(blocks: list[Block], lines: list[str]) -> list[Block]:

@@ -1,6 +1,6 @@
-"""How the pages write times, values and actors: in UTC, to the second (as ``core.time_phrases``
-says every deadline); a value as JSON shortened to what fits a table cell (the full text in
-its title); a secret never."""
+"""How the pages write times, values and actors: in UTC, to the second, and how far off where
+the page read the server's clock (as ``core.time_phrases`` says every deadline); a value as
+JSON shortened to what fits a table cell (the full text in its title); a secret never."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from flask import Flask
 
-from core.time_phrases import utc_text
+from core.time_phrases import moment_text
 
 __all__ = ["MASK", "install", "sentence", "shown_value", "when"]
 
@@ -17,8 +17,9 @@ MASK = "•••••• (secret)"
 CELL_CHARS = 240
 
 
-def when(ms: int | None) -> str:
-    return utc_text(ms) if ms else ""
+def when(ms: int | None, now_ms: int | None = None) -> str:
+    """``{{ at|when }}``: the moment in UTC; ``{{ at|when(now) }}``: and how far off."""
+    return moment_text(ms, now_ms) if ms else ""
 
 
 def sentence(text: str) -> str:

@@ -76,6 +76,7 @@ def page(workspace: str) -> str:
         pending=[_card(app, p, now, actor) for p in pending],
         resolved=[_card(app, p, now, actor) for p in resolved[:RESOLVED_SHOWN]],
         actor=actor,
+        now=now,
     )
 
 

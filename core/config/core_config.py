@@ -287,7 +287,7 @@ def _validated(
     try:
         config = model.model_validate(data, context=context)
     except ValidationError as exc:
-        raise ConfigError(located.issues_from(exc)) from None
+        raise ConfigError(located.issues_from(exc, model=model)) from None
     config._env_refs = refs
     config._located = located
     issues = config.extra_issues(located)

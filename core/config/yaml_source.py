@@ -9,6 +9,7 @@ import yaml
 from pydantic import ValidationError
 
 from core.errors import ConfigError, ConfigIssue
+from core.field_errors import plain_problems
 
 __all__ = ["Located", "field_path", "load_located"]
 
@@ -64,11 +65,12 @@ class Located:
                 return source + path[end:]
         return path
 
-    def issues_from(self, error: ValidationError, prefix: Path = ()) -> list[ConfigIssue]:
-        return [
-            self.issue(prefix + tuple(e["loc"]), e["msg"].removeprefix("Value error, "))
-            for e in error.errors()
-        ]
+    def issues_from(
+        self, error: ValidationError, prefix: Path = (), model: type | None = None
+    ) -> list[ConfigIssue]:
+        """Each of pydantic's complaints in plain words (``model``: the one validated),
+        at the file and line of its field."""
+        return [self.issue(prefix + loc, said) for loc, said in plain_problems(error, model)]
 
 
 def field_path(path: Path) -> str:

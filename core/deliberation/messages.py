@@ -128,6 +128,7 @@ class OutcomeNote(BaseModel):
     reverts_at: int | None = None  # a change for a while: when it reverts by itself
     waiting: ProposalRef | None = None  # the proposal a write became (it needs approval)
     proposal: str | None = None  # the proposal discarded, as its summary says it
+    expired_at: int | None = None  # refused as expired: the proposal's deadline (server ms)
 
 
 class ActionDone(_Msg):

@@ -87,7 +87,8 @@ class BreakGlass:
         if proposal is None:
             return f"{UnknownProposal(proposal_id)}; nothing was changed"
         if proposal.status is ProposalStatus.EXPIRED:
-            return expired_message(self.gateway.proposals.deadline(proposal))
+            box = self.gateway.proposals
+            return expired_message(box.deadline(proposal), box.now())
         if proposal.status is not ProposalStatus.PENDING:
             by = f" by {proposal.resolved_by}" if proposal.resolved_by else ""
             return f"this proposal was already {proposal.status.value}{by}; nothing was changed"

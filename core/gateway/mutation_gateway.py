@@ -295,9 +295,10 @@ class MutationGateway:
 
     def expired(self, proposal: Proposal, mutation: Mutation, *, clicked: bool = True) -> Rejected:
         """A proposal past its deadline (a click on it, refused, or the sweep): recorded with
-        the deadline."""
+        the deadline, and said with how long ago it passed."""
         deadline = self.proposals.deadline(proposal)
-        expired = Rejected(mutation, RejectReason.EXPIRED, expired_message(deadline))
+        said = expired_message(deadline, self.proposals.now())
+        expired = Rejected(mutation, RejectReason.EXPIRED, said, deadline=deadline)
         self.decisions.record(
             expired,
             metered=clicked,  # the sweep refused nobody (the proposal's expiry is counted)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, ClassVar
 
@@ -20,6 +19,7 @@ from core.state.actor import Actor
 from core.state.codec import entry_meta
 from core.state.commit_result import Committed, Rejected, outcome_fields
 from core.state.mutation import Mutation, new_id
+from core.time_phrases import moment_text, utc_text
 
 __all__ = [
     "SECRET",
@@ -39,7 +39,6 @@ __all__ = [
     "expired_message",
     "requester",
     "stale_message",
-    "utc_minute",
 ]
 
 
@@ -219,14 +218,12 @@ def stale_message(mutation: Mutation, now_version: int | None) -> str:
     )
 
 
-def expired_message(deadline_ms: int) -> str:
-    """What a click on a proposal past its deadline is told."""
-    return f"this proposal expired at {utc_minute(deadline_ms)}; nothing was changed"
-
-
-def utc_minute(ms: int) -> str:
-    """A moment of the Redis server's clock (epoch ms) as people read a deadline."""
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
+def expired_message(deadline_ms: int, now_ms: int | None = None, *, ago: str = "") -> str:
+    """What a click on a proposal past its deadline is told: the deadline to the second,
+    and how long ago by the server's ``now_ms`` (when known), or as ``ago`` says it (a chat
+    platform's markup that its clients count, in a message that stays)."""
+    when = f"{utc_text(deadline_ms)} ({ago})" if ago else moment_text(deadline_ms, now_ms)
+    return f"this proposal expired at {when}; nothing was changed"
 
 
 @dataclass(frozen=True)

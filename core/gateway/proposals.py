@@ -90,6 +90,10 @@ class ProposalBox:
             client, keys, expire_after_ms=expire_after_ms, settle=settle, meter=self.meter
         )
 
+    def now(self) -> int:
+        """The Redis server's clock (ms), which every deadline here is counted by."""
+        return server_ms(self.redis, self.keys.versions)
+
     def add(self, proposal: Proposal, expire_after_ms: int | None = None) -> Proposal:
         """Keep ``proposal`` (its id is its mutation's), due ``expire_after_ms`` from now (the
         box's own when None): a retried delivery finds the proposal it made the first time

@@ -24,13 +24,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
-from core.gateway.outcome import Outcome, utc_minute
+from core.gateway.outcome import Outcome
 from core.state.actor import Actor
 from core.state.codec import text
 from core.state.commit_result import Rejected, RejectReason
 from core.state.mutation import Mutation, Op, new_id, revert_id
 from core.state.mutation_log import LogRecord, MutationLog, UnreadableRecord
 from core.state.scripts import UNDO_LOOKUP_LUA, LuaScript, ScriptCall, server_ms, time_ms
+from core.time_phrases import moment_text
 
 if TYPE_CHECKING:
     from core.gateway.mutation_gateway import MutationGateway
@@ -196,7 +197,7 @@ def _problem(
             return Rejected(
                 mutation,
                 RejectReason.EXPIRED,
-                f"Undo was offered until {utc_minute(until)}; "
+                f"Undo was offered until {moment_text(until, now_ms)}; "
                 f"`deliberate revert {record.mutation.id}` can still revert it",
             )
     now = known.version if known else store.version(mutation.key)

@@ -35,6 +35,16 @@ _FITS: dict[ValueType, Callable[[JsonValue], bool]] = {
 }
 
 
+_TYPE_WORDS = {
+    ValueType.STRING: "text",
+    ValueType.INTEGER: "a whole number",
+    ValueType.NUMBER: "a number",
+    ValueType.BOOLEAN: "true or false",
+    ValueType.OBJECT: "a mapping",
+    ValueType.ARRAY: "a list",
+}
+
+
 def _type_error(expected: ValueType, value: JsonValue) -> str | None:
     if _FITS[expected](value):
         return None
@@ -102,16 +112,25 @@ class ValueSchema(Derived):
     def check_item(self, item: JsonValue, *, secret: bool = False) -> str | None:
         """For append: the key must hold a list, and the item must fit ``items``."""
         if self.type not in (ValueType.ARRAY, ValueType.ANY):
-            return f"append needs a list, and this key holds {self.type.value}"
+            return self._made_for("append", "a list", "array or any")
         return self.items.check(item, secret=secret) if self.items else None
 
     def check_delta(self, delta: JsonValue, *, secret: bool = False) -> str | None:
         """For incr: the key must hold a number, an integer key takes integer steps."""
         if self.type not in (ValueType.INTEGER, ValueType.NUMBER, ValueType.ANY):
-            return f"incr needs a number, and this key holds {self.type.value}"
+            return self._made_for("incr", "a number", "integer, number or any")
         if self.type is ValueType.INTEGER and not isinstance(delta, int):
             got = "another number" if secret else dumps(delta)
             return f"incr of an integer key needs an integer step, got {got}"
         if self.enum is not None:
             return "incr cannot keep a value inside an enum"
         return None
+
+    def _made_for(self, op: str, needs: str, types: str) -> str:
+        """``op`` refused by the key's type, not by what it holds: the type refuses it set
+        or not (a key never set reads as holding nothing, not as holding text)."""
+        holds = _TYPE_WORDS.get(self.type, self.type.value)
+        return (
+            f"{op} needs {needs}, and the policy makes this key {holds} (type: "
+            f"{self.type.value}), set or not; {op} works on keys of type {types}"
+        )

@@ -15,7 +15,7 @@ from core.errors import DeliberateError
 from core.gateway.break_glass import BreakGlass
 from core.gateway.edits import Edit
 from core.gateway.mutation_gateway import MutationGateway
-from core.gateway.outcome import DiscardRefused, UnknownProposal
+from core.gateway.outcome import DiscardRefused, ProposalStatus, UnknownProposal
 from core.runtime.outcome_notes import discard_note, note_under
 from core.state.actor import Actor
 from core.state.limits import Unacknowledged
@@ -68,4 +68,6 @@ def decide(gateway: MutationGateway, decision: Decision) -> OutcomeNote:
     except DeliberateError as exc:  # (an agent's discard, say)
         return OutcomeNote(outcome="rejected", message=str(exc), reason="forbidden")
     secret = gateway.policy.is_secret(proposal.mutation.key)
-    return discard_note(proposal, d.actor, secret)
+    expired = proposal.status is ProposalStatus.EXPIRED  # (said with how long ago)
+    now = gateway.proposals.now() if expired else None
+    return discard_note(proposal, d.actor, secret, now)

@@ -21,7 +21,7 @@ from core.gateway.policy import Policy
 from core.state.actor import Actor
 from core.state.commit_result import Committed, Rejected, RejectReason
 from core.state.mutation import Op
-from core.time_phrases import utc_text
+from core.time_phrases import moment_text
 
 __all__ = ["SECRET", "discard_note", "note_for", "note_under"]
 
@@ -50,7 +50,9 @@ def note_for(
     if isinstance(outcome, Committed):
         shown = SECRET if secret and m.value is not None else m.value
         reverts = outcome.reverts_at
-        until = None if reverts is None else utc_text(reverts)
+        # (how far off, counted from the commit: a repeated click's commit is an old one)
+        now = None if outcome.duplicate else outcome.ts
+        until = None if reverts is None else moment_text(reverts, now)
         message = say.committed(m.op.value, m.key, shown, outcome.version, outcome.duplicate, until)
         glass = m.meta.get("breakGlass")
         if isinstance(glass, dict):
@@ -98,15 +100,22 @@ def note_for(
         key=m.key,
         reason=outcome.reason.value,
         version=outcome.version,
+        expired_at=outcome.deadline,
     )
 
 
-def discard_note(proposal: Proposal, actor: Actor, secret: bool = False) -> OutcomeNote:
+def discard_note(
+    proposal: Proposal, actor: Actor, secret: bool = False, now_ms: int | None = None
+) -> OutcomeNote:
     """What a discard came to: done, or why not (applied meanwhile, being applied, or past
-    its deadline: nothing to discard)."""
+    its deadline: nothing to discard; how long ago by the server's ``now_ms``, when
+    known)."""
     if proposal.status is ProposalStatus.EXPIRED and proposal.expires_at is not None:
-        message = expired_message(proposal.expires_at)
-        return OutcomeNote(outcome="rejected", message=message, reason="expired")
+        deadline = proposal.expires_at
+        message = expired_message(deadline, now_ms)
+        return OutcomeNote(
+            outcome="rejected", message=message, reason="expired", expired_at=deadline
+        )
     if proposal.status is ProposalStatus.PENDING and proposal.denied_by(actor):
         message = say.denied(proposal.summary(secret)) + denials_note(proposal)
         return OutcomeNote(outcome="pending", message=message, key=proposal.mutation.key)

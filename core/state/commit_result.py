@@ -147,6 +147,7 @@ class Rejected:
     latest: Entry | None = None
     version: int | None = None
     retry_after_ms: int | None = None
+    deadline: int | None = None  # a proposal refused as expired: its deadline (server ms)
 
     name: ClassVar[str] = "rejected"
 

@@ -3,6 +3,7 @@ the engine and ``rules test``. Every answer says why, in words a person can act 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -135,12 +136,30 @@ def _condition(
     try:
         result = condition.program.execute(context)
     except Exception as exc:  # any error of an author's expression: it did not hold
-        return f"if.expr failed: {type(exc).__name__}: {mask(str(exc))}", True
+        return failure(exc, condition.expr or "", mask), True
     if result is False:
         return "if.expr is false", False
     if result is not True:  # the result may be derived from a secret: its type, not itself
         return f"if.expr is {_kind(result)}, not true or false", True
     return None, False
+
+
+def failure(exc: Exception, expr: str, mask: Callable[[str], str] = _as_is) -> str:
+    """Why ``expr`` could not be evaluated, in plain words (no exception's class name): a
+    key it reads that is not set (CEL's KeyError names it), else CEL's own message; what
+    follows the field passed through ``mask`` (it may quote anything)."""
+    if isinstance(exc, KeyError) and exc.args:
+        name = str(exc.args[0])
+        quoted = re.escape(name)
+        if re.search(rf"""state\s*(\[\s*(["']){quoted}\2\s*\]|\.\s*{quoted}\b)""", expr):
+            said = (
+                f"the key {name} is not set; check it first with "
+                f'"{name}" in state, or give it a default'
+            )
+        else:
+            said = f"{name} is not there; check it first, with has() or in"
+        return f"if.expr: {mask(said)}"
+    return f"if.expr could not be evaluated: {mask(str(exc).strip() or 'no reason given')}"
 
 
 def _kind(result: Any) -> str:

@@ -13,7 +13,7 @@ from pydantic import JsonValue, ValidationError
 from redis.exceptions import RedisError
 from rq.timeouts import JobTimeoutException
 
-from core.errors import validation_problems
+from core.field_errors import validation_problems
 from core.redaction import Redactor
 from core.state.actor import Actor, ActorKind
 from core.state.commit_result import Committed, Rejected, RejectReason
@@ -163,7 +163,7 @@ class Run:
             )
         except ValidationError as exc:
             raise self._fail(
-                index, step, f"derived mutation is invalid: {validation_problems(exc)}"
+                index, step, f"derived mutation is invalid: {validation_problems(exc, Mutation)}"
             ) from None
         outcome = self.context.gateway.propose(mutation)
         if isinstance(outcome, Committed):
@@ -234,7 +234,11 @@ class Run:
             rendered = render(step.args, names, action.escape)
             args = action.args.model_validate(rendered)
         except (TemplateFailed, ValidationError) as exc:
-            error = validation_problems(exc) if isinstance(exc, ValidationError) else str(exc)
+            error = (
+                validation_problems(exc, action.args)
+                if isinstance(exc, ValidationError)
+                else str(exc)
+            )
             raise self._fail(index, step, f"bad arguments: {self._mask_all(error)}") from None
         if (
             not action.shown_to_people

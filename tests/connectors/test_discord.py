@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
-from connectors.discord import nonce_for
+from connectors.discord import SendMessageArgs, nonce_for
 from connectors.remote_errors import EXCERPT_CHARS
+from core.field_errors import plain_problems
 from rules.connector_api import ConnectorError
 from tests.connectors.conftest import context, run
 from tests.servers.discord_api import MESSAGES, DiscordServer, discord_error
@@ -103,9 +105,13 @@ def test_a_5xx_is_retryable(discord: DiscordServer) -> None:
     assert caught.value.retryable
 
 
-def test_a_channel_id_must_be_a_snowflake() -> None:
-    with pytest.raises(ValueError, match="channel_id"):
-        run("discord.sendMessage", {"channel_id": "../../guilds/1", "content": "x"}, context({}))
+@pytest.mark.parametrize("channel_id", ["../../guilds/1", "#general", "", "12a", "1" * 26])
+def test_a_channel_id_must_be_a_snowflake(channel_id: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        run("discord.sendMessage", {"channel_id": channel_id, "content": "x"}, context({}))
+    assert plain_problems(caught.value, SendMessageArgs) == [
+        (("channel_id",), "expected a Discord channel id (a number, its snowflake)")
+    ]
 
 
 def test_a_long_error_message_is_cut_as_an_excerpt(discord: DiscordServer) -> None:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
+from connectors.slack import PostMessageArgs
+from core.field_errors import plain_problems
 from rules.connector_api import ConnectorError
 from tests.connectors.conftest import context, run
 from tests.logs import LogLines
@@ -117,3 +120,27 @@ def test_an_unreachable_slack_is_retryable() -> None:
 
     assert caught.value.retryable
     assert caught.value.message.startswith("slack: connection failed")
+
+
+@pytest.mark.parametrize("channel", ["#general", "general", "c0lower", "U0PERSON", "C", ""])
+def test_a_channel_must_be_a_slack_channel_id(channel: str) -> None:
+    """A channel's name, a person's id, a lower-case id: refused by the action's own schema
+    (what the worker and ``rules test`` check), before anything is sent."""
+    with pytest.raises(ValidationError) as caught:
+        PostMessageArgs.model_validate({"channel": channel, "text": "hi"})
+    assert plain_problems(caught.value, PostMessageArgs) == [
+        (("channel",), "expected a Slack channel id (C…, G… or D… as Slack shows it, not its name)")
+    ]
+
+
+@pytest.mark.parametrize("channel", ["C0GENERAL", "G0PRIVATE", "D024BE91L"])
+def test_public_private_and_direct_channel_ids_are_taken(channel: str) -> None:
+    assert PostMessageArgs.model_validate({"channel": channel, "text": "hi"}).channel == channel
+
+
+def test_a_message_needs_its_text() -> None:
+    with pytest.raises(ValidationError) as caught:
+        PostMessageArgs.model_validate({"channel": "C0GENERAL"})
+    assert plain_problems(caught.value, PostMessageArgs) == [
+        (("text",), "is required, and missing")
+    ]

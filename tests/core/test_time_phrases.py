@@ -5,8 +5,14 @@ past as past."""
 
 from __future__ import annotations
 
-import pytest
+import re
+from datetime import UTC, datetime
 
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from core.gateway.outcome import expired_message
 from core.time_phrases import (
     TimedChange,
     escalation_phrase,
@@ -36,6 +42,8 @@ def test_a_moment_is_said_in_utc_to_the_second() -> None:
         (400, "now"),
         (40 * SEC, "in 40 s"),
         (-40 * SEC, "40 s ago"),
+        (-300, "1 s ago"),  # a deadline just missed is past, not "now"
+        (-1, "1 s ago"),
         (25 * MIN, "in 25 min"),
         (-3 * MIN, "3 min ago"),
         (90 * MIN, "in 1 h 30 min"),
@@ -86,3 +94,54 @@ def test_a_view_says_its_deadlines_with_the_moments_they_name() -> None:
     ]
     [(reverts, at)] = view_deadlines(None, None, NOW + 90 * SEC)
     assert reverts == "reverts at 2026-05-01 12:01:30 UTC" and at == NOW + 90 * SEC
+
+
+SAID_AT = re.compile(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC \(([^)]*)\)")
+YEAR_2100 = 4_102_444_800_000
+
+
+def past_phrases(deadline: int, now: int) -> list[str]:
+    """Every phrase a deadline gone by at ``now`` is said in."""
+    return [
+        moment_text(deadline, now),
+        expiry_phrase(deadline, now),
+        expired_message(deadline, now),
+        escalation_phrase(deadline, None, now),
+        escalation_phrase(deadline - HOUR, deadline, now),
+        revert_phrase(deadline, now, by="revert-m1"),
+        TimedChange("m1", deadline, "revert-m1", "reverted").phrase(now),
+        TimedChange("m1", deadline, "revert-m1", "refused").phrase(now),
+        *(phrase for phrase, _ in view_deadlines(deadline, None, deadline, now)),
+    ]
+
+
+@given(
+    deadline=st.integers(min_value=HOUR, max_value=YEAR_2100),
+    behind=st.integers(min_value=1, max_value=400 * DAY),
+)
+def test_a_past_deadline_is_said_to_the_second_and_as_so_long_ago(
+    deadline: int, behind: int
+) -> None:
+    """However little or long ago: the moment to the second, then "… ago" with a span of
+    at least one of its unit, never "in …", "now" or a negative time."""
+    for phrase in past_phrases(deadline, deadline + behind):
+        found = SAID_AT.search(phrase)
+        assert found is not None, phrase
+        at, relative = found.groups()
+        assert at == datetime.fromtimestamp(deadline // 1000, UTC).strftime("%Y-%m-%d %H:%M:%S")
+        assert relative.endswith(" ago") and "-" not in relative, phrase
+        amounts = [int(n) for n in re.findall(r"\d+", relative)]
+        assert amounts and amounts[0] >= 1 and all(n >= 0 for n in amounts), phrase
+
+
+@given(ahead=st.integers(min_value=1, max_value=400 * DAY))
+@example(ahead=500)
+@example(ahead=501)
+def test_a_deadline_ahead_is_never_said_as_past(ahead: int) -> None:
+    """Ahead by half a second or less it is "now"; else "in …", never "… ago"."""
+    for phrase in (moment_text(NOW + ahead, NOW), expiry_phrase(NOW + ahead, NOW)):
+        found = SAID_AT.search(phrase)
+        assert found is not None and not phrase.startswith("expired"), phrase
+        relative = found.group(2)
+        assert relative == "now" if ahead <= 500 else relative.startswith("in "), phrase
+        assert "ago" not in relative and "-" not in relative

@@ -39,7 +39,12 @@ def test_a_good_rule_file_loads(tmp_path: Path) -> None:
     [
         ('"{{ mutation.key }}"', 6, "rules[0].then[0].args", "template does not compile"),
         ("log.write", 5, "rules[0].then[0].action", "unknown action 'obs.setScen'"),
-        ("op: set", 3, "rules[0].when.op[0]", "Input should be"),
+        (
+            "op: set",
+            3,
+            "rules[0].when.op[0]",
+            "expected one of 'set', 'delete', 'append' or 'incr'",
+        ),
         ('key: "decision.*"', 3, "rules[0].when.key", "characters no state key"),
     ],
 )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +31,16 @@ RULE = """
       - mutate: {op: set, key: "test.last", value: "{{ mutation.key }}"}
 """
 BOB, CAROL = actor("user:bob"), actor("user:carol")
-DEADLINE = r"\d{4}-\d\d-\d\d \d\d:\d\d UTC"  # when it was resolved
 MOMENT = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC"  # a deadline (``core.time_phrases``)
+JUST_NOW = r"\((now|\d+ s ago)\)"  # a moment of the test's, read by the command a moment later
+
+
+def resolved_at(app: App, proposal_id: str) -> str:
+    """When the proposal was resolved, in UTC to the second, as a pattern."""
+    proposal = app.gateway.proposals.get(proposal_id)
+    assert proposal is not None and proposal.resolved_at is not None
+    moment = datetime.fromtimestamp(proposal.resolved_at / 1000, UTC)
+    return re.escape(moment.strftime("%Y-%m-%d %H:%M:%S UTC"))
 
 
 def _ages(text: str) -> str:
@@ -128,13 +137,17 @@ def test_proposals_all_says_who_resolved_each_and_why(
     shown = blocks(out)
     assert set(shown) == {scene, db, late.proposal.id}
     assert shown[scene][0] == f"{scene}  set scene.name = BRB  [discarded]"
+    discarded = resolved_at(team, scene)
     assert re.fullmatch(
-        rf"  discarded by user:bob at {DEADLINE}: we are live right now", shown[scene][3]
-    )
+        rf"  discarded by user:bob at {discarded} {JUST_NOW}: we are live right now",
+        shown[scene][3],
+    ), shown[scene][3]
     assert shown[db][2] == "  approvals 2 of 2 (user:bob, user:carol); four eyes"
+    applied_at = resolved_at(team, db)
     assert re.fullmatch(
-        rf"  applied by user:carol at {DEADLINE} \(v1, mutation apply-{db}\)", shown[db][3]
-    )
+        rf"  applied by user:carol at {applied_at} {JUST_NOW} \(v1, mutation apply-{db}\)",
+        shown[db][3],
+    ), shown[db][3]
     assert re.fullmatch(
         rf"  expired at {MOMENT} \((now|\d+ s ago)\): nobody applied it in time",
         shown[late.proposal.id][3],

@@ -269,7 +269,8 @@ def test_test_fails_when_a_rule_that_would_run_would_fail(
 @pytest.mark.parametrize(
     ("expr", "why"),
     [
-        ("mutation.value + 1 > 2", "if.expr failed: TypeError"),  # a string plus a number
+        # a string plus a number: CEL's own words, without an exception's class name
+        ("mutation.value + 1 > 2", "if.expr could not be evaluated: Unsupported operation"),
         ("mutation.value", "if.expr is a string, not true or false"),
     ],
 )
@@ -308,3 +309,133 @@ def test_test_passes_a_rule_that_fails_only_on_the_masked_plan(
     assert "counts_on_a_secret: WOULD RUN" in out and "template failed" in out  # (masked)
     assert "42" not in out and "41" not in out
     assert code == 0 and "would fail" not in err
+
+
+BAD_ARGUMENTS = """rules:
+  - id: posts_badly
+    when: {key: "decision.*", op: set}
+    then:
+      - action: http.post
+        args: {url: "not a url", json: {}}
+      - action: slack.postMessage
+        args: {channel: "#general", text: hi}
+      - action: discord.sendMessage
+        args: {channel_id: "general", content: hi}
+      - action: slack.postMessage
+        args: {channel: C0GENERAL}
+      - action: http.post
+        args: {url: "https://{{ mutation.value }}"}
+      - action: http.post
+        args: {url: "${TEST_UNSET_HOOK:-}"}
+"""
+
+
+def test_check_holds_the_arguments_a_file_writes_to_their_connectors_schema(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``rules check`` said OK to an ``http.post`` to "not a url" (and a Slack channel's
+    name, a Discord channel's name, a message with no text): each failed at every run. A
+    URL a template gives is known only once rendered (``rules test`` checks it), and a step
+    whose ``${NAME:-}`` is unset is skipped at runs: neither is named."""
+    bad = write_config(tmp_path, BAD_ARGUMENTS, "bad.yaml")
+    code, out, err = run(capsys, "w", "rules", "check", str(bad))
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        f"{bad}:6: rules[0].then[0].args.url: expected an http(s) URL with a host "
+        "(rule posts_badly)",
+        f"{bad}:8: rules[0].then[1].args.channel: expected a Slack channel id (C…, G… or D… "
+        "as Slack shows it, not its name) (rule posts_badly)",
+        f"{bad}:10: rules[0].then[2].args.channel_id: expected a Discord channel id (a number, "
+        "its snowflake) (rule posts_badly)",
+        f"{bad}:12: rules[0].then[3].args.text: is required, and missing (rule posts_badly)",
+    ]
+    fixed = (
+        BAD_ARGUMENTS.replace("not a url", "https://hooks.example/decided")
+        .replace("#general", "C0GENERAL")
+        .replace('"general"', '"1234567890"')
+        .replace("{channel: C0GENERAL}", "{channel: C0GENERAL, text: hi}")
+    )
+    good = write_config(tmp_path, fixed, "good.yaml")
+    code, out, err = run(capsys, "w", "rules", "check", str(good))
+    assert (code, err) == (0, "") and f"{good}: OK" in out
+
+
+def test_check_holds_a_value_the_environment_gives_to_the_schema_too(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shipped rule posts each decision to ``${DELIBERATE_DECISIONS_CHANNEL:-}``: unset,
+    its step is skipped (fine); set to a channel's name, it would fail at every run."""
+    monkeypatch.setenv("DELIBERATE_DECISIONS_CHANNEL", "#decisions")
+    code, out, err = run(capsys, "w", "rules", "check")
+    assert code == 2 and "OK" not in out
+    [issue] = err.splitlines()
+    assert issue.endswith(
+        ".args.channel: expected a Slack channel id (C…, G… or D… as Slack shows it, not its "
+        "name) (rule announce_decision)"
+    )
+    assert "default.yaml:" in issue and "#decisions" not in issue
+    monkeypatch.setenv("DELIBERATE_DECISIONS_CHANNEL", "C0DECISIONS")
+    code, out, err = run(capsys, "w", "rules", "check")
+    assert (code, err) == (0, "") and "OK" in out
+
+
+def test_test_holds_the_arguments_as_rendered_to_their_connectors_schema(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    hook: WebhookServer,
+    workspace: str,
+    redis_client: Redis,
+) -> None:
+    """``rules test`` said WOULD RUN, exit 0, of an ``http.post`` to a URL a template
+    renders to a sentence: each refused argument is named by file, line, field and rule,
+    and the test fails; a value that renders to a good URL passes. Nothing is sent or
+    written either way."""
+    rules = """
+  - id: hooks_a_decision
+    when: {key: "decision.*", op: set}
+    then:
+      - action: http.post
+        args:
+          url: "{{ mutation.value }}"
+          json: {decided: "{{ mutation.value }}"}
+      - action: slack.postMessage
+        args: {channel: "{{ mutation.key[9:] }}", text: hi}
+"""
+    config = str(write_config(tmp_path, config_text(rules)))
+    sentence = json.dumps({"op": "set", "key": "decision.C0DB", "value": "not a url"})
+    code, out, err = dry(capsys, workspace, config, sentence, "--state", "{}")
+    assert code == 1, (out, err)
+    said = out.split("hooks_a_decision: ")[1].splitlines()
+    assert said == [
+        "WOULD RUN (the trigger and the condition hold)",
+        "  step 1: http.post: WOULD FAIL: bad arguments",
+        f"    {config}:{line_of(config, 'url:')}: rules[0].then[0].args.url: expected an "
+        "http(s) URL with a host (rule hooks_a_decision)",
+        '  step 2: slack.postMessage {"channel":"C0DB","text":"hi"}',
+    ]
+    assert "1 rule(s) would fail" in err
+    code, out, _ = dry(capsys, workspace, config, sentence, "--state", "{}", "--json")
+    [report] = [json.loads(x) for x in out.splitlines() if "hooks_a_decision" in x]
+    assert report["steps"][0]["invalid"] == [
+        {
+            "field": "rules[0].then[0].args.url",
+            "at": f"{config}:{line_of(config, 'url:')}",
+            "message": "expected an http(s) URL with a host",
+        }
+    ]
+    assert "not a url" not in json.dumps(report["steps"][0]["invalid"])  # never the value
+    lower = json.dumps({"op": "set", "key": "decision.general", "value": hook.hook_url})
+    code, out, err = dry(capsys, workspace, config, lower, "--state", "{}")
+    assert code == 1 and "rules[0].then[1].args.channel: expected a Slack channel id" in out
+    good = json.dumps({"op": "set", "key": "decision.C0DB", "value": hook.hook_url})
+    code, out, err = dry(capsys, workspace, config, good, "--state", "{}")
+    assert (code, err) == (0, "") and "WOULD FAIL" not in out
+    assert f'  step 1: http.post {{"url":"{hook.hook_url}"' in out
+    log = RuleKeys(workspace).log  # the empty log its cursor waits on: nothing else was written
+    assert hook.requests == [] and list(redis_client.scan_iter(f"*{workspace}*")) == [log]
+
+
+def line_of(path: str, text: str) -> int:
+    """The line of ``path`` where ``text`` first appears (1-based)."""
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    return next(n for n, line in enumerate(lines, 1) if text in line)

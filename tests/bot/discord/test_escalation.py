@@ -5,6 +5,7 @@ on a platform it was not shown on, is not named. Once, however many sweeps."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -61,7 +62,11 @@ def test_escalated_once_to_the_channel_and_the_reviewers_in_a_reply(
     assert "set decision.db = postgres" in posted["content"]
     assert in_reply["channel_id"] == CHANNEL
     assert in_reply["message_reference"]["message_id"] == reply["id"]
-    assert in_reply["content"].startswith(f"<@{SAM}> <@{RIA}> awaiting a decision since ")
+    since = datetime.fromtimestamp(proposal.created_at / 1000, UTC)
+    assert in_reply["content"].startswith(  # when it was made, to the second, 10 min ago
+        f"<@{SAM}> <@{RIA}> awaiting a decision since {since:%Y-%m-%d %H:%M:%S} UTC "
+        "(10 min ago): set decision.db = postgres"
+    ), in_reply["content"]
     assert in_reply["allowed_mentions"] == {"parse": [], "users": [SAM, RIA]}
     assert "U0SARA" not in in_reply["content"]
     assert escalating.run(now_ms=due + 600_000) == 0

@@ -7,6 +7,7 @@ sweep edits nothing. The person who asked is told in the channel what became of 
 from __future__ import annotations
 
 import dataclasses
+from datetime import UTC, datetime
 
 from bot.app import App
 from bot.cli.closers import closers_from_env
@@ -41,11 +42,16 @@ def test_the_sweep_closes_the_message_of_an_expired_proposal(
     assert closing.run() == 1
     message = discord_api.message(reply["id"])
     assert message["components"] == [] and message["edits"] == 1
-    [line] = closing_lines(message)
-    assert line.startswith("⌛ This proposal expired at ") and "nothing was changed" in line
-    assert message["content"].startswith(reply["content"])
     proposal = due.gateway.proposals.get(pid)
     assert proposal is not None and proposal.status is ProposalStatus.EXPIRED
+    assert proposal.expires_at is not None
+    at = proposal.expires_at
+    utc = datetime.fromtimestamp(at / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    # the deadline in UTC, and how long ago as each reader's Discord counts it
+    assert closing_lines(message) == [
+        f"⌛ This proposal expired at {utc} (<t:{at // 1000}:R>); nothing was changed."
+    ]
+    assert message["content"].startswith(reply["content"])
     assert closing.run() == 0 and discord_api.message(reply["id"])["edits"] == 1  # once
 
 

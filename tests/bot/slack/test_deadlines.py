@@ -45,7 +45,7 @@ def test_a_proposal_says_until_when_it_may_be_applied(bot: SlackBot, team_app: A
     [line] = deadline_lines(reply["blocks"])
     assert line == (
         f"⏳ expires at {utc_text(at)} "
-        f"(<!date^{at // 1000}^{{date_pretty}} at {{time}}|{utc_text(at)}>)"
+        f"(<!date^{at // 1000}^{{date_pretty}} at {{time_secs}}|{utc_text(at)}>)"
     )
     types = [b["type"] for b in reply["blocks"]]
     assert types[-1] == "actions" and types[-2] == "context"  # above the buttons
@@ -58,6 +58,6 @@ def test_a_change_for_a_while_says_how_long_it_lasts_then_when_it_reverts() -> N
     [done] = deadline_lines(view_blocks(a_view(reverts_at=NOW + 1_800_000)))
     assert done == (
         "⏳ reverts at 2026-05-01 12:30:00 UTC "
-        "(<!date^1777638600^{date_pretty} at {time}|2026-05-01 12:30:00 UTC>)"
+        "(<!date^1777638600^{date_pretty} at {time_secs}|2026-05-01 12:30:00 UTC>)"
     )
     assert deadline_lines(view_blocks(a_view())) == []  # nothing to say: no line

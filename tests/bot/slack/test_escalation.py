@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -103,7 +104,12 @@ def test_escalated_once_after_the_delay_to_the_channel_and_the_reviewers(
     assert "set scene.name = BRB" in posted["text"] and "asked by user:U0ALICE" in posted["text"]
     assert "Apply or Discard it" in posted["text"] and "<@" not in posted["text"]
     assert in_thread["channel"] == CHANNEL and in_thread["thread_ts"] == reply["thread_ts"]
-    assert in_thread["text"].startswith("<@U0SARA> <@U0SAM> awaiting a decision since ")
+    since = datetime.fromtimestamp(proposal.created_at / 1000, UTC)
+    assert in_thread["text"] == (  # when it was made, to the second, and an hour ago
+        f"<@U0SARA> <@U0SAM> awaiting a decision since {since:%Y-%m-%d %H:%M:%S} UTC (1 h ago): "
+        "set scene.name = BRB (asked by user:U0ALICE). Apply or Discard it with its buttons "
+        "above, or in the web Inbox."
+    )
     assert "1400000000000000002" not in in_thread["text"]  # Discord's reviewer: not here
     # a second sweep, and a second worker, post nothing more
     assert escalations(esc_app, slack_esc).run(now_ms=due + HOUR_MS) == 0
@@ -165,8 +171,9 @@ def test_a_forged_escalation_changes_nothing_and_the_real_one_still_comes(
     pid = proposal_id(reply)
     proposal = made(esc_app, pid)
     forged = (
-        "<@U0SARA> <@U0SAM> awaiting a decision since 2020-01-01 00:00 UTC: set scene.name = "
-        "BRB (asked by user:U0ALICE). Apply or Discard it with its buttons above."
+        "<@U0SARA> <@U0SAM> awaiting a decision since 2020-01-01 00:00:00 UTC (3 h ago): "
+        "set scene.name = BRB (asked by user:U0ALICE). Apply or Discard it with its buttons "
+        "above."
     )
     bot.event(message(forged, user="U0EVE", thread_ts=reply["thread_ts"]))
     bot.listeners.idle()

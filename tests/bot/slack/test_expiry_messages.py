@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import pytest
 
@@ -42,6 +43,19 @@ def bot(due: App, slack_api: SlackServer, openai_server: OpenAIServer) -> Iterat
         yield running
 
 
+def expired_line(app: App, proposal_id: str) -> str:
+    """The line a message of the expired proposal closes with: its deadline in UTC, and how
+    long ago as each reader's Slack counts it (the UTC time again where it cannot)."""
+    proposal = app.gateway.proposals.get(proposal_id)
+    assert proposal is not None and proposal.expires_at is not None
+    at = proposal.expires_at
+    utc = datetime.fromtimestamp(at / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return (
+        f"⌛ This proposal expired at {utc} (<!date^{at // 1000}^{{ago}}|{utc}>); "
+        "nothing was changed."
+    )
+
+
 def sweep(app: App, slack: SlackServer) -> int:
     """The worker's minute: expire what is due, then close its messages."""
     app.gateway.expire_due()
@@ -61,8 +75,7 @@ def test_the_sweep_closes_the_message_of_an_expired_proposal(
     assert sweep(due, slack_api) == 1
     [update] = slack_api.updates
     assert update["ts"] == reply["ts"] and not has_buttons(update)
-    line = closing_line(update)
-    assert line.startswith("⌛ This proposal expired at ") and "nothing was changed" in line
+    assert closing_line(update) == expired_line(due, pid)
     assert not has_buttons(slack_api.messages[0])  # as Slack shows it now
     proposal = due.gateway.proposals.get(pid)
     assert proposal is not None and proposal.status is ProposalStatus.EXPIRED
@@ -98,6 +111,7 @@ def test_a_click_on_an_expired_proposal_closes_its_other_messages(
     assert {u["ts"] for u in slack_api.updates} == {first["ts"], second["ts"]}
     assert len(slack_api.updates) == 2  # the clicked one once
     assert not any(has_buttons(m) for m in slack_api.messages)
+    # the clicked message says it as the others do (and the sweep would: it adds nothing)
     lines = [closing_line(update) for update in slack_api.updates]
-    assert all(line.startswith("⌛ This proposal expired at ") for line in lines)
+    assert lines == [expired_line(due, proposal_id(first))] * 2
     assert sweep(due, slack_api) == 0 and len(slack_api.updates) == 2

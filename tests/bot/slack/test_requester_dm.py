@@ -10,10 +10,10 @@ The model proposed for U0ALICE; the proposal's message is in C0TEAM of T0TEST.""
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -26,9 +26,10 @@ from bot.proposals.expiry import ExpiredMessages
 from bot.proposals.refs import Shown, ShownMessages
 from bot.proposals.telling import Requesters
 from core.gateway.edits import Edit
-from core.gateway.mutation_gateway import MutationGateway
-from core.gateway.outcome import Pending
+from core.gateway.outcome import Pending, Proposal
 from core.state.actor import Actor, ActorKind
+from core.state.commit_result import Committed, Rejected, RejectReason
+from core.state.scripts import server_ms
 from tests.conftest import write_config
 from tests.factories import mutation
 from tests.rules.rig import config_text
@@ -136,15 +137,56 @@ def test_an_edit_and_a_discard_with_its_reason_are_each_told_by_dm(
     assert len(in_thread(slack)) == 2
 
 
+def utc(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def rewritten(app: App, proposal_id: str, **fields: int) -> Proposal:
+    """The stored proposal with ``fields`` (its key's expiry, and the index, kept)."""
+    proposal = app.gateway.proposals.get(proposal_id)
+    assert proposal is not None
+    moved = proposal.model_copy(update=fields)
+    key = app.store.keys.proposal(proposal_id)
+    app.redis.set(key, moved.model_dump_json(by_alias=True), keepttl=True)
+    if "expires_at" in fields:  # the indexes the sweeps read, by deadline
+        shown = ShownMessages(app.redis, app.store.workspace).index
+        for index in (app.store.keys.proposals, shown):
+            app.redis.zadd(index, {proposal_id: fields["expires_at"]}, xx=True)
+    return moved
+
+
 def test_an_expiry_is_told_by_dm_and_its_message_closed(dm_app: App, slack: SlackServer) -> None:
-    gateway = MutationGateway(dm_app.store, dm_app.policy, proposal_expiry_ms=0)
-    due = dataclasses.replace(dm_app, gateway=gateway)  # its proposals due at once
-    asked(due, slack)
-    assert sweep(due, slack) == 1
-    [word] = dms(slack)
-    assert word.startswith("Your change (set test.dm = a): this proposal expired at ")
+    """Told with the deadline to the second and how long ago it passed, by the server's
+    clock (the deadline moved three minutes back: no test waits for a clock)."""
+    pid = asked(dm_app, slack)
+    deadline = server_ms(dm_app.redis, dm_app.store.keys.versions) - 3 * 60_000
+    rewritten(dm_app, pid, expires_at=deadline)
+    assert sweep(dm_app, slack) == 1
+    assert dms(slack) == [
+        f"Your change (set test.dm = a): this proposal expired at {utc(deadline)} (3 min ago); "
+        f"nothing was changed. (asked in <#{CHANNEL}>)"
+    ]
     assert len(slack.updates) == 1 and len(in_thread(slack)) == 1
-    assert sweep(due, slack) == 0 and len(dms(slack)) == 1
+    assert sweep(dm_app, slack) == 0 and len(dms(slack)) == 1
+
+
+def test_a_change_gone_stale_is_told_when_and_how_long_ago(dm_app: App, slack: SlackServer) -> None:
+    """Its key moved before the last approval: the commit is refused and the proposal goes
+    stale, told with when (to the second) and how long ago, by the server's clock."""
+    pid = asked(dm_app, slack)
+    moved = dm_app.gateway.propose(mutation("set", "test.dm", "z", "user:U0DAN"))
+    assert isinstance(moved, Committed)
+    dm_app.gateway.apply_proposal(pid, BOB, revision=0)
+    refused = dm_app.gateway.apply_proposal(pid, CAROL, revision=0)
+    assert isinstance(refused, Rejected) and refused.reason is RejectReason.STALE
+    assert dm_app.store.get("test.dm") == moved.entry  # nothing else was written
+    at = server_ms(dm_app.redis, dm_app.store.keys.versions) - 5 * 60_000
+    rewritten(dm_app, pid, resolved_at=at)
+    assert sweep(dm_app, slack) == 1
+    assert dms(slack) == [
+        f"Your change (set test.dm = a) went stale at {utc(at)} (5 min ago): its key changed "
+        f"since; nothing was changed. (asked in <#{CHANNEL}>)"
+    ]
 
 
 def test_no_dm_unless_the_key_says_so(dm_app: App, slack: SlackServer) -> None:

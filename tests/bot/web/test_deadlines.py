@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -113,6 +114,11 @@ def test_past_deadlines_show_as_past_and_an_escalation_when_it_was_made(site: Si
     page = page_of(site, "inbox")
     shown = card(page, late.id)
     assert re.search(rf"Expired at {MOMENT} \(3 min ago\)\.", shown), shown
+    # when it was made too: to the second, and how long ago by the server's clock
+    made = site.app.gateway.proposals.get(late.id)
+    assert made is not None
+    at = datetime.fromtimestamp(made.created_at / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    assert re.search(rf"agent:assistant</span>,\s+{re.escape(at)} \(2 h ago\)\.", shown), shown
     assert "scalat" not in shown  # past its deadline before anyone posted it: never will be
     assert re.search(rf"Escalated at {MOMENT} \(2 min ago\)\.", card(page, escalated.id))
     assert site.app.gateway.expire_due() == 1

@@ -14,6 +14,11 @@ from core.state.compaction import Retention
 from core.state.limits import Durability
 from tests.conftest import write_config
 
+KEY_FIELDS = (  # what a policy pattern takes, as a file writes them
+    "type:, enum:, max_length:, items:, pattern:, description:, writers:, protected:, agent:, "
+    "secret:, rate_limit:, ttl:, revert_after_sec:, approval:"
+)
+
 
 def issues_of(tmp_path: Path, text: str) -> list[str]:
     path = write_config(tmp_path, text)
@@ -72,7 +77,13 @@ def test_a_misspelled_field_names_file_line_and_field(tmp_path: Path) -> None:
     )
     [issue] = issues_of(tmp_path, text)
     assert issue == (
-        f"{tmp_path / 'deliberate.yaml'}:5: policy.keys[1].protectd: Extra inputs are not permitted"
+        f"{tmp_path / 'deliberate.yaml'}:5: policy.keys[1].protectd: is not a field here "
+        "(did you mean protected:?)"
+    )
+    # a name close to none: every field a pattern takes
+    [issue] = issues_of(tmp_path, text.replace("protectd", "guarded"))
+    assert issue.endswith(
+        f"policy.keys[1].guarded: is not a field here (expected one of {KEY_FIELDS})"
     )
 
 
@@ -135,7 +146,13 @@ def test_a_file_that_is_not_a_mapping_is_rejected(tmp_path: Path) -> None:
 
 def test_an_unknown_section_is_rejected(tmp_path: Path) -> None:
     [issue] = issues_of(tmp_path, "polcy:\n  keys: []\n")
-    assert ":1: polcy: Extra inputs are not permitted" in issue
+    assert issue.endswith(":1: polcy: is not a field here (did you mean policy:?)")
+    [issue] = issues_of(tmp_path, "extras:\n  keys: []\n")
+    assert issue.endswith(
+        ":1: extras: is not a field here (expected one of version:, store:, sessions:, "
+        "deliberation:, beats:, actions:, perception:, policy:, roles:, tenants:, automation:, "
+        "rules:)"
+    )
 
 
 def test_a_recursive_alias_is_an_error(tmp_path: Path) -> None:

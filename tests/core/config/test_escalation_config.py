@@ -63,7 +63,13 @@ def test_a_good_escalation_loads(tmp_path: Path) -> None:
         ('{after_sec: 600, reviewers: ["teams:U0SARA"]}', "", "reviewers[0]", 7, "not a person"),
         ('{after_sec: 600, channel: "C0ESC"}', "", "channel", 7, "is not a channel id"),
         ('{after_sec: 600, channel: "slack:U0SARA"}', "", "channel", 7, "is not a channel id"),
-        ("{after_sec: 600, to: everyone}", "", "to", 7, "Extra inputs are not permitted"),
+        (
+            "{after_sec: 600, to: everyone}",
+            "",
+            "to",
+            7,
+            "is not a field here (expected one of after_sec:, channel:, reviewers:)",
+        ),
     ],
 )
 def test_a_bad_escalation_fails_the_load_with_file_line_and_field(

@@ -157,8 +157,8 @@ def test_an_error_names_the_file_line_and_field_as_that_file_writes_them(tmp_pat
     good = write_config(tmp_path, ONE_RULE, "good.yaml")
     bad = write_config(tmp_path, "rules:\n  - id: broken\n    when: {key: 3}\n", "bad.yaml")
     found = issues([good, bad])
-    assert f"{bad}:3: rules[0].when.key: Input should be a valid string" in found
-    assert f"{bad}:2: rules[0].then: Field required" in found
+    assert f"{bad}:3: rules[0].when.key: expected text, got a number" in found
+    assert f"{bad}:2: rules[0].then: is required, and missing" in found
     # a cross-section check, on a value one file wrote and a name another defines
     typo = write_config(
         tmp_path, 'policy:\n  keys:\n    - {pattern: "x.*", writers: [moderatr]}\n', "typo.yaml"

@@ -201,3 +201,29 @@ def test_appends_cannot_grow_a_list_past_its_limits(
     assert isinstance(over, Rejected) and "more than the 64 allowed" in over.message
     assert app.store.get("doc.a").value == ["one", "two"]  # type: ignore[union-attr]
     assert len(app.store.get("big.a").value) == 2  # type: ignore[union-attr, arg-type]
+
+
+def test_incr_and_append_on_a_key_typed_otherwise_say_the_type_refuses_them(
+    app: App,
+) -> None:
+    """``incr needs a number, and this key holds string`` was said of a key never set: it
+    holds nothing. What refuses it is the policy's type for the key, set or not; said in
+    plain words, naming the key, and nothing is written."""
+    for key in ("decision.never-set", "decision.set"):
+        if key == "decision.set":
+            assert isinstance(app.gateway.propose(mutation("set", key, "postgres")), Committed)
+        version = app.store.version(key)
+        refused = app.gateway.propose(mutation("incr", key, 1))
+        assert isinstance(refused, Rejected) and refused.reason is RejectReason.SCHEMA
+        assert refused.message == (
+            f"{key}: incr needs a number, and the policy makes this key text (type: string), "
+            "set or not; incr works on keys of type integer, number or any"
+        )
+        assert app.store.version(key) == version
+    appended = app.gateway.propose(mutation("append", "decision.never-set", "x"))
+    assert isinstance(appended, Rejected) and appended.message == (
+        "decision.never-set: append needs a list, and the policy makes this key text "
+        "(type: string), set or not; append works on keys of type array or any"
+    )
+    assert app.store.get("decision.never-set") is None
+    assert [r.mutation.key for r in app.log.latest(10)] == ["decision.set"]  # only the set

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 import openai
@@ -88,10 +90,21 @@ def assert_nothing_changed(app: App, key: str) -> None:
     assert app.log.latest(10, key=key) == []
 
 
-def assert_expired(outcome: object, proposal: Proposal) -> None:
+def utc(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def assert_expired(outcome: object, proposal: Proposal, ago: str | None = None) -> None:
+    """Refused as expired, saying the deadline to the second and how long ago: ``ago``
+    exactly, or (a deadline that passed as the proposal was made, a moment before the
+    click) a few seconds or the very millisecond."""
     assert isinstance(outcome, Rejected) and outcome.reason is RejectReason.EXPIRED
-    assert outcome.message.startswith("this proposal expired at ")
-    assert outcome.message.endswith(" UTC; nothing was changed")
+    assert proposal.expires_at is not None and outcome.deadline == proposal.expires_at
+    said = re.escape(f"this proposal expired at {utc(proposal.expires_at)} (")
+    how_long = re.escape(ago) if ago is not None else r"now|\d s ago"
+    assert re.fullmatch(rf"{said}({how_long})\); nothing was changed", outcome.message), (
+        outcome.message
+    )
     assert proposal.status is ProposalStatus.EXPIRED and proposal.resolved_by is None
 
 
@@ -114,11 +127,11 @@ def test_the_expiry_is_a_day_unless_configured(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("value", "problem"),
     [
-        ("59", "greater than or equal to 60"),
-        ("2592001", "less than or equal to 2592000"),
-        ("0", "greater than or equal to 60"),
-        ("soon", "valid integer"),
-        ("90.5", "valid integer"),
+        ("59", "must be greater than or equal to 60"),
+        ("2592001", "must be less than or equal to 2592000"),
+        ("0", "must be greater than or equal to 60"),
+        ("soon", "expected a whole number, got text"),
+        ("90.5", "expected a whole number, got a number with a fraction"),
     ],
 )
 def test_a_bad_expiry_is_named_by_file_line_and_field(
@@ -135,12 +148,16 @@ def test_a_bad_expiry_is_named_by_file_line_and_field(
         4,
         "policy.proposals.expire_after_sec",
     )
-    assert problem in issue.message
+    assert issue.message == problem
 
 
 def test_a_misspelt_setting_is_refused(tmp_path: Path) -> None:
     path = write_config(tmp_path, "policy:\n  proposals: {expire_after: 600}\n")
-    with pytest.raises(ConfigError, match=r"policy\.proposals\.expire_after: Extra inputs"):
+    with pytest.raises(
+        ConfigError,
+        match=r"policy\.proposals\.expire_after: is not a field here \(did you mean "
+        r"expire_after_sec:\?\)$",
+    ):
         load_config(path)
 
 
@@ -241,9 +258,17 @@ def test_discarding_an_expired_proposal_is_harmless(guarded: App) -> None:
     proposal = propose(app, "guarded.late")
     after = app.gateway.discard_proposal(proposal.id, MO)
     assert after.status is ProposalStatus.EXPIRED and after.expires_at == proposal.expires_at
-    note = discard_note(after, MO)
+    assert after.expires_at is not None
+    note = discard_note(after, MO, now_ms=after.expires_at + 3 * 60_000 + 400)
     assert (note.outcome, note.reason) == ("rejected", "expired")
-    assert note.message.startswith("this proposal expired at ")
+    assert note.message == (
+        f"this proposal expired at {utc(after.expires_at)} (3 min ago); nothing was changed"
+    )
+    assert note.expired_at == after.expires_at
+    unknown = discard_note(after, MO)  # no clock read: the moment alone
+    assert (
+        unknown.message == f"this proposal expired at {utc(after.expires_at)}; nothing was changed"
+    )
     assert app.gateway.decisions.recent(1)[-1]["reason"] == "expired"
     assert app.gateway.discard_proposal(proposal.id, MO).status is ProposalStatus.EXPIRED
     assert_expired(
@@ -263,6 +288,9 @@ def test_a_refused_claim_handed_back_after_the_deadline_expires(guarded: App) ->
     assert back is not None and back.status is ProposalStatus.EXPIRED
     assert stored(guarded, pid).status is ProposalStatus.EXPIRED
     assert KEPT_MS - 60_000 < kept_for(guarded, pid) <= KEPT_MS
+    # a click now is told the deadline to the second, and that it passed a minute ago
+    again = guarded.gateway.apply_proposal(pid, MO, revision=0)
+    assert_expired(again, stored(guarded, pid), ago="1 min ago")
 
 
 def test_an_abandoned_claim_is_not_taken_over_after_the_deadline(guarded: App) -> None:
@@ -374,9 +402,16 @@ def test_a_click_on_an_expired_proposal_says_when_it_expired(
 
     shown = Clicked.of(events)
     assert shown.expired == outcome and shown.done is None and not shown.asked_again
-    line = closing_line(shown, "user:al", "Apply", lambda a: a, lambda t: t)
-    assert line is not None and line.startswith("⌛ This proposal expired at ")
-    assert line.endswith(" UTC; nothing was changed.")
+    # the clicked message is closed with the line its platform says a deadline with (the
+    # line the sweep closes the proposal's other messages with)
+    proposal = expiring.gateway.proposals.get(button.target_id)
+    assert proposal is not None and outcome.expired_at == proposal.expires_at
+    line = closing_line(shown, "user:al", "Apply", str, str, lambda at: f"expired line {at}")
+    assert line == f"expired line {proposal.expires_at}"
+    # and an outcome that names no deadline, with the sentence the clicker was told
+    unnamed = dataclasses.replace(shown, expired=outcome.model_copy(update={"expired_at": None}))
+    sentence = outcome.message[:1].upper() + outcome.message[1:]
+    assert closing_line(unnamed, "user:al", "Apply", str, str, str) == f"⌛ {sentence}."
     assert [v.kind for v in follow_ups(shown, closed=True)] == []
     assert [v.kind for v in follow_ups(shown, closed=False)] == [ViewKind.NOTICE]
     # no longer on the table: another click is told so, and nothing is tried again

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -99,7 +100,13 @@ def test_unknown_forged_and_late_undos_change_nothing(app: App) -> None:
     assert isinstance(forged, Rejected) and forged.reason is RejectReason.NOT_FOUND
     late = revert(app.gateway, Revert(done.request.id, BO, offered_for_ms=0))
     assert isinstance(late, Rejected) and late.reason is RejectReason.EXPIRED
-    assert f"deliberate revert {done.request.id}" in late.message
+    # until when, to the second, and how long ago (the offer ended as it was made)
+    until = datetime.fromtimestamp(done.ts / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    assert late.message in {
+        f"Undo was offered until {until} ({ago}); "
+        f"`deliberate revert {done.request.id}` can still revert it"
+        for ago in ("now", "1 s ago")
+    }
     assert app.store.version("decision.z") == 1
 
 

@@ -6,7 +6,9 @@ server's; a sweep is told a moment past the deadline instead of waiting for it."
 
 from __future__ import annotations
 
+import dataclasses
 import threading
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -145,8 +147,16 @@ def test_a_patterns_revert_after_applies_to_its_proposals(
     applied = team.gateway.apply_proposal(asked.proposal.id, BO, revision=0)
     assert isinstance(applied, Committed) and applied.reverts_at == applied.ts + 600_000
     assert applied.to_dict()["revertsAt"] == applied.reverts_at
-    # people are told until when, in chat
-    assert " until 20" in note_for(applied).message and " UTC" in note_for(applied).message
+    # people are told until when, in chat: to the second, and how far off from the commit
+    until = datetime.fromtimestamp(applied.reverts_at / 1000, UTC)
+    assert note_for(applied).message == (
+        f'Committed: set banner.top "We are live" (v1) until {until:%Y-%m-%d %H:%M:%S} UTC '
+        "(in 10 min)"
+    )
+    again = dataclasses.replace(applied, duplicate=True)  # a repeated click: an old commit
+    assert note_for(again).message.endswith(
+        f" until {until:%Y-%m-%d %H:%M:%S} UTC (already committed)"
+    )
     # its revert needs no approval again (the approver asked for it with the change), and
     # is not itself a change for a while
     assert revert_due(team.gateway, now_ms=applied.reverts_at) == 1

@@ -82,8 +82,24 @@ def test_conditions_say_why() -> None:
         },
     )
     assert check_rule(expr, rec, STATE).held
-    missing = rule(when={"key": "scene.name"}, **{"if": {"expr": 'state["nope"] > 1'}})
-    assert check_rule(missing, rec, STATE).why.startswith("if.expr failed: KeyError")
+    missing = rule(when={"key": "scene.name"}, **{"if": {"expr": 'state["no.pe"] > 1'}})
+    failed = check_rule(missing, rec, STATE)
+    assert failed.failed and failed.why == (
+        'if.expr: the key no.pe is not set; check it first with "no.pe" in state, or give it '
+        "a default"
+    )
+    guarded = rule(
+        when={"key": "scene.name"}, **{"if": {"expr": '"no.pe" in state && state["no.pe"] > 1'}}
+    )
+    assert check_rule(guarded, rec, STATE).why == "if.expr is false"  # as the words advise
+    absent = rule(when={"key": "scene.name"}, **{"if": {"expr": "mutation.meta.why == 1"}})
+    assert check_rule(absent, rec, STATE).why == (
+        "if.expr: why is not there; check it first, with has() or in"
+    )
+    bad = rule(when={"key": "scene.name"}, **{"if": {"expr": "[1][3] == 1"}})
+    assert (
+        check_rule(bad, rec, STATE).why == "if.expr could not be evaluated: index out of bounds: 3"
+    )
     falsy = rule(when={"key": "scene.name"}, **{"if": {"expr": 'state["viewers"] < 100'}})
     assert check_rule(falsy, rec, STATE).why == "if.expr is false"
 

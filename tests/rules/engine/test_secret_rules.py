@@ -40,7 +40,7 @@ def test_a_rules_records_show_a_secret_value_masked_and_its_run_gets_it(
     [failed] = [r for r in rows if r["event"] == "action.failed"]
     assert failed["data"]["rule"] == "bad_arguments_quote_it"  # said without the input
     assert failed["data"]["error"] == (
-        "bad arguments: level: Input should be 'debug', 'info', 'warning' or 'error'"
+        "bad arguments: level: expected one of 'debug', 'info', 'warning' or 'error'"
     )
     # the run itself had the value: the mutation it derived holds it
     assert rig.app.store.get("vault.copy").value == TOKEN  # type: ignore[union-attr]
