@@ -21,7 +21,7 @@ from bot.commands import SUMMARIES
 from bot.commands.args import TIME_HELP, json_object, state_key, when
 from bot.commands.exits import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 from bot.reports.by_mutation import by_mutation, grouped_lines
-from bot.reports.explain import evaluation_line, masked_record, origin
+from bot.reports.explain import masked_record, origin
 from bot.reports.render import json_line, log_line
 from bot.screen import one_line
 from connectors.registry import default_registry

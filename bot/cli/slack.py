@@ -10,8 +10,8 @@ import os
 import yaml
 
 from bot.commands import SUMMARIES
-from bot.slack.grants import FEATURES
-from bot.slack.manifest import Manifest, app_manifest
+from bot.slack.manifest.document import Manifest, app_manifest
+from bot.slack.manifest.scopes import FEATURES
 
 __all__ = ["register"]
 

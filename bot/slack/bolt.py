@@ -32,7 +32,7 @@ from slack_sdk import WebClient
 from .adapter import SlackAdapter
 from .buttons import ACTION_ID
 from .forms import FORM, Unfit, refusal_view
-from .grants import COMMAND
+from .manifest.scopes import COMMAND
 from .origin import Origin, origin_of_click, origin_of_command, origin_of_event, user_of
 from .settings import SlackSettings
 from .visit import Visit

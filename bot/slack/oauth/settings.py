@@ -4,7 +4,7 @@
                          empty: no OAuth, the bot runs with SLACK_BOT_TOKEN as before
     SLACK_CLIENT_SECRET  its client secret; required with SLACK_CLIENT_ID
     SLACK_SCOPES         the bot scopes to ask for, separated by commas or spaces; by default
-                         those of every feature (``DEFAULT_SCOPES``, from ``grants.py``)
+                         those of every feature (``DEFAULT_SCOPES``, from ``manifest/scopes.py``)
     SLACK_REDIRECT_URI   optional: the redirect URL registered with the app,
                          ``https://HOST/slack/oauth_redirect``; without it Slack takes the
                          app's only registered one
@@ -31,7 +31,7 @@ from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 from slack_sdk.oauth.authorize_url_generator import AuthorizeUrlGenerator
 
-from ..grants import bot_scopes
+from ..manifest.scopes import bot_scopes
 from .authorize import store_authorize
 from .installations import RedisInstallationStore
 from .states import DEFAULT_EXPIRATION_SEC, MAX_OUTSTANDING, RedisOAuthStateStore

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from bot.slack.bolt import EVENTS
-from bot.slack.grants import BOT_EVENTS, COMMAND, FEATURES, NO_SCOPE, SCOPES, bot_scopes
+from bot.slack.manifest.scopes import BOT_EVENTS, COMMAND, FEATURES, NO_SCOPE, SCOPES, bot_scopes
 from bot.slack.oauth.settings import DEFAULT_SCOPES, REDIRECT_PATH
 from bot.slack.serve import EVENTS_PATH
 from tests.bot.cli.process import run
@@ -110,7 +110,9 @@ def test_the_code_calls_the_methods_the_scan_finds() -> None:
 
 def test_every_web_api_method_the_code_calls_has_its_scope() -> None:
     unmapped = web_api_calls() - set(SCOPES) - set(NO_SCOPE)
-    assert unmapped == set(), f"add these to bot/slack/grants.py's SCOPES: {sorted(unmapped)}"
+    assert unmapped == set(), (
+        f"add these to bot/slack/manifest/scopes.py's SCOPES: {sorted(unmapped)}"
+    )
     used = {SCOPES[m] for m in web_api_calls() if m in SCOPES}
     assert used <= set(bot_scopes()) == set(DEFAULT_SCOPES)
 

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from redis import Redis
 
-from bot.slack.manifest import Manifest, app_manifest
+from bot.slack.manifest.document import Manifest, app_manifest
 from bot.slack.oauth import (
     DEFAULT_SCOPES,
     INSTALL_PATH,

@@ -1,6 +1,6 @@
 """The Slack app's manifest, made for where the bot runs (``deliberate slack manifest``): in
 HTTP mode every request URL points at ``BASE/slack/events``; in Socket Mode there is none.
-The scopes are those of the features it is made for (``grants.py``), so that an app asks
+The scopes are those of the features it is made for (``scopes.py``), so that an app asks
 for what it uses and no more.
 
 Create the app at https://api.slack.com/apps -> Create New App -> From a manifest."""
@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from .grants import BOT_EVENTS, COMMAND, FEATURES, bot_scopes
-from .oauth.settings import REDIRECT_PATH
-from .serve import EVENTS_PATH
+from ..oauth.settings import REDIRECT_PATH
+from ..serve import EVENTS_PATH
+from .scopes import BOT_EVENTS, COMMAND, FEATURES, bot_scopes
 
 __all__ = ["SIGNIN_CALLBACK", "SIGNIN_SCOPES", "Manifest", "app_manifest"]
 

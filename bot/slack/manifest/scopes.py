@@ -1,6 +1,6 @@
 """What the Slack app asks Slack for: its slash command, the events it takes, and the bot
 scope of each Web API method the code calls and each event (``SCOPES``), grouped by the
-feature that needs them (``FEATURES``). One table: the manifest (``manifest.py``) and an
+feature that needs them (``FEATURES``). One table: the manifest (``document.py``) and an
 OAuth install's default scopes (``oauth/settings.py``) both come from it, and a test holds
 it against every Web API call in the code."""
 
