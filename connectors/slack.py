@@ -22,7 +22,10 @@ if TYPE_CHECKING:
 __all__ = ["ACTIONS", "code_block", "escape"]
 
 TIMEOUT_SEC = 10
-CHANNEL_ID = re.compile(r"[CGD][A-Z0-9]{2,}")  # a public, private or direct channel's id
+# where chat.postMessage posts: a channel's id (C…, G…, D…), a person's (U…, W…: the app's
+# direct message with them), or a channel's name (#general, general: Slack's rules, at most
+# 80 lowercase letters, digits, "-", "_" and ".")
+CHANNEL = re.compile(r"[CGDUW][A-Z0-9]{2,}|#?[a-z0-9][a-z0-9._\-]{0,79}")
 # Slack's own words for "try again later" when they come with a 200 or without a status
 RETRYABLE_ERRORS = {
     "ratelimited",
@@ -57,10 +60,11 @@ class PostMessageArgs(BaseModel):
 
     @field_validator("channel")
     @classmethod
-    def _channel_id(cls, channel: str) -> str:
-        if not CHANNEL_ID.fullmatch(channel):
+    def _channel(cls, channel: str) -> str:
+        if not CHANNEL.fullmatch(channel):
             raise ValueError(
-                "expected a Slack channel id (C…, G… or D… as Slack shows it, not its name)"
+                "expected a Slack channel: its id (C…, G…, D…), a person's id (U…) or its "
+                "name (#general)"
             )
         return channel
 

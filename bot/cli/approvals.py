@@ -5,7 +5,9 @@ gateway's roles, quorum, four eyes, revision and break-glass checks, each refusa
 The person is ``local:NAME`` (``--as NAME``, else ``$DELIBERATE_AS``, else the name this
 machine knows them by), with the roles the config's ``roles:`` binds to ``local:NAME``. ID is
 the proposal's id as ``deliberate proposals`` prints it; ``ID@REVISION`` names the edit of it
-they read (an edit made since refuses it), and ID alone the value it holds now."""
+they read (an edit made since refuses it), and ID alone the value as first proposed (so an
+edit made between the listing and the decision is refused, never approved unseen). A name
+the config binds to no role decides nothing: made-up names would make up a quorum."""
 
 from __future__ import annotations
 
@@ -100,15 +102,15 @@ def register(proposals: argparse.ArgumentParser) -> None:
             type=proposal_ref,
             metavar="ID[@REVISION]",
             help="the proposal, as 'deliberate proposals' lists it; @REVISION: the edit of it "
-            "you read (refused if it was edited since); without it, as it reads now",
+            "you read (refused if it was edited since); without it, as first proposed",
         )
         parser.add_argument(
             "--as",
             dest="as_name",
             type=local_as,
             metavar="NAME",
-            help=f"who you are: local:NAME in the config's roles (default: ${AS_ENV}, else "
-            f"your user name on this machine); {NAME_RULE}",
+            help=f"who you are: local:NAME, bound to a role in the config's roles (default: "
+            f"${AS_ENV}, else your user name on this machine); {NAME_RULE}",
         )
         parser.add_argument("--reason", required=parser is glass, metavar="TEXT", help=reason_help)
         parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
@@ -126,8 +128,10 @@ def _decide(app: App, args: argparse.Namespace) -> int:
     ref: ProposalRef = args.proposal
     revision = ref.revision
     try:
-        if revision is None and args.verb is not Verb.REJECT:  # the value it holds now
-            revision = _current_revision(app, ref.id)
+        if revision is None and args.verb is not Verb.REJECT:
+            # the value as first proposed, as listed before any edit: an edit made since
+            # (between the listing and this) is refused, naming its value, never approved blind
+            revision = 0
         note = decide(app.gateway, Decision(ref.id, who, args.verb, revision, args.reason))
     except UnknownProposal as exc:
         print(one_line(f"deliberate: {exc}; nothing was changed"), file=sys.stderr)
@@ -151,9 +155,16 @@ def _person(app: App, named: str | None) -> Actor | str:
         except (OSError, KeyError):  # no login name, no passwd entry
             return f"say who you are with --as NAME or ${AS_ENV}; nothing was changed"
     try:
-        return local_person(app.config.roles, name)
+        who = local_person(app.config.roles, name)
     except ValueError as exc:
         return f"{source}: {exc}; nothing was changed"
+    if not who.roles:  # a name made up at the terminal is no person a quorum may count
+        return (
+            f"{source}: local:{who.id} is bound to no role (roles: ROLE: members: "
+            f"[local:{who.id}] in the config): the command line decides as a person the "
+            "config names; nothing was changed"
+        )
+    return who
 
 
 def _reason_problem(verb: Verb, reason: str | None) -> str | None:
@@ -164,13 +175,6 @@ def _reason_problem(verb: Verb, reason: str | None) -> str | None:
     if reason is not None and len(reason) > MAX_REASON:
         return f"a reason is at most {MAX_REASON} characters; nothing was changed"
     return None
-
-
-def _current_revision(app: App, proposal_id: str) -> int:
-    proposal = app.gateway.proposals.get(proposal_id)
-    if proposal is None:
-        raise UnknownProposal(proposal_id)
-    return proposal.revision
 
 
 def _outcome_json(

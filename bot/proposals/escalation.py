@@ -49,8 +49,8 @@ def escalation_text(
     proposal: Proposal, what: str, in_thread: bool, now_ms: int | None = None
 ) -> str:
     """What the reviewers and the channel are told: ``what`` is the proposal's summary (the
-    value masked when the key is secret); since when, and how long ago by the server's
-    ``now_ms``."""
+    value masked when the key is secret); since when, to the second (a posted message stays:
+    how long ago, by the server's ``now_ms``, only where it is read at once)."""
     asker = requester_of(proposal) or proposal.proposed_by
     where = "with its buttons above" if in_thread else "with its buttons where it was shown"
     return (
@@ -117,13 +117,13 @@ class Escalations:
             if closer is None:
                 log.warning("cannot escalate %s to %s: no token", proposal.id, rule.channel)
             else:
-                text = escalation_text(proposal, what, in_thread=False, now_ms=now)
+                text = escalation_text(proposal, what, in_thread=False)
                 posted |= closer.post(channel, None, [], text)
         for shown, whom in self._threads(proposal.id, rule).values():
             closer = self.closers.of(shown)
             if closer is None:
                 continue
-            text = escalation_text(proposal, what, in_thread=True, now_ms=now)
+            text = escalation_text(proposal, what, in_thread=True)
             posted |= closer.post(shown.channel, shown.thread or shown.message, whom, text)
         return posted
 

@@ -117,9 +117,10 @@ class Requesters:
         if status is ProposalStatus.DISCARDED:
             reason = f" ({proposal.reason})" if proposal.reason else ""
             return f"your change was discarded{whom}: {what}{reason}; nothing was changed."
+        # a message that stays: the moment to the second, no "ago" that would go stale
         box = self.app.gateway.proposals
         if status is ProposalStatus.EXPIRED:
-            return f"your change ({what}): {expired_message(box.deadline(proposal), box.now())}."
+            return f"your change ({what}): {expired_message(box.deadline(proposal))}."
         resolved = proposal.resolved_at
-        at = "" if resolved is None else f" at {moment_text(resolved, box.now())}"
+        at = "" if resolved is None else f" at {moment_text(resolved)}"
         return f"your change ({what}) went stale{at}: its key changed since; nothing was changed."

@@ -1,12 +1,15 @@
 """Standard error when it carries JSON lines alone (``--log-format json``): a process that
-writes JSON log lines writes nothing else there. A line that is not a JSON object already (a
-command's own words, an error, Ctrl-C's line, a library's print) is written as a log line of
-the ``deliberate`` logger, in the shape ``JsonFormatter`` gives every log line. ``say`` is how
+writes JSON log lines writes nothing else there. The log handlers write their JSON lines to
+the stream underneath (``raw_lines``); every line written to ``sys.stderr`` itself (a
+command's own words, an error, Ctrl-C's line, a library's print) becomes a log line of the
+``deliberate`` logger, in the shape ``JsonFormatter`` gives every log line, even one that
+looks like JSON already, so that no text printed there can pass for a record. ``say`` is how
 a command writes a line for the operator in either format."""
 
 from __future__ import annotations
 
-import json
+import atexit
+import contextlib
 import logging
 import os
 import sys
@@ -41,13 +44,27 @@ class JsonLines:
         self.inner = inner
         self._unfinished = threading.local()
 
+    @property
+    def raw_lines(self) -> TextIO:
+        """Where the log handlers write their own JSON lines (``json_logging.configure``)."""
+        return self.inner
+
     def write(self, text: str) -> int:
         *lines, rest = (getattr(self._unfinished, "text", "") + text).split("\n")
         self._unfinished.text = rest
         for line in lines:
             if line.strip():
-                self._put(line if _is_object(line) else _log_line(line, "info"))
+                self._put(_log_line(line, "info"))
         return len(text)
+
+    def flush(self) -> None:
+        """The calling thread's unfinished line, if any, as a line of its own; then the
+        stream underneath."""
+        rest = getattr(self._unfinished, "text", "")
+        if rest.strip():
+            self._unfinished.text = ""
+            self._put(_log_line(rest, "info"))
+        self.inner.flush()
 
     def writelines(self, lines: list[str]) -> None:
         for line in lines:
@@ -70,7 +87,9 @@ def json_stderr() -> None:
     """``sys.stderr`` as ``JsonLines`` from now on (``bot.screen.cleaned`` puts the stream
     back when the command ends)."""
     if not isinstance(sys.stderr, JsonLines):
-        sys.stderr = cast(TextIO, JsonLines(sys.stderr))
+        lines = JsonLines(sys.stderr)
+        sys.stderr = cast(TextIO, lines)
+        atexit.register(_flushed, lines)  # a last line with no line break is not lost
 
 
 def say(text: str, level: str = "info") -> None:
@@ -83,13 +102,9 @@ def say(text: str, level: str = "info") -> None:
         print(text, file=stream, flush=True)
 
 
-def _is_object(line: str) -> bool:
-    if not line.startswith("{"):
-        return False
-    try:
-        return isinstance(json.loads(line), dict)
-    except ValueError:
-        return False
+def _flushed(lines: JsonLines) -> None:
+    with contextlib.suppress(OSError, ValueError):  # (a stream closed already)
+        lines.flush()
 
 
 def _log_line(text: str, level: str) -> str:

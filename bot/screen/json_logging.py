@@ -108,7 +108,10 @@ def configure(
     plain = log_format(format, level, serving) == "text"
     formatter = PlainFormatter() if plain else JsonFormatter()
     shown = level or ("INFO" if serving else "WARNING")
-    stderr = _handler(logging.StreamHandler(sys.stderr), formatter, shown)
+    # (under ``bot.screen.json_lines``, its JSON lines go to the stream underneath: every
+    # line written to ``sys.stderr`` itself is wrapped as a record, however it looks)
+    stream = getattr(sys.stderr, "raw_lines", sys.stderr)
+    stderr = _handler(logging.StreamHandler(stream), formatter, shown)
     stderr.set_name(STDERR)
     handlers: list[logging.Handler] = [stderr]
     if file is not None:

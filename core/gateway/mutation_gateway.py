@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Concatenate, ParamSpec
 
+from pydantic import JsonValue
+
 from core.errors import DeliberateError
 from core.gateway.approving import (
     Barred,
@@ -186,7 +188,10 @@ class MutationGateway:
         if refusal is not None:
             self.decisions.record(refusal, proposal_id=proposal.id)
             return refusal
-        hide = self.secrecy.redactor(mutation, values=[proposal.current_value])
+        # (its value, as proposed and as edited, and the one its key holds now)
+        hide = self.secrecy.redactor(
+            mutation, values=[proposal.current_value, self._held(mutation)]
+        )
         asked = (edit, revision, expected_version, hide.kept(reason, MAX_REASON) or None)
         try:
             return self._approve(proposal, actor, mutation, *asked)
@@ -362,6 +367,13 @@ class MutationGateway:
         self.decisions.record(busy)
         return busy
 
+    def _held(self, mutation: Mutation) -> JsonValue:
+        """The value ``mutation``'s key holds now, where it is secret (read only then)."""
+        if not self.secrecy.is_secret(mutation.key):
+            return None
+        entry = self.store.get(mutation.key)
+        return None if entry is None else entry.value
+
     def discard_proposal(
         self, proposal_id: str, actor: Actor, reason: str | None = None
     ) -> Proposal:
@@ -383,7 +395,9 @@ class MutationGateway:
             self.decisions.record(refusal, proposal_id=proposal.id)
             raise DiscardRefused(refusal)
         # (a secret value quoted in it: struck out before it is cut; nothing that shows: none)
-        reason = self.secrecy.redactor(applying(proposal, actor)).kept(reason, MAX_REASON) or None
+        discarding = applying(proposal, actor)
+        hide = self.secrecy.redactor(discarding, values=[self._held(discarding)])
+        reason = hide.kept(reason, MAX_REASON) or None
         moved = self.proposals.discard(proposal_id, actor, reason)
         proposal = moved if moved is not None else self._proposal(proposal_id)
         if proposal.status is ProposalStatus.EXPIRED:

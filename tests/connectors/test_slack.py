@@ -122,19 +122,27 @@ def test_an_unreachable_slack_is_retryable() -> None:
     assert caught.value.message.startswith("slack: connection failed")
 
 
-@pytest.mark.parametrize("channel", ["#general", "general", "c0lower", "U0PERSON", "C", ""])
-def test_a_channel_must_be_a_slack_channel_id(channel: str) -> None:
-    """A channel's name, a person's id, a lower-case id: refused by the action's own schema
-    (what the worker and ``rules test`` check), before anything is sent."""
+@pytest.mark.parametrize(
+    "channel", ["#not a channel", "General", "<#C0GENERAL>", "#" + "x" * 81, "C", "", "#"]
+)
+def test_a_channel_must_be_one_slack_can_post_to(channel: str) -> None:
+    """Text that is no channel id, person's id or channel name: refused by the action's own
+    schema (what the worker and ``rules test`` check), before anything is sent."""
     with pytest.raises(ValidationError) as caught:
         PostMessageArgs.model_validate({"channel": channel, "text": "hi"})
     assert plain_problems(caught.value, PostMessageArgs) == [
-        (("channel",), "expected a Slack channel id (C…, G… or D… as Slack shows it, not its name)")
+        (
+            ("channel",),
+            "expected a Slack channel: its id (C…, G…, D…), a person's id (U…) or its name "
+            "(#general)",
+        )
     ]
 
 
-@pytest.mark.parametrize("channel", ["C0GENERAL", "G0PRIVATE", "D024BE91L"])
-def test_public_private_and_direct_channel_ids_are_taken(channel: str) -> None:
+@pytest.mark.parametrize(
+    "channel", ["C0GENERAL", "G0PRIVATE", "D024BE91L", "U0PERSON", "#general", "decisions-2026"]
+)
+def test_channel_ids_a_persons_id_and_channel_names_are_taken(channel: str) -> None:
     assert PostMessageArgs.model_validate({"channel": channel, "text": "hi"}).channel == channel
 
 

@@ -91,7 +91,14 @@ def test_a_member_bound_to_the_role_approves_and_it_commits(
 ) -> None:
     p = asked(team, "ops.mode", "moderator:max")
     code, out, err = cli(capsys, workspace, config, "proposals", "approve", p.id, "--as", "zed")
-    assert (code, err) == (1, "")  # zed holds no role: refused, and why
+    assert (code, out) == (2, "")  # zed is no person the config names: not counted at all
+    assert err == (
+        "deliberate: --as: local:zed is bound to no role (roles: ROLE: members: [local:zed] "
+        "in the config): the command line decides as a person the config names; nothing was "
+        "changed\n"
+    )
+    code, out, err = cli(capsys, workspace, config, "proposals", "approve", p.id, "--as", "ina")
+    assert (code, err) == (1, "")  # ina is on call, no moderator: refused, and why
     assert out == "Not done: ops.mode is protected: only a moderator or an admin may change it\n"
     assert status(team, p.id) is ProposalStatus.PENDING and len(team.log) == 0
     code, out, err = cli(
@@ -160,14 +167,18 @@ def test_two_approvals_needed_the_first_waits_and_the_second_commits(
     assert 'approvals 1 of 2 (moderator:lena "looks right"); four eyes' in out
     code, out, _ = cli(capsys, workspace, config, *argv)  # again: one person counts once
     assert code == 0 and "(1 of 2); awaits 1 more approval" in out
+    # a name nobody bound is not a second person: one operator cannot make up a quorum
+    code, out, _ = cli(capsys, workspace, config, "proposals", "approve", p.id, "--as", "bea")
+    assert (code, out) == (2, "")
+    assert team.store.version("pair.db") == 0
     code, out, _ = cli(
-        capsys, workspace, config, "proposals", "approve", p.id, "--as", "bea", "--json"
+        capsys, workspace, config, "proposals", "approve", p.id, "--as", "omar", "--json"
     )
     assert code == 0
     said = json.loads(out)
     assert said["outcome"] == "committed" and said["status"] == "applied"
-    assert said["approvals"] == ["moderator:lena", "user:bea"] and said["quorum"] == 2
-    assert said["as"] == "user:bea" and said["version"] == 1
+    assert said["approvals"] == ["moderator:lena", "moderator:omar"] and said["quorum"] == 2
+    assert said["as"] == "moderator:omar" and said["version"] == 1
     assert team.store.get("pair.db").value == "asked"  # type: ignore[union-attr]
 
 
@@ -224,6 +235,9 @@ def test_a_stale_revision_is_refused_and_the_one_read_now_counts(
         "Not done: this proposal was edited by user:bea since you saw it: it now reads set "
         "pair.db = edited; nothing was changed\n"
     )
+    # the id alone is the value as first proposed: the edit is not approved unseen
+    code, out, _ = cli(capsys, workspace, config, "proposals", "approve", p.id, "--as", "lena")
+    assert code == 1 and out.startswith("Not done: this proposal was edited by user:bea since")
     kept = team.gateway.proposals.get(p.id)
     assert kept is not None and kept.approvals == [] and kept.revision == 1
     code, out, _ = cli(
@@ -355,4 +369,8 @@ def test_any_text_is_a_proposal_or_a_clear_usage_error(text: str) -> None:
         return
     assert ref.id.isascii() and ref.id.isprintable() and " " not in ref.id
     assert 1 <= len(ref.id) <= 128
-    assert text in (ref.id, f"{ref.id}@{ref.revision}") or ref.revision is not None
+    if ref.revision is None:
+        assert text == ref.id
+    else:
+        head, _, tail = text.rpartition("@")
+        assert head == ref.id and int(tail) == ref.revision

@@ -318,7 +318,7 @@ BAD_ARGUMENTS = """rules:
       - action: http.post
         args: {url: "not a url", json: {}}
       - action: slack.postMessage
-        args: {channel: "#general", text: hi}
+        args: {channel: "#not a channel", text: hi}
       - action: discord.sendMessage
         args: {channel_id: "general", content: hi}
       - action: slack.postMessage
@@ -343,15 +343,15 @@ def test_check_holds_the_arguments_a_file_writes_to_their_connectors_schema(
     assert err.splitlines() == [
         f"{bad}:6: rules[0].then[0].args.url: expected an http(s) URL with a host "
         "(rule posts_badly)",
-        f"{bad}:8: rules[0].then[1].args.channel: expected a Slack channel id (C…, G… or D… "
-        "as Slack shows it, not its name) (rule posts_badly)",
+        f"{bad}:8: rules[0].then[1].args.channel: expected a Slack channel: its id (C…, G…, "
+        "D…), a person's id (U…) or its name (#general) (rule posts_badly)",
         f"{bad}:10: rules[0].then[2].args.channel_id: expected a Discord channel id (a number, "
         "its snowflake) (rule posts_badly)",
         f"{bad}:12: rules[0].then[3].args.text: is required, and missing (rule posts_badly)",
     ]
     fixed = (
         BAD_ARGUMENTS.replace("not a url", "https://hooks.example/decided")
-        .replace("#general", "C0GENERAL")
+        .replace("#not a channel", "#general")
         .replace('"general"', '"1234567890"')
         .replace("{channel: C0GENERAL}", "{channel: C0GENERAL, text: hi}")
     )
@@ -364,17 +364,18 @@ def test_check_holds_a_value_the_environment_gives_to_the_schema_too(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The shipped rule posts each decision to ``${DELIBERATE_DECISIONS_CHANNEL:-}``: unset,
-    its step is skipped (fine); set to a channel's name, it would fail at every run."""
-    monkeypatch.setenv("DELIBERATE_DECISIONS_CHANNEL", "#decisions")
+    its step is skipped (fine); set to something no channel is called, it would fail at
+    every run."""
+    monkeypatch.setenv("DELIBERATE_DECISIONS_CHANNEL", "#the decisions")
     code, out, err = run(capsys, "w", "rules", "check")
     assert code == 2 and "OK" not in out
     [issue] = err.splitlines()
     assert issue.endswith(
-        ".args.channel: expected a Slack channel id (C…, G… or D… as Slack shows it, not its "
-        "name) (rule announce_decision)"
+        ".args.channel: expected a Slack channel: its id (C…, G…, D…), a person's id (U…) or "
+        "its name (#general) (rule announce_decision)"
     )
-    assert "default.yaml:" in issue and "#decisions" not in issue
-    monkeypatch.setenv("DELIBERATE_DECISIONS_CHANNEL", "C0DECISIONS")
+    assert "default.yaml:" in issue and "#the decisions" not in issue
+    monkeypatch.setenv("DELIBERATE_DECISIONS_CHANNEL", "#decisions")
     code, out, err = run(capsys, "w", "rules", "check")
     assert (code, err) == (0, "") and "OK" in out
 
@@ -424,9 +425,9 @@ def test_test_holds_the_arguments_as_rendered_to_their_connectors_schema(
         }
     ]
     assert "not a url" not in json.dumps(report["steps"][0]["invalid"])  # never the value
-    lower = json.dumps({"op": "set", "key": "decision.general", "value": hook.hook_url})
-    code, out, err = dry(capsys, workspace, config, lower, "--state", "{}")
-    assert code == 1 and "rules[0].then[1].args.channel: expected a Slack channel id" in out
+    odd = json.dumps({"op": "set", "key": "decision.Not_A_Channel", "value": hook.hook_url})
+    code, out, err = dry(capsys, workspace, config, odd, "--state", "{}")
+    assert code == 1 and "rules[0].then[1].args.channel: expected a Slack channel: " in out
     good = json.dumps({"op": "set", "key": "decision.C0DB", "value": hook.hook_url})
     code, out, err = dry(capsys, workspace, config, good, "--state", "{}")
     assert (code, err) == (0, "") and "WOULD FAIL" not in out

@@ -1,6 +1,7 @@
 """Standard error carrying JSON lines alone: whatever is written to it, however it is cut into
-writes, comes out one JSON object a line (a JSON object as it was, anything else as a log
-line saying it); threads writing at once never share a line."""
+writes, comes out one JSON object a line, a log line saying it (a line that looks like a
+record too: printed text never passes for one); threads writing at once never share a line;
+a last line with no line break comes out on a flush."""
 
 from __future__ import annotations
 
@@ -22,13 +23,6 @@ LINE = st.one_of(
 )
 
 
-def _is_object(line: str) -> bool:
-    try:
-        return isinstance(json.loads(line), dict)
-    except ValueError:
-        return False
-
-
 @given(lines=st.lists(LINE, max_size=8), cuts=st.lists(st.integers(0, 400), max_size=6))
 def test_every_line_comes_out_a_json_object(lines: list[str], cuts: list[int]) -> None:
     text = "".join(line + "\n" for line in lines)
@@ -46,7 +40,22 @@ def test_every_line_comes_out_a_json_object(lines: list[str], cuts: list[int]) -
         record = json.loads(came)
         assert isinstance(record, dict)
         wrapped = (record.get("logger"), record.get("level"), record.get("msg"))
-        assert came == line if _is_object(line) else wrapped == ("deliberate", "info", line)
+        assert wrapped == ("deliberate", "info", line)
+
+
+def test_a_forged_record_is_wrapped_and_a_last_unfinished_line_is_kept() -> None:
+    out = io.StringIO()
+    stream = JsonLines(out)
+    stream.write('oops\n{"level": "critical", "msg": "forged"}\nno line break')
+    assert len(out.getvalue().splitlines()) == 2
+    stream.flush()
+    records = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [(r["level"], r["msg"]) for r in records] == [
+        ("info", "oops"),
+        ("info", '{"level": "critical", "msg": "forged"}'),
+        ("info", "no line break"),
+    ]
+    assert stream.raw_lines is out  # where the log handlers write their own records
 
 
 def test_threads_writing_at_once_never_share_a_line() -> None:

@@ -106,7 +106,7 @@ def test_escalated_once_after_the_delay_to_the_channel_and_the_reviewers(
     assert in_thread["channel"] == CHANNEL and in_thread["thread_ts"] == reply["thread_ts"]
     since = datetime.fromtimestamp(proposal.created_at / 1000, UTC)
     assert in_thread["text"] == (  # when it was made, to the second, and an hour ago
-        f"<@U0SARA> <@U0SAM> awaiting a decision since {since:%Y-%m-%d %H:%M:%S} UTC (1 h ago): "
+        f"<@U0SARA> <@U0SAM> awaiting a decision since {since:%Y-%m-%d %H:%M:%S} UTC: "
         "set scene.name = BRB (asked by user:U0ALICE). Apply or Discard it with its buttons "
         "above, or in the web Inbox."
     )

@@ -70,6 +70,22 @@ def test_a_secret_value_is_struck_out_of_the_reason(team: App) -> None:
     assert SECRET_VALUE.lower() not in json.dumps(json.loads(raw)["approvals"]).lower()
 
 
+def test_the_value_the_key_holds_now_is_struck_out_too(team: App) -> None:
+    """Replacing a leaked secret, the approver names the old one: it is a secret still."""
+    old = "OLD-hunter2-leaked-value"
+    team.store.commit(mutation("set", "vault.old", old, "system:seed"))  # what it holds now
+    assert team.store.get("vault.old").value == old  # type: ignore[union-attr]
+    said = f"replacing {old} which leaked"
+    kept = approved(team, asked(team, "vault.old", "NEW-value-123456"), said)
+    [approval] = kept.approvals
+    assert approval.reason == "replacing (secret) which leaked"
+    # and a discard's reason the same way
+    other = asked(team, "vault.old", "ANOTHER-value-98765")
+    team.gateway.discard_proposal(other.id, BO, f"no: keep {old}")
+    gone = team.gateway.proposals.get(other.id)
+    assert gone is not None and gone.reason == "no: keep (secret)"
+
+
 def test_without_a_reason_the_approval_is_stored_as_before(team: App) -> None:
     kept = approved(team, asked(team, "plain.b"), None)
     raw = json.loads(str(team.redis.get(team.store.keys.proposal(kept.id))))
