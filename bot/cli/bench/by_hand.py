@@ -11,10 +11,10 @@ the XADD, stores the mutation id in its place. Its keys are scratch keys of the 
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 
 from core.redis.client import RedisClient, shard_of
+from core.state.chain.links import genesis, link_hash_text
 from core.state.codec import entry_meta
 from core.state.keys import WorkspaceKeys
 from core.state.mutation import Mutation
@@ -83,9 +83,7 @@ class HandWriter:
         }
         n, last = self.chain
         n += 1
-        parts = [last or hashlib.sha1(keys.log.encode()).hexdigest(), str(n)]
-        parts += [f"{name}\n{len(text.encode())}\n{text}" for name, text in record.items()]
-        digest = hashlib.sha1("\n".join(parts).encode()).hexdigest()
+        digest = link_hash_text(last or genesis(keys.log), n, record)
         record["chain"] = f"{n}:{digest}"
         self.chain = (n, digest)
         idem = keys.idempotency(mutation.id)

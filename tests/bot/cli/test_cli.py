@@ -252,8 +252,9 @@ def test_bench_commits_loses_no_increment(redis_client: Redis, workspace: str) -
     )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    assert report["gateway"]["ops"] == report["raw_set"]["ops"] == 1600
+    assert report["gateway"]["ops"] == report["by_hand"]["ops"] == report["raw_set"]["ops"] == 1600
     assert set(report["ratio"]) == {"throughput", "p50_latency", "p99_latency"}
+    assert set(report["ratio_by_hand"]) == set(report["ratio"])
     got = cli("--workspace", workspace, "state", "get", "bench.counter", "--json")
     entry = json.loads(got.stdout)
     assert entry["value"] == entry["version"] == 1600
