@@ -27,8 +27,7 @@ from core.state.chain.seal import seal
 from core.state.checkpoints import HistoryCompacted
 from core.state.compaction import Compaction, Compactor, Retention
 from core.state.entry import Entry
-from core.state.pace import STRETCH, Pace
-from core.state.replay import Difference, Replayer, visible
+from core.state.replay import STRETCH, Difference, Pace, Replayer, visible
 
 __all__ = ["compaction_line", "register"]
 

@@ -8,6 +8,8 @@ reads only what the hash chain vouches for (core/state/chain/start.py).
 from __future__ import annotations
 
 import json
+import statistics
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -28,14 +30,15 @@ from core.state.codec import entry_meta
 from core.state.entry import Entry
 from core.state.mutation import Op
 from core.state.mutation_log import LogRecord, MutationLog, UnreadableRecord
-from core.state.pace import STRETCH, Pace
 from core.state.store import Snapshot, StateStore, ttl_ms
 from core.state.streams import id_order, stream_ms
 
 __all__ = [
+    "STRETCH",
     "BeforeHistory",
     "Difference",
     "Moment",
+    "Pace",
     "ReplayMismatch",
     "Replayer",
     "apply",
@@ -45,6 +48,7 @@ __all__ = [
 ]
 
 _LAST_SEQ = 2**64 - 1  # the largest sequence a stream id can have
+STRETCH = 1_000  # records a run of the replay's pace times
 
 
 class ReplayMismatch(StoreError):
@@ -196,6 +200,31 @@ def _show(side: Entry | int | None) -> str:
     if isinstance(side, Entry):
         return f"v{side.version} {json.dumps(side.value)[:60]}"
     return "absent" if side is None else f"version {side}"
+
+
+@dataclass
+class Pace:
+    """How fast a replay went: ``lap(n)`` after each ``n`` records since the last lap (or
+    the start); ``rate``, the median of the laps' records per second, so that a run slowed
+    by another process moves it little."""
+
+    clock: Callable[[], float] = time.perf_counter
+    rates: list[float] = field(default_factory=list)
+    _since: float = field(default=0.0, init=False)
+
+    def __post_init__(self) -> None:
+        self._since = self.clock()
+
+    def lap(self, records: int) -> None:
+        now = self.clock()
+        if records > 0 and now > self._since:
+            self.rates.append(records / (now - self._since))
+        self._since = now
+
+    @property
+    def rate(self) -> float | None:
+        """Records per second, the median over the laps; None before any."""
+        return statistics.median(self.rates) if self.rates else None
 
 
 @dataclass

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.state.pace import Pace
+from core.state.replay import Pace
 
 
 def clock(moments: Iterable[float]) -> Callable[[], float]:
