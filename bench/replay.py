@@ -2,7 +2,9 @@
 (a fresh process: start-up, the live snapshot, every record read, applied and compared), and
 ``Replayer.verify`` in this process (the same work without the start-up), in mutations per
 second; against the raw reading of the same log (``XRANGE`` in pages of 1,000, no decoding)
-measured in the same rounds.
+measured in the same rounds. Beside them, the rate each replay says of itself (the command's
+summary line, ``Replayer.pace``: the median of its runs of 1,000 records, the records alone),
+the machine's load average before and after, and the command that made the figures.
 
 The log is written first, through ``StateStore.commit`` (the commit script, hash chain and
 all): ``--mutations`` of them over ``--keys`` keys, sets, increments and appends mixed, in a
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -82,20 +85,32 @@ def main() -> None:
             while page := client.xrange(store.keys.log, start, "+", count=1000):
                 start = "(" + str(page[-1][0])
 
+        said: dict[str, list[float]] = {"Replayer.verify": [], "deliberate replay": []}
+
         def in_process() -> None:
-            _, diffs = Replayer(store).verify(use_checkpoint=False)
+            replayer = Replayer(store)
+            _, diffs = replayer.verify(use_checkpoint=False)
             assert not diffs, diffs[:3]
+            if replayer.pace.rate is not None:
+                said["Replayer.verify"].append(replayer.pace.rate)
 
         def cli() -> None:
-            subprocess.run([*command, "--from-scratch"], env=env, check=True, capture_output=True)
+            done = subprocess.run(
+                [*command, "--from-scratch"], env=env, check=True, capture_output=True, text=True
+            )
+            if found := re.search(r"; ([0-9,]+) records/s", done.stdout):
+                said["deliberate replay"].append(float(found[1].replace(",", "")))
 
         cli()  # writes the bytecode
+        said["deliberate replay"].clear()
+        load_before = os.getloadavg()
         kinds = {"raw XRANGE": raw, "Replayer.verify": in_process, "deliberate replay": cli}
         seconds: dict[str, list[float]] = {name: [] for name in kinds}
         order = list(kinds)
         for round_ in range(args.rounds):
             for name in order[round_ % 3 :] + order[: round_ % 3]:
                 seconds[name].append(timed(kinds[name]))
+        load_after = os.getloadavg()
     finally:
         names = list(client.scan_iter(match=WorkspaceKeys(store.workspace).every_key))
         if names:
@@ -103,13 +118,20 @@ def main() -> None:
         shutil.rmtree(bytecode, ignore_errors=True)
 
     base = statistics.median(seconds["raw XRANGE"])
+    print(f"$ python bench/replay.py {' '.join(sys.argv[1:])}".rstrip())
+    print(f"load average {_load(load_before)} before, {_load(load_after)} after")
     print(f"replay of {records:,} records over {args.keys * 3:,} keys, median of {args.rounds}:")
     for name, runs in seconds.items():
         median = statistics.median(runs)
+        own = f"; says {statistics.median(said[name]):,.0f} records/s" if said.get(name) else ""
         print(
             f"  {name:18} {records / median:>10,.0f} mutations/s"
-            f"  ({median:.2f} s; {median / base:.1f}x the raw read)"
+            f"  ({median:.2f} s; {median / base:.1f}x the raw read{own})"
         )
+
+
+def _load(averages: tuple[float, float, float]) -> str:
+    return "/".join(f"{x:.2f}" for x in averages)
 
 
 if __name__ == "__main__":

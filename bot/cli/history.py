@@ -27,7 +27,7 @@ from core.state.chain.seal import seal
 from core.state.checkpoints import HistoryCompacted
 from core.state.compaction import Compaction, Compactor, Retention
 from core.state.entry import Entry
-from core.state.replay import Difference, Replayer, visible
+from core.state.replay import STRETCH, Difference, Pace, Replayer, visible
 
 __all__ = ["compaction_line", "register"]
 
@@ -271,6 +271,16 @@ def _since(replayer: Replayer) -> str:
     return f" after the checkpoint at {start}" if start else ""
 
 
+def _rate(pace: Pace) -> str:
+    """How fast its records went, for the summary line (nothing when none did): the median
+    of its runs of ``STRETCH`` records, so that one slowed by another process counts little."""
+    if pace.rate is None:
+        return ""
+    laps = len(pace.rates)
+    over = f" (the median of {laps} runs of {STRETCH:,} records)" if laps > 1 else ""
+    return f"; {pace.rate:,.0f} records/s{over}"
+
+
 def _progress(count: int) -> None:
     print(f"  replayed {count} mutations...", file=sys.stderr)
 
@@ -335,7 +345,7 @@ def _replayed(app: App, args: argparse.Namespace) -> int:
     print(
         f"replayed {_count(replayer.applied, 'mutation')}{_since(replayer)} up to "
         f"{live.last_log_id or 'the start'}; the live snapshot has "
-        f"{_count(len(live.entries), 'key')}"
+        f"{_count(len(live.entries), 'key')}{_rate(replayer.pace)}"
     )
     if diffs:
         print(f"MISMATCH in {len(diffs)} key(s):")

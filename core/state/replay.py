@@ -8,6 +8,8 @@ reads only what the hash chain vouches for (core/state/chain/start.py).
 from __future__ import annotations
 
 import json
+import statistics
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -32,9 +34,11 @@ from core.state.store import Snapshot, StateStore, ttl_ms
 from core.state.streams import id_order, stream_ms
 
 __all__ = [
+    "STRETCH",
     "BeforeHistory",
     "Difference",
     "Moment",
+    "Pace",
     "ReplayMismatch",
     "Replayer",
     "apply",
@@ -44,6 +48,7 @@ __all__ = [
 ]
 
 _LAST_SEQ = 2**64 - 1  # the largest sequence a stream id can have
+STRETCH = 1_000  # records a run of the replay's pace times
 
 
 class ReplayMismatch(StoreError):
@@ -198,17 +203,44 @@ def _show(side: Entry | int | None) -> str:
 
 
 @dataclass
+class Pace:
+    """How fast a replay went: ``lap(n)`` after each ``n`` records since the last lap (or
+    the start); ``rate``, the median of the laps' records per second, so that a run slowed
+    by another process moves it little."""
+
+    clock: Callable[[], float] = time.perf_counter
+    rates: list[float] = field(default_factory=list)
+    _since: float = field(default=0.0, init=False)
+
+    def __post_init__(self) -> None:
+        self._since = self.clock()
+
+    def lap(self, records: int) -> None:
+        now = self.clock()
+        if records > 0 and now > self._since:
+            self.rates.append(records / (now - self._since))
+        self._since = now
+
+    @property
+    def rate(self) -> float | None:
+        """Records per second, the median over the laps; None before any."""
+        return statistics.median(self.rates) if self.rates else None
+
+
+@dataclass
 class Replayer:
     """Rebuilds state from where the chain starts (the checkpoint the compaction mark vouches
     for, or the log's first record), checking each record's link as it reads it and that
     the log goes on from the last one read as the chain says: a log that does not verify as
     far as the replay reads, or that was cut short past it, is never answered from
     (``ChainBroken``).
-    Nothing is written: only a compaction moves the checkpoint."""
+    Nothing is written: only a compaction moves the checkpoint. ``pace``: how fast the last
+    rebuild read, checked and applied its records."""
 
     store: StateStore
     progress: Callable[[int], None] | None = None
     applied: int = field(default=0, init=False)
+    pace: Pace = field(default_factory=Pace, init=False)
     started_after: str | None = field(default=None, init=False)  # the checkpoint used, if any
     _follow: Follow | None = field(default=None, init=False, repr=False)
 
@@ -232,14 +264,19 @@ class Replayer:
             raise HistoryCompacted(mark, f"the state at {until} is before the checkpoint")
         base = self.started_after = image.last_id
         self._follow = follow = Follow(start)
+        self.pace = pace = Pace()
+        first = self.applied
         try:  # from the log's first record: one planted before the start is seen too
             for record in _chained(follow, self.log.rows(until=until)):
                 if base is not None and stream_id_le(record.log_id, base):
                     continue  # held by a checkpoint that reaches past the mark (verified)
                 apply(image, record)
                 self.applied += 1
+                if (self.applied - first) % STRETCH == 0:
+                    pace.lap(STRETCH)
                 if self.progress and self.applied % 10_000 == 0:
                     self.progress(self.applied)
+            pace.lap((self.applied - first) % STRETCH)
             self._went_on(follow)
         except (ReplayMismatch, ChainBroken):  # a gap a compaction left under the replay?
             self._compacted_under(base)

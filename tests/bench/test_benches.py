@@ -35,6 +35,7 @@ BENCH = Path(__file__).resolve().parent.parent.parent / "bench"
             ["--unrelated", "100", "--rounds", "2", "--reps", "2"],
             "100 unrelated rules / 10 rules",
         ),
+        ("commits.py", ["--writers", "2", "--ops", "4"], "commit / writes by hand, distinct keys"),
         ("commit_to_action.py", ["--mutations", "3"], "commit-to-action median"),
         ("lua_calls.py", ["--rounds", "3", "--reps", "5"], "Script / LuaScript"),
         ("undo_click.py", ["--clicks", "2"], "along 4, alone 5"),

@@ -35,6 +35,7 @@ _VARIABLE = (
     (re.compile(r"\b[0-9a-f]{12,64}\b"), "<id>"),
     (re.compile(r"\b(pid|uptime|memory)\b[ :=]+\S+"), r"\1 <n>"),
     (re.compile(r"[0-9.]+ ?(ms|µs|s)\b"), "<duration>"),
+    (re.compile(r"\b[0-9][0-9,]* records/s\b"), "<n> records/s"),
 )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,8 +16,10 @@ import pytest
 from redis import Redis
 
 from bot.main import main, parser
+from core.state.store import StateStore
 from tests.bot.cli.process import run
 from tests.conftest import delete_workspace, write_config
+from tests.factories import mutation
 
 
 def test_set_get_list_incr_delete(capsys: pytest.CaptureFixture[str], workspace: str) -> None:
@@ -225,6 +228,21 @@ def test_replay_verify_exits_0_when_equal_and_1_naming_the_key_when_not(
     assert code == 0 and "2 live keys" in out
 
 
+def test_replay_verify_says_its_own_rate_in_its_summary_line(
+    capsys: pytest.CaptureFixture[str], workspace: str, redis_client: Redis
+) -> None:
+    code, out, _ = run(capsys, workspace, "replay", "--verify")
+    assert code == 0 and "records/s" not in out  # nothing replayed, no rate
+    store = StateStore(redis_client, workspace)
+    for n in range(2_500):
+        store.commit(mutation("set", f"bench.k{n % 7}", n))
+    code, out, _ = run(capsys, workspace, "replay", "--verify", "--from-scratch")
+    summary = out.splitlines()[0]
+    found = re.search(r"; ([0-9,]+) records/s \(the median of 3 runs of 1,000 records\)$", summary)
+    assert code == 0 and found, summary
+    assert int(found[1].replace(",", "")) > 0
+
+
 def cli(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "bot.main", *argv],
@@ -252,8 +270,9 @@ def test_bench_commits_loses_no_increment(redis_client: Redis, workspace: str) -
     )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    assert report["gateway"]["ops"] == report["raw_set"]["ops"] == 1600
+    assert report["gateway"]["ops"] == report["by_hand"]["ops"] == report["raw_set"]["ops"] == 1600
     assert set(report["ratio"]) == {"throughput", "p50_latency", "p99_latency"}
+    assert set(report["ratio_by_hand"]) == set(report["ratio"])
     got = cli("--workspace", workspace, "state", "get", "bench.counter", "--json")
     entry = json.loads(got.stdout)
     assert entry["value"] == entry["version"] == 1600

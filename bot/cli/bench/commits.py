@@ -1,5 +1,7 @@
 """``deliberate bench commits``: concurrent read-then-CAS increments through the gateway,
-against raw Redis ``SET`` round trips by the same number of writer processes, in one run."""
+against the same increments' Redis writes made by hand in one MULTI/EXEC pipeline
+(``by_hand``) and against raw Redis ``SET`` round trips, by the same writer processes, in one
+run."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.app import App, build_app
+from bot.cli.bench.by_hand import HandKeys, HandWriter
 from bot.commands import SUMMARIES
 from bot.redis.connection import connect, connection_url
 from bot.reports.render import json_line
@@ -39,11 +42,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     sub = bench.add_subparsers(dest="bench_command", required=True, metavar="BENCHMARK")
     commits = sub.add_parser(
         "commits",
-        help="gateway commits vs raw SET",
+        help="gateway commits vs their writes by hand vs raw SET",
         description="N writer processes each make M successful read-then-CAS increments "
-        "through the gateway over K keys (K=1: all on bench.counter), retrying conflicts, and "
-        "M raw SET round trips each, alternating the two in rounds so both see the same "
-        "machine. Prints throughput, p50/p99 latency and conflicts for both, with ratios.",
+        "through the gateway over K keys (K=1: all on bench.counter), retrying conflicts; M "
+        "increments whose Redis writes (those of the commit script, on scratch keys) they "
+        "send by hand in one MULTI/EXEC pipeline; and M raw SET round trips, alternating the "
+        "three in rounds so all see the same machine. Prints throughput, p50/p99 latency and "
+        "conflicts for each, with ratios.",
     )
     commits.add_argument(
         "--writers", type=int, default=8, metavar="N", help="writer processes (default 8)"
@@ -155,6 +160,27 @@ def _patience(app: App) -> float:
     return app.store.durability.retry_sec
 
 
+def _hand_chunk(
+    writer: HandWriter, actor: Actor, job: Job, ops: range, last: dict[str, Seen]
+) -> Chunk:
+    """Increments whose writes are made by hand (``by_hand``): the mutation built as the
+    gateway's is, outside the timing, as there."""
+    latencies = []
+    began = time.perf_counter()
+    for i in ops:
+        key = key_for(job, i)
+        version, value = last.get(key) or (0, 0)
+        mutation = Mutation(
+            op=Op.SET, key=key, value=value + 1, actor=actor, expected_version=version
+        )
+        prev = "" if version == 0 else str(value)
+        start = time.perf_counter_ns()
+        writer.write(mutation, version + 1, prev, time.time_ns() // 1_000_000)
+        latencies.append(time.perf_counter_ns() - start)
+        last[key] = (version + 1, mutation.value)
+    return Chunk(began, time.perf_counter(), latencies, 0)
+
+
 def _raw_chunk(client: RedisClient, job: Job, ops: range, patience: float) -> Chunk:
     """Raw ``SET`` round trips; one cut off by a failover is sent again, as a commit is."""
     keys = WorkspaceKeys(job.workspace)
@@ -178,16 +204,21 @@ def _worker(job: Job, barrier: Barrier, results: Any) -> None:
 
 
 def _alternate(job: Job, barrier: Barrier) -> list[tuple[str, int, Chunk]]:
-    """Alternate a chunk of gateway increments and a chunk of raw SETs, every writer starting
-    each chunk together, so that both kinds see the same machine at the same time."""
+    """Alternate a chunk of gateway increments, a chunk of the same writes by hand and a
+    chunk of raw SETs, every writer starting each chunk together, so that all kinds see the
+    same machine at the same time. The writes by hand go through the gateway's own client."""
     app = build_app(job.workspace, [Path(path) for path in job.config], job.redis_url)
     actor = Actor.parse(f"user:bench-{job.writer}")
     raw_client = connect(job.redis_url)
+    hand = HandWriter(app.redis, HandKeys(app.store.keys), app.store.idempotency_ttl_ms)
     last: dict[str, Seen] = {}
+    hand_last: dict[str, Seen] = {}
     chunks: list[tuple[str, int, Chunk]] = []
     for number, ops in enumerate(_rounds(job.ops, job.rounds)):
         barrier.wait()
         chunks.append(("gateway", number, _gateway_chunk(app, actor, job, ops, last)))
+        barrier.wait()
+        chunks.append(("by_hand", number, _hand_chunk(hand, actor, job, ops, hand_last)))
         barrier.wait()
         chunks.append(("raw", number, _raw_chunk(raw_client, job, ops, _patience(app))))
     return chunks
@@ -231,7 +262,8 @@ def _run(base: Job) -> dict[str, dict[str, Any]]:
         raise BenchFailed(next((f for f in failures if f), "a writer stopped"))
     chunks = [c for r in reports for c in r]
     return {
-        kind: _summary([(n, c) for k, n, c in chunks if k == kind]) for kind in ("gateway", "raw")
+        kind: _summary([(n, c) for k, n, c in chunks if k == kind])
+        for kind in ("gateway", "by_hand", "raw")
     }
 
 
@@ -282,14 +314,8 @@ def _commits(app: App, args: argparse.Namespace) -> int:
         print(f"deliberate bench commits: {exc}", file=sys.stderr)
         return 1
     finally:
-        names = {key_for(base, i) for i in range(min(args.ops * args.writers, args.keys))}
-        app.redis.delete(*(app.store.keys.bench(n) for n in names))
-    ours, raw = figures["gateway"], figures["raw"]
-    ratios = {
-        "throughput": round(ours["ops_per_sec"] / raw["ops_per_sec"], 3),
-        "p50_latency": round(ours["p50_ms"] / raw["p50_ms"], 3),
-        "p99_latency": round(ours["p99_ms"] / raw["p99_ms"], 3),
-    }
+        _delete_scratch(app, base, args.ops)
+    ours, hand, raw = figures["gateway"], figures["by_hand"], figures["raw"]
     report = {
         "writers": args.writers,
         "ops": args.ops,
@@ -297,14 +323,33 @@ def _commits(app: App, args: argparse.Namespace) -> int:
         "reread": args.reread,
         "workspace": app.store.workspace,
         "gateway": ours,
+        "by_hand": hand,
         "raw_set": raw,
-        "ratio": ratios,
+        "ratio": _ratios(ours, raw),
+        "ratio_by_hand": _ratios(ours, hand),
     }
     if args.json:
         print(json_line(report))
     else:
         _print_table(report)
     return 0
+
+
+def _ratios(ours: dict[str, Any], other: dict[str, Any]) -> dict[str, float]:
+    return {
+        "throughput": round(ours["ops_per_sec"] / other["ops_per_sec"], 3),
+        "p50_latency": round(ours["p50_ms"] / other["p50_ms"], 3),
+        "p99_latency": round(ours["p99_ms"] / other["p99_ms"], 3),
+    }
+
+
+def _delete_scratch(app: App, job: Job, ops: int) -> None:
+    """The raw SETs' keys and the writes by hand's, none of them canonical state."""
+    names = {key_for(job, i) for i in range(min(ops * job.writers, job.keys))}
+    app.redis.delete(*(app.store.keys.bench(n) for n in names))
+    hand = list(app.redis.scan_iter(match=HandKeys(app.store.keys).pattern, count=1000))
+    if hand:  # all in the workspace's hash tag: one slot
+        app.redis.delete(*hand)
 
 
 def _policy_refusal(app: App, job: Job) -> str | None:
@@ -320,13 +365,13 @@ def _print_table(r: dict[str, Any]) -> None:
         f"workspace {r['workspace']}"
     )
     print(f"{'':18}{'ops/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'conflicts':>11}")
-    for label, row in (("gateway commit", r["gateway"]), ("raw SET", r["raw_set"])):
+    rows = (("gateway commit", r["gateway"]), ("writes by hand", r["by_hand"]))
+    for label, row in (*rows, ("raw SET", r["raw_set"])):
         print(
             f"{label:18}{row['ops_per_sec']:>10.0f}{row['p50_ms']:>10.3f}"
             f"{row['p99_ms']:>10.3f}{row['conflicts']:>11}"
         )
-    x = r["ratio"]
-    print(
-        f"{'ours / raw':18}{x['throughput']:>10.2f}{x['p50_latency']:>10.2f}"
-        f"{x['p99_latency']:>10.2f}"
-    )
+    for label, x in (("ours / by hand", r["ratio_by_hand"]), ("ours / raw", r["ratio"])):
+        print(
+            f"{label:18}{x['throughput']:>10.2f}{x['p50_latency']:>10.2f}{x['p99_latency']:>10.2f}"
+        )
