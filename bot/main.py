@@ -47,8 +47,8 @@ __all__ = [
 # imports the module of its own command alone, so no command pays for another's SDKs
 COMMANDS = {
     "state": "bot.cli.state",
-    "proposals": "bot.cli.state",
-    "revert": "bot.cli.state",
+    "proposals": "bot.cli.proposals",
+    "revert": "bot.cli.revert",
     "log": "bot.cli.history",
     "replay": "bot.cli.history",
     "compact": "bot.cli.history",
