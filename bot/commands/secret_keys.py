@@ -71,7 +71,11 @@ def _read_cache() -> dict[str, Any]:
     with contextlib.suppress(OSError, ValueError):
         kept = json.loads(cache_file().read_text(encoding="utf-8"))
         if isinstance(kept, dict) and kept.get("format") == _FORMAT:
-            return kept
+            return kept if isinstance(kept.get("entries"), dict) else _empty()
+    return _empty()
+
+
+def _empty() -> dict[str, Any]:
     return {"format": _FORMAT, "entries": {}}
 
 
