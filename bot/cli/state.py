@@ -26,7 +26,6 @@ from bot.screen import one_line
 from core.state.codec import UnreadableEntry
 from core.state.commit_result import Rejected
 from core.state.mutation import Mutation, Op
-from core.state.replay import Moment, Replayer, visible
 from core.state.scripts import server_ms
 from core.state.store import StateStore
 from core.state.value_json import MAX_DEPTH
@@ -35,6 +34,8 @@ if TYPE_CHECKING:
     from bot.app import App
     from core.gateway.outcome import Outcome
     from core.state.checkpoints import Image
+    from core.state.entry import Entry
+    from core.state.moment import Moment
 
 __all__ = ["register"]
 
@@ -145,13 +146,17 @@ def _add_at(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _as_of(store: StateStore, at: When, as_json: bool) -> tuple[Image, Moment]:
-    """The state at ``at``, rebuilt in memory; says which moment it shows."""
+def _as_of(store: StateStore, at: When, as_json: bool) -> tuple[Image, Moment, dict[str, Entry]]:
+    """The state at ``at``, rebuilt in memory, and its entries live then; says which moment
+    it shows."""
+    # replay, checkpoints and the chain: loaded by --at alone, not by every read
+    from core.state.replay import Replayer, visible
+
     moment = at.moment(store)
     image = Replayer(store).as_of(moment)
     through = f"the log through {image.last_id}" if image.last_id else "before any record"
     print(f"as of {moment}: {through}", file=sys.stderr if as_json else sys.stdout)
-    return image, moment
+    return image, moment, visible(image, moment.at_ms)
 
 
 def _get(args: argparse.Namespace) -> int:
@@ -162,8 +167,8 @@ def _get(args: argparse.Namespace) -> int:
         if args.at is None:
             entry = store.get(args.key)
         else:
-            image, moment = _as_of(store, args.at, args.json)
-            entry, now_ms = visible(image, moment.at_ms).get(args.key), moment.at_ms
+            image, moment, live = _as_of(store, args.at, args.json)
+            entry, now_ms = live.get(args.key), moment.at_ms
     except UnreadableEntry as exc:
         print(f"deliberate: {exc}", file=sys.stderr)
         return EXIT_REJECTED
@@ -191,8 +196,8 @@ def _list(app: App, args: argparse.Namespace) -> int:
         entries = app.store.entries(args.prefix, skipped)
         now_ms = server_ms(app.redis, app.store.keys.versions)
     else:
-        image, moment = _as_of(app.store, args.at, args.json)
-        live, now_ms = visible(image, moment.at_ms), moment.at_ms
+        _, moment, live = _as_of(app.store, args.at, args.json)
+        now_ms = moment.at_ms
         entries = [live[k] for k in sorted(live) if k.startswith(args.prefix)]
     timed = app.store.timed(entries) if args.at is None else {}
     shown = masking(args, app.policy)

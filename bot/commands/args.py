@@ -15,7 +15,7 @@ from bot.chat.people import local_name
 from bot.reports.render import Masking
 from core.state.actor import Actor
 from core.state.keys import validate_session_id, validate_state_key
-from core.state.replay import Moment
+from core.state.moment import Moment
 from core.state.scripts import server_ms
 from core.state.value_json import MAX_BYTES, MAX_DEPTH, dumps, loads, nesting
 
