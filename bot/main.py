@@ -47,8 +47,8 @@ __all__ = [
 # imports the module of its own command alone, so no command pays for another's SDKs
 COMMANDS = {
     "state": "bot.cli.state",
-    "proposals": "bot.cli.state",
-    "revert": "bot.cli.state",
+    "proposals": "bot.cli.proposals",
+    "revert": "bot.cli.revert",
     "log": "bot.cli.history",
     "replay": "bot.cli.history",
     "compact": "bot.cli.history",
@@ -208,11 +208,8 @@ def _checked(args: argparse.Namespace) -> int:
 
     from bot.commands.args import not_utf8
     from bot.redis.connection import error_sentence, server_name
-    from core.errors import ConfigError, StoreError, Unreadable
+    from core.errors import ConfigError, StoreError
     from core.field_errors import plain_problems
-    from core.state.chain.start import ChainBroken
-    from core.state.checkpoints import HistoryCompacted
-    from core.state.limits import Unacknowledged
 
     if (bad := not_utf8(args)) is not None:  # (argv may carry any bytes)
         return _failed(f"deliberate: {bad}; nothing was done", EXIT_USAGE)
@@ -245,10 +242,9 @@ def _checked(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     except ValueError as exc:
         return _failed(f"deliberate: {exc}", EXIT_USAGE)
-    except (Unacknowledged, HistoryCompacted, Unreadable, ChainBroken) as exc:
-        return _failed(f"deliberate: {exc}", EXIT_REJECTED)  # each says what happened, in full
-    except StoreError as exc:
-        return _failed(f"deliberate: the store is inconsistent: {exc}", EXIT_REJECTED)
+    except StoreError as exc:  # a commit unacknowledged, history compacted, the chain broken...
+        said = f"{exc}" if exc.said_in_full else f"the store is inconsistent: {exc}"
+        return _failed(f"deliberate: {said}", EXIT_REJECTED)
     except BrokenPipeError:  # the reader went away (| head): nothing left to say to it
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK

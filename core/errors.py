@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 __all__ = [
     "ConfigError",
@@ -18,13 +19,19 @@ class DeliberateError(Exception):
 
 
 class StoreError(DeliberateError):
-    """The state store answered something it should never answer (a broken invariant)."""
+    """The state store answered something it should never answer (a broken invariant).
+    ``said_in_full``: the message says in full what happened, for a person as it is (the
+    command line needs no import of the subclass to tell)."""
+
+    said_in_full: ClassVar[bool] = False
 
 
 class Unreadable(StoreError):
     """Something stored that no reader can parse (written by an older version, or planted),
     named (``name``: a key, a log id), so that a reader that must go on can skip it and say
     so; ``why`` is the parser's first complaint."""
+
+    said_in_full = True
 
     def __init__(self, what: str, name: str, why: str) -> None:
         super().__init__(f"{what} {name} cannot be read: {why}")

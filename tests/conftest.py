@@ -17,6 +17,7 @@ import logging
 import os
 import signal
 import sys
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -117,6 +118,10 @@ def pytest_configure(config: pytest.Config) -> None:
     embedding bench) 3.0 s and 1.0 s."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    # what commands remember between runs (the secret keys of a config) stays in this
+    # session's own directory, never the user's cache (the workers and commands inherit it)
+    if "DELIBERATE_CACHE_DIR" not in os.environ:
+        os.environ["DELIBERATE_CACHE_DIR"] = tempfile.mkdtemp(prefix="deliberate-cache-")
     if os.environ.get("PYTHONDONTWRITEBYTECODE") and "PYTHONPYCACHEPREFIX" not in os.environ:
         cache = bytecode_cache()
         cache.mkdir(parents=True, exist_ok=True)

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from core.config.roles import Membership, RoleBinding, roles_for
 from core.state.actor import Actor, ActorKind
+
+if TYPE_CHECKING:
+    from core.config.roles import RoleBinding
 
 __all__ = ["LOCAL", "NAME_RULE", "local_name", "local_person", "person"]
 
@@ -42,5 +45,7 @@ def local_name(text: str) -> str:
 def local_person(bindings: Mapping[str, RoleBinding], name: str) -> Actor:
     """``local:NAME`` (``name`` as ``local_name`` reads it) with the roles ``bindings`` give
     that member; none of a group (a local person belongs to none)."""
+    from core.config.roles import Membership, roles_for  # a model: not for a command that reads
+
     name = local_name(name)
     return person(LOCAL, name, roles_for(bindings, Membership(LOCAL, name)))

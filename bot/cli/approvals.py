@@ -16,11 +16,10 @@ import getpass
 import os
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic.alias_generators import to_camel
 
-from bot.app import App
 from bot.chat.break_glass import reason_problem
 from bot.chat.people import NAME_RULE, local_person
 from bot.commands.args import local_as
@@ -33,6 +32,9 @@ from core.gateway.break_glass import MAX_GLASS_REASON
 from core.gateway.mutation_gateway import MAX_REASON, UnknownProposal
 from core.runtime.deciding import Decision, Verb, decide
 from core.state.actor import Actor
+
+if TYPE_CHECKING:
+    from bot.app import App
 
 __all__ = ["AS_ENV", "ProposalRef", "proposal_ref", "register"]
 

@@ -1,6 +1,6 @@
-"""``deliberate state get|list|set|incr|delete``, ``deliberate proposals`` (what waits for
-people, and what became of the rest; deciding one is ``bot.cli.approvals``) and ``deliberate
-revert`` (undo a committed mutation with a new one): every write goes through the gateway."""
+"""``deliberate state get|list|set|incr|delete``: every write goes through the gateway.
+``deliberate proposals`` and ``deliberate revert`` are modules of their own, so that ``state
+get`` imports neither (nor what deciding a proposal needs)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from bot.cli import approvals
 from bot.commands import SUMMARIES
 from bot.commands.args import (
     TIME_HELP,
@@ -18,17 +17,15 @@ from bot.commands.args import (
     duration,
     json_or_text,
     masking,
-    positive_int,
     state_key,
     when,
 )
 from bot.redis.connection import connect
-from bot.reports.render import entry_line, json_line, outcome_line, reverted_line, timed_fields
+from bot.reports.render import entry_line, json_line, outcome_line, timed_fields
 from bot.screen import one_line
 from core.state.codec import UnreadableEntry
-from core.state.commit_result import Committed, Rejected, RejectReason
+from core.state.commit_result import Rejected
 from core.state.mutation import Mutation, Op
-from core.state.replay import Moment, Replayer, visible
 from core.state.scripts import server_ms
 from core.state.store import StateStore
 from core.state.value_json import MAX_DEPTH
@@ -37,6 +34,8 @@ if TYPE_CHECKING:
     from bot.app import App
     from core.gateway.outcome import Outcome
     from core.state.checkpoints import Image
+    from core.state.entry import Entry
+    from core.state.moment import Moment
 
 __all__ = ["register"]
 
@@ -133,8 +132,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         )
         writer.add_argument("--json", action="store_true", help="print the outcome as JSON")
         add_reveal(writer)  # the value committed, or a conflict's latest one
-    _register_proposals(commands)
-    _register_revert(commands)
 
 
 def _add_at(parser: argparse.ArgumentParser) -> None:
@@ -149,94 +146,17 @@ def _add_at(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _register_proposals(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    proposals = commands.add_parser(
-        "proposals",
-        help=SUMMARIES["proposals"],
-        description="List the pending proposals, soonest deadline first: each one's id, what "
-        "it would do, who proposed it and for whom, how long ago, its deadline (UTC), its "
-        "approvals so far of the number it needs, four eyes (the person who asked may not "
-        "approve it), and whom it awaits (the key's writers; moderator or admin if it is "
-        "protected). Apply, edit or discard one with its buttons in the conversation, in "
-        "the web Inbox, or here: 'deliberate proposals approve|reject|breakglass ID' (each "
-        "with --help); 'deliberate trace ID' shows one proposal's whole life.",
-    )
-    approvals.register(proposals)
-    proposals.add_argument(
-        "--all",
-        action="store_true",
-        help="also those applied, discarded, expired or gone stale, while they are kept (a "
-        "week after they were resolved): who resolved each, when, and why",
-    )
-    proposals.add_argument(
-        "--limit",
-        type=positive_int,
-        default=200,
-        metavar="N",
-        help="at most N proposals (default 200)",
-    )
-    proposals.add_argument(
-        "--json",
-        action="store_true",
-        help="one JSON object per proposal, as stored, with 'awaits' on a pending one",
-    )
-    add_reveal(proposals)
-    proposals.add_argument(
-        "--break-glass",
-        action="store_true",
-        help="list the break-glass changes (applied at once by a role, with a reason) not yet "
-        "reviewed, oldest first (with --all: the reviewed ones too)",
-    )
-    proposals.add_argument(
-        "--reviewed",
-        metavar="MUTATION_ID",
-        help="mark the break-glass change MUTATION_ID reviewed, by --actor (not the person "
-        "who broke the glass); exit 1 when refused",
-    )
-    proposals.add_argument("--actor", type=actor, metavar="KIND:ID", help="who reviews")
-    proposals.set_defaults(handler=_proposals)
+def _as_of(store: StateStore, at: When, as_json: bool) -> tuple[Image, Moment, dict[str, Entry]]:
+    """The state at ``at``, rebuilt in memory, and its entries live then; says which moment
+    it shows."""
+    # replay, checkpoints and the chain: loaded by --at alone, not by every read
+    from core.state.replay import Replayer, visible
 
-
-def _register_revert(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    revert = commands.add_parser(
-        "revert",
-        help=SUMMARIES["revert"],
-        description="Undo the committed mutation MUTATION_ID (see 'deliberate log --json') "
-        "with a new one that writes back the value its key held before (or deletes the key, "
-        "if it was not set), through the gateway: the actor's roles are checked, the log "
-        "keeps both, and where the key's writes need approval the revert waits as a "
-        "proposal. Refused (exit 1) when the key changed since, when the log no longer "
-        "holds the mutation or the value before it, or when the actor is not a person. "
-        "Asked again, it answers its first result and commits nothing.",
-    )
-    revert.add_argument("mutation_id", metavar="MUTATION_ID")
-    revert.add_argument(
-        "--actor",
-        "--as",
-        dest="actor",
-        type=actor,
-        required=True,
-        metavar="KIND:ID",
-        help="the person who reverts: user, moderator or admin, e.g. user:alice",
-    )
-    revert.add_argument(
-        "--scan",
-        type=positive_int,
-        metavar="N",
-        help="look for the mutation among the newest N log records only (default: all)",
-    )
-    revert.add_argument("--json", action="store_true", help="print the outcome as JSON")
-    add_reveal(revert)
-    revert.set_defaults(handler=_revert)
-
-
-def _as_of(store: StateStore, at: When, as_json: bool) -> tuple[Image, Moment]:
-    """The state at ``at``, rebuilt in memory; says which moment it shows."""
     moment = at.moment(store)
     image = Replayer(store).as_of(moment)
     through = f"the log through {image.last_id}" if image.last_id else "before any record"
     print(f"as of {moment}: {through}", file=sys.stderr if as_json else sys.stdout)
-    return image, moment
+    return image, moment, visible(image, moment.at_ms)
 
 
 def _get(args: argparse.Namespace) -> int:
@@ -247,8 +167,8 @@ def _get(args: argparse.Namespace) -> int:
         if args.at is None:
             entry = store.get(args.key)
         else:
-            image, moment = _as_of(store, args.at, args.json)
-            entry, now_ms = visible(image, moment.at_ms).get(args.key), moment.at_ms
+            image, moment, live = _as_of(store, args.at, args.json)
+            entry, now_ms = live.get(args.key), moment.at_ms
     except UnreadableEntry as exc:
         print(f"deliberate: {exc}", file=sys.stderr)
         return EXIT_REJECTED
@@ -276,8 +196,8 @@ def _list(app: App, args: argparse.Namespace) -> int:
         entries = app.store.entries(args.prefix, skipped)
         now_ms = server_ms(app.redis, app.store.keys.versions)
     else:
-        image, moment = _as_of(app.store, args.at, args.json)
-        live, now_ms = visible(image, moment.at_ms), moment.at_ms
+        _, moment, live = _as_of(app.store, args.at, args.json)
+        now_ms = moment.at_ms
         entries = [live[k] for k in sorted(live) if k.startswith(args.prefix)]
     timed = app.store.timed(entries) if args.at is None else {}
     shown = masking(args, app.policy)
@@ -316,77 +236,4 @@ def _write(app: App, args: argparse.Namespace) -> int:
         outcome = app.gateway.propose(mutation)
     shown = masking(args, app.policy).outcome(outcome)
     print(json_line(shown.to_dict()) if args.json else outcome_line(shown))
-    return EXIT_REJECTED if isinstance(outcome, Rejected) else EXIT_OK
-
-
-def _proposals(app: App, args: argparse.Namespace) -> int:
-    from bot.proposals.deadlines import deadlines_of
-    from bot.reports.explain import awaiting, proposal_lines
-    from core.gateway.outcome import ProposalStatus
-
-    if args.break_glass or args.reviewed:
-        return _break_glass(app, args)
-    box, hide = app.gateway.proposals, masking(args, app.policy)
-    found = box.listed(resolved=args.all, limit=args.limit)
-    now = server_ms(app.redis, app.store.keys.versions)
-    if args.json:
-        for p in found:
-            data = hide.proposal(p).model_dump(mode="json", by_alias=True)
-            data |= deadlines_of(app, p, now).to_dict()
-            if p.status is ProposalStatus.PENDING:
-                data["awaits"] = awaiting(app.policy, p).to_dict()
-            print(json_line(data))
-        return EXIT_OK
-    if not found:
-        print("no proposals are kept" if args.all else "no proposal waits for anyone")
-        return EXIT_OK
-    lines = (proposal_lines(app.policy, hide.proposal(p), deadlines_of(app, p, now)) for p in found)
-    print("\n\n".join("\n".join(map(one_line, each)) for each in lines))  # a blank line between
-    return EXIT_OK
-
-
-def _break_glass(app: App, args: argparse.Namespace) -> int:
-    from core.gateway.break_glass import BreakGlass, ReviewRefused
-
-    glass = BreakGlass(app.gateway)
-    if args.reviewed:
-        if args.actor is None:
-            print("deliberate: --reviewed needs --actor KIND:ID", file=sys.stderr)
-            return EXIT_USAGE
-        try:
-            done = glass.review(args.reviewed, args.actor)
-        except ReviewRefused as exc:
-            print(f"not reviewed: {exc}", file=sys.stderr)
-            return EXIT_REJECTED
-        print(json_line(done) if args.json else f"reviewed {args.reviewed} ({done['reviewedBy']})")
-        return EXIT_OK
-    found = glass.listed(reviewed=args.all)
-    for r in found:
-        by = f"{r['by']['kind']}:{r['by']['id']}"
-        seen = f"; reviewed by {r['reviewedBy']}" if "reviewedBy" in r else ""
-        line = f"{r['mutationId']}  {r['op']} {r['key']} (v{r['version']}) by {by}: {r['reason']}"
-        print(json_line(r) if args.json else one_line(line + seen))
-    if not found and not args.json:
-        print("no break-glass change awaits review")
-    return EXIT_OK
-
-
-def _revert(app: App, args: argparse.Namespace) -> int:
-    from core.gateway.outcome import Pending
-    from core.gateway.reverts import Revert, revert
-
-    hide, asked = masking(args, app.policy), Revert(args.mutation_id, args.actor, scan=args.scan)
-    outcome = hide.outcome(revert(app.gateway, asked))
-    if args.json:
-        print(json_line(outcome.to_dict()))
-    elif isinstance(outcome, Committed):
-        print(reverted_line(args.mutation_id, outcome))
-    elif isinstance(outcome, Pending):
-        print(outcome_line(outcome))
-    else:
-        print(one_line(f"not reverted ({outcome.reason.value}): {outcome.message}"))
-        moved = outcome.reason is RejectReason.CONFLICT
-        now = app.store.get(outcome.mutation.key) if moved else None
-        if now is not None:
-            print(f"  now: {entry_line(hide.entry(now))}")
     return EXIT_REJECTED if isinstance(outcome, Rejected) else EXIT_OK

@@ -15,7 +15,7 @@ from bot.chat.people import local_name
 from bot.reports.render import Masking
 from core.state.actor import Actor
 from core.state.keys import validate_session_id, validate_state_key
-from core.state.replay import Moment
+from core.state.moment import Moment
 from core.state.scripts import server_ms
 from core.state.value_json import MAX_BYTES, MAX_DEPTH, dumps, loads, nesting
 
@@ -55,16 +55,16 @@ def add_reveal(parser: argparse.ArgumentParser) -> None:
 
 def masking(args: argparse.Namespace, policy: Policy | None = None) -> Masking:
     """What a command shows of secret keys' values: ``(secret)`` as ``policy`` (the app's)
-    says, unless ``--reveal``. Without ``policy``, the config's is loaded (its core sections
-    alone, the rules unchecked: quicker than the app), unless ``--reveal``, which needs none."""
+    says, unless ``--reveal``. Without ``policy``, the config's answer (``secret_keys``: kept
+    between commands, else its core sections loaded, the rules unchecked), unless ``--reveal``,
+    which needs none."""
     if args.reveal:
         return Masking.revealing()
     if policy is None:
-        from core.config.core_config import CoreConfig, config_paths, load_config
-        from core.gateway.policy import Policy
+        from bot.commands.secret_keys import secret_test
+        from core.config.paths import config_paths
 
-        config = load_config(config_paths(args.config), CoreConfig).for_workspace(args.workspace)
-        policy = Policy(config.policy)
+        return Masking(secret_test(config_paths(args.config), args.workspace))
     return Masking(policy.is_secret)
 
 

@@ -20,12 +20,12 @@ from bot.screen import json_safe, one_line
 from core.state.commit_result import Committed, Rejected
 from core.state.entry import Entry
 from core.state.mutation import revert_id
-from core.state.mutation_log import LogRecord
 from core.time_phrases import TimedChange, expiry_phrase, revert_phrase
 
 if TYPE_CHECKING:
     from core.gateway.outcome import Outcome, Proposal
     from core.gateway.secrecy import Secrecy
+    from core.state.mutation_log import LogRecord
 
 __all__ = [
     "Masking",

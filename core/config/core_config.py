@@ -29,6 +29,7 @@ from core.config.env_refs import EnvRef, resolve_env_refs
 from core.config.escalations import escalation_issues
 from core.config.files import file_layer
 from core.config.layers import Layer, merge
+from core.config.paths import config_paths
 from core.config.roles import PLATFORMS, RoleBinding, name_entries
 from core.config.tenant_layers import tenant_layers
 from core.config.tenants import TenantsConfig, default_workspace
@@ -230,15 +231,6 @@ def config_path(explicit: str | os.PathLike[str] | None = None) -> Path | None:
     """The file to load: ``--config``, else ``DELIBERATE_CONFIG``, else None (the shipped one)."""
     chosen = explicit or os.environ.get("DELIBERATE_CONFIG")
     return Path(chosen) if chosen else None
-
-
-def config_paths(explicit: Sequence[str | os.PathLike[str]] | None = None) -> list[Path]:
-    """The files to layer on the shipped defaults: each ``--config``, in order, else those
-    ``DELIBERATE_CONFIG`` lists (separated by ``os.pathsep``), else none."""
-    if explicit:
-        return [Path(p) for p in explicit]
-    listed = os.environ.get("DELIBERATE_CONFIG", "")
-    return [Path(p) for p in listed.split(os.pathsep) if p]
 
 
 Paths = Path | Sequence[Path] | None

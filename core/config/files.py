@@ -10,7 +10,7 @@ from core.config.layers import Layer, Node, merge
 from core.config.yaml_source import Located, load_located
 from core.errors import ConfigError, ConfigIssue
 
-__all__ = ["file_layer"]
+__all__ = ["file_layer", "file_paths"]
 
 
 def _read(path: Path) -> Located:
@@ -52,6 +52,15 @@ def file_layer(path: Path, chain: list[Path] | None = None) -> Layer:
     origins = {p: (located.filename, line) for p, line in located.lines.items()}
     own = Layer(Node.of(located.data, origins, located.replaced))
     return own if layer is None else merge(layer, own)
+
+
+def file_paths(path: Path) -> list[Path]:
+    """``path`` and every file it includes, however deep: what its layer was read from."""
+    found = [path]
+    for included in _includes(_read(path)):
+        if included.resolve() not in {p.resolve() for p in found}:
+            found += file_paths(included)
+    return found
 
 
 def _includes(located: Located) -> list[Path]:

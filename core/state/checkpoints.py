@@ -139,6 +139,8 @@ class HistoryCompacted(StoreError):
     """A replay needs records the log no longer holds. ``meanwhile``: because a compaction
     ran while it was under way; the same replay started again can succeed."""
 
+    said_in_full = True
+
     def __init__(self, mark: CompactionMark, why: str, *, meanwhile: bool = False) -> None:
         super().__init__(
             f"the log was compacted through {mark.through} ({mark.records} records); {why}"

@@ -69,6 +69,8 @@ class Unacknowledged(StoreError):
     """A commit nobody may count on: applied once or not at all, never twice. What people
     are told is the same whichever of the two it is."""
 
+    said_in_full = True
+
 
 class NotReplicated(Unacknowledged):
     """The commit is on the primary, but fewer replicas than asked confirmed it in time: it

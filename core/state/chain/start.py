@@ -66,6 +66,8 @@ class Break:
 class ChainBroken(StoreError):
     """The log does not verify where a reader needs it: nothing is answered from it."""
 
+    said_in_full = True
+
     def __init__(self, broken: Break) -> None:
         what = "is not vouched for" if broken.unsealed else "does not verify"
         then = "" if broken.unsealed else "; see 'deliberate log verify'"

