@@ -2,22 +2,21 @@
 server, exit 2, never a traceback; each provoked for real: a port nothing listens on, a
 server that accepts and never answers, a real redis-server out of memory, a real read-only
 replica, real cluster nodes (MOVED from a node that does not hold the slot, CLUSTERDOWN
-from one that holds none)."""
+from one that holds none). The command runs in this process: what it says is the point, and
+the servers are real."""
 
 from __future__ import annotations
 
-import os
 import socket
-import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from redis.exceptions import OutOfMemoryError
 
 from bot.redis.connection import RedisTooOld, error_sentence
-from tests.faults.embedded import cli
+from tests.bot.cli.process import Ran, command
 from tests.polling import wait_for
 from tests.servers.redis_cluster import ClusterNode
 from tests.servers.redis_process import RedisProcess
@@ -26,12 +25,21 @@ from tests.servers.refusing import refusing_port, refusing_ports
 WRITE = ("state", "set", "decision.db", "postgres", "--actor", "user:a")
 
 
-def deliberate(url: str, *argv: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
-    return cli("--workspace", "errors", "--redis-url", url, *argv, env=env)
+Deliberate = Callable[..., Ran]
 
 
-def one_line(done: subprocess.CompletedProcess[str], server: str) -> str:
+@pytest.fixture
+def deliberate(capsys: pytest.CaptureFixture[str]) -> Deliberate:
+    """``deliberate --redis-url URL ARGV``, with no ``REDIS_URL`` in the environment."""
+
+    def ran(url: str, *argv: str) -> Ran:
+        argv = ("--workspace", "errors", "--redis-url", url, *argv)
+        return command(capsys, *argv, env={"REDIS_URL": None})
+
+    return ran
+
+
+def one_line(done: Ran, server: str) -> str:
     """The command failed with exit 2 and said one line ending with the server's name."""
     assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
     assert "Traceback" not in done.stderr
@@ -41,7 +49,7 @@ def one_line(done: subprocess.CompletedProcess[str], server: str) -> str:
 
 
 @pytest.mark.parametrize("argv", [("state", "get", "decision.db"), ("state", "list")])
-def test_connection_refused(argv: tuple[str, ...]) -> None:
+def test_connection_refused(deliberate: Deliberate, argv: tuple[str, ...]) -> None:
     with refusing_port() as port:  # held, never listening: no other server can take it
         line = one_line(
             deliberate(f"redis://ann:secret@127.0.0.1:{port}/0", *argv),
@@ -72,7 +80,7 @@ class SilentServer:
             held.close()
 
 
-def test_timeout() -> None:
+def test_timeout(deliberate: Deliberate) -> None:
     server = SilentServer()
     try:
         url = f"redis://127.0.0.1:{server.port}/0"
@@ -90,7 +98,9 @@ def servers(tmp_path: Path) -> Iterator[list[RedisProcess | ClusterNode]]:
         server.stop()
 
 
-def test_out_of_memory(tmp_path: Path, servers: list[RedisProcess | ClusterNode]) -> None:
+def test_out_of_memory(
+    deliberate: Deliberate, tmp_path: Path, servers: list[RedisProcess | ClusterNode]
+) -> None:
     full = RedisProcess(tmp_path / "oom", "--maxmemory", "1mb", "--maxmemory-policy", "noeviction")
     servers.append(full)
     with pytest.raises(OutOfMemoryError):
@@ -100,7 +110,9 @@ def test_out_of_memory(tmp_path: Path, servers: list[RedisProcess | ClusterNode]
     assert "out of memory" in line
 
 
-def test_read_only_replica(tmp_path: Path, servers: list[RedisProcess | ClusterNode]) -> None:
+def test_read_only_replica(
+    deliberate: Deliberate, tmp_path: Path, servers: list[RedisProcess | ClusterNode]
+) -> None:
     primary = RedisProcess(tmp_path / "primary")
     servers.append(primary)
     replica = RedisProcess(tmp_path / "replica", replica_of=primary)
@@ -111,7 +123,7 @@ def test_read_only_replica(tmp_path: Path, servers: list[RedisProcess | ClusterN
 
 
 def test_moved_from_a_cluster_node_that_does_not_hold_the_slot(
-    tmp_path: Path, servers: list[RedisProcess | ClusterNode]
+    deliberate: Deliberate, tmp_path: Path, servers: list[RedisProcess | ClusterNode]
 ) -> None:
     holder, other = ClusterNode(tmp_path / "a"), ClusterNode(tmp_path / "b")
     servers += [holder, other]
@@ -138,21 +150,21 @@ def test_moved_from_a_cluster_node_that_does_not_hold_the_slot(
         ("redis+cluster://127.0.0.1:7000/3", "a Redis Cluster has one database, 0"),
     ],
 )
-def test_a_malformed_cluster_url_is_one_line(url: str, said: str) -> None:
+def test_a_malformed_cluster_url_is_one_line(deliberate: Deliberate, url: str, said: str) -> None:
     done = deliberate(url, *WRITE)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     [line] = done.stderr.strip().splitlines()
     assert line.startswith("deliberate: ") and line.endswith(said), line
 
 
-def test_a_cluster_with_no_node_answering_is_one_line() -> None:
+def test_a_cluster_with_no_node_answering_is_one_line(deliberate: Deliberate) -> None:
     with refusing_ports(2) as (one, two):
         url = f"redis+cluster://127.0.0.1:{one},127.0.0.1:{two}"
         line = one_line(deliberate(url, *WRITE), url)
     assert "the Redis cluster cannot serve this data now" in line
 
 
-def test_a_password_is_never_shown_however_it_is_spelled() -> None:
+def test_a_password_is_never_shown_however_it_is_spelled(deliberate: Deliberate) -> None:
     """Unquoted "/", "?" and "@" in a password (base64 passwords hold "/"): still masked,
     and the URL's options (decode_responses among them) do not break the client."""
     with refusing_port() as port:
@@ -166,7 +178,7 @@ def test_a_password_is_never_shown_however_it_is_spelled() -> None:
 
 
 def test_clusterdown_from_a_cluster_node_without_slots(
-    tmp_path: Path, servers: list[RedisProcess | ClusterNode]
+    deliberate: Deliberate, tmp_path: Path, servers: list[RedisProcess | ClusterNode]
 ) -> None:
     node = ClusterNode(tmp_path / "alone")
     servers.append(node)

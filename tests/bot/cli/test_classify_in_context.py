@@ -9,27 +9,32 @@ model gets the same context as typed features in its frame, never the earlier wo
 from __future__ import annotations
 
 import json
-import os
-import subprocess
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from core.runtime.conversations import MAX_BEFORE
-from tests.faults.embedded import cli
+from tests.bot.cli.process import Ran, command
 
-NO_REDIS = {**os.environ, "REDIS_URL": "redis://127.0.0.1:1/0"}  # nothing listens there
+NO_REDIS = {"REDIS_URL": "redis://127.0.0.1:1/0"}  # nothing listens there
+
+Deliberate = Callable[..., Ran]
 
 
-def deliberate(
-    *argv: str, stdin: str | None = None, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """The command, as a person runs it (with Redis unreachable unless ``env`` says)."""
-    return cli(*argv, env=env or NO_REDIS, stdin=stdin)
+@pytest.fixture
+def deliberate(capsys: pytest.CaptureFixture[str]) -> Deliberate:
+    """The command, as a person runs it (with Redis unreachable unless ``env`` says), in this
+    process: what it reads and prints is the point here, not the process."""
+
+    def ran(*argv: str, stdin: str | None = None, env: dict[str, str] | None = None) -> Ran:
+        return command(capsys, *argv, env=env or NO_REDIS, stdin=stdin)
+
+    return ran
 
 
 def classify(
-    lines: list[dict[str, Any] | str], env: dict[str, str] | None = None
+    deliberate: Deliberate, lines: list[dict[str, Any] | str], env: dict[str, str] | None = None
 ) -> tuple[list[dict[str, Any]], str, int]:
     text = "".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines)
     done = deliberate("classify", "--jsonl", stdin=text, env=env)
@@ -48,22 +53,24 @@ CASES = [
 ]
 
 
-def test_a_short_turn_is_read_in_the_context_the_bot_would_read_it_in() -> None:
+def test_a_short_turn_is_read_in_the_context_the_bot_would_read_it_in(
+    deliberate: Deliberate,
+) -> None:
     asked = after("yes", ("ann", "is the build green on main?"))
-    results, stderr, code = classify([line for line, _ in CASES] + [asked])
+    results, stderr, code = classify(deliberate, [line for line, _ in CASES] + [asked])
     assert code == 0, stderr
     routed = [r["routed_as"] for r in results]
     assert routed[:-1] == [act for _, act in CASES], results
     assert routed[-1] != "commit", results[-1]  # an answer to a question agrees to nothing
 
 
-def test_without_before_a_line_reads_as_it_always_did() -> None:
+def test_without_before_a_line_reads_as_it_always_did(deliberate: Deliberate) -> None:
     alone = [{"text": line["text"]} for line, _ in CASES]
     with_who = [{"text": line["text"], "who": "bob"} for line, _ in CASES]
     empty = [{"text": line["text"], "before": []} for line, _ in CASES]
-    first, _, _ = classify(alone)
-    assert classify(with_who)[0] == first and classify(empty)[0] == first
-    in_context, _, _ = classify([line for line, _ in CASES])
+    first, _, _ = classify(deliberate, alone)
+    assert classify(deliberate, with_who)[0] == first and classify(deliberate, empty)[0] == first
+    in_context, _, _ = classify(deliberate, [line for line, _ in CASES])
     assert in_context != first  # (and the context does change what they read as)
 
 
@@ -84,21 +91,23 @@ def test_without_before_a_line_reads_as_it_always_did() -> None:
     ],
 )
 def test_a_bad_before_is_named_by_line_and_the_rest_still_read(
-    line: dict[str, Any], said: str
+    deliberate: Deliberate, line: dict[str, Any], said: str
 ) -> None:
-    results, stderr, code = classify([line, {"text": "what if we did a raffle"}])
+    results, stderr, code = classify(deliberate, [line, {"text": "what if we did a raffle"}])
     assert code == 2
     assert [r["text"] for r in results] == ["what if we did a raffle"]
     assert f"deliberate classify: stdin line 1: {said}" in stderr, stderr
 
 
-def test_a_long_topic_and_the_longest_writer_are_read_as_the_bot_reads_them() -> None:
+def test_a_long_topic_and_the_longest_writer_are_read_as_the_bot_reads_them(
+    deliberate: Deliberate,
+) -> None:
     line = after("yes", ("a" * 300, "how about postgres?"), who="b" * 300) | {"topic": "t" * 999}
-    results, stderr, code = classify([line])
+    results, stderr, code = classify(deliberate, [line])
     assert code == 0 and results[0]["text"] == "yes", stderr
 
 
-def test_eval_names_an_act_type_that_is_no_string(tmp_path: Any) -> None:
+def test_eval_names_an_act_type_that_is_no_string(deliberate: Deliberate, tmp_path: Any) -> None:
     labelled = tmp_path / "odd.jsonl"
     labelled.write_text('{"text": "ok", "act_type": ["commit"]}\n', "utf-8")
     done = deliberate("classify", "--eval", str(labelled))
@@ -106,7 +115,7 @@ def test_eval_names_an_act_type_that_is_no_string(tmp_path: Any) -> None:
     assert f"{labelled}:1: act_type must be one of brainstorm" in done.stderr, done.stderr
 
 
-def test_eval_reads_each_line_in_its_context(tmp_path: Any) -> None:
+def test_eval_reads_each_line_in_its_context(deliberate: Deliberate, tmp_path: Any) -> None:
     labelled = tmp_path / "labelled.jsonl"
     labelled.write_text(
         "".join(json.dumps(line | {"act_type": act}) + "\n" for line, act in CASES), "utf-8"
@@ -117,7 +126,7 @@ def test_eval_reads_each_line_in_its_context(tmp_path: Any) -> None:
 
 
 def test_a_chat_model_gets_the_context_as_features_never_the_earlier_words(
-    openai_server: Any,
+    deliberate: Deliberate, openai_server: Any
 ) -> None:
     idea = '{"act_type": "brainstorm", "target": "current_candidate", "confidence": 0.9}'
     openai_server.reply(idea)  # the proposal: the offline loop puts it on the table
@@ -128,7 +137,7 @@ def test_a_chat_model_gets_the_context_as_features_never_the_earlier_words(
         "DELIBERATE_MODEL": "local-model",
     }
     proposal = "how about postgres with a replica and nightly snapshots?"
-    results, stderr, code = classify([after("yes", ("ann", proposal))], env)
+    results, stderr, code = classify(deliberate, [after("yes", ("ann", proposal))], env)
     assert code == 0 and results[0]["classifier"] == "llm", stderr
     sent = [json.dumps(r) for r in openai_server.requests]
     assert len(sent) == 2  # the earlier message read first, as the bot would, then "yes"

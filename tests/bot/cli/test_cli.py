@@ -17,7 +17,7 @@ from redis import Redis
 
 from bot.main import main, parser
 from core.state.store import StateStore
-from tests.bot.cli.process import run
+from tests.bot.cli.process import command, run
 from tests.conftest import delete_workspace, write_config
 from tests.factories import mutation
 
@@ -295,8 +295,10 @@ def test_without_redis_url_state_persists_in_the_embedded_redis(tmp_path: Path) 
     assert cli("replay", "--verify", env=env).returncode == 0
 
 
-def test_a_bad_log_level_from_the_environment_is_a_usage_error() -> None:
-    done = cli("state", "list", env={**os.environ, "DELIBERATE_LOG_LEVEL": "verbose"})
+def test_a_bad_log_level_from_the_environment_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    done = command(capsys, "state", "list", env={"DELIBERATE_LOG_LEVEL": "verbose"})
     assert done.returncode == 2 and "log level 'verbose'" in done.stderr
     assert "Traceback" not in done.stderr
 
@@ -373,9 +375,11 @@ def _clean(redis_client: Redis, workspace: str) -> None:
     delete_workspace(redis_client, workspace)
 
 
-def test_classify_prints_the_interpretation_without_touching_redis() -> None:
-    env = {**os.environ, "REDIS_URL": "redis://127.0.0.1:1/0"}  # nothing listens there
-    done = cli("classify", "ok ship it", "--topic", "release plan", env=env)
+def test_classify_prints_the_interpretation_without_touching_redis(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    env = {"REDIS_URL": "redis://127.0.0.1:1/0"}  # nothing listens there
+    done = command(capsys, "classify", "ok ship it", "--topic", "release plan", env=env)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert (result["act_type"], result["routed_as"], result["classifier"]) == (
@@ -386,19 +390,14 @@ def test_classify_prints_the_interpretation_without_touching_redis() -> None:
     assert result["target"] == "current_candidate" and 0.5 <= result["confidence"] <= 1
 
 
-def test_classify_jsonl_reports_bad_lines_and_keeps_going() -> None:
+def test_classify_jsonl_reports_bad_lines_and_keeps_going(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     lines = (
         '{"text": "what if we did a raffle"}\nnot json\n{"topic": "x"}\n[1]\n'
         '{"text": "brb coffee", "topic": "raffle"}\n' + "[" * 50_000 + "]" * 50_000 + "\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "bot.main", "classify", "--jsonl"],
-        input=lines,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = command(capsys, "classify", "--jsonl", stdin=lines)
     assert [json.loads(x)["act_type"] for x in done.stdout.splitlines()] == [
         "brainstorm",
         "tangent",
@@ -413,15 +412,16 @@ def test_classify_jsonl_reports_bad_lines_and_keeps_going() -> None:
     )
 
 
-def test_classify_asks_the_model_when_a_key_is_set(openai_server: Any) -> None:
+def test_classify_asks_the_model_when_a_key_is_set(
+    capsys: pytest.CaptureFixture[str], openai_server: Any
+) -> None:
     openai_server.reply('{"act_type": "refine", "target": "artifact", "confidence": 0.8}')
     env = {
-        **os.environ,
         "OPENAI_API_KEY": "test",
         "OPENAI_BASE_URL": openai_server.base_url,
         "DELIBERATE_MODEL": "local-model",
     }
-    done = cli("classify", "tighten the intro in the doc", env=env)
+    done = command(capsys, "classify", "tighten the intro in the doc", env=env)
     result = json.loads(done.stdout)
     assert (result["classifier"], result["act_type"], result["target"]) == (
         "llm",
@@ -429,7 +429,9 @@ def test_classify_asks_the_model_when_a_key_is_set(openai_server: Any) -> None:
         "artifact",
     )
     assert openai_server.requests[0]["model"] == "local-model"
-    failing = cli("classify", "brb coffee", env=env)  # nothing scripted: the server answers 500
+    failing = command(
+        capsys, "classify", "brb coffee", env=env
+    )  # nothing scripted: the server answers 500
     assert failing.returncode == 0
     assert json.loads(failing.stdout)["classifier"] == "embedded"
     assert "warning: classify call to local-model: error" in failing.stderr

@@ -4,33 +4,32 @@ plain line each, and writes JSON log lines only when asked (``--log-level``,
 
 from __future__ import annotations
 
+import functools
 import json
-import os
 import socket
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import cast
 
+import pytest
 from redis import Redis
 
 from core.state.keys import WorkspaceKeys
+from tests.bot.cli.process import Ran, command
 from tests.conftest import write_config
 from tests.rules.rig import config_text
 
-
-def cli(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bot.main", *argv],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, **(env or {})},
-        check=False,
-    )
+Cli = Callable[..., Ran]
 
 
-def test_a_command_prints_its_answer_and_no_log_line(workspace: str) -> None:
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Cli:
+    """The command run in this process: these tests are about what it prints, not about
+    the process (which ``test_startup.py`` and ``test_interrupt_cli.py`` start for real)."""
+    return functools.partial(command, capsys)
+
+
+def test_a_command_prints_its_answer_and_no_log_line(cli: Cli, workspace: str) -> None:
     done = cli("--workspace", workspace, "state", "set", "decision.a", "x", "--actor", "user:al")
     assert done.returncode == 0 and done.stdout.startswith('committed: decision.a = "x"')
     assert done.stderr == ""
@@ -41,7 +40,7 @@ def test_a_command_prints_its_answer_and_no_log_line(workspace: str) -> None:
     assert refused.stderr == ""
 
 
-def test_log_level_shows_the_json_decision_lines_on_stderr(workspace: str) -> None:
+def test_log_level_shows_the_json_decision_lines_on_stderr(cli: Cli, workspace: str) -> None:
     argv = ("--workspace", workspace, "state", "set", "decision.a", "x", "--actor", "user:al")
     for asked, env in ((["--log-level", "info"], {}), ([], {"DELIBERATE_LOG_LEVEL": "INFO"})):
         done = cli(*asked, *argv, env=env)
@@ -55,7 +54,7 @@ def test_log_level_shows_the_json_decision_lines_on_stderr(workspace: str) -> No
 
 
 def test_log_file_gets_the_json_lines_and_stderr_stays_quiet(
-    workspace: str, tmp_path: Path
+    cli: Cli, workspace: str, tmp_path: Path
 ) -> None:
     path = tmp_path / "deliberate.jsonl"
     done = cli(
@@ -78,7 +77,7 @@ def test_log_file_gets_the_json_lines_and_stderr_stays_quiet(
     assert nowhere.stderr.startswith(f"deliberate: cannot write the log file {tmp_path}/no/")
 
 
-def test_a_warning_is_one_plain_line(workspace: str, redis_client: Redis) -> None:
+def test_a_warning_is_one_plain_line(cli: Cli, workspace: str, redis_client: Redis) -> None:
     done = cli("--workspace", workspace, "state", "set", "decision.a", "x", "--actor", "user:a")
     assert done.returncode == 0
     planted = cast(str, redis_client.xadd(WorkspaceKeys(workspace).log, {"junk": "1"}))
@@ -105,7 +104,7 @@ def _rules(tmp_path: Path) -> str:
 
 
 def test_burst_worker_prints_a_progress_line_and_a_summary_only(
-    workspace: str, tmp_path: Path
+    cli: Cli, workspace: str, tmp_path: Path
 ) -> None:
     config = _rules(tmp_path)
     base = ("--workspace", workspace, "--config", config)
@@ -128,7 +127,9 @@ def test_burst_worker_prints_a_progress_line_and_a_summary_only(
     assert any(x["logger"] == "deliberate.rules" for x in logged)
 
 
-def test_burst_worker_says_a_connectors_failure_in_one_line(workspace: str, tmp_path: Path) -> None:
+def test_burst_worker_says_a_connectors_failure_in_one_line(
+    cli: Cli, workspace: str, tmp_path: Path
+) -> None:
     """OBS out of reach: the connector's words once a try, not obs-websocket's traceback
     nor RQ's job dump with ours."""
     with socket.socket() as taken:  # a port nobody listens on
@@ -160,7 +161,9 @@ def test_burst_worker_says_a_connectors_failure_in_one_line(workspace: str, tmp_
     ), tries
 
 
-def test_burst_worker_shows_the_lines_a_rule_writes(workspace: str, tmp_path: Path) -> None:
+def test_burst_worker_shows_the_lines_a_rule_writes(
+    cli: Cli, workspace: str, tmp_path: Path
+) -> None:
     """``log.write`` is a rule's output for whoever runs the worker: ``--burst`` shows its
     lines at the default level (from info; a debug one stays out), cleaned of what would
     steer the terminal; a level asked for decides instead."""

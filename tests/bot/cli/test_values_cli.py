@@ -1,8 +1,9 @@
 """A value on the command line the store would refuse is one usage error naming the argument
 (exit 2), never a traceback, and nothing is written: JSON nested deeper than the store keeps
 (64 levels; 50,000 levels once gave a RecursionError traceback), NaN and Infinity, numbers
-too large for JSON, bytes that are not UTF-8, an escaped lone surrogate. The real
-``deliberate`` process, as a person runs it; what it takes still goes through."""
+too large for JSON, bytes that are not UTF-8, an escaped lone surrogate; what it takes still
+goes through. The command runs in this process, as ``main`` reads its arguments; bytes argv
+carries are given to a real process, as only one decodes them at start-up."""
 
 from __future__ import annotations
 
@@ -10,13 +11,14 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from core.redis.client import RedisClient
 from core.state.value_json import MAX_DEPTH
-from tests.bot.cli.process import run
+from tests.bot.cli.process import Ran, command, run
 from tests.conftest import write_config
 from tests.reads import footprints
 
@@ -31,7 +33,7 @@ def deep_object(levels: int) -> str:
     return '{"a":' * levels + "1" + "}" * levels
 
 
-def deliberate(
+def in_a_process(
     config: Path, workspace: str, *argv: str | bytes
 ) -> subprocess.CompletedProcess[str]:
     command: list[str | bytes] = [sys.executable, "-m", "bot.main", "--config", str(config)]
@@ -46,12 +48,25 @@ def deliberate(
     )
 
 
+Deliberate = Callable[..., Ran]
+
+
+@pytest.fixture
+def deliberate(capsys: pytest.CaptureFixture[str]) -> Deliberate:
+    """``deliberate --config CONFIG --workspace WORKSPACE ARGV`` in this process."""
+
+    def ran(config: Path, workspace: str, *argv: str) -> Ran:
+        return command(capsys, "--config", str(config), "--workspace", workspace, *argv)
+
+    return ran
+
+
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
     return write_config(tmp_path, ANY)
 
 
-def one_usage_error(done: subprocess.CompletedProcess[str], argument: str) -> str:
+def one_usage_error(done: Ran | subprocess.CompletedProcess[str], argument: str) -> str:
     """The one line printed, naming ``argument`` (and where the usage is): its words."""
     assert done.returncode == 2, (done.returncode, done.stderr[-500:])
     assert "Traceback" not in done.stderr and done.stdout == ""
@@ -87,7 +102,12 @@ REFUSED_VALUES = [
 
 @pytest.mark.parametrize(("value", "said"), REFUSED_VALUES)
 def test_state_set_refuses_what_the_store_would_in_one_line(
-    config: Path, workspace: str, redis_client: RedisClient, value: str, said: str
+    deliberate: Deliberate,
+    config: Path,
+    workspace: str,
+    redis_client: RedisClient,
+    value: str,
+    said: str,
 ) -> None:
     before = footprints(redis_client, [workspace])
     done = deliberate(config, workspace, "state", "set", "any.x", value, "--actor", "user:a")
@@ -100,12 +120,14 @@ def test_bytes_that_are_not_utf8_are_named_and_nothing_is_written(
 ) -> None:
     before = footprints(redis_client, [workspace])
     for value in (b"ab\xffcd", b'["\xc3\x28"]', "lone \udcfe from argv"):
-        done = deliberate(config, workspace, "state", "set", "any.x", value, "--actor", "user:a")
+        done = in_a_process(config, workspace, "state", "set", "any.x", value, "--actor", "user:a")
         assert "is not UTF-8 text (byte 0x" in one_usage_error(done, "value")
     assert footprints(redis_client, [workspace]) == before
 
 
-def test_minus_infinity_after_the_end_of_options_is_refused(config: Path, workspace: str) -> None:
+def test_minus_infinity_after_the_end_of_options_is_refused(
+    deliberate: Deliberate, config: Path, workspace: str
+) -> None:
     done = deliberate(
         config, workspace, "state", "set", "any.x", "--actor", "user:a", "--", "-Infinity"
     )
@@ -113,7 +135,9 @@ def test_minus_infinity_after_the_end_of_options_is_refused(config: Path, worksp
 
 
 @pytest.mark.parametrize("by", ["NaN", "1e400", deep_array(50_000)], ids=["NaN", "1e400", "deep"])
-def test_incr_by_refuses_the_same(config: Path, workspace: str, by: str) -> None:
+def test_incr_by_refuses_the_same(
+    deliberate: Deliberate, config: Path, workspace: str, by: str
+) -> None:
     done = deliberate(config, workspace, "state", "incr", "count.n", "--by", by, "--actor", "u:a")
     assert one_usage_error(done, "--by")
 
@@ -121,7 +145,9 @@ def test_incr_by_refuses_the_same(config: Path, workspace: str, by: str) -> None
 @pytest.mark.parametrize(
     "option", ["--mutation", "--state"], ids=["rules-test-mutation", "rules-test-state"]
 )
-def test_rules_test_refuses_the_same(config: Path, workspace: str, option: str) -> None:
+def test_rules_test_refuses_the_same(
+    deliberate: Deliberate, config: Path, workspace: str, option: str
+) -> None:
     ok = '{"op": "set", "key": "any.x", "value": 1}'
     deep = '{"op": "set", "key": "any.x", "value": ' + deep_array(50_000) + "}"
     for given, said in ((deep, NESTED), ('{"any.x": NaN}', "NaN is not a JSON number")):
@@ -132,7 +158,7 @@ def test_rules_test_refuses_the_same(config: Path, workspace: str, option: str) 
 
 
 def test_what_the_store_keeps_still_goes_through(
-    config: Path, workspace: str, redis_client: RedisClient
+    deliberate: Deliberate, config: Path, workspace: str, redis_client: RedisClient
 ) -> None:
     """The limits are the store's, no tighter: 64 levels, a 4000-digit integer, text that
     is not JSON (though it starts as a number JSON cannot hold), "NaN" quoted as JSON text;
@@ -156,7 +182,7 @@ def test_what_the_store_keeps_still_goes_through(
 
 @pytest.mark.parametrize("levels", [600, 100_000])
 def test_a_config_nested_thousands_deep_is_one_line_naming_the_file(
-    tmp_path: Path, workspace: str, levels: int
+    deliberate: Deliberate, tmp_path: Path, workspace: str, levels: int
 ) -> None:
     """``rules check`` of a YAML file 100,000 lists deep printed a RecursionError
     traceback; with libyaml's parser (which stops at 1,000 levels), one 600 deep did, in the

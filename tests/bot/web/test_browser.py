@@ -46,8 +46,10 @@ def slack_oidc() -> Iterator[OidcProvider]:
         yield provider
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
+    """One Chromium for the module's tests (a launch costs seconds of CPU): each test's
+    ``new_page`` opens a context of its own, with no cookie or storage of another's."""
     with chromium() as running:
         yield running
 
