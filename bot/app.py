@@ -4,6 +4,7 @@ the embedded classifier and the offline responder)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -79,6 +80,16 @@ class App:
         if rules:
             ensure_group(self.redis, RuleKeys(workspace))
         return App(config, self.redis, store, policy, MutationGateway(store, policy))
+
+    def close(self) -> None:
+        """Its Redis connections closed, a cluster client's to every node too: a command's
+        end, in a process that goes on (one that runs several commands, a test). Never
+        raises: what could not be closed is gone with the process."""
+        with contextlib.suppress(Exception):
+            if hasattr(self.redis, "get_nodes"):  # a RedisCluster: its nodes' connections
+                self.redis.close()
+            else:
+                self.redis.connection_pool.disconnect()
 
     def rule_workspaces(self) -> list[str]:
         """The workspaces rules run in, from the config alone: this one (a single-team Slack

@@ -271,7 +271,10 @@ def _dispatch(args: argparse.Namespace) -> int:
     if getattr(args, "offline", False):
         return int(args.handler(load_app_config(config_paths(args.config)), args))
     app = build_app(args.workspace, config_paths(args.config), args.redis_url)
-    return int(args.handler(app, args))
+    try:
+        return int(args.handler(app, args))
+    finally:
+        app.close()  # (a process that runs commands one after another keeps no socket)
 
 
 if __name__ == "__main__":
