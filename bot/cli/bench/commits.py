@@ -161,10 +161,16 @@ def _patience(app: App) -> float:
 
 
 def _hand_chunk(
-    writer: HandWriter, actor: Actor, job: Job, ops: range, last: dict[str, Seen]
+    writer: HandWriter,
+    actor: Actor,
+    job: Job,
+    ops: range,
+    last: dict[str, Seen],
+    patience: float,
 ) -> Chunk:
     """Increments whose writes are made by hand (``by_hand``): the mutation built as the
-    gateway's is, outside the timing, as there."""
+    gateway's is, outside the timing, as there. A pipeline cut off by a failover is sent
+    again, as a commit is (its writes go to the bench's own keys: twice does no harm)."""
     latencies = []
     began = time.perf_counter()
     for i in ops:
@@ -175,7 +181,9 @@ def _hand_chunk(
         )
         prev = "" if version == 0 else str(value)
         start = time.perf_counter_ns()
-        writer.write(mutation, version + 1, prev, time.time_ns() // 1_000_000)
+        now_ms = time.time_ns() // 1_000_000
+        write = partial(writer.write, mutation, version + 1, prev, now_ms)
+        resend(write, writer.client, patience)
         latencies.append(time.perf_counter_ns() - start)
         last[key] = (version + 1, mutation.value)
     return Chunk(began, time.perf_counter(), latencies, 0)
@@ -218,7 +226,8 @@ def _alternate(job: Job, barrier: Barrier) -> list[tuple[str, int, Chunk]]:
         barrier.wait()
         chunks.append(("gateway", number, _gateway_chunk(app, actor, job, ops, last)))
         barrier.wait()
-        chunks.append(("by_hand", number, _hand_chunk(hand, actor, job, ops, hand_last)))
+        by_hand = _hand_chunk(hand, actor, job, ops, hand_last, _patience(app))
+        chunks.append(("by_hand", number, by_hand))
         barrier.wait()
         chunks.append(("raw", number, _raw_chunk(raw_client, job, ops, _patience(app))))
     return chunks
