@@ -14,8 +14,6 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Concatenate, ParamSpec
 
-from pydantic import JsonValue
-
 from core.errors import DeliberateError
 from core.gateway.approving import (
     Barred,
@@ -190,7 +188,8 @@ class MutationGateway:
             return refusal
         # (its value, as proposed and as edited, and the one its key holds now)
         hide = self.secrecy.redactor(
-            mutation, values=[proposal.current_value, self._held(mutation)]
+            mutation,
+            values=[proposal.current_value, self.secrecy.held(mutation.key, self.store.get)],
         )
         asked = (edit, revision, expected_version, hide.kept(reason, MAX_REASON) or None)
         try:
@@ -367,13 +366,6 @@ class MutationGateway:
         self.decisions.record(busy)
         return busy
 
-    def _held(self, mutation: Mutation) -> JsonValue:
-        """The value ``mutation``'s key holds now, where it is secret (read only then)."""
-        if not self.secrecy.is_secret(mutation.key):
-            return None
-        entry = self.store.get(mutation.key)
-        return None if entry is None else entry.value
-
     def discard_proposal(
         self, proposal_id: str, actor: Actor, reason: str | None = None
     ) -> Proposal:
@@ -396,7 +388,9 @@ class MutationGateway:
             raise DiscardRefused(refusal)
         # (a secret value quoted in it: struck out before it is cut; nothing that shows: none)
         discarding = applying(proposal, actor)
-        hide = self.secrecy.redactor(discarding, values=[self._held(discarding)])
+        hide = self.secrecy.redactor(
+            discarding, values=[self.secrecy.held(discarding.key, self.store.get)]
+        )
         reason = hide.kept(reason, MAX_REASON) or None
         moved = self.proposals.discard(proposal_id, actor, reason)
         proposal = moved if moved is not None else self._proposal(proposal_id)

@@ -63,16 +63,22 @@ class Secrecy:
             found += self.values_of(m)
         return Redactor(found)
 
+    def held(self, key: str, entry: Callable[[str], Entry | None]) -> JsonValue:
+        """The value ``key`` holds now where it is secret (read with ``entry`` only then),
+        so that a reason quoting it loses it too; None for any other key."""
+        if not self.is_secret(key):
+            return None
+        now = entry(key)
+        return None if now is None else now.value
+
     def reasoned(self, m: Mutation, entry: Callable[[str], Entry | None]) -> Mutation:
         """``m`` with its secret values (and the value its key holds now, read with ``entry``
         only then) struck out of the reason its writer gave, which is shown wherever its
         record is (``why``, a trace)."""
         if not m.reason or not self.is_secret(m.key):
             return m
-        now = entry(m.key)
         written = [m] if m.op is not Op.INCR else []  # (an increment's amount is a step)
-        held = [None if now is None else now.value]
-        reason = self.redactor(*written, values=held).text(m.reason)
+        reason = self.redactor(*written, values=[self.held(m.key, entry)]).text(m.reason)
         return m if reason == m.reason else m.model_copy(update={"reason": reason})
 
     def mutation(self, m: Mutation) -> Mutation:
