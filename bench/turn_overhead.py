@@ -5,7 +5,8 @@ The 50-turn conversation of ``prompt_size.py`` (brainstorm, refine, questions, t
 commits each followed by a "Use this" click) is driven through ``Loop.update`` exactly as
 ``Runtime.send`` chains it, with no Redis and no model:
 
-    UserSaid -> update -> Classify -> EmbeddedClassifier.classify -> Classified -> update
+    UserSaid -> update -> Classify -> EmbeddedClassifier.interpret (in context) -> Classified
+      -> update
       -> Generate -> OfflineResponder -> AssistantReplied -> update (evaluate) -> Show
       -> render (console text and JSON, as an adapter would)
 
@@ -57,7 +58,6 @@ from core.deliberation.messages import (
     ActionClicked,
     ActionDone,
     AssistantReplied,
-    Classified,
     OutcomeNote,
     UserSaid,
 )
@@ -68,6 +68,7 @@ from core.llm.offline_responder import OfflineResponder
 from core.metrics.tally import flush_all
 from core.perception import EmbeddedClassifier
 from core.runtime.events import Event, OutcomeEvent
+from core.runtime.results import classified as read_as
 from core.runtime.runner import Runtime
 from core.state.keys import WorkspaceKeys
 
@@ -80,7 +81,9 @@ if TYPE_CHECKING:
     from core.redis.client import RedisClient
 
 TARGET_MS = 5.0
-TARGET_TRIPS = 4  # Redis round trips of a turn, and of a click (issue 33)
+# Redis round trips of a turn (its read too, when this process keeps no session) and of a
+# click (issue 45; 4 in issue 33)
+TARGET_TRIPS = 3
 TARGET_PINGS = 8.0  # a turn through Runtime.send, in PING round trips (issue 33)
 PARTS = ("classify", "update", "evaluate", "render", "responder")
 
@@ -126,7 +129,6 @@ def conversation(
     """One run of the conversation through the pure parts; ``samples`` None for a warm-up;
     ``clicks`` False: without its "Use this" clicks."""
     classifier, responder = EmbeddedClassifier(), OfflineResponder()
-    min_confidence = loop.settings.min_confidence
     clock = time.perf_counter_ns
     session = Session(id=f"bench:pure-{rep}")
     for n, step in enumerate(CONVERSATION, start=1):
@@ -136,15 +138,11 @@ def conversation(
         session, cmds = loop.update(session, said)
         ask: Classify = only(cmds, Classify)
         t1 = clock()
-        turn = classifier.classify(ask.text, ask.topic)
+        # as the runtime reads it: in the context of the turns before, with the marks a click
+        # may teach (``Runtime._classify``)
+        turn, source = classifier.interpret(ask.text, ask.topic, ask.correlation_id, ask.context)
+        classified = read_as(ask, turn, source, loop.settings)
         t2 = clock()
-        classified = Classified(
-            correlation_id=ask.correlation_id,
-            text=ask.text,
-            interpretation=turn,
-            routed=turn.routed(min_confidence),
-            classifier=classifier.name,
-        )
         session, cmds = loop.update(session, classified)
         generate: Generate = only(cmds, Generate)
         t3 = clock()
@@ -446,7 +444,7 @@ def measure(client: RedisClient, args: argparse.Namespace) -> None:
     print("| per turn | n | median µs | p95 µs | ratio to one PING |")
     print("|---|---|---|---|---|")
     parts = samples.parts
-    print(row("classify (embedded classifier)", parts["classify"], ping))
+    print(row("classify (embedded, in context, with marks)", parts["classify"], ping))
     print(row("update: 3 messages, without evaluate", parts["update"], ping))
     print(row("evaluate (beats, inside the last update)", parts["evaluate"], ping))
     print(row("render: console text + JSON", parts["render"], ping))
@@ -480,8 +478,9 @@ def measure(client: RedisClient, args: argparse.Namespace) -> None:
         f"{statistics.mean(full.click_trips):.1f} per click, "
         f"{statistics.mean(full.undo_trips):.1f} per Undo**, at most {most} (target <= "
         f"{TARGET_TRIPS}: {'met' if most <= TARGET_TRIPS else 'MISSED'}). The Redis side "
-        "(session load, the versioned saves with the transcript, trace and beat log rows, "
-        f"their serialisation) adds about {added / 1000:.3f} ms to the pure turn."
+        "(the versioned saves with the transcript, trace and beat log rows, their "
+        "serialisation; a session's read when this process keeps none) adds about "
+        f"{added / 1000:.3f} ms to the pure turn."
     )
     acts = ", ".join(f"{act} {n}" for act, n in samples.acts.most_common())
     print(

@@ -1,6 +1,6 @@
 """An "Undo" click through ``Runtime.send``, with the revert's lookup (``undo_lookup.lua``) sent
 in one pipeline with the click's save, as the runtime sends it, against the same click with
-the lookup sent alone after the save (as it was, at 5 round trips: this process's
+the lookup sent alone after the save (as it was, a round trip more: this process's
 ``SessionStore.store_along`` drops what goes along, and the revert asks it itself).
 
 Each Undo reverts a "Use this" click of its own session (made first, not timed); the two

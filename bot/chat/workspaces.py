@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from bot.redis.keyspace import census, holds_data, last_written
 from core.config.tenants import Tenancy, Tenant
+from core.recently_used import Recent
 from core.redis.client import RedisClient
 from core.state.codec import text
 from core.state.keys import WORKSPACE_DIRECTORY
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Listing",
-    "Recent",
     "WorkspaceDirectory",
     "WorkspaceFound",
     "WorkspaceSeen",
@@ -37,39 +36,6 @@ __all__ = [
 
 TOUCH_EVERY_SEC = 30.0  # last activity is kept to this precision: one write per workspace
 KEPT = 256  # workspaces whose app and runtime stay built; others are built again when needed
-V = TypeVar("V")
-
-
-class Recent(Generic[V]):
-    """The ``size`` most recently used values by name: with ``any_server`` or DMs on, every
-    stranger is a workspace, and a process must not keep them all."""
-
-    def __init__(self, size: int = KEPT) -> None:
-        self.size = size
-        self._lock = threading.Lock()  # adapters use it from several threads
-        self._values: OrderedDict[str, V] = OrderedDict()
-
-    def get(self, name: str) -> V | None:
-        with self._lock:
-            value = self._values.get(name)
-            if value is not None:
-                self._values.move_to_end(name)
-            return value
-
-    def put(self, name: str, value: V) -> V:
-        with self._lock:
-            self._values[name] = value
-            self._values.move_to_end(name)
-            while len(self._values) > self.size:
-                self._values.popitem(last=False)
-            return value
-
-    def drop(self, name: str) -> None:
-        with self._lock:
-            self._values.pop(name, None)
-
-    def __len__(self) -> int:
-        return len(self._values)
 
 
 @dataclass(frozen=True)

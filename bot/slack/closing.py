@@ -16,10 +16,10 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 from slack_sdk.webhook import WebhookClient
 
-from bot.chat.workspaces import Recent
 from bot.proposals.click_lines import ClickLines
 from bot.proposals.expiry import API_TIMEOUT_SEC, ByPlatform, Closer
 from bot.proposals.refs import Install, Shown
+from core.recently_used import Recent
 from core.state.actor import Actor
 
 from .direct import Owner, send_direct

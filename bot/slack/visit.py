@@ -15,8 +15,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from bot.chat.workspaces import Recent
 from bot.proposals.refs import Install
+from core.recently_used import Recent
 from core.state.actor import Actor
 
 from .origin import OrgTeams, Origin

@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from flask import abort, current_app, g
 
 from bot.app import App
-from bot.chat.workspaces import Listing, Recent, every_workspace
+from bot.chat.workspaces import Listing, every_workspace
 from bot.redis.keyspace import holds_data
 from bot.web.people import Sessions, SignedIn
 from bot.web.settings import WebSettings
 from bot.web.trace_limits import TraceCache
 from core.config.tenants import Tenancy
+from core.recently_used import Recent
 from core.state.actor import Actor
 from core.state.keys import validate_workspace
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import lru_cache
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
@@ -105,6 +106,7 @@ class TurnContext(BaseModel):
     replying: bool = False  # it replies to someone (a platform's reply, an @mention)
 
 
+@lru_cache(maxsize=128)  # a turn's words are read four times (its sketch, in context, marks)
 def word_bits(text: str) -> frozenset[int]:
     """The bits ``text``'s content words set (its first ``MAX_WORDS``, each compared by its
     first five letters, so that "replica" and "replicas" meet)."""

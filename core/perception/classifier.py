@@ -13,6 +13,9 @@ __all__ = ["Classifier", "ReadsAlone"]
 
 class Classifier(Protocol):
     name: str
+    # reads in this process, at once (no model to wait for): the runtime need not save the
+    # session before asking it
+    in_process: bool
 
     def classify(
         self, text: str, topic: str | None = None, context: TurnContext | None = None
@@ -43,6 +46,7 @@ class ReadsAlone:
     name (a chat model's may fall back to another)."""
 
     name: str
+    in_process = True
 
     def classify(
         self, text: str, topic: str | None = None, context: TurnContext | None = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from core.deliberation.recent import TurnContext, shared, word_bits
@@ -97,8 +98,11 @@ def in_context(text: str, context: TurnContext) -> InContext:
 
 def context_features(text: str, context: TurnContext | None) -> list[str]:
     """The ``ctx:`` features of ``text`` read in ``context`` (none without one)."""
-    if context is None:
-        return []
+    return [] if context is None else list(_context_features(text, context))
+
+
+@lru_cache(maxsize=16)  # (a turn is read in its context twice: by the model, for its marks)
+def _context_features(text: str, context: TurnContext) -> tuple[str, ...]:
     seen = in_context(text, context)
     tokens = _WORD.findall(unaddressed(normalise(text)))
     short = len(tokens) <= SHORT
@@ -128,4 +132,4 @@ def context_features(text: str, context: TurnContext | None) -> list[str]:
         found.append("ctx:repeats-idea")
     if seen.replying:
         found.append("ctx:replying")
-    return found
+    return tuple(found)

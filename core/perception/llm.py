@@ -66,6 +66,7 @@ TASK = (
 
 class LLMClassifier:
     name = "llm"
+    in_process = False  # a model call: the turn is saved before it
 
     def __init__(self, model: ChatModel, fallback: Classifier, meter: Meter | None = None) -> None:
         """``meter``: the workspace's, which counts each model call."""

@@ -4,12 +4,19 @@ what the other writer saved, so no turn is lost), then runs the commands and fee
 results back as messages until none is left. What adapters get back are events: views to
 render and the outcomes of commits.
 
-A send reads the session once; each message's save (one script, ``sessions``) carries the
-message's trace row and the transcript lines and beat evaluations its update asked for, and
-checks that nobody saved meanwhile, so the next message starts from what was saved without
-reading it again; the audit rows of the model calls made meanwhile go with it too. A turn
-takes four Redis round trips (a read, three saves), a "Use this" click four (a read, two
-saves, the gateway's commit between them), an Undo four too (what it must know of the change
+A send starts from the session as this process last read or saved it (``SessionStore.known``;
+read when it keeps none). Each save (one script, ``sessions``) carries the messages' trace
+rows and the transcript lines and beat evaluations their updates asked for, and checks that
+nobody saved since what it started from, so the next message starts from what was saved
+without reading it again; the audit rows of the model calls made meanwhile go with it too.
+A message whose only command is a reading by an in-process classifier is not saved alone:
+its change goes with the save of the reading's message, before anything that acts beyond
+the session (a model call, a commit). When a save finds that someone saved first, the
+message is updated again on what it found; when it carried a message that waited, that one
+is updated (and read) again first. A turn takes two Redis round trips (the save before the
+model call and the save of its answer; a third to read the session when this process keeps
+none, or the workspace's own weights are older than a second), a "Use this" click three (two
+saves, the gateway's commit between them), an Undo three too (what it must know of the change
 it undoes is asked with the click's save); only what the model's tools ask of the gateway
 adds to a turn.
 
@@ -85,18 +92,34 @@ __all__ = ["Runtime"]
 
 
 UNDO_SCAN = 10_000  # the newest log records an "Undo" click looks in for what it undoes
+REWINDS = 50  # times a send updates again what waited, the session moving each time
 Sent = list[tuple[str, str]]  # (what, mutation id) of each commit a send sent so far
 T = TypeVar("T")
 
 
 @dataclass
 class Held:
-    """The session as this send last read or saved it (None: not yet read), the trace
-    rows its next save writes (the audits of the model calls made since the last one), and
-    by mutation id what the Undo its last save asked for must know (sent with the save)."""
+    """What a send holds between its messages.
+
+    ``session``: the session as its last update left it (None: not yet read); ``saved``:
+    as Redis held it when last read or saved (what the next save's version check is made
+    against); ``waiting``: the messages updated since but not saved (each waits for the
+    save of the message its reading comes back as); ``rows``: the trace rows appended
+    meanwhile (the audits of model calls: ``TraceEvents.held``); ``always``: the rows the
+    next save writes whatever it finds (each message's trace row, those audits); ``along``:
+    those it writes only with the session (transcript lines, beat evaluations); ``traced``:
+    the messages whose trace row is taken (one updated again is not traced twice);
+    ``rewound``: the messages to update again, on what a save found; by mutation id what
+    the Undo its last save asked for must know (sent with the save)."""
 
     session: Session | None = None
+    saved: Session | None = None
+    waiting: list[Msg] = field(default_factory=list)
     rows: list[StreamAppend] = field(default_factory=list)
+    always: list[StreamAppend] = field(default_factory=list)
+    along: list[StreamAppend] = field(default_factory=list)
+    traced: dict[int, Msg] = field(default_factory=dict)  # (kept: an id is never reused)
+    rewound: list[Msg] = field(default_factory=list)
     looked_up: dict[str, Any] = field(default_factory=dict)
     team: TeamWeights | None = None  # the workspace's own weights, read with the session
 
@@ -138,16 +161,24 @@ class Runtime:
         events: list[Event] = []
         sent: Sent = []
         queue: deque[Msg] = deque([msg])
-        held = Held()
+        held, rewinds = Held(), 0
         with self.trace.held() as held.rows:  # (a model call's audit: saved with what follows)
             try:
                 while queue:
-                    for cmd in self._update(session_id, queue.popleft(), held):
+                    cmds = self._update(session_id, queue.popleft(), held, alone=len(queue) == 0)
+                    if cmds is None:  # what it followed from is updated again first
+                        rewinds += 1
+                        if rewinds > REWINDS:
+                            raise StoreError(f"session {session_id} kept changing meanwhile")
+                        queue.extendleft(reversed(held.rewound))
+                        held.rewound = []
+                        continue
+                    for cmd in cmds:
                         follow = self._run(session_id, cmd, events, sent, held)
                         if follow is not None:
                             queue.append(follow)
             except BaseException as error:
-                self._unheld(held)
+                self._unheld(session_id, held)
                 if not sent or not isinstance(error, INTERRUPTED) or not interrupted(error):
                     raise
                 what, mutation_id = sent[-1]
@@ -158,12 +189,18 @@ class Runtime:
         """``click`` sent, and what it came to, typed for adapters to render."""
         return Clicked.of(self.send(session_id, click))
 
-    def _unheld(self, held: Held) -> None:
+    def _unheld(self, session_id: str, held: Held) -> None:
         """The trace rows no save took (the send stopped first: a model call's audit, a
         message whose update failed), written if Redis answers at once (the send's error
-        is what the caller hears)."""
-        rows, held.rows[:] = list(held.rows), []
-        with contextlib.suppress(*INTERRUPTED):
+        is what the caller hears); with the change of a message that waited, when nobody
+        saved the session meanwhile (its reading failed: the words said stay on record)."""
+        rows, held.rows[:] = [*held.always, *held.rows], []
+        held.always = []
+        with contextlib.suppress(*INTERRUPTED, StoreError):
+            if held.waiting and held.saved is not None and held.session is not None:
+                save = (held.saved, held.session, os.urandom(16).hex(), [*rows, *held.along])
+                self.sessions.store(*save, len(rows))
+                return
             for row in rows:
                 row.send(self.trace.redis)
 
@@ -205,27 +242,40 @@ class Runtime:
         proposal = self.gateway.proposals.get(click.target_id)
         return proposal is None or self.gateway.secrecy.is_secret(proposal.mutation.key)
 
-    def _update(self, session_id: str, msg: Msg, held: Held, attempts: int = 50) -> list[Cmd]:
+    def _update(
+        self, session_id: str, msg: Msg, held: Held, alone: bool = True, attempts: int = 50
+    ) -> list[Cmd] | None:
         """Update the session with ``msg`` and save it with the rows the update asked for and
-        the message's trace row: one round trip (two for a send's first message, whose
-        session is read first). The session saved by the previous message of this send is
-        updated without being read again: its save checks that nobody saved meanwhile, and
-        if someone did, it answers with their session, which is updated again."""
-        trace = self.trace.encoded_row(msg.correlation_id, session_id, msg.kind, self._traced(msg))
-        session = held.session
-        if session is None:
-            session = self._loaded(session_id, held)
+        the message's trace row: one round trip (two when the session is read first). The
+        session saved by the previous message of this send is updated without being read
+        again: its save checks that nobody saved meanwhile, and if someone did, it answers
+        with their session, which is updated again. A message whose only command is a reading
+        by an in-process classifier (``alone``: nothing else queued) waits for the next
+        save; None: that save found the session moved, and the messages that waited are
+        ``held.rewound``, to be updated again (``msg``, which followed from them, is not)."""
         # (the trace keeps every message, also when the save must wait)
-        always, held.rows[:] = [*held.rows, trace], []
+        held.always += held.rows
+        held.rows[:] = []
+        if id(msg) not in held.traced:
+            held.traced[id(msg)] = msg
+            traced = self._traced(msg)
+            held.always.append(
+                self.trace.encoded_row(msg.correlation_id, session_id, msg.kind, traced)
+            )
+        if held.session is None:
+            held.session = held.saved = self._loaded(session_id, held)
+        session = held.session
         for _ in range(attempts):
-            try:
-                changed, cmds = self.loop.update(session, msg)
-            except Exception:
-                held.rows[:] = always  # the message is on the trace, whatever became of it
-                raise
+            changed, cmds = self.loop.update(session, msg)
             rows, rest = self._rows(session_id, cmds)
-            if not always and not rows and changed == session:
-                held.session = session  # (as fresh as a read: what the last save found)
+            if alone and self._reads_at_once(rest) and held.saved is not None:
+                held.waiting.append(msg)
+                held.along += rows
+                held.session = changed
+                return rest
+            along = [*held.along, *rows]
+            if not held.always and not along and changed == held.saved:
+                held.session = changed  # (as fresh as a read: what the last save found)
                 return rest
             # a save whose answer was lost is sent again with its token and answered as its
             # first run was (unless someone saved in between: then, as for any save whose
@@ -233,29 +283,45 @@ class Runtime:
             # found, with this message's change in it, is updated again: a click is known by
             # its id; a chat turn may be remembered twice); an Undo's lookup goes with it
             undos = [c.click.target_id for c in rest if isinstance(c, RevertCommit)]
-            along = [undo_lookup(self.gateway.store, mutation_id) for mutation_id in undos]
+            lookups = [undo_lookup(self.gateway.store, mutation_id) for mutation_id in undos]
+            assert held.saved is not None  # (read with the session)
             save = partial(
                 self.sessions.store_along,
-                session,
+                held.saved,
                 changed,
                 os.urandom(16).hex(),  # (a uuid4's hex costs twenty times as much)
-                [*always, *rows],
-                len(always),
-                along,
+                [*held.always, *along],
+                len(held.always),
+                lookups,
             )
             stored, looked_up = self._patiently(save)
             held.looked_up = dict(zip(undos, looked_up, strict=True))
-            always = []
-            held.session = stored.session
+            held.always, held.along = [], []
+            held.session = held.saved = session = stored.session
             if stored.saved:
+                held.waiting = []
                 return rest
-            session = stored.session
+            if held.waiting:
+                held.rewound, held.waiting = held.waiting, []
+                return None
         raise StoreError(f"session {session_id} kept changing during {attempts} attempts")
 
+    def _reads_at_once(self, cmds: list[Cmd]) -> bool:
+        """Whether ``cmds`` is one reading by a classifier that answers in this process."""
+        return len(cmds) == 1 and isinstance(cmds[0], Classify) and self.classifier.in_process
+
     def _loaded(self, session_id: str, held: Held) -> Session:
-        """The session, and the workspace's own weights with it when clicks teach them."""
+        """The session as this process keeps it, or read (the workspace's own weights with
+        it when clicks teach them, and this process keeps none read in the last second)."""
+        known = self.sessions.known(session_id)
         if not self.loop.settings.adapt:
-            return self._patiently(partial(self.sessions.load, session_id))
+            if known is not None:
+                return known
+            return self._patiently(partial(self.sessions.read_kept, session_id))
+        fresh, team = self.team.kept()
+        if known is not None and fresh:
+            held.team = team
+            return known
         session, held.team = self._patiently(partial(self.team.along, self.sessions, session_id))
         return session
 

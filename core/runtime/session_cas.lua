@@ -14,12 +14,16 @@
 -- ARGV[5]  how many of the rows below are written whatever the check says (the message's
 --          trace row: the trace keeps every message, a racing one too); the others only
 --          with the save
--- ARGV[6…] the rows, each as: index of its stream in KEYS, MAXLEN (approximate, ~), seconds
+-- ARGV[6]  the token of the save that made the version the caller read ('' : not known,
+--          the version alone is checked): a session that expired or was deleted, then
+--          saved again up to the same version by someone else, is not the one read
+-- ARGV[7…] the rows, each as: index of its stream in KEYS, MAXLEN (approximate, ~), seconds
 --          the stream lives on ('' : no expiry set), n, then n field/value pairs
 --
 -- Returns {1, version}: saved (or, unchanged, found as read) and the rows written;
---         {0, current version, current data or false}: someone saved first, nothing but
---         the always-written rows written (the caller updates the current session again).
+--         {0, current version, current data or false, current token or false}: someone
+--         saved first, nothing but the always-written rows written (the caller updates the
+--         current session again).
 
 local function append(at)
   local stream, maxlen, ttl, n = KEYS[tonumber(ARGV[at])], ARGV[at + 1], ARGV[at + 2], ARGV[at + 3]
@@ -35,18 +39,20 @@ local function append(at)
 end
 
 local read, data, ttl_ms, token = tonumber(ARGV[1]), ARGV[2], ARGV[3], ARGV[4]
-local current = redis.call('HMGET', KEYS[1], 'version', 'data', 'token')
+local read_token = ARGV[6]
+-- (the session's JSON is read only when it is the answer: a few KB into Lua and back)
+local current = redis.call('HMGET', KEYS[1], 'version', 'token')
 local version = tonumber(current[1] or '0')
-if version == read + 1 and data ~= '' and current[3] == token then
+if version == read + 1 and data ~= '' and current[2] == token then
   return {1, version}  -- this very save, sent again: done already
 end
 
-local at = 6
+local at = 7
 for _ = 1, tonumber(ARGV[5]) do
   at = append(at)
 end
-if version ~= read then
-  return {0, version, current[2]}
+if version ~= read or (read_token ~= '' and version > 0 and current[2] ~= read_token) then
+  return {0, version, redis.call('HGET', KEYS[1], 'data'), current[2]}
 end
 if data ~= '' then
   version = version + 1

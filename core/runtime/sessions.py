@@ -7,6 +7,7 @@ and the trace."""
 
 from __future__ import annotations
 
+import os
 import re
 import uuid
 from collections.abc import Callable, Sequence
@@ -17,6 +18,7 @@ from redis.exceptions import AskError
 
 from core.deliberation.session import Session
 from core.errors import StoreError
+from core.recently_used import Recent
 from core.redis.client import shard_of
 from core.runtime.stream_appends import StreamAppend
 from core.state.keys import WorkspaceKeys, validate_session_id
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_SESSION_TTL_SEC", "SessionStore", "Stored"]
 
 DEFAULT_SESSION_TTL_SEC = 7 * 86400
+KNOWN = 512  # sessions a process keeps as it last read or saved them (some 40 KB each)
 SAVE_LUA = files("core.runtime").joinpath("session_cas.lua").read_text(encoding="utf-8")
 
 
@@ -40,7 +43,31 @@ class Stored(NamedTuple):
     session: Session
 
 
+class Kept(NamedTuple):
+    """A session as a store last read or saved it: the JSON Redis holds of it, and the token
+    of the save that wrote that ('' for none: no session)."""
+
+    data: str
+    session: Session
+    token: str
+
+
+# what each store last read or saved of a session, by the store's tag and the session's id:
+# shared by the stores of a process, so that many workspaces keep no more than ``KNOWN``
+_known: Recent[Kept] = Recent(KNOWN)
+
+
 class SessionStore:
+    """A workspace's sessions.
+
+    For the runtime, it keeps what it last read or saved of each (a few hundred a process,
+    ``KNOWN``): a send starts from that (``known``), without a read, and its save, which
+    checks the version, finds out if someone saved meanwhile; a read that finds the JSON it
+    keeps (``read_kept``, ``load_with``) takes the session it keeps, without validating it
+    again. What those and ``store_along`` answer is shared with later calls: it is never
+    changed in place (the loop does not: ``update`` returns a new session). ``load``,
+    ``save`` and ``update`` share nothing: their callers may change what they get."""
+
     def __init__(
         self, client: RedisClient, workspace: str, ttl_sec: int = DEFAULT_SESSION_TTL_SEC
     ) -> None:
@@ -48,11 +75,42 @@ class SessionStore:
         self.keys = WorkspaceKeys(workspace)
         self.ttl_ms = ttl_sec * 1000
         self._save = LuaScript(client, SAVE_LUA)
+        self._tag = os.urandom(8).hex()  # (another store, of another server maybe: its own)
+
+    def known(self, session_id: str) -> Session | None:
+        """The session as this store last read or saved it (None: it keeps none): no round
+        trip, and maybe not what Redis holds now (a save's version check tells)."""
+        kept = _known.get(self._tag + validate_session_id(session_id))
+        return None if kept is None else kept.session
+
+    def _read(self, held: Sequence[Any], session_id: str) -> Session:
+        """The session Redis holds (``held``: its JSON, and the token of the save that wrote
+        it), or a fresh one (version 0) when it holds none; the one kept when the JSON is
+        what it was kept with."""
+        raw, token = held
+        data = str(raw) if raw else ""
+        kept = _known.get(self._tag + session_id)
+        if kept is not None and kept.data == data and data:
+            session = kept.session
+        else:
+            session = Session.model_validate_json(data) if data else Session(id=session_id)
+        _known.put(self._tag + session_id, Kept(data, session, str(token) if data else ""))
+        return session
+
+    def _token_of(self, read: Session) -> str:
+        """The token of the save that wrote ``read`` ('' when this store keeps another)."""
+        kept = _known.get(self._tag + read.id)
+        return kept.token if kept is not None and kept.session is read else ""
 
     def load(self, session_id: str) -> Session:
         """The saved session, or a fresh one (version 0) when there is none or it expired."""
         raw = self.redis.hget(self.keys.session(validate_session_id(session_id)), "data")
-        return _session(raw, session_id)
+        return Session.model_validate_json(str(raw)) if raw else Session(id=session_id)
+
+    def read_kept(self, session_id: str) -> Session:
+        """``load``, kept as ``known`` (and shared: see the class)."""
+        key = self.keys.session(validate_session_id(session_id))
+        return self._read(self.redis.hmget(key, "data", "token"), session_id)
 
     def load_with(
         self, session_id: str, also: Callable[[RedisClient | RedisPipeline], Any]
@@ -64,12 +122,12 @@ class SessionStore:
         key = self.keys.session(validate_session_id(session_id))
         try:
             with shard_of(self.redis, key).pipeline(transaction=False) as pipe:
-                pipe.hget(key, "data")
+                pipe.hmget(key, "data", "token")
                 also(pipe)
-                raw, value = pipe.execute()
+                held, value = pipe.execute()
         except AskError:  # (MovedError is one too)
-            raw, value = self.redis.hget(key, "data"), also(self.redis)
-        return _session(raw, session_id), value
+            held, value = self.redis.hmget(key, "data", "token"), also(self.redis)
+        return self._read(held, session_id), value
 
     def exists(self, session_id: str) -> bool:
         """Whether the session was saved and has not expired (a thread the bot takes part in)."""
@@ -135,10 +193,11 @@ class SessionStore:
         else:
             reply, replies = call.run(), []
         if int(reply[0]):
-            return Stored(True, read if saved is None else saved), replies
-        raw = reply[2]
-        found = _session(raw, read.id)
-        return Stored(False, found), replies
+            if saved is None:
+                return Stored(True, read), replies
+            _known.put(self._tag + saved.id, Kept(call.args[1], saved, token))
+            return Stored(True, saved), replies
+        return Stored(False, self._read(reply[2:4], read.id)), replies
 
     def _call(
         self,
@@ -150,7 +209,7 @@ class SessionStore:
     ) -> ScriptCall:
         keys = [self.keys.session(validate_session_id(read.id))]
         data = "" if saved is None else saved.model_dump_json()
-        args: list[Any] = [read.version, data, self.ttl_ms, token, always]
+        args: list[Any] = [read.version, data, self.ttl_ms, token, always, self._token_of(read)]
         for row in rows:
             if row.stream not in keys:
                 keys.append(row.stream)
@@ -166,8 +225,3 @@ class SessionStore:
             if saved is not None:
                 return saved
         raise StoreError(f"session {session_id} kept changing during {attempts} attempts")
-
-
-def _session(raw: Any, session_id: str) -> Session:
-    """The session Redis holds as ``raw``, or a fresh one (version 0) when it holds none."""
-    return Session.model_validate_json(str(raw)) if raw else Session(id=session_id)

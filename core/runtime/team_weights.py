@@ -5,9 +5,11 @@ reset``. The clock is the server's, so every process decays the table alike.
 
 What Redis holds that is not a table (an old or a damaged value, bytes that are no UTF-8
 text) is read as no table and never overwritten by a lesson: ``status`` says so, and
-``reset`` clears it. A table is ASCII (numbers and names), so it is read by a script that
-hands back any other byte as no table: a client decoding replies as text would fail on it
-before any check of ours could run."""
+``reset`` clears it. A process keeps the table it last read or wrote for a second
+(``FRESH_SEC``): a turn within it starts without reading (a lesson taught in another
+process reaches this one's turns within that second). A table is ASCII (numbers and
+names), so it is read by a script that hands back any other byte as no table: a client
+decoding replies as text would fail on it before any check of ours could run."""
 
 from __future__ import annotations
 
@@ -36,6 +38,7 @@ __all__ = ["TeamStore", "parsed"]
 # what the key holds, or "!" (no table) when it holds what no table is: another type than a
 # string, more than MAX_BYTES, a byte past ASCII
 MAX_BYTES = 256 * 1024  # a full table is some 115 KB
+FRESH_SEC = 1.0  # how long a process reads with the table it last read or wrote
 _HELD = (
     "local t = redis.call('TYPE', KEYS[1])['ok'] local v = false "
     "if t == 'string' then v = redis.call('GET', KEYS[1]) "
@@ -63,6 +66,27 @@ class TeamStore:
     def __init__(self, client: RedisClient, workspace: str) -> None:
         self.redis = client
         self.key = WorkspaceKeys(workspace).team_weights
+        # the table last read or written here (None: no table), and when (monotonic)
+        self._kept: tuple[float, TeamWeights | None] | None = None
+
+    def kept(self) -> tuple[bool, TeamWeights | None]:
+        """Whether this store read or wrote the table less than ``FRESH_SEC`` ago, and that
+        table, decayed as it was then (None: no table; a second is nothing to a fortnight's
+        half-life)."""
+        kept = self._kept
+        if kept is None or time.monotonic() - kept[0] >= FRESH_SEC:
+            return False, None
+        return True, kept[1]
+
+    def forget(self) -> None:
+        """Keep no table: the next turn reads it (as it does once ``FRESH_SEC`` passed)."""
+        self._kept = None
+
+    def _keep(self, team: TeamWeights | None) -> TeamWeights | None:
+        """``team`` decayed by this process's clock, kept."""
+        decayed = _now(team)
+        self._kept = (time.monotonic(), decayed)
+        return decayed
 
     def read(self, client: RedisClient | RedisPipeline) -> Any:
         """What Redis holds here (``parsed`` reads it), asked of ``client`` (a pipeline:
@@ -73,8 +97,7 @@ class TeamStore:
         """The session and, read with it in one round trip, the table (None: none), decayed
         by this process's clock (a fortnight's half-life forgives a server's)."""
         session, raw = sessions.load_with(session_id, self.read)
-        team = parsed(raw)
-        return session, None if team is None else team.at(int(time.time() * 1000))
+        return session, self._keep(parsed(raw))
 
     def load(self) -> TeamWeights | None:
         """The table as it stands now (decayed), or None when Redis holds no table here."""
@@ -96,6 +119,7 @@ class TeamStore:
                     taught = None if team is None else team.learned(lesson, time_ms(now))
                     if taught is not None and taught is team:  # taught already: a lesson
                         pipe.unwatch()  # sent again (its answer lost), or nothing to teach
+                        self._keep(taught)
                         return taught
                     pipe.multi()
                     if taught is not None:
@@ -105,6 +129,7 @@ class TeamStore:
                         fields: dict[Any, Any] = dict(row.fields)
                         pipe.xadd(row.stream, fields, maxlen=row.keep, approximate=True)
                     pipe.execute()
+                    self._keep(taught)
                     return taught
                 except WatchError as error:
                     if (cut := watch_broken(error)) is not None:
@@ -130,4 +155,11 @@ class TeamStore:
             self.read(pipe)
             pipe.delete(self.key)
             raw, _ = pipe.execute()
+        self._keep(TeamWeights())
         return raw is not None, parsed(raw)
+
+
+def _now(team: TeamWeights | None) -> TeamWeights | None:
+    """``team`` decayed by this process's clock (a fortnight's half-life forgives a
+    server's)."""
+    return None if team is None else team.at(int(time.time() * 1000))

@@ -21,7 +21,7 @@ BENCH = Path(__file__).resolve().parent.parent.parent / "bench"
         (
             "turn_overhead.py",
             ["--reps", "1", "--runtime-reps", "1", "--cluster"],
-            "at most 4 (target <= 4: met)",
+            "at most 3 (target <= 3: met)",
         ),
         ("prompt_size.py", ["--budgets", ""], "Headline, messages: turn 50 / turn 1"),
         ("classifier_accuracy.py", ["--details"], "real written chat (IRC, held out), in context"),
@@ -38,7 +38,7 @@ BENCH = Path(__file__).resolve().parent.parent.parent / "bench"
         ("commits.py", ["--writers", "2", "--ops", "4"], "commit / writes by hand, distinct keys"),
         ("commit_to_action.py", ["--mutations", "3"], "commit-to-action median"),
         ("lua_calls.py", ["--rounds", "3", "--reps", "5"], "Script / LuaScript"),
-        ("undo_click.py", ["--clicks", "2"], "along 4, alone 5"),
+        ("undo_click.py", ["--clicks", "2"], "along 3, alone 4"),
         ("startup.py", ["--runs", "2"], "state get / import redis, pydantic"),
         ("durability.py", ["--rounds", "2", "--ops", "5"], "commit p50, always / everysec"),
         (

@@ -7,8 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.app import App
-from bot.chat.workspaces import Recent, Workspaces
+from bot.chat.workspaces import Workspaces
 from core.config.tenants import Tenant
+from core.recently_used import Recent
 from tests.conftest import delete_workspace
 
 

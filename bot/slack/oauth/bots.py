@@ -26,8 +26,8 @@ from slack_sdk.errors import SlackApiError, SlackClientError, SlackTokenRotation
 from slack_sdk.oauth.installation_store.models.installation import Installation
 from slack_sdk.oauth.token_rotation import TokenRotator
 
-from bot.chat.workspaces import Recent
 from bot.proposals.refs import Install
+from core.recently_used import Recent
 
 from .installations import RedisInstallationStore
 

@@ -1,0 +1,173 @@
+"""A process keeps each session as it last read or saved it, and a send starts from that
+without reading it (issue 45): the save's version check, and the token of the save that
+made that version, tell it when someone else saved meanwhile. What it keeps is never
+changed in place; what another process did is never overwritten; what was said is never
+lost, also when the reading of it fails."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bot.app import App, build_app
+from core.deliberation.interpretation import ActType, Target, TurnInterpretation
+from core.deliberation.messages import UserSaid
+from core.deliberation.recent import TurnContext
+from core.perception.classifier import ReadsAlone
+from core.redis.client import RedisClient
+from core.runtime.runner import Runtime
+from core.runtime.sessions import SessionStore
+from core.runtime.team_weights import TeamStore
+from core.state.keys import WorkspaceKeys
+from tests.factories import actor
+from tests.reads import transcript
+from tests.round_trips import Trips, counting_copy
+
+ANN, BOB = actor("user:ann"), actor("user:bob")
+
+
+def say(runtime: Runtime, text: str, who: Any = ANN, session: str = "s1") -> None:
+    runtime.send(session, UserSaid(text=text, actor=who))
+
+
+@pytest.fixture
+def counted(redis_client: RedisClient, workspace: str) -> tuple[Runtime, Trips]:
+    """A runtime on a counting copy of the suite's client, its scripts loaded and its
+    connections made (on a session of its own)."""
+    client, trips = counting_copy(redis_client)
+    runtime = build_app(workspace, client=client).runtime(use_env=False)
+    say(runtime, "what if we warmed up first", session="warm-up")
+    say(runtime, "and a read again", session="warm-up-2")
+    return runtime, trips
+
+
+def test_what_a_process_keeps_is_what_redis_holds(app: App) -> None:
+    """After each turn, the session a send would start from is the one Redis holds (the
+    loop changed nothing of it in place), read back by another store."""
+    runtime = app.runtime(use_env=False)
+    for text in ("what if we used postgres", "with a replica", "how many?", "yes", "no"):
+        say(runtime, text)
+        kept = runtime.sessions.known("s1")
+        assert kept is not None
+        assert kept == SessionStore(app.redis, app.store.workspace).load("s1")
+
+
+def test_a_turn_another_process_saved_meanwhile_is_built_on_not_lost(
+    counted: tuple[Runtime, Trips], redis_client: RedisClient, workspace: str
+) -> None:
+    """Ann's process keeps the session as her last turn left it; Bob's turn goes through
+    another process; her next turn starts from what she kept, finds his at its first save,
+    and is read again in the context his turn made (one round trip more, no read)."""
+    ann, trips = counted
+    bob = build_app(workspace, client=redis_client).runtime(use_env=False)
+    say(ann, "what if we used postgres")
+    say(bob, "what about mysql instead", BOB)
+    with trips.counting():
+        say(ann, "mysql sounds fine")
+    assert trips.count == 3  # the save that found his, hers again, the answer's
+    session = SessionStore(redis_client, workspace).load("s1")
+    assert session.interaction.turn_count == 3
+    assert [t.who for t in session.interaction.recent] == ["user:ann", "user:bob", "user:ann"]
+    said = [line for line in transcript(redis_client, workspace, "s1") if line[0] != "assistant"]
+    assert said == [
+        ("user:ann", "what if we used postgres"),
+        ("user:bob", "what about mysql instead"),
+        ("user:ann", "mysql sounds fine"),
+    ]
+
+
+def test_a_session_gone_and_saved_again_to_the_same_version_is_not_overwritten(
+    app: App, redis_client: RedisClient, workspace: str
+) -> None:
+    """Ann's process keeps version 2 of a session; it expires (deleted here) and Bob's
+    process saves it again up to version 2: the versions match, the saves that made them do
+    not, so her next turn is built on his (a check of the version alone would have
+    overwritten his turn with hers)."""
+    ann = app.runtime(use_env=False)
+    bob = build_app(workspace, client=redis_client).runtime(use_env=False)
+    say(ann, "what if we used postgres")
+    kept = ann.sessions.known("s1")
+    assert kept is not None and kept.version == 2
+    redis_client.delete(WorkspaceKeys(workspace).session("s1"))
+    say(bob, "what about mysql instead", BOB)
+    assert SessionStore(redis_client, workspace).load("s1").version == 2
+    say(ann, "mysql sounds fine")
+    session = SessionStore(redis_client, workspace).load("s1")
+    assert session.interaction.turn_count == 2
+    assert [t.who for t in session.interaction.recent] == ["user:bob", "user:ann"]
+
+
+class Broken(ReadsAlone):
+    name = "broken"
+
+    def classify(
+        self, text: str, topic: str | None = None, context: TurnContext | None = None
+    ) -> TurnInterpretation:
+        raise RuntimeError("the classifier broke")
+
+
+def test_what_was_said_is_saved_when_its_reading_fails(
+    app: App, redis_client: RedisClient, workspace: str
+) -> None:
+    """Words wait for their reading to be saved with it; when the reading fails, they are
+    saved anyway (the turn counted, the line in the transcript, on the trace), and the error
+    is what the caller hears."""
+    runtime = app.runtime(use_env=False)
+    say(runtime, "what if we used postgres")
+    runtime.classifier = Broken()
+    with pytest.raises(RuntimeError, match="the classifier broke"):
+        say(runtime, "and a replica")
+    session = SessionStore(redis_client, workspace).load("s1")
+    assert session.interaction.turn_count == 2
+    assert transcript(redis_client, workspace, "s1")[-1] == ("user:ann", "and a replica")
+    kept = runtime.sessions.known("s1")
+    assert kept is not None and kept.version == session.version
+
+
+def test_a_model_reading_the_turn_saves_what_was_said_before_it(
+    counted: tuple[Runtime, Trips],
+) -> None:
+    """Only a reading made in this process waits: a classifier that is no such (a model's)
+    gets the words saved first, a save of their own."""
+    runtime, trips = counted
+    say(runtime, "what if we used postgres")
+
+    class Remote(Broken):
+        in_process = False
+
+        def classify(
+            self, text: str, topic: str | None = None, context: TurnContext | None = None
+        ) -> TurnInterpretation:
+            return TurnInterpretation(
+                act_type=ActType.REFINE, target=Target.CURRENT_CANDIDATE, confidence=0.9
+            )
+
+    runtime.classifier = Remote()
+    with trips.counting():
+        say(runtime, "with a replica")
+    assert trips.count == 3  # what was said, how it was read, the answer
+
+
+def test_the_teams_weights_are_read_again_once_a_second_is_past(
+    counted: tuple[Runtime, Trips], redis_client: RedisClient, workspace: str
+) -> None:
+    """A turn within a second of the last read of the workspace's own weights reads
+    nothing; past it (``TeamStore.kept`` no longer fresh), the weights are read with the
+    session again, and a lesson another process wrote meanwhile is what it reads."""
+    runtime, trips = counted
+    say(runtime, "what if we used postgres")
+    fresh, _ = runtime.team.kept()
+    assert fresh
+    with trips.counting():
+        say(runtime, "with a replica")
+    assert trips.count == 2
+    other = TeamStore(redis_client, workspace)
+    other.reset()  # (another process: an empty table written where none was)
+    redis_client.set(other.key, '{"rows": {}, "lessons": 7, "taught_ms": 0}')
+    runtime.team.forget()  # as a second having passed
+    with trips.counting():
+        say(runtime, "and backups")
+    assert trips.count == 3  # the session read again, with the weights
+    fresh, team = runtime.team.kept()
+    assert fresh and team is not None and team.lessons == 7
