@@ -48,7 +48,10 @@ from prompt_size import redis_client
 from redis.connection import AbstractConnection
 
 import core.deliberation.beat_evaluator
+import core.deliberation.recent
 import core.deliberation.update.present
+import core.perception.features
+import core.perception.in_context
 from bot.app import build_app
 from bot.console import event_json, render_view
 from bot.redis.connection import connect, connection_url, server_name
@@ -123,12 +126,22 @@ def render(view: View) -> None:
     json.dumps(event_json(view), ensure_ascii=False, separators=(",", ":"))
 
 
+def unread() -> None:
+    """Forget what was read of each turn's words (their features, content words and context,
+    cached by their text): a run reads each turn once, as chat never says the same thing
+    twice, not as the run before it read the same script."""
+    core.perception.features._features.cache_clear()
+    core.deliberation.recent.word_bits.cache_clear()
+    core.perception.in_context._context_features.cache_clear()
+
+
 def conversation(
     loop: Loop, timer: EvaluateTimer, samples: Samples | None, rep: int, clicks: bool = True
 ) -> None:
     """One run of the conversation through the pure parts; ``samples`` None for a warm-up;
     ``clicks`` False: without its "Use this" clicks."""
     classifier, responder = EmbeddedClassifier(), OfflineResponder()
+    unread()
     clock = time.perf_counter_ns
     session = Session(id=f"bench:pure-{rep}")
     for n, step in enumerate(CONVERSATION, start=1):
@@ -275,6 +288,7 @@ def send(runtime: Runtime, session_id: str, full: Full | None) -> None:
     # may not overwrite another thread's decision)
     topic = f"{session_id} {TOPIC}"
     undo: View | None = None  # the view under the last click's commit, with its Undo
+    unread()
     for n, step in enumerate(CONVERSATION, start=1):
         msg = UserSaid(text=step.text, actor=ALICE, topic=topic)
         start = time.perf_counter_ns()

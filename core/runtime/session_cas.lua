@@ -27,15 +27,12 @@
 
 local function append(at)
   local stream, maxlen, ttl, n = KEYS[tonumber(ARGV[at])], ARGV[at + 1], ARGV[at + 2], ARGV[at + 3]
-  local cmd = {'XADD', stream, 'MAXLEN', '~', maxlen, '*'}
-  for i = at + 4, at + 3 + 2 * tonumber(n) do
-    cmd[#cmd + 1] = ARGV[i]
-  end
-  redis.call(unpack(cmd))
+  local last = at + 3 + 2 * tonumber(n)
+  redis.call('XADD', stream, 'MAXLEN', '~', maxlen, '*', unpack(ARGV, at + 4, last))
   if ttl ~= '' then
     redis.call('EXPIRE', stream, ttl)
   end
-  return at + 4 + 2 * tonumber(n)
+  return last + 1
 end
 
 local read, data, ttl_ms, token = tonumber(ARGV[1]), ARGV[2], ARGV[3], ARGV[4]

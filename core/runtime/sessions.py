@@ -179,7 +179,9 @@ class SessionStore:
         redirects it, a slot migrating or moved, each alone): what the save came to, and
         their replies."""
         saved = (
-            None if changed == read else changed.model_copy(update={"version": read.version + 1})
+            None
+            if changed is read or changed == read
+            else changed.model_copy(update={"version": read.version + 1})
         )
         call = self._call(read, saved, token, rows, always)
         if along:
