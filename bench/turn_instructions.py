@@ -29,7 +29,7 @@ import uuid
 
 from offsite import ALICE, CONVERSATION, TOPIC
 from prompt_size import redis_client
-from turn_overhead import EvaluateTimer, conversation
+from turn_overhead import EvaluateTimer, conversation, unread
 
 import core.metrics.tally
 from bot.app import build_app
@@ -51,6 +51,7 @@ def talk(runtime: Runtime, session_id: str, clicks: bool) -> int:
     of messages sent."""
     topic = f"{session_id} {TOPIC}"  # each run decides its own key
     sent = 0
+    unread()  # (each run reads its turns afresh, as the pure runs do)
     for n, step in enumerate(CONVERSATION, start=1):
         events = runtime.send(session_id, UserSaid(text=step.text, actor=ALICE, topic=topic))
         sent += 1
