@@ -10,17 +10,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from core.deliberation.messages import OutcomeNote
+from core.deliberation.actions import ActionType
+from core.deliberation.commands import ResolveProposal
+from core.deliberation.messages import ActionClicked, OutcomeNote
 from core.errors import DeliberateError
 from core.gateway.break_glass import BreakGlass
-from core.gateway.edits import Edit
+from core.gateway.edits import Edit, edited_value
 from core.gateway.mutation_gateway import MutationGateway
 from core.gateway.outcome import DiscardRefused, ProposalStatus, UnknownProposal
 from core.runtime.outcome_notes import discard_note, note_under
 from core.state.actor import Actor
 from core.state.limits import Unacknowledged
 
-__all__ = ["Decision", "Verb", "decide"]
+__all__ = ["Decision", "Verb", "clicked_decision", "decide"]
 
 
 class Verb(StrEnum):
@@ -71,3 +73,46 @@ def decide(gateway: MutationGateway, decision: Decision) -> OutcomeNote:
     expired = proposal.status is ProposalStatus.EXPIRED  # (said with how long ago)
     now = gateway.proposals.now() if expired else None
     return discard_note(proposal, d.actor, secret, now)
+
+
+def clicked_decision(gateway: MutationGateway, cmd: ResolveProposal) -> OutcomeNote:
+    """What an Apply (an Edit, a break-glass) or a Discard click on a proposal came to."""
+    try:
+        decision = _decision(gateway, cmd)
+        if isinstance(decision, OutcomeNote):
+            return decision
+        return decide(gateway, decision)
+    except UnknownProposal as exc:
+        return OutcomeNote(outcome="rejected", message=str(exc), reason="not_found")
+
+
+def _decision(gateway: MutationGateway, cmd: ResolveProposal) -> Decision | OutcomeNote:
+    """What the click decides (an Edit's value read from its note), or why it is no
+    decision."""
+    click = cmd.click
+    target, actor, seen = click.target_id, click.actor, click.expected_version
+    if not cmd.apply:
+        return Decision(target, actor, Verb.REJECT, reason=click.note)
+    if click.break_glass is not None:
+        return Decision(target, actor, Verb.BREAK_GLASS, seen, reason=click.break_glass)
+    edit = _edit(gateway, click)
+    if isinstance(edit, OutcomeNote):
+        return edit
+    return Decision(target, actor, Verb.APPROVE, seen, edit=edit)
+
+
+def _edit(gateway: MutationGateway, click: ActionClicked) -> Edit | OutcomeNote | None:
+    """The value an EditProposal click gives (None: not an edit), or why it is none."""
+    if click.action != ActionType.EDIT_PROPOSAL:
+        return None
+    proposal = gateway.proposals.get(click.target_id)
+    if proposal is None:
+        raise UnknownProposal(click.target_id)
+    if proposal.status is not ProposalStatus.PENDING:  # nothing to edit any more
+        by = f" by {proposal.resolved_by}" if proposal.resolved_by else ""
+        message = f"this proposal was already {proposal.status.value}{by}; nothing was changed"
+        return OutcomeNote(outcome="rejected", message=message, reason="resolved")
+    try:
+        return edited_value(proposal.current_value, click.note or "", proposal.mutation.op)
+    except ValueError as exc:  # (it never quotes the value)
+        return OutcomeNote(outcome="rejected", message=str(exc), reason="schema")

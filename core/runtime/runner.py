@@ -34,11 +34,9 @@ import contextlib
 import os
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
 
-from core.deliberation.actions import ActionType
 from core.deliberation.commands import (
     Classify,
     Cmd,
@@ -65,18 +63,19 @@ from core.deliberation.session import Session
 from core.deliberation.turn import Answering
 from core.deliberation.update.loop import Loop
 from core.errors import StoreError
-from core.gateway.edits import Edit, edited_value
-from core.gateway.mutation_gateway import MutationGateway, UnknownProposal
-from core.gateway.outcome import SECRET, Outcome, ProposalStatus
+from core.gateway.mutation_gateway import MutationGateway
+from core.gateway.outcome import Outcome
 from core.gateway.reverts import Revert, revert, revert_id, undo_lookup
 from core.metrics import CLASSIFIED, TURNS, Meter
 from core.perception import Classifier
 from core.perception.team import TeamWeights
 from core.redis.client import INTERRUPTED, interrupted, resend
 from core.runtime.beat_history import BeatHistory
+from core.runtime.click_secrets import traced, unsaid
 from core.runtime.clicked import Clicked
-from core.runtime.deciding import Decision, Verb, decide
+from core.runtime.deciding import clicked_decision
 from core.runtime.events import Event, FromPeople, OutcomeEvent
+from core.runtime.held import Held
 from core.runtime.outcome_notes import note_under
 from core.runtime.queries import Queries
 from core.runtime.results import classified, replied
@@ -86,42 +85,13 @@ from core.runtime.team_weights import TeamStore
 from core.runtime.trace_events import TraceEvents
 from core.runtime.transcripts import Transcripts
 from core.state.limits import CommitUnconfirmed
-from core.state.value_json import dumps
 
 __all__ = ["Runtime"]
 
 
 UNDO_SCAN = 10_000  # the newest log records an "Undo" click looks in for what it undoes
-REWINDS = 50  # times a send updates again what waited, the session moving each time
 Sent = list[tuple[str, str]]  # (what, mutation id) of each commit a send sent so far
 T = TypeVar("T")
-
-
-@dataclass
-class Held:
-    """What a send holds between its messages.
-
-    ``session``: the session as its last update left it (None: not yet read); ``saved``:
-    as Redis held it when last read or saved (what the next save's version check is made
-    against); ``waiting``: the messages updated since but not saved (each waits for the
-    save of the message its reading comes back as); ``rows``: the trace rows appended
-    meanwhile (the audits of model calls: ``TraceEvents.held``); ``always``: the rows the
-    next save writes whatever it finds (each message's trace row, those audits); ``along``:
-    those it writes only with the session (transcript lines, beat evaluations); ``traced``:
-    the messages whose trace row is taken (one updated again is not traced twice);
-    ``rewound``: the messages to update again, on what a save found; by mutation id what
-    the Undo its last save asked for must know (sent with the save)."""
-
-    session: Session | None = None
-    saved: Session | None = None
-    waiting: list[Msg] = field(default_factory=list)
-    rows: list[StreamAppend] = field(default_factory=list)
-    always: list[StreamAppend] = field(default_factory=list)
-    along: list[StreamAppend] = field(default_factory=list)
-    traced: dict[int, Msg] = field(default_factory=dict)  # (kept: an id is never reused)
-    rewound: list[Msg] = field(default_factory=list)
-    looked_up: dict[str, Any] = field(default_factory=dict)
-    team: TeamWeights | None = None  # the workspace's own weights, read with the session
 
 
 class Runtime:
@@ -157,19 +127,16 @@ class Runtime:
         if isinstance(msg, UserSaid):
             self.meter.count(TURNS)
         if isinstance(msg, ActionClicked):
-            msg = self._unsaid(msg)
+            msg = unsaid(self.gateway, msg)
         events: list[Event] = []
         sent: Sent = []
         queue: deque[Msg] = deque([msg])
-        held, rewinds = Held(), 0
+        held = Held()
         with self.trace.held() as held.rows:  # (a model call's audit: saved with what follows)
             try:
                 while queue:
                     cmds = self._update(session_id, queue.popleft(), held, alone=len(queue) == 0)
                     if cmds is None:  # what it followed from is updated again first
-                        rewinds += 1
-                        if rewinds > REWINDS:
-                            raise StoreError(f"session {session_id} kept changing meanwhile")
                         queue.extendleft(reversed(held.rewound))
                         held.rewound = []
                         continue
@@ -198,11 +165,29 @@ class Runtime:
         held.always = []
         with contextlib.suppress(*INTERRUPTED, StoreError):
             if held.waiting and held.saved is not None and held.session is not None:
-                save = (held.saved, held.session, os.urandom(16).hex(), [*rows, *held.along])
-                self.sessions.store(*save, len(rows))
+                self._save_waiting(session_id, held, rows)
                 return
             for row in rows:
                 row.send(self.trace.redis)
+
+    def _save_waiting(
+        self, session_id: str, held: Held, rows: list[StreamAppend], attempts: int = 5
+    ) -> None:
+        """Save the messages that waited for a reading that never came (``rows``: the trace
+        rows, written whatever the save finds), on what Redis holds: when someone saved
+        meanwhile, they are updated again on that (not read again)."""
+        read, session, along = held.saved, held.session, held.along
+        assert read is not None and session is not None
+        for _ in range(attempts):
+            token = os.urandom(16).hex()
+            stored = self.sessions.store(read, session, token, [*rows, *along], len(rows))
+            if stored.saved:
+                return
+            rows, along, read = [], [], stored.session
+            session = read
+            for msg in held.waiting:
+                session, cmds = self.loop.update(session, msg)
+                along += self._rows(session_id, cmds)[0]
 
     @property
     def _budget(self) -> float:
@@ -210,37 +195,6 @@ class Runtime:
 
     def _patiently(self, call: Callable[[], T]) -> T:
         return resend(call, self.gateway.store.redis, self._budget)
-
-    def _traced(self, msg: Msg) -> str:
-        """What the trace keeps of ``msg``, as JSON (pydantic's: 5x faster than ``json``'s,
-        the same text): a value typed as an edit of a secret key's proposal (or of one no
-        longer known) is masked."""
-        click = msg.click if isinstance(msg, ActionDone) else msg
-        if isinstance(click, ActionClicked) and click.note and self._edits_secret(click):
-            data = msg.model_dump(mode="json")
-            (data if click is msg else data["click"])["note"] = SECRET
-            return dumps(data)
-        return msg.model_dump_json()
-
-    def _unsaid(self, click: ActionClicked) -> ActionClicked:
-        """``click`` with a secret key's value struck out of the reason typed with it (a
-        discard's, a break-glass's), which is traced and told the model (an edit's value is
-        the edit: masked whole in the trace)."""
-        if click.action == ActionType.EDIT_PROPOSAL or not (click.note or click.break_glass):
-            return click
-        proposal = self.gateway.proposals.get(click.target_id)
-        secrecy = self.gateway.secrecy
-        if proposal is None or not secrecy.is_secret(proposal.mutation.key):
-            return click
-        hide = secrecy.redactor(proposal.mutation, values=[proposal.current_value]).text
-        typed = {"note": click.note, "break_glass": click.break_glass}
-        return click.model_copy(update={k: hide(v) for k, v in typed.items() if v})
-
-    def _edits_secret(self, click: ActionClicked) -> bool:
-        if click.action != ActionType.EDIT_PROPOSAL:
-            return False
-        proposal = self.gateway.proposals.get(click.target_id)
-        return proposal is None or self.gateway.secrecy.is_secret(proposal.mutation.key)
 
     def _update(
         self, session_id: str, msg: Msg, held: Held, alone: bool = True, attempts: int = 50
@@ -258,9 +212,9 @@ class Runtime:
         held.rows[:] = []
         if id(msg) not in held.traced:
             held.traced[id(msg)] = msg
-            traced = self._traced(msg)
+            traced_as = traced(self.gateway, msg)
             held.always.append(
-                self.trace.encoded_row(msg.correlation_id, session_id, msg.kind, traced)
+                self.trace.encoded_row(msg.correlation_id, session_id, msg.kind, traced_as)
             )
         if held.session is None:
             held.session = held.saved = self._loaded(session_id, held)
@@ -268,7 +222,7 @@ class Runtime:
         for _ in range(attempts):
             changed, cmds = self.loop.update(session, msg)
             rows, rest = self._rows(session_id, cmds)
-            if alone and self._reads_at_once(rest) and held.saved is not None:
+            if alone and held.may_wait and self._reads_at_once(rest) and held.saved is not None:
                 held.waiting.append(msg)
                 held.along += rows
                 held.session = changed
@@ -302,7 +256,7 @@ class Runtime:
                 held.waiting = []
                 return rest
             if held.waiting:
-                held.rewound, held.waiting = held.waiting, []
+                held.rewound, held.waiting, held.may_wait = held.waiting, [], False
                 return None
         raise StoreError(f"session {session_id} kept changing during {attempts} attempts")
 
@@ -404,43 +358,7 @@ class Runtime:
     def _resolve(self, cmd: ResolveProposal) -> OutcomeNote:
         """An Apply (an Edit, a break-glass) or a Discard click, decided as the Inbox and the
         command line decide (``deciding``)."""
-        try:
-            decision = self._decision(cmd)
-            if isinstance(decision, OutcomeNote):
-                return decision
-            return decide(self.gateway, decision)
-        except UnknownProposal as exc:
-            return OutcomeNote(outcome="rejected", message=str(exc), reason="not_found")
-
-    def _decision(self, cmd: ResolveProposal) -> Decision | OutcomeNote:
-        """What the click decides (an Edit's value read from its note), or why it is no
-        decision."""
-        click = cmd.click
-        target, actor, seen = click.target_id, click.actor, click.expected_version
-        if not cmd.apply:
-            return Decision(target, actor, Verb.REJECT, reason=click.note)
-        if click.break_glass is not None:
-            return Decision(target, actor, Verb.BREAK_GLASS, seen, reason=click.break_glass)
-        edit = self._edit(click)
-        if isinstance(edit, OutcomeNote):
-            return edit
-        return Decision(target, actor, Verb.APPROVE, seen, edit=edit)
-
-    def _edit(self, click: ActionClicked) -> Edit | OutcomeNote | None:
-        """The value an EditProposal click gives (None: not an edit), or why it is none."""
-        if click.action != ActionType.EDIT_PROPOSAL:
-            return None
-        proposal = self.gateway.proposals.get(click.target_id)
-        if proposal is None:
-            raise UnknownProposal(click.target_id)
-        if proposal.status is not ProposalStatus.PENDING:  # nothing to edit any more
-            by = f" by {proposal.resolved_by}" if proposal.resolved_by else ""
-            message = f"this proposal was already {proposal.status.value}{by}; nothing was changed"
-            return OutcomeNote(outcome="rejected", message=message, reason="resolved")
-        try:
-            return edited_value(proposal.current_value, click.note or "", proposal.mutation.op)
-        except ValueError as exc:  # (it never quotes the value)
-            return OutcomeNote(outcome="rejected", message=str(exc), reason="schema")
+        return clicked_decision(self.gateway, cmd)
 
     def _done(
         self, session_id: str, click: ActionClicked, note: OutcomeNote, events: list[Event]

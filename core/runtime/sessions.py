@@ -94,7 +94,10 @@ class SessionStore:
             session = kept.session
         else:
             session = Session.model_validate_json(data) if data else Session(id=session_id)
-        _known.put(self._tag + session_id, Kept(data, session, str(token) if data else ""))
+        # (no token: a session saved without one, e.g. by an older version: its version alone)
+        _known.put(
+            self._tag + session_id, Kept(data, session, str(token) if data and token else "")
+        )
         return session
 
     def _token_of(self, read: Session) -> str:

@@ -15,6 +15,7 @@ from core.deliberation.interpretation import ActType, Target, TurnInterpretation
 from core.deliberation.messages import UserSaid
 from core.deliberation.recent import TurnContext
 from core.perception.classifier import ReadsAlone
+from core.perception.embedded import EmbeddedClassifier
 from core.redis.client import RedisClient
 from core.runtime.runner import Runtime
 from core.runtime.sessions import SessionStore
@@ -58,14 +59,15 @@ def test_a_turn_another_process_saved_meanwhile_is_built_on_not_lost(
 ) -> None:
     """Ann's process keeps the session as her last turn left it; Bob's turn goes through
     another process; her next turn starts from what she kept, finds his at its first save,
-    and is read again in the context his turn made (one round trip more, no read)."""
+    and is read again in the context his turn made (two round trips more, no read)."""
     ann, trips = counted
     bob = build_app(workspace, client=redis_client).runtime(use_env=False)
     say(ann, "what if we used postgres")
     say(bob, "what about mysql instead", BOB)
     with trips.counting():
         say(ann, "mysql sounds fine")
-    assert trips.count == 3  # the save that found his, hers again, the answer's
+    # the save that found his, what she said (saved alone now), how it was read, the answer's
+    assert trips.count == 4
     session = SessionStore(redis_client, workspace).load("s1")
     assert session.interaction.turn_count == 3
     assert [t.who for t in session.interaction.recent] == ["user:ann", "user:bob", "user:ann"]
@@ -171,3 +173,75 @@ def test_the_teams_weights_are_read_again_once_a_second_is_past(
     assert trips.count == 3  # the session read again, with the weights
     fresh, team = runtime.team.kept()
     assert fresh and team is not None and team.lessons == 7
+
+
+def test_a_session_saved_without_a_token_is_saved_again(
+    app: App, redis_client: RedisClient, workspace: str
+) -> None:
+    """A session hash with no token field (an older version's, or another writer's) is
+    checked by its version alone, and the next turn saves on it (not a conflict forever)."""
+    say(app.runtime(use_env=False), "what if we used postgres")
+    key = WorkspaceKeys(workspace).session("s1")
+    redis_client.hdel(key, "token")
+    say(app.runtime(use_env=False), "with a replica")  # a process that keeps nothing yet
+    session = SessionStore(redis_client, workspace).load("s1")
+    assert session.interaction.turn_count == 2
+
+
+class Contended(ReadsAlone):
+    """The embedded classifier, with another process's turn landing during each reading
+    (``then``: what happens after, e.g. breaking)."""
+
+    name = "embedded"
+
+    def __init__(self, other: Runtime, broken: bool = False) -> None:
+        self.other, self.broken, self.readings = other, broken, 0
+
+    def classify(
+        self, text: str, topic: str | None = None, context: TurnContext | None = None
+    ) -> TurnInterpretation:
+        self.readings += 1
+        say(self.other, f"bob's turn {self.readings}", BOB)
+        if self.broken:
+            raise RuntimeError("the classifier broke")
+        return EmbeddedClassifier().classify(text, topic, context)
+
+
+def test_a_turn_found_moved_again_and_again_is_read_twice_at_most(
+    app: App, redis_client: RedisClient, workspace: str
+) -> None:
+    """Another process saves the session during every reading: the first save finds it
+    moved, and what was said is then saved before it is read again, so the second reading's
+    message is applied to what the save finds, not read a third time."""
+    ann = app.runtime(use_env=False)
+    say(ann, "what if we used postgres")
+    contended = Contended(build_app(workspace, client=redis_client).runtime(use_env=False))
+    ann.classifier = contended
+    say(ann, "with a replica")
+    assert contended.readings == 2
+    session = SessionStore(redis_client, workspace).load("s1")
+    assert session.interaction.turn_count == 4  # hers two, his two
+    said = [line for line in transcript(redis_client, workspace, "s1") if line[0] != "assistant"]
+    assert said == [
+        ("user:ann", "what if we used postgres"),
+        ("user:bob", "bob's turn 1"),
+        ("user:ann", "with a replica"),
+        ("user:bob", "bob's turn 2"),
+    ]
+
+
+def test_what_was_said_is_saved_when_its_reading_fails_after_someone_saved(
+    app: App, redis_client: RedisClient, workspace: str
+) -> None:
+    """Bob's turn lands while Ann's is being read, then her reading fails: her words are
+    saved on his session, not dropped with the save that found it moved."""
+    ann = app.runtime(use_env=False)
+    say(ann, "what if we used postgres")
+    other = build_app(workspace, client=redis_client).runtime(use_env=False)
+    ann.classifier = Contended(other, broken=True)
+    with pytest.raises(RuntimeError, match="the classifier broke"):
+        say(ann, "with a replica")
+    session = SessionStore(redis_client, workspace).load("s1")
+    assert session.interaction.turn_count == 3
+    said = [line for line in transcript(redis_client, workspace, "s1") if line[0] != "assistant"]
+    assert said[-2:] == [("user:bob", "bob's turn 1"), ("user:ann", "with a replica")]

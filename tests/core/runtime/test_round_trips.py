@@ -316,7 +316,9 @@ def test_a_turn_found_moved_at_its_first_save_is_read_again_on_what_was_found(
     with trips.counting():
         mine = say(alice, "what if we used postgres")
     [his] = bobs
-    assert trips.count == 4  # the read, the save that found his, hers again, the answer's
+    # the read, the save that found his, what she said (saved alone now), how it was read
+    # again, the answer's
+    assert trips.count == 5
     session = SessionStore(server_redis, workspace).load("s1")
     assert session.interaction.turn_count == 2
     assert transcript(server_redis, workspace, "s1") == [
