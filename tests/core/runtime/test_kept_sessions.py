@@ -11,12 +11,15 @@ from typing import Any
 import pytest
 
 from bot.app import App, build_app
+from core.deliberation.actions import ActionType
 from core.deliberation.interpretation import ActType, Target, TurnInterpretation
-from core.deliberation.messages import UserSaid
+from core.deliberation.messages import ActionClicked, UserSaid
 from core.deliberation.recent import TurnContext
+from core.deliberation.view import View
 from core.perception.classifier import ReadsAlone
 from core.perception.embedded import EmbeddedClassifier
 from core.redis.client import RedisClient
+from core.runtime.events import OutcomeEvent
 from core.runtime.runner import Runtime
 from core.runtime.sessions import SessionStore
 from core.runtime.team_weights import TeamStore
@@ -44,14 +47,33 @@ def counted(redis_client: RedisClient, workspace: str) -> tuple[Runtime, Trips]:
 
 
 def test_what_a_process_keeps_is_what_redis_holds(app: App) -> None:
-    """After each turn, the session a send would start from is the one Redis holds (the
-    loop changed nothing of it in place), read back by another store."""
+    """After each turn and click, the session a send would start from is the one Redis
+    holds (the loop changed nothing of it in place), read back by another store."""
     runtime = app.runtime(use_env=False)
-    for text in ("what if we used postgres", "with a replica", "how many?", "yes", "no"):
-        say(runtime, text)
+    stored = SessionStore(app.redis, app.store.workspace)
+
+    def held_as_stored() -> None:
         kept = runtime.sessions.known("s1")
-        assert kept is not None
-        assert kept == SessionStore(app.redis, app.store.workspace).load("s1")
+        assert kept is not None and kept == stored.load("s1")
+
+    events: list[Any] = []
+    for text in ("what if we used postgres", "how many?", "no", "a replica then"):
+        events = runtime.send("s1", UserSaid(text=text, actor=ANN))
+        held_as_stored()
+    for action in (ActionType.CONFIRM_CURRENT, ActionType.REVERT_MUTATION):
+        [view] = [e for e in events if isinstance(e, View)]
+        button = next(b for b in view.buttons if b.action == action)
+        click = ActionClicked(
+            action=action,
+            target_id=button.target_id,
+            expected_version=button.target_version,
+            click_id=f"k-{action}",
+            actor=ANN,
+        )
+        events = runtime.send("s1", click)
+        outcomes = [e.outcome for e in events if isinstance(e, OutcomeEvent)]
+        assert outcomes == ["committed"], action
+        held_as_stored()
 
 
 def test_a_turn_another_process_saved_meanwhile_is_built_on_not_lost(
