@@ -159,8 +159,8 @@ class Runtime:
     def _unheld(self, session_id: str, held: Held) -> None:
         """The trace rows no save took (the send stopped first: a model call's audit, a
         message whose update failed), written if Redis answers at once (the send's error
-        is what the caller hears); with the change of a message that waited, when nobody
-        saved the session meanwhile (its reading failed: the words said stay on record)."""
+        is what the caller hears); with the change of a message that waited for a reading
+        that failed (the words said stay on record, on whatever Redis holds by then)."""
         rows, held.rows[:] = [*held.always, *held.rows], []
         held.always = []
         with contextlib.suppress(*INTERRUPTED, StoreError):
