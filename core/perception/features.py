@@ -117,12 +117,44 @@ def _features(text: str, topic: str | None) -> tuple[str, ...]:
 def _cued(plain: str) -> list[str]:
     """The names of the cues ``plain`` matches: a cue none of whose needed words is in it is
     not searched (``literals``)."""
-    has = plain.__contains__
-    return [
-        name
-        for name, search, needs in _CUES
-        if (needs is None or any(map(has, needs))) and search(plain)
-    ]
+    if len(plain) > _PIECEMEAL:
+        has = plain.__contains__
+        return [
+            name
+            for name, search, needs in _CUES
+            if (needs is None or any(map(has, needs))) and search(plain)
+        ]
+    hit = set(_ALWAYS)
+    # a needed word in the turn starts with three characters of it: only those are looked for
+    for start in _STARTS.intersection([plain[i : i + 3] for i in range(len(plain) - 2)]):
+        for word, cue in _BY_START[start]:
+            if cue not in hit and word in plain:
+                hit.add(cue)
+    for word, cue in _SHORT:
+        if cue not in hit and word in plain:
+            hit.add(cue)
+    return [name for k, (name, search, _) in enumerate(_CUES) if k in hit and search(plain)]
+
+
+def _by_start() -> tuple[dict[str, tuple[tuple[str, int], ...]], tuple[tuple[str, int], ...]]:
+    """Each needed word of each cue (by its index), by its first three characters; the words
+    shorter than that apart."""
+    starts: dict[str, list[tuple[str, int]]] = {}
+    short: list[tuple[str, int]] = []
+    for cue, (_, _, needs) in enumerate(_CUES):
+        for word in needs or ():
+            if len(word) < 3:
+                short.append((word, cue))
+            else:
+                starts.setdefault(word[:3], []).append((word, cue))
+    return {k: tuple(v) for k, v in starts.items()}, tuple(short)
+
+
+# a turn's three-character pieces cost more than looking for each needed word in a long turn
+_PIECEMEAL = 300
+_ALWAYS = frozenset(k for k, (_, _, needs) in enumerate(_CUES) if needs is None)
+_BY_START, _SHORT = _by_start()
+_STARTS = frozenset(_BY_START)
 
 
 def unaddressed(said: str) -> str:

@@ -1,6 +1,8 @@
 """The words a cue cannot match without are in every text it matches: skipping the search of
 a cue none of whose words a turn holds finds the same cues (checked on every training turn
-and on generated ones, Hypothesis), and the test is sound for the shapes of pattern it reads."""
+and on generated ones, short and long, Hypothesis; a turn's needed words are found by their
+first three characters, a long turn's one by one), and the test is sound for the shapes of
+pattern it reads."""
 
 from __future__ import annotations
 
@@ -54,6 +56,15 @@ fragments = st.one_of(
 @settings(max_examples=500, deadline=None)
 @given(st.lists(fragments, max_size=12).map("".join))
 def test_a_generated_turn_has_the_cues_a_search_of_each_finds(text: str) -> None:
+    said = plain(text)
+    assert features._cued(said) == searched(said)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(fragments, min_size=60, max_size=160).map("".join))
+def test_a_long_generated_turn_has_the_cues_a_search_of_each_finds(text: str) -> None:
+    """A turn of a few hundred characters: past ``_PIECEMEAL``, its needed words are looked
+    for one by one rather than by their first three characters; both find the same cues."""
     said = plain(text)
     assert features._cued(said) == searched(said)
 
