@@ -58,12 +58,16 @@ _ACTS = list(ActType)
 _TINY = 1e-4  # a decayed weight below this is dropped
 
 
-def marked(text: str, context: TurnContext | None = None) -> frozenset[int]:
+def marked(
+    text: str, context: TurnContext | None = None, topic: str | None = None
+) -> frozenset[int]:
     """The bits of ``text``'s marks: each word and pair of neighbouring words the embedded
     classifier reads in it (``features.py``: lower-cased, a "nick:" address set aside, the
     start and the end of the turn as words of their own) and what it reads of it in
-    ``context`` ("a short turn after an idea", ``in_context.py``), hashed."""
-    return bits_of(features(text) + context_features(text, context))
+    ``context`` ("a short turn after an idea", ``in_context.py``), hashed. The session's
+    ``topic`` changes no mark: given, the features the classifier read the turn with
+    (cached by text and topic) are taken, not read again."""
+    return bits_of(features(text, topic) + context_features(text, context))
 
 
 def bits_of(found: Iterable[str]) -> frozenset[int]:
@@ -77,9 +81,9 @@ def _bit(gram: str) -> int:
     return int.from_bytes(hashlib.blake2s(gram.encode(), digest_size=4).digest(), "big") % MARKS
 
 
-def marks(text: str, context: TurnContext | None = None) -> str:
+def marks(text: str, context: TurnContext | None = None, topic: str | None = None) -> str:
     """``text``'s marks, as kept with the newest turn (hex; "" for a turn with no word)."""
-    bits = marked(text, context)
+    bits = marked(text, context, topic)
     return f"{sum(1 << bit for bit in bits):0{MARKS // 4}x}" if bits else ""
 
 

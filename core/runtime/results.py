@@ -28,7 +28,7 @@ def classified(
         classifier=source,
         actor=cmd.actor,
         replying=cmd.context is not None and cmd.context.replying,
-        marks=marks(cmd.text, cmd.context) if settings.adapt else "",
+        marks=marks(cmd.text, cmd.context, cmd.topic) if settings.adapt else "",
     )
 
 

@@ -178,3 +178,17 @@ def test_a_long_turn_leans_no_more_than_a_short_one() -> None:
     leans = team.leans(marked(long))
     assert leans[ACTS.index(ActType.COMMIT)] == MAX_LEAN
     assert leans[ACTS.index(ActType.TANGENT)] == -MAX_LEAN
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(alphabet="abcdefgilmnoprstuwy '?!", max_size=60),
+    st.none() | st.text(alphabet="abcdefgilmnoprstuwy ", max_size=40),
+    st.booleans(),
+)
+def test_the_topic_changes_no_mark(text: str, topic: str | None, after_idea: bool) -> None:
+    """The runtime takes a turn's marks from the features its classifier read it with (by
+    text and topic); the marks are those of the turn alone, whatever the topic."""
+    context = AFTER_IDEA if after_idea else None
+    assert marks(text, context, topic) == marks(text, context)
+    assert marked(text, context, topic) == marked(text, context)
