@@ -118,7 +118,7 @@ class SessionStore:
     def load_with(
         self, session_id: str, also: Callable[[RedisClient | RedisPipeline], Any]
     ) -> tuple[Session, Any]:
-        """``load``, and what ``also`` asks (of this workspace's keys), in one round trip: a
+        """``read_kept``, and what ``also`` asks (of this workspace's keys), in one round trip: a
         pipeline to the server that holds the workspace's slot (a cluster pipeline would ask
         a server for a script's keys first); on a cluster that redirects it (the slot moved
         or migrating), each alone, through the cluster client, which follows either."""
