@@ -90,10 +90,10 @@ class SessionStore:
         raw, token = held
         data = str(raw) if raw else ""
         kept = _known.get(self._tag + session_id)
-        if kept is not None and kept.data == data and data:
+        if kept is not None and data and kept.data == data:
             session = kept.session
         else:
-            session = Session.model_validate_json(data) if data else Session(id=session_id)
+            session = _session(data, session_id)
         # (no token: a session saved without one, e.g. by an older version: its version alone)
         _known.put(
             self._tag + session_id, Kept(data, session, str(token) if data and token else "")
@@ -108,7 +108,7 @@ class SessionStore:
     def load(self, session_id: str) -> Session:
         """The saved session, or a fresh one (version 0) when there is none or it expired."""
         raw = self.redis.hget(self.keys.session(validate_session_id(session_id)), "data")
-        return Session.model_validate_json(str(raw)) if raw else Session(id=session_id)
+        return _session(raw, session_id)
 
     def read_kept(self, session_id: str) -> Session:
         """``load``, kept as ``known`` (and shared: see the class)."""
@@ -230,3 +230,8 @@ class SessionStore:
             if saved is not None:
                 return saved
         raise StoreError(f"session {session_id} kept changing during {attempts} attempts")
+
+
+def _session(raw: Any, session_id: str) -> Session:
+    """The session Redis holds as ``raw``, or a fresh one (version 0) when it holds none."""
+    return Session.model_validate_json(str(raw)) if raw else Session(id=session_id)

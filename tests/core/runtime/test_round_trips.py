@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -23,13 +22,9 @@ from redis import Redis
 from bot.app import App, build_app
 from bot.reports.trace import collect
 from core.deliberation.actions import ActionType
-from core.deliberation.interpretation import TurnInterpretation
 from core.deliberation.messages import ActionClicked, UserSaid
-from core.deliberation.recent import TurnContext
 from core.deliberation.view import View
 from core.llm.chat import ChatModel
-from core.perception.classifier import ReadsAlone
-from core.perception.embedded import EmbeddedClassifier
 from core.redis.client import RedisClient, resend
 from core.runtime.events import Event, OutcomeEvent
 from core.runtime.runner import Runtime
@@ -38,6 +33,7 @@ from core.runtime.team_weights import TeamStore
 from core.runtime.transcripts import Transcripts
 from core.state.keys import WorkspaceKeys
 from core.state.scripts import LuaScript
+from tests.classifiers import Seen
 from tests.factories import actor
 from tests.model_script import kind, label, output
 from tests.openai_server import OpenAIServer, Reply
@@ -280,21 +276,6 @@ def test_a_session_saved_by_someone_else_between_two_messages_loses_nothing(
     counting.close()
 
 
-@dataclass
-class Watched(ReadsAlone):
-    """The embedded classifier, keeping each context it was given (in order)."""
-
-    contexts: list[TurnContext | None] = field(default_factory=list)
-    inner: EmbeddedClassifier = field(default_factory=EmbeddedClassifier)
-    name: str = "embedded"
-
-    def classify(
-        self, text: str, topic: str | None = None, context: TurnContext | None = None
-    ) -> TurnInterpretation:
-        self.contexts.append(context)
-        return self.inner.classify(text, topic, context)
-
-
 def test_a_turn_found_moved_at_its_first_save_is_read_again_on_what_was_found(
     server_redis: Redis, workspace: str
 ) -> None:
@@ -308,7 +289,7 @@ def test_a_turn_found_moved_at_its_first_save_is_read_again_on_what_was_found(
     alice = build_app(workspace, client=interleaved).runtime(use_env=False)
     bob = build_app(workspace, client=server_redis).runtime(use_env=False)
     say(alice, "what if we warmed up first", session="warm-up")
-    watched = Watched()
+    watched = Seen()
     alice.classifier = watched
     bobs: list[View] = []
     interleaved.interloper = lambda: bobs.append(say(bob, "what about mysql instead", BOB))

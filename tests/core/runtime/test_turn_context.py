@@ -8,20 +8,17 @@ Redis and through a scratch session in memory give the classifier the same conte
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.app import App
-from core.deliberation.interpretation import TurnInterpretation
 from core.deliberation.messages import UserSaid
 from core.deliberation.recent import MAX_RECENT, TurnContext, sketch
-from core.perception.classifier import ReadsAlone
-from core.perception.embedded import EmbeddedClassifier
 from core.perception.in_context import context_features, in_context
 from core.runtime.scratch import ScratchSession
 from core.state.actor import Actor
+from tests.classifiers import Seen
 
 ANN, BOB, CAROL = (Actor.parse(f"user:{n}") for n in ("ann", "bob", "carol"))
 TALK = [
@@ -34,21 +31,6 @@ TALK = [
     (ANN, "and also a nightly backup"),
     (BOB, "same"),
 ]
-
-
-@dataclass
-class Seen(ReadsAlone):
-    """The real embedded classifier, keeping each context it was given (in order)."""
-
-    contexts: list[TurnContext | None] = field(default_factory=list)
-    inner: EmbeddedClassifier = field(default_factory=EmbeddedClassifier)
-    name: str = "embedded"
-
-    def classify(
-        self, text: str, topic: str | None = None, context: TurnContext | None = None
-    ) -> TurnInterpretation:
-        self.contexts.append(context)
-        return self.inner.classify(text, topic, context)
 
 
 def live(app: App, session: str, talk: list[tuple[Actor, str]]) -> list[TurnContext | None]:
