@@ -142,14 +142,21 @@ def _check(config: CoreConfig, args: argparse.Namespace) -> int:
             failed = True
             print(exc, file=sys.stderr)
             continue
+        # a tenant's own rules too (its workspace's config: the whole one with its sections
+        # on top), each problem once (a rule it takes from the whole config, named there)
+        tenants = loaded.tenant_configs()
         issues = _argument_issues(loaded, registry)
+        for own in tenants.values():
+            said = {str(issue) for issue in issues}
+            issues += [i for i in _argument_issues(own, registry) if str(i) not in said]
         for issue in issues:
             print(issue, file=sys.stderr)
         if issues:
             failed = True
             continue
         named = " + ".join(str(path) for path in paths) or "the shipped config"
-        print(f"{named}: OK, {len(loaded.rules)} rules (with the shipped defaults)")
+        theirs = "".join(f"; in {ws}, {len(own.rules)}" for ws, own in sorted(tenants.items()))
+        print(f"{named}: OK, {len(loaded.rules)} rules (with the shipped defaults){theirs}")
     return EXIT_USAGE if failed else EXIT_OK
 
 

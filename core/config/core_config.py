@@ -199,6 +199,12 @@ class CoreConfig(BaseModel):
         own = self._workspaces.get(workspace, self._base or self)
         return own if isinstance(own, type(self)) else self
 
+    def tenant_configs(self) -> dict[str, Self]:
+        """The configs of the listed tenants that write sections of their own, by workspace:
+        what ``for_workspace`` answers for each (the whole config with their sections merged
+        on top)."""
+        return {ws: own for ws, own in self._workspaces.items() if isinstance(own, type(self))}
+
     def loop_settings(self) -> LoopSettings:
         """What the deliberation loop takes from this file."""
         d = self.deliberation

@@ -360,6 +360,64 @@ def test_check_holds_the_arguments_a_file_writes_to_their_connectors_schema(
     assert (code, err) == (0, "") and f"{good}: OK" in out
 
 
+TENANT_RULES = """rules:
+  - id: posts_badly
+    when: {key: "decision.*", op: set}
+    then:
+      - action: http.post
+        args: {url: "not a url"}
+tenants:
+  slack:
+    teams:
+      - id: T0123ABCD
+        rules:
+          - id: team_hook
+            when: {key: "decision.*", op: set}
+            then:
+              - action: discord.sendMessage
+                args: {channel_id: "general", content: hi}
+      - T0456EFGH
+  discord:
+    servers:
+      - id: "123456789012345678"
+        workspace: guild-one
+        rules:
+          - id: guild_hook
+            when: {key: "decision.*", op: set}
+            then:
+              - action: http.post
+                args: {url: "https://hooks.example/decided"}
+"""
+
+
+def test_check_holds_a_tenant_s_own_rules_to_their_connectors_schema_too(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A rule a tenant writes for its workspace alone (``tenants.slack.teams[0].rules``) was
+    never looked at by ``rules check``, which said OK, and failed at every run there. Each
+    problem is named once, at the field as the file spells it: the whole config's rule,
+    which every tenant's workspace takes too, once; the tenant's own under its entry."""
+    bad = write_config(tmp_path, TENANT_RULES, "tenants.yaml")
+    code, out, err = run(capsys, "w", "rules", "check", str(bad))
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        f"{bad}:6: rules[0].then[0].args.url: expected an http(s) URL with a host "
+        "(rule posts_badly)",
+        f"{bad}:16: tenants.slack.teams[0].rules[0].then[0].args.channel_id: expected a "
+        "Discord channel id (a number, its snowflake) (rule team_hook)",
+    ]
+    fixed = TENANT_RULES.replace("not a url", "https://hooks.example/all").replace(
+        '"general"', '"1234567890"'
+    )
+    good = write_config(tmp_path, fixed, "fixed.yaml")
+    code, out, err = run(capsys, "w", "rules", "check", str(good))
+    assert (code, err) == (0, "")
+    # the shipped rules and the file's, then each tenant's workspace that writes its own
+    [line] = out.splitlines()
+    assert line.startswith(f"{good}: OK, ")
+    assert line.endswith("; in guild-one, 8; in slack-T0123ABCD, 8"), line
+
+
 def test_check_holds_a_value_the_environment_gives_to_the_schema_too(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
