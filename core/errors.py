@@ -1,4 +1,5 @@
-"""Exceptions raised by the core. Policy outcomes are values (see outcome.py), not exceptions."""
+"""Exceptions raised by the core, and what went wrong in an expression a person wrote, in
+plain words (``plainly``). Policy outcomes are values (see outcome.py), not exceptions."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ __all__ = [
     "DeliberateError",
     "StoreError",
     "Unreadable",
+    "plainly",
 ]
 
 
@@ -59,3 +61,22 @@ class ConfigError(DeliberateError):
     def __init__(self, issues: list[ConfigIssue]) -> None:
         self.issues = issues
         super().__init__("\n".join(str(issue) for issue in issues))
+
+
+def plainly(exc: BaseException) -> str:
+    """What ``exc``, raised while a condition or a template written in the config was
+    evaluated, says went wrong, without Python's class name: a missing field is named
+    (``KeyError: 'topic'`` is "no 'topic' to read: it is not set"); anything else says
+    its own message, or its kind in words when it has none."""
+    if isinstance(exc, KeyError) and len(exc.args) == 1:
+        return f"no {exc.args[0]!r} to read: it is not set"
+    said = str(exc).strip()
+    if said:
+        return said
+    if isinstance(exc, ZeroDivisionError):
+        return "a division by zero"
+    if isinstance(exc, OverflowError):
+        return "a number too large"
+    if isinstance(exc, IndexError | KeyError):
+        return "an index or key that is not there"
+    return "a value of the wrong type" if isinstance(exc, TypeError) else "an invalid value"

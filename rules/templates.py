@@ -24,6 +24,7 @@ from jinja2.nativetypes import NativeCodeGenerator
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from pydantic import JsonValue
 
+from core.errors import plainly
 from rules.variables import NAMES
 
 __all__ = ["Escape", "TemplateFailed", "check_templates", "is_template", "render"]
@@ -162,7 +163,7 @@ def _render_text(text: str, variables: Mapping[str, Any], escape: Escape | None)
     except TemplateError as exc:
         raise TemplateFailed(f"{text!r}: {exc}") from None
     except (TypeError, ValueError, ArithmeticError, LookupError) as exc:
-        raise TemplateFailed(f"{text!r}: {type(exc).__name__}: {exc}") from None
+        raise TemplateFailed(f"{text!r}: {plainly(exc)}") from None
 
 
 def _json(text: str, value: Any) -> Any:

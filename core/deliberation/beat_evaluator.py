@@ -15,6 +15,7 @@ from core.cel.library import cel
 from core.deliberation.beat_reads import reads_of
 from core.deliberation.beats import ActionSpec, ActionStyle, Beat
 from core.deliberation.memory import InteractionState, Mode
+from core.errors import plainly
 
 __all__ = ["BeatCheck", "EvaluationResult", "SurfacedAction", "evaluate"]
 
@@ -78,7 +79,7 @@ def _check(beat: Beat, activation: cel.Context) -> BeatCheck:
     except Exception as exc:  # cel raises IndexError, ZeroDivisionError, OverflowError too
         # a field the state does not have (yet), an index past the end of a list, a type
         # mismatch: this beat does not fire, and the turn goes on with the others
-        error = f"{type(exc).__name__}: {exc}"
+        error = plainly(exc)
     else:
         if isinstance(result, bool):
             held = result

@@ -174,6 +174,23 @@ def test_templates_keep_types_and_refuse_the_sandbox_escapes() -> None:
         check_templates({"x": "{% if %}"})
 
 
+def test_a_template_that_fails_says_why_in_words_not_python_s() -> None:
+    """A division by zero said "ZeroDivisionError: division by zero", a sum of a number and
+    a text "TypeError: ...": what a person wrote is answered in words, without a class
+    name (Jinja's own, for a missing key, were words already)."""
+    names = {"mutation": {"value": "5"}, "state": {}}
+    said = []
+    for text in ("{{ mutation.value | int / 0 }}", "{{ {'a': 1}['x'] }}", "{{ 1 + 'a' }}"):
+        with pytest.raises(TemplateFailed) as failed:
+            render(text, names)
+        said.append(str(failed.value).removeprefix(repr(text) + ": "))
+    assert said == [
+        "division by zero",
+        "'dict object' has no attribute 'x'",
+        "unsupported operand type(s) for +: 'int' and 'str'",
+    ]
+
+
 def test_a_plan_renders_actions_and_derived_mutations() -> None:
     r = rule(
         when={"key": "scene.name"},
