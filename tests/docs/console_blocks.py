@@ -85,8 +85,11 @@ def normalise(text: str) -> str:
     return said
 
 
-def run_block(block: Block, workdir: Path, timeout: float = 120.0) -> list[str]:
-    """What each command of ``block`` printed, run in one bash in ``workdir``."""
+def run_block(
+    block: Block, workdir: Path, timeout: float = 120.0, commands: Path | None = None
+) -> list[str]:
+    """What each command of ``block`` printed, run in one bash in ``workdir``; with
+    ``commands``, the ``deliberate`` of that directory first (``tests/docs/forked.py``)."""
     marker = f"--- deliberate-docs {secrets.token_hex(8)} ---"
     script = ["set +e", "exec 2>&1", f"cd {str(workdir)!r}"]
     for command, _ in block.commands:
@@ -97,9 +100,9 @@ def run_block(block: Block, workdir: Path, timeout: float = 120.0) -> list[str]:
         for key, value in os.environ.items()
         if not key.startswith(("REDIS_", "DELIBERATE_", "SLACK_", "DISCORD_", "OPENAI_"))
     }
-    bin_dir = str(Path(sys.executable).parent)
+    bin_dirs = [*([str(commands)] if commands else []), str(Path(sys.executable).parent)]
     env |= {
-        "PATH": f"{bin_dir}:{env.get('PATH', '')}",
+        "PATH": ":".join([*bin_dirs, env.get("PATH", "")]),
         "DELIBERATE_HOME": str(workdir / ".deliberate"),
         "TZ": "UTC",
         "NO_COLOR": "1",
