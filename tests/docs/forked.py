@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -157,6 +158,7 @@ def _command(request: dict[str, Any], fds: list[int]) -> int:
         os.close(fd)
     os.environ.clear()
     os.environ.update(request["env"])
+    time.tzset()  # the block's TZ, as a process started with it reads it (not the server's)
     os.chdir(str(request["cwd"]))
     _standard_streams(unbuffered=bool(os.environ.get("PYTHONUNBUFFERED")))
     # as the installed script starts: its path first in argv and in the import path
