@@ -21,6 +21,7 @@ and fires when the forking *thread* ends, not the process."""
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
@@ -42,10 +43,30 @@ __all__ = ["ParentBoundScheduler", "RuleWorker"]
 
 PARENT_POLL_SEC = 0.5
 GRACE_SEC = 10.0
+STOP_WAIT_SEC = 2.0  # how long a SIGTERM to the scheduler child is waited for before another
+STOP_TRIES = 10  # SIGTERMs sent before a SIGKILL (its lock then lapses by itself)
+
+
+# the signals (SIGINT, SIGTERM) that came while a worker started, before its handlers were
+# in place (``RuleWorker``); a scheduler child forked meanwhile has its own copy
+_deferred: list[int] = []
+
+
+def _defer(signum: int, frame: FrameType | None) -> None:
+    _deferred.append(signum)
 
 
 class ParentBoundScheduler(RQScheduler):
     """RQ's scheduler, which stops (freeing its locks) when the worker that forked it dies."""
+
+    def _install_signal_handlers(self) -> None:
+        """RQ's, then a stop for a Ctrl-C (or a SIGTERM) that reached this child before them:
+        forked while the worker started, it was deferred (``RuleWorker``), not a
+        ``KeyboardInterrupt`` with a traceback."""
+        super()._install_signal_handlers()  # type: ignore[no-untyped-call]
+        if _deferred:
+            _deferred.clear()
+            self.request_stop()  # type: ignore[no-untyped-call]
 
     def work(self) -> None:
         parent = multiprocessing.parent_process()
@@ -74,7 +95,13 @@ class RuleWorker(SimpleWorker):
     Ctrl-C is RQ's warm shutdown (the job in hand finishes, then ``work`` returns) and
     ``interrupted`` says it came; a second Ctrl-C, however soon, is a ``KeyboardInterrupt``
     (RQ's cold shutdown ignores one within a second and exits 0). ``work`` puts back the
-    signal handlers it found, so a Ctrl-C between two bursts is an ordinary one."""
+    signal handlers it found, so a Ctrl-C between two bursts is an ordinary one.
+
+    RQ forks the scheduler, then installs its handlers, then enters the loop whose end stops
+    the scheduler: a Ctrl-C before the loop ended the worker with its scheduler child still
+    running, and the exit waited for that child for good (or the child, which had Python's
+    handler, printed a traceback). Here a signal that comes before the loop is deferred, and
+    the loop's first step installs RQ's handlers and acts on it, inside the loop."""
 
     interrupted = False
     # what a second Ctrl-C does before anything else: the CLI ends the process there and
@@ -82,13 +109,51 @@ class RuleWorker(SimpleWorker):
     # kill), rather than unwinding through a job that may be blocked on a connector
     at_second_interrupt: Callable[[], None] | None = None
 
+    _in_loop = False
+
     def work(self, *args: Any, **kwargs: Any) -> bool:
         found = {each: signal.getsignal(each) for each in (signal.SIGINT, signal.SIGTERM)}
+        self._in_loop = False
+        _deferred.clear()
+        for each in found:
+            signal.signal(each, _defer)
         try:
             return bool(super().work(*args, **kwargs))
         finally:
             for each, handler in found.items():
                 signal.signal(each, handler)
+
+    def _install_signal_handlers(self) -> None:
+        """Not yet: at the loop's first step (``check_for_suspension``)."""
+
+    def check_for_suspension(self, burst: bool) -> None:
+        if not self._in_loop:  # the loop's first step: RQ's handlers, and what came before
+            self._in_loop = True
+            super()._install_signal_handlers()  # type: ignore[no-untyped-call]
+            came, _deferred[:] = list(_deferred), []
+            for signum in came:  # (RQ's first handler puts the second in place)
+                handler = signal.getsignal(signum)
+                if callable(handler):
+                    handler(signum, None)
+        super().check_for_suspension(burst)
+
+    def stop_scheduler(self) -> None:
+        """RQ's, a SIGTERM and a wait, with the SIGTERM sent again while the child lives: one
+        that reaches the child in its first instants, before Python's fork is done with it,
+        is lost (CPython clears the signals pending then), and RQ would wait for good. A
+        worker stopped as soon as it started sends it just then."""
+        process = self.scheduler._process if self.scheduler is not None else None
+        if process is None or not process.pid:
+            return
+        for _ in range(STOP_TRIES):
+            with contextlib.suppress(OSError):  # (gone already)
+                os.kill(process.pid, signal.SIGTERM)
+            process.join(STOP_WAIT_SEC)
+            if not process.is_alive():
+                return
+        self.log.warning("Scheduler %d did not stop on SIGTERM; killed", process.pid)
+        process.kill()
+        process.join()
 
     def handle_exception(self, job: Job, *exc_info: Any) -> None:
         """A connector's failure is one line in its own words (the run's record and trace
