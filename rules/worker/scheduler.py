@@ -33,6 +33,7 @@ from typing import Any
 
 from rq import SimpleWorker
 from rq.defaults import DEFAULT_LOGGING_DATE_FORMAT, DEFAULT_LOGGING_FORMAT
+from rq.exceptions import StopRequested
 from rq.job import Job
 from rq.job_lifecycle import call_exception_handlers
 from rq.scheduler import RQScheduler
@@ -119,6 +120,8 @@ class RuleWorker(SimpleWorker):
             signal.signal(each, _defer)
         try:
             return bool(super().work(*args, **kwargs))
+        except StopRequested:  # a Ctrl-C in RQ's teardown, after its loop: stopping already
+            return False
         finally:
             for each, handler in found.items():
                 signal.signal(each, handler)
@@ -131,10 +134,16 @@ class RuleWorker(SimpleWorker):
             self._in_loop = True
             super()._install_signal_handlers()  # type: ignore[no-untyped-call]
             came, _deferred[:] = list(_deferred), []
+            stopping: StopRequested | None = None
             for signum in came:  # (RQ's first handler puts the second in place)
                 handler = signal.getsignal(signum)
-                if callable(handler):
-                    handler(signum, None)
+                try:
+                    if callable(handler):
+                        handler(signum, None)
+                except StopRequested as stop:  # (a second one, pressed as soon, still counts)
+                    stopping = stopping or stop
+            if stopping is not None:
+                raise stopping
         super().check_for_suspension(burst)
 
     def stop_scheduler(self) -> None:
@@ -143,8 +152,8 @@ class RuleWorker(SimpleWorker):
         is lost (CPython clears the signals pending then), and RQ would wait for good. A
         worker stopped as soon as it started sends it just then."""
         process = self.scheduler._process if self.scheduler is not None else None
-        if process is None or not process.pid:
-            return
+        if process is None or not process.pid or process.exitcode is not None:
+            return  # (none, or stopped and waited for already: its pid may be another's now)
         for _ in range(STOP_TRIES):
             with contextlib.suppress(OSError):  # (gone already)
                 os.kill(process.pid, signal.SIGTERM)

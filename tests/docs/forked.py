@@ -111,7 +111,11 @@ def serve(path: str) -> None:
             _reap(waiting)
         if listener.fileno() in readable:
             conn, _ = listener.accept()
-            request, fds = _request(conn)
+            try:
+                request, fds = _request(conn)
+            except (ConnectionError, OSError, ValueError):  # (a client gone: the next one)
+                conn.close()
+                continue
             pid = os.fork()
             if pid == 0:
                 listener.close()
@@ -129,14 +133,31 @@ def serve(path: str) -> None:
 
 
 def _request(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:
+    """The client's request and descriptors; ``ConnectionError`` when it left before
+    sending them whole (its descriptors, if any came, closed)."""
     data, fds, _, _ = socket.recv_fds(conn, HEADER.size, 3)
-    while len(data) < HEADER.size:
-        data += conn.recv(HEADER.size - len(data))
-    (size,) = HEADER.unpack(data)
-    body = b""
-    while len(body) < size:
-        body += conn.recv(size - len(body))
-    return json.loads(body), fds
+    try:
+        data += _exactly(conn, HEADER.size - len(data))
+        (size,) = HEADER.unpack(data)
+        body = _exactly(conn, size)
+        if len(fds) != 3:
+            raise ConnectionError(f"the client sent {len(fds)} descriptors, not 3")
+        request: dict[str, Any] = json.loads(body)
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
+    return request, fds
+
+
+def _exactly(conn: socket.socket, size: int) -> bytes:
+    got = b""
+    while len(got) < size:
+        more = conn.recv(size - len(got))
+        if not more:
+            raise ConnectionError("the client left before its request was whole")
+        got += more
+    return got
 
 
 def _reap(waiting: dict[int, socket.socket]) -> None:
