@@ -13,7 +13,7 @@ import pytest
 from bot.app import App, build_app
 from core.deliberation.actions import ActionType
 from core.deliberation.interpretation import ActType, Target, TurnInterpretation
-from core.deliberation.messages import ActionClicked, UserSaid
+from core.deliberation.messages import UserSaid
 from core.deliberation.recent import TurnContext
 from core.deliberation.view import View
 from core.perception.classifier import ReadsAlone
@@ -24,7 +24,7 @@ from core.runtime.runner import Runtime
 from core.runtime.sessions import SessionStore
 from core.runtime.team_weights import TeamStore
 from core.state.keys import WorkspaceKeys
-from tests.factories import actor
+from tests.factories import actor, clicked
 from tests.reads import transcript
 from tests.round_trips import Trips, counting_copy
 
@@ -62,15 +62,7 @@ def test_what_a_process_keeps_is_what_redis_holds(app: App) -> None:
         held_as_stored()
     for action in (ActionType.CONFIRM_CURRENT, ActionType.REVERT_MUTATION):
         [view] = [e for e in events if isinstance(e, View)]
-        button = next(b for b in view.buttons if b.action == action)
-        click = ActionClicked(
-            action=action,
-            target_id=button.target_id,
-            expected_version=button.target_version,
-            click_id=f"k-{action}",
-            actor=ANN,
-        )
-        events = runtime.send("s1", click)
+        events = runtime.send("s1", clicked(view, action, f"k-{action}", ANN))
         outcomes = [e.outcome for e in events if isinstance(e, OutcomeEvent)]
         assert outcomes == ["committed"], action
         held_as_stored()

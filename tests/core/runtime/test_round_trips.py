@@ -13,7 +13,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterator
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 import openai
 import pytest
@@ -34,7 +34,7 @@ from core.runtime.transcripts import Transcripts
 from core.state.keys import WorkspaceKeys
 from core.state.scripts import LuaScript
 from tests.classifiers import Seen
-from tests.factories import actor
+from tests.factories import actor, clicked
 from tests.model_script import kind, label, output
 from tests.openai_server import OpenAIServer, Reply
 from tests.reads import transcript
@@ -81,14 +81,7 @@ def say(runtime: Runtime, text: str, who: Any = ALICE, session: str = "s1") -> V
 
 
 def click(view: View, action: str, click_id: str) -> ActionClicked:
-    button = next(b for b in view.buttons if b.action == action)
-    return ActionClicked(
-        action=action,
-        target_id=button.target_id,
-        expected_version=button.target_version,
-        click_id=click_id,
-        actor=ALICE,
-    )
+    return clicked(view, action, click_id, ALICE)
 
 
 def press(
@@ -243,12 +236,19 @@ class Interleaved(Redis):
         return super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
 
 
-def test_a_session_saved_by_someone_else_between_two_messages_loses_nothing(
-    server_redis: Redis, workspace: str
-) -> None:
-    """Bob's turn lands while Alice's answer is being made: her next save finds his session
-    and her message is applied to it again (one round trip more, no read), nothing lost,
-    nothing written twice."""
+class Race(NamedTuple):
+    """Alice's runtime on a client whose ``at``-th session save from now on lets Bob's turn
+    land first (his views in ``bobs``; his runtime on another client), her warm-up turn in
+    another session done; her round trips counted in ``trips``."""
+
+    alice: Runtime
+    interleaved: Interleaved
+    trips: Trips
+    bobs: list[View]
+
+
+@pytest.fixture
+def race(server_redis: Redis, workspace: str) -> Iterator[Race]:
     counting, trips = counting_copy(server_redis)
     assert isinstance(counting, Redis)
     interleaved = Interleaved(connection_pool=counting.connection_pool)
@@ -257,11 +257,21 @@ def test_a_session_saved_by_someone_else_between_two_messages_loses_nothing(
     say(alice, "what if we warmed up first", session="warm-up")
     bobs: list[View] = []
     interleaved.interloper = lambda: bobs.append(say(bob, "what about mysql instead", BOB))
-    interleaved.at = 2  # her turn's second save: the answer's
-    with trips.counting():
-        mine = say(alice, "what if we used postgres")
-    [his] = bobs  # (his turn ran on another client: not counted)
-    assert trips.count == MOST + 1
+    yield Race(alice, interleaved, trips, bobs)
+    counting.close()
+
+
+def test_a_session_saved_by_someone_else_between_two_messages_loses_nothing(
+    server_redis: Redis, workspace: str, race: Race
+) -> None:
+    """Bob's turn lands while Alice's answer is being made: her next save finds his session
+    and her message is applied to it again (one round trip more, no read), nothing lost,
+    nothing written twice."""
+    race.interleaved.at = 2  # her turn's second save: the answer's
+    with race.trips.counting():
+        mine = say(race.alice, "what if we used postgres")
+    [his] = race.bobs  # (his turn ran on another client: not counted)
+    assert race.trips.count == MOST + 1
     session = SessionStore(server_redis, workspace).load("s1")
     assert session.interaction.turn_count == 2
     assert transcript(server_redis, workspace, "s1") == [
@@ -273,33 +283,24 @@ def test_a_session_saved_by_someone_else_between_two_messages_loses_nothing(
     app = build_app(workspace, client=server_redis)
     steps = [s["event"] for s in collect(app, mine.correlation_id)]
     assert steps == ["user_said", "classified", "assistant_replied", "beats"]
-    counting.close()
 
 
 def test_a_turn_found_moved_at_its_first_save_is_read_again_on_what_was_found(
-    server_redis: Redis, workspace: str
+    server_redis: Redis, workspace: str, race: Race
 ) -> None:
     """Bob's turn lands while Alice's is being read (her words wait for that reading, in
     one save): her save finds his session, so what she said is applied to it and read again,
     in the context his turn made (the reading made before his turn landed stays on the
     trace, the second beside it); nothing lost, nothing written twice."""
-    counting, trips = counting_copy(server_redis)
-    assert isinstance(counting, Redis)
-    interleaved = Interleaved(connection_pool=counting.connection_pool)
-    alice = build_app(workspace, client=interleaved).runtime(use_env=False)
-    bob = build_app(workspace, client=server_redis).runtime(use_env=False)
-    say(alice, "what if we warmed up first", session="warm-up")
     watched = Seen()
-    alice.classifier = watched
-    bobs: list[View] = []
-    interleaved.interloper = lambda: bobs.append(say(bob, "what about mysql instead", BOB))
-    interleaved.at = 1  # her turn's first save: what she said, with how it was read
-    with trips.counting():
-        mine = say(alice, "what if we used postgres")
-    [his] = bobs
+    race.alice.classifier = watched
+    race.interleaved.at = 1  # her turn's first save: what she said, with how it was read
+    with race.trips.counting():
+        mine = say(race.alice, "what if we used postgres")
+    [his] = race.bobs
     # the read, the save that found his, what she said (saved alone now), how it was read
     # again, the answer's
-    assert trips.count == 5
+    assert race.trips.count == 5
     session = SessionStore(server_redis, workspace).load("s1")
     assert session.interaction.turn_count == 2
     assert transcript(server_redis, workspace, "s1") == [
@@ -314,7 +315,6 @@ def test_a_turn_found_moved_at_its_first_save_is_read_again_on_what_was_found(
     app = build_app(workspace, client=server_redis)
     steps = [s["event"] for s in collect(app, mine.correlation_id)]
     assert steps == ["user_said", "classified", "classified", "assistant_replied", "beats"]
-    counting.close()
 
 
 @pytest.fixture
