@@ -27,9 +27,9 @@ from typing import Any
 from hiredis import pack_command
 from redis import ConnectionPool, Redis
 from redis.connection import Connection
-from redis.exceptions import ConnectionError, DataError, TimeoutError
+from redis.exceptions import ConnectionError, DataError, ResponseError, TimeoutError
 
-__all__ = ["MAX_IDLE", "POOL_SHARE", "Wire", "packed", "wire_of"]
+__all__ = ["MAX_IDLE", "POOL_SHARE", "InFlight", "Wire", "packed", "wire_of"]
 
 MAX_IDLE = 16  # connections a wire keeps between calls; past them, handed back to the pool
 # and never more than an eighth of the pool's cap (redis-py's default is 100), so that the
@@ -67,6 +67,32 @@ class Wire:
     def call(self, command: tuple[Any, ...]) -> Any:
         """``command``'s reply, sent as redis-py would send it (the same bytes)."""
         message = [packed(command)]
+        pool, conn = self._taken()
+        try:
+            reply = conn.retry.call_with_retry(
+                lambda: _round_trip(conn, message),
+                lambda _error: conn.disconnect(),  # type: ignore[no-untyped-call]
+            )
+        except BaseException:
+            pool.release(conn)  # (the pool reconnects it before its next command)
+            raise
+        self._given_back(pool, conn)
+        return reply
+
+    def send(self, command: tuple[Any, ...]) -> InFlight:
+        """``command`` sent (once: a send cut off raises), its reply read later
+        (``InFlight.reply``) while the caller goes on; its connection is the caller's till
+        then."""
+        message = [packed(command)]
+        pool, conn = self._taken()
+        try:
+            conn.send_packed_command(message)  # type: ignore[no-untyped-call]
+        except BaseException:
+            pool.release(conn)
+            raise
+        return InFlight(self, pool, conn)
+
+    def _taken(self) -> tuple[ConnectionPool, Connection]:
         pool = self._pool()
         if pool is None:
             raise DataError("the connection pool of this wire was closed and collected")
@@ -76,24 +102,56 @@ class Wire:
             conn = pool.get_connection()
         else:
             _check(conn)
-        try:
-            reply = conn.retry.call_with_retry(
-                lambda: _round_trip(conn, message),
-                lambda _error: conn.disconnect(),  # type: ignore[no-untyped-call]
-            )
-        except BaseException:
-            pool.release(conn)  # (the pool reconnects it before its next command)
-            raise
+        return pool, conn
+
+    def _given_back(self, pool: ConnectionPool, conn: Connection) -> None:
+        """``conn``, its reply read, kept for the next call (or handed back to the pool)."""
         if len(self._idle) >= self._keep or conn.should_reconnect():  # type: ignore[no-untyped-call]
             pool.release(conn)
         else:
             self._idle.append(conn)
-        return reply
 
     def forget(self) -> None:
         """Drop the connections kept (a forked child must not share its parent's sockets:
         the pool makes new ones for it, as it does for its own)."""
         self._idle = []
+
+
+class InFlight:
+    """A command sent on a wire (``Wire.send``) whose reply is not read yet. Read it once
+    (``reply``), or ``drop`` it: its connection is closed, never handed out with a reply
+    nobody read."""
+
+    def __init__(self, wire: Wire, pool: ConnectionPool, conn: Connection) -> None:
+        self._wire = wire
+        self._pool = pool
+        self._conn: Connection | None = conn
+
+    def reply(self) -> Any:
+        """The reply (an error reply raised as redis-py raises it; a connection cut off
+        raises, and whether the command ran is not known)."""
+        conn, self._conn = self._conn, None
+        if conn is None:
+            raise DataError("this reply was read or dropped already")
+        try:
+            reply = conn.read_response()
+        except ResponseError:  # (read whole: the connection serves on)
+            self._wire._given_back(self._pool, conn)
+            raise
+        except BaseException:
+            conn.disconnect()  # type: ignore[no-untyped-call]
+            self._pool.release(conn)
+            raise
+        self._wire._given_back(self._pool, conn)
+        return reply
+
+    def drop(self) -> None:
+        """Never read: the connection is closed and handed back (a later call connects
+        again); dropping twice, or after ``reply``, does nothing."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.disconnect()  # type: ignore[no-untyped-call]
+            self._pool.release(conn)
 
 
 def packed(command: tuple[Any, ...]) -> bytes:

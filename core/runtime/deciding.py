@@ -3,12 +3,13 @@ web Inbox or the command line. They approve it (with an edit: a value of their o
 it (a denial, where its key counts them) or break the glass (applied at once), through the
 gateway and its checks alike (roles, quorum, four eyes, the revision they saw, the
 break-glass role and reason), and hear what it came to in the words a click's outcome is
-said in (``OutcomeNote``)."""
+said in (``OutcomeNote``). And an "Undo" clicked under a change a click made."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from core.deliberation.actions import ActionType
 from core.deliberation.commands import ResolveProposal
@@ -18,11 +19,14 @@ from core.gateway.break_glass import BreakGlass
 from core.gateway.edits import Edit, edited_value
 from core.gateway.mutation_gateway import MutationGateway
 from core.gateway.outcome import DiscardRefused, ProposalStatus, UnknownProposal
+from core.gateway.reverts import Revert, revert
 from core.runtime.outcome_notes import discard_note, note_under
 from core.state.actor import Actor
 from core.state.limits import Unacknowledged
 
-__all__ = ["Decision", "Verb", "clicked_decision", "decide"]
+__all__ = ["UNDO_SCAN", "Decision", "Verb", "clicked_decision", "clicked_undo", "decide"]
+
+UNDO_SCAN = 10_000  # the newest log records an "Undo" click looks in for what it undoes
 
 
 class Verb(StrEnum):
@@ -116,3 +120,19 @@ def _edit(gateway: MutationGateway, click: ActionClicked) -> Edit | OutcomeNote 
         return edited_value(proposal.current_value, click.note or "", proposal.mutation.op)
     except ValueError as exc:  # (it never quotes the value)
         return OutcomeNote(outcome="rejected", message=str(exc), reason="schema")
+
+
+def clicked_undo(gateway: MutationGateway, click: ActionClicked, looked_up: Any) -> OutcomeNote:
+    """An "Undo" click: within the time the policy offers it for, and only the mutation it
+    was shown under (the version it made). ``looked_up``: what it must know, asked with the
+    click's save (None: not asked yet)."""
+    window = gateway.policy.config.undo.window_sec * 1000
+    request = Revert(
+        click.target_id,
+        click.actor,
+        version=click.expected_version,
+        offered_for_ms=window,
+        correlation_id=click.correlation_id,
+        scan=UNDO_SCAN,
+    )
+    return note_under(gateway.policy, revert(gateway, request, looked_up))

@@ -1,18 +1,49 @@
 """What one ``Runtime.send`` holds between the messages it updates: the session as it last
-left it and as Redis last had it, the messages waiting for a save, and the rows that save
-writes (``runner.py`` says how a send saves)."""
+left it and as Redis last had it, the messages waiting for a save, the rows that save
+writes, and a save on its way, not heard of yet (``runner.py`` says how a send saves)."""
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.deliberation.commands import Cmd, Generate, Show
 from core.deliberation.messages import Msg
 from core.deliberation.session import Session
 from core.perception.team import TeamWeights
+from core.redis.client import INTERRUPTED
+from core.runtime.events import Event
+from core.runtime.sessions import Saving, Stored
 from core.runtime.stream_appends import StreamAppend
 
-__all__ = ["Held"]
+__all__ = ["Held", "Pending", "Raced", "answers_only"]
+
+Patiently = Callable[[Callable[[], Stored]], Stored]  # a call made again while cut off
+
+
+class Raced(Exception):
+    """A save of the send, sent and not heard of yet, found that someone saved first."""
+
+
+def answers_only(cmds: list[Cmd]) -> bool:
+    """Whether ``cmds`` ask for nothing but an answer and views (a save before them may be
+    heard of later: nothing in them acts beyond the session before it is)."""
+    return all(isinstance(cmd, Show | Generate) for cmd in cmds)
+
+
+@dataclass
+class Pending:
+    """A save sent whose answer the send has not read yet (it goes on meanwhile: see
+    ``runner.py``): ``saving``; ``msg``, the message it saves and ``waiting``, those that
+    waited for it; ``events``, how many events the send had when it was sent (those after
+    came of it)."""
+
+    saving: Saving
+    msg: Msg
+    waiting: list[Msg]
+    events: int
 
 
 @dataclass
@@ -29,7 +60,9 @@ class Held:
     the messages whose trace row is taken (one updated again is not traced twice);
     ``rewound``: the messages to update again, on what a save found (from then on, none
     waits: each is saved before it is read, so a send is rewound once at most); by mutation
-    id what the Undo its last save asked for must know (sent with the save)."""
+    id what the Undo its last save asked for must know (sent with the save); ``pending``: a
+    save sent, its answer not read yet; ``cut``: after a pending save found that someone saved
+    first, how many of the send's events stand (the others came of what was not saved)."""
 
     session: Session | None = None
     saved: Session | None = None
@@ -42,3 +75,55 @@ class Held:
     may_wait: bool = True
     looked_up: dict[str, Any] = field(default_factory=dict)
     team: TeamWeights | None = None  # the workspace's own weights, read with the session
+    pending: Pending | None = None
+    cut: int | None = None
+
+    def sent(self, msg: Msg, shown: int, saving: Saving) -> bool:
+        """The save of ``msg`` sent, what it came to read later (``pending``); ``shown``: the
+        send's events so far. False: it could not be sent (a connection cut off: the caller
+        makes it at once instead)."""
+        try:
+            saving.send()
+        except INTERRUPTED:
+            return False
+        self.pending = Pending(saving, msg, self.waiting, shown)
+        self.always, self.along, self.waiting = [], [], []
+        self.session = self.saved = saving.session
+        return True
+
+    def settled(self, patiently: Patiently) -> bool:
+        """Whether the save not heard of yet (if any) was made (an answer cut off: the save
+        made again, ``patiently``, with its token). False: someone saved first; what it
+        saved is to be updated again (``rewound``), on what they saved, and what came of it
+        dropped (the events from ``cut`` on)."""
+        pending, self.pending = self.pending, None
+        if pending is None:
+            return True
+        try:
+            stored = pending.saving.stored()
+        except INTERRUPTED:
+            stored = patiently(pending.saving.again)
+        self.session = self.saved = stored.session
+        if stored.saved:
+            return True
+        self.rewound = pending.waiting or [pending.msg]
+        self.waiting, self.along, self.may_wait = [], [], False
+        self.cut = pending.events
+        return False
+
+    def confirmed(self, patiently: Patiently) -> None:
+        """Before anything acts beyond the session (a model's tool too): the save not heard
+        of yet was made, or ``Raced``."""
+        if not self.settled(patiently):
+            raise Raced
+
+    def rewind(self, events: list[Event], queue: deque[Msg]) -> None:
+        """Put the messages to update again (``rewound``) at the front of ``queue``; after a
+        save heard of late found the session moved, drop what came of what it saved first
+        (``events`` from ``cut`` on, and the queue: all of it came of that)."""
+        if self.cut is not None:
+            del events[self.cut :]
+            queue.clear()
+            self.cut = None
+        queue.extendleft(reversed(self.rewound))
+        self.rewound = []

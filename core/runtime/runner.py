@@ -10,8 +10,8 @@ rows and the transcript lines and beat evaluations their updates asked for, and 
 nobody saved since what it started from, so the next message starts from what was saved
 without reading it again; the audit rows of the model calls made meanwhile go with it too.
 A message whose only command is a reading by an in-process classifier is not saved alone:
-its change goes with the save of the reading's message, before anything that acts beyond
-the session (a model call, a commit). When a save finds that someone saved first, the
+its change goes with the save of the reading's message, sent before a model is asked or
+anything acts beyond the session. When a save finds that someone saved first, the
 message is updated again on what it found; when it carried a message that waited, that one
 is updated (and read) again first. A turn takes two Redis round trips (the save before the
 model call and the save of its answer; a third to read the session when this process keeps
@@ -20,11 +20,18 @@ saves, the gateway's commit between them), an Undo three too (what it must know 
 it undoes is asked with the click's save); only what the model's tools ask of the gateway
 adds to a turn.
 
+A save after which the message asks only for an answer and views is sent and not waited
+for: the answer is made, and its save made ready, while it travels (``Held.pending``). The
+send hears what it came to before the next save, before anything acts beyond the session (a
+commit; a model's tool: ``core.gateway.acting``) and before it answers. When someone saved
+first, the answer made meanwhile is dropped (its trace row stays) and what the save carried
+is updated again on what it found, as above (a model is asked again).
+
 Each Redis call the runtime makes (the session and its rows; a commit in the store itself)
 is made again when Redis cuts it off (a failover, a restart), for as long as a commit may be
-resent (``store.commit_retry_sec``). When that runs out after a
-commit was sent, the caller hears ``CommitUnconfirmed`` (applied once or not at all), never a
-bare connection error that would pass for "nothing was changed".
+resent (``store.commit_retry_sec``). When that runs out after a commit was sent, the caller
+hears ``CommitUnconfirmed`` (applied once or not at all), never a bare connection error that
+would pass for "nothing was changed".
 
 It counts each turn people take, and the act its classifier read (``core.metrics``)."""
 
@@ -35,7 +42,7 @@ import os
 from collections import deque
 from collections.abc import Callable
 from functools import partial
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from core.deliberation.commands import (
     Classify,
@@ -63,9 +70,9 @@ from core.deliberation.session import Session
 from core.deliberation.turn import Answering
 from core.deliberation.update.loop import Loop
 from core.errors import StoreError
+from core.gateway.acting import first
 from core.gateway.mutation_gateway import MutationGateway
-from core.gateway.outcome import Outcome
-from core.gateway.reverts import Revert, revert, revert_id, undo_lookup
+from core.gateway.reverts import revert_id, undo_lookup
 from core.metrics import CLASSIFIED, TURNS, Meter
 from core.perception import Classifier
 from core.perception.team import TeamWeights
@@ -73,9 +80,9 @@ from core.redis.client import INTERRUPTED, interrupted, resend
 from core.runtime.beat_history import BeatHistory
 from core.runtime.click_secrets import traced, unsaid
 from core.runtime.clicked import Clicked
-from core.runtime.deciding import clicked_decision
+from core.runtime.deciding import clicked_decision, clicked_undo
 from core.runtime.events import Event, FromPeople, OutcomeEvent
-from core.runtime.held import Held
+from core.runtime.held import Held, Raced, answers_only
 from core.runtime.outcome_notes import note_under
 from core.runtime.queries import Queries
 from core.runtime.results import classified, replied
@@ -89,7 +96,6 @@ from core.state.limits import CommitUnconfirmed
 __all__ = ["Runtime"]
 
 
-UNDO_SCAN = 10_000  # the newest log records an "Undo" click looks in for what it undoes
 Sent = list[tuple[str, str]]  # (what, mutation id) of each commit a send sent so far
 T = TypeVar("T")
 
@@ -134,16 +140,22 @@ class Runtime:
         held = Held()
         with self.trace.held() as held.rows:  # (a model call's audit: saved with what follows)
             try:
-                while queue:
-                    cmds = self._update(session_id, queue.popleft(), held, alone=len(queue) == 0)
-                    if cmds is None:  # what it followed from is updated again first
-                        queue.extendleft(reversed(held.rewound))
-                        held.rewound = []
+                while queue or held.pending is not None:
+                    if not queue:  # (the send's last save, heard before the send answers)
+                        if not held.settled(self._patiently):
+                            held.rewind(events, queue)
                         continue
-                    for cmd in cmds:
-                        follow = self._run(session_id, cmd, events, sent, held)
-                        if follow is not None:
-                            queue.append(follow)
+                    cmds = self._update(session_id, queue.popleft(), held, len(events), not queue)
+                    if cmds is None:  # what it followed from is updated again first
+                        held.rewind(events, queue)
+                        continue
+                    try:
+                        for cmd in cmds:
+                            follow = self._run(session_id, cmd, events, sent, held)
+                            if follow is not None:
+                                queue.append(follow)
+                    except Raced:  # (a model's tool would act on a save someone beat)
+                        held.rewind(events, queue)
             except BaseException as error:
                 self._unheld(session_id, held)
                 if not sent or not isinstance(error, INTERRUPTED) or not interrupted(error):
@@ -160,10 +172,15 @@ class Runtime:
         """The trace rows no save took (the send stopped first: a model call's audit, a
         message whose update failed), written if Redis answers at once (the send's error
         is what the caller hears); with the change of a message that waited for a reading
-        that failed (the words said stay on record, on whatever Redis holds by then)."""
+        that failed, or whose save was sent and found that someone saved first (the words
+        said stay on record, on whatever Redis holds by then)."""
         rows, held.rows[:] = [*held.always, *held.rows], []
         held.always = []
         with contextlib.suppress(*INTERRUPTED, StoreError):
+            if not held.settled(self._patiently):  # (what it saved waits again, on what it found)
+                assert held.saved is not None
+                held.waiting, held.rewound, held.cut = held.rewound, [], None
+                held.session, held.along = self._replayed(session_id, held.saved, held.waiting)
             if held.waiting and held.saved is not None and held.session is not None:
                 self._save_waiting(session_id, held, rows)
                 return
@@ -183,11 +200,18 @@ class Runtime:
             stored = self.sessions.store(read, session, token, [*rows, *along], len(rows))
             if stored.saved:
                 return
-            rows, along, read = [], [], stored.session
-            session = read
-            for msg in held.waiting:
-                session, cmds = self.loop.update(session, msg)
-                along += self._rows(session_id, cmds)[0]
+            rows, read = [], stored.session
+            session, along = self._replayed(session_id, read, held.waiting)
+
+    def _replayed(
+        self, session_id: str, read: Session, msgs: list[Msg]
+    ) -> tuple[Session, list[StreamAppend]]:
+        """``read`` updated with ``msgs``, and the rows their updates ask to save with it."""
+        session, along = read, list[StreamAppend]()
+        for msg in msgs:
+            session, cmds = self.loop.update(session, msg)
+            along += self._rows(session_id, cmds)[0]
+        return session, along
 
     @property
     def _budget(self) -> float:
@@ -197,7 +221,13 @@ class Runtime:
         return resend(call, self.gateway.store.redis, self._budget)
 
     def _update(
-        self, session_id: str, msg: Msg, held: Held, alone: bool = True, attempts: int = 50
+        self,
+        session_id: str,
+        msg: Msg,
+        held: Held,
+        shown: int = 0,
+        alone: bool = True,
+        attempts: int = 50,
     ) -> list[Cmd] | None:
         """Update the session with ``msg`` and save it with the rows the update asked for and
         the message's trace row: one round trip (two when the session is read first). The
@@ -206,7 +236,12 @@ class Runtime:
         with their session, which is updated again. A message whose only command is a reading
         by an in-process classifier (``alone``: nothing else queued) waits for the next
         save; None: that save found the session moved, and the messages that waited are
-        ``held.rewound``, to be updated again (``msg``, which followed from them, is not)."""
+        ``held.rewound``, to be updated again (``msg``, which followed from them, is not).
+
+        A save after which ``msg`` asks only for an answer and views is not waited for
+        (``held.pending``); None may also say that it found the session moved, heard of here
+        (``Held.settled``): ``msg`` came of what it saved, and is dropped. ``shown``: how many
+        events the send has."""
         # (the trace keeps every message, also when the save must wait)
         held.always += held.rows
         held.rows[:] = []
@@ -229,6 +264,8 @@ class Runtime:
                 return rest
             along = [*held.along, *rows]
             if not held.always and not along and changed == held.saved:
+                if not held.settled(self._patiently):  # (msg came of what that saved: dropped)
+                    return None
                 held.session = changed  # (as fresh as a read: what the last save found)
                 return rest
             # a save whose answer was lost is sent again with its token and answered as its
@@ -239,16 +276,21 @@ class Runtime:
             undos = [c.click.target_id for c in rest if isinstance(c, RevertCommit)]
             lookups = [undo_lookup(self.gateway.store, mutation_id) for mutation_id in undos]
             assert held.saved is not None  # (read with the session)
-            save = partial(
-                self.sessions.store_along,
-                held.saved,
-                changed,
-                os.urandom(16).hex(),  # (a uuid4's hex costs twenty times as much)
-                [*held.always, *along],
-                len(held.always),
-                lookups,
+            # (a uuid4's hex costs twenty times as much as that token)
+            save = (held.saved, changed, os.urandom(16).hex(), [*held.always, *along])
+            if not lookups and alone and held.may_wait and answers_only(rest):
+                # (made ready while the save before it, if any, is on its way)
+                after = None if held.pending is None else held.pending.saving.token
+                saving = self.sessions.prepare(*save, len(held.always), after)
+                if not held.settled(self._patiently):
+                    return None
+                if held.sent(msg, shown, saving):
+                    return rest
+            elif not held.settled(self._patiently):
+                return None
+            stored, looked_up = self._patiently(
+                partial(self.sessions.store_along, *save, len(held.always), lookups)
             )
-            stored, looked_up = self._patiently(save)
             held.looked_up = dict(zip(undos, looked_up, strict=True))
             held.always, held.along = [], []
             held.session = held.saved = session = stored.session
@@ -300,6 +342,15 @@ class Runtime:
     def _run(
         self, session_id: str, cmd: Cmd, events: list[Event], sent: Sent, held: Held
     ) -> Msg | None:
+        if isinstance(cmd, Show):
+            events.append(cmd.view)
+            return None
+        if isinstance(cmd, Generate):  # (its save may be on its way: heard before a tool acts)
+            with first(partial(held.confirmed, self._patiently)):
+                answer = self.responder.answer(cmd.turn, cmd.correlation_id, cmd.asker)
+            return replied(cmd, answer)
+        if not isinstance(cmd, Classify):  # (acts beyond the session: on a save heard of)
+            held.confirmed(self._patiently)
         if isinstance(cmd, Record):
             record = (session_id, cmd.speaker, cmd.text, cmd.correlation_id)
             self._patiently(partial(self.transcripts.append, *record))
@@ -308,26 +359,22 @@ class Runtime:
         elif isinstance(cmd, Teach) and self.loop.settings.adapt:  # a click's lesson
             taught = self._patiently(partial(self.team.teach, cmd, session_id, self.trace))
             held.team = taught or held.team
-        elif isinstance(cmd, Generate):
-            answer = self.responder.answer(cmd.turn, cmd.correlation_id, cmd.asker)
-            return replied(cmd, answer)
         elif isinstance(cmd, Commit):
             sent.append((cmd.mutation.key, cmd.mutation.id))
-            outcome = self.gateway.propose(cmd.mutation)
-            return self._done(session_id, cmd.click, self._note(outcome), events)
+            note = note_under(self.gateway.policy, self.gateway.propose(cmd.mutation))
+            return self._done(session_id, cmd.click, note, events)
         elif isinstance(cmd, ResolveProposal):
             # an agent's proposal has its mutation's id
             sent.append((f"proposal {cmd.click.target_id}", cmd.click.target_id))
-            return self._done(session_id, cmd.click, self._resolve(cmd), events)
+            return self._done(session_id, cmd.click, clicked_decision(self.gateway, cmd), events)
         elif isinstance(cmd, RevertCommit):
             sent.append((f"revert of {cmd.click.target_id}", revert_id(cmd.click.target_id)))
             looked_up = held.looked_up.pop(cmd.click.target_id, None)
-            return self._done(session_id, cmd.click, self._revert(cmd.click, looked_up), events)
+            undone = clicked_undo(self.gateway, cmd.click, looked_up)
+            return self._done(session_id, cmd.click, undone, events)
         elif isinstance(cmd, LogEvaluation):
             evaluated = (session_id, cmd.correlation_id, cmd.result)
             self._patiently(partial(self.beat_history.append, *evaluated))
-        elif isinstance(cmd, Show):
-            events.append(cmd.view)
         return None
 
     def _classify(self, cmd: Classify, team: TeamWeights | None) -> Classified:
@@ -336,29 +383,6 @@ class Runtime:
         )
         self.meter.count(CLASSIFIED, turn.act_type.value, source)
         return classified(cmd, turn, source, self.loop.settings)
-
-    def _note(self, outcome: Outcome) -> OutcomeNote:
-        return note_under(self.gateway.policy, outcome)
-
-    def _revert(self, click: ActionClicked, looked_up: Any) -> OutcomeNote:
-        """An "Undo" click: within the time the policy offers it for, and only the
-        mutation it was shown under (the version it made). ``looked_up``: what it must know,
-        asked with the click's save (None: not asked yet)."""
-        window = self.gateway.policy.config.undo.window_sec * 1000
-        request = Revert(
-            click.target_id,
-            click.actor,
-            version=click.expected_version,
-            offered_for_ms=window,
-            correlation_id=click.correlation_id,
-            scan=UNDO_SCAN,
-        )
-        return self._note(revert(self.gateway, request, looked_up))
-
-    def _resolve(self, cmd: ResolveProposal) -> OutcomeNote:
-        """An Apply (an Edit, a break-glass) or a Discard click, decided as the Inbox and the
-        command line decide (``deciding``)."""
-        return clicked_decision(self.gateway, cmd)
 
     def _done(
         self, session_id: str, click: ActionClicked, note: OutcomeNote, events: list[Event]

@@ -22,12 +22,12 @@ from core.recently_used import Recent
 from core.redis.client import shard_of
 from core.runtime.stream_appends import StreamAppend
 from core.state.keys import WorkspaceKeys, validate_session_id
-from core.state.scripts import LuaScript, ScriptCall, together
+from core.state.scripts import LuaScript, ScriptCall, Sent, together
 
 if TYPE_CHECKING:
     from core.redis.client import RedisClient, RedisPipeline
 
-__all__ = ["DEFAULT_SESSION_TTL_SEC", "SessionStore", "Stored"]
+__all__ = ["DEFAULT_SESSION_TTL_SEC", "Saving", "SessionStore", "Stored"]
 
 DEFAULT_SESSION_TTL_SEC = 7 * 86400
 KNOWN = 512  # sessions a process keeps as it last read or saved them (some 40 KB each)
@@ -181,11 +181,7 @@ class SessionStore:
         twice: the save may be sent again) sent in the same round trip (on a cluster that
         redirects it, a slot migrating or moved, each alone): what the save came to, and
         their replies."""
-        saved = (
-            None
-            if changed is read or changed == read
-            else changed.model_copy(update={"version": read.version + 1})
-        )
+        saved = _saved(read, changed)
         call = self._call(read, saved, token, rows, always)
         if along:
             try:
@@ -197,12 +193,34 @@ class SessionStore:
                 reply, replies = call.run(), [script.run() for script in along]
         else:
             reply, replies = call.run(), []
+        return self._stored(read, saved, call, reply), replies
+
+    def prepare(
+        self,
+        read: Session,
+        changed: Session,
+        token: str,
+        rows: Sequence[StreamAppend] = (),
+        always: int = 0,
+        read_token: str | None = None,
+    ) -> Saving:
+        """``store``, made ready to send (``Saving.send``), what it came to read later
+        (``Saving.stored``), while the caller goes on. ``read_token``: the token of the save
+        that made ``read`` (None: as this store keeps it), for a ``read`` that a save on its
+        way makes (``Saving.session`` and ``Saving.token`` of that one)."""
+        saved = _saved(read, changed)
+        call = self._call(read, saved, token, rows, always, read_token)
+        return Saving(self, read, saved, call)
+
+    def _stored(self, read: Session, saved: Session | None, call: ScriptCall, reply: Any) -> Stored:
+        """What the save script's ``reply`` says the save of ``saved`` (None: unchanged)
+        came to."""
         if int(reply[0]):
             if saved is None:
-                return Stored(True, read), replies
-            _known.put(self._tag + saved.id, Kept(call.args[1], saved, token))
-            return Stored(True, saved), replies
-        return Stored(False, self._read(reply[2:4], read.id)), replies
+                return Stored(True, read)
+            _known.put(self._tag + saved.id, Kept(call.args[1], saved, call.args[3]))
+            return Stored(True, saved)
+        return Stored(False, self._read(reply[2:4], read.id))
 
     def _call(
         self,
@@ -211,10 +229,13 @@ class SessionStore:
         token: str,
         rows: Sequence[StreamAppend],
         always: int,
+        read_token: str | None = None,
     ) -> ScriptCall:
         keys = [self.keys.session(validate_session_id(read.id))]
         data = "" if saved is None else saved.model_dump_json()
-        args: list[Any] = [read.version, data, self.ttl_ms, token, always, self._token_of(read)]
+        if read_token is None:
+            read_token = self._token_of(read)
+        args: list[Any] = [read.version, data, self.ttl_ms, token, always, read_token]
         for row in rows:
             if row.stream not in keys:
                 keys.append(row.stream)
@@ -230,6 +251,56 @@ class SessionStore:
             if saved is not None:
                 return saved
         raise StoreError(f"session {session_id} kept changing during {attempts} attempts")
+
+
+class Saving:
+    """A save made ready (``SessionStore.prepare``): sent once (``send``), what it came to
+    read once (``stored``), or never (``drop``); or made and answered whole (``again``)."""
+
+    def __init__(
+        self, store: SessionStore, read: Session, saved: Session | None, call: ScriptCall
+    ) -> None:
+        self._store, self._read, self._saved, self._call = store, read, saved, call
+        self._sent: Sent | None = None
+
+    @property
+    def session(self) -> Session:
+        """The session as it is once this save is made (unless someone saved first)."""
+        return self._read if self._saved is None else self._saved
+
+    @property
+    def token(self) -> str:
+        """The token Redis holds with the session once this save is made."""
+        return self._store._token_of(self._read) if self._saved is None else self._call.args[3]
+
+    def send(self) -> None:
+        """Sent (a connection cut off raises: then nothing is to be read)."""
+        self._sent = self._call.send()
+
+    def stored(self) -> Stored:
+        """What the save sent came to (a connection cut off raises: make it ``again`` to
+        hear what it did)."""
+        assert self._sent is not None, "read what a save came to after sending it"
+        sent, self._sent = self._sent, None
+        return self._store._stored(self._read, self._saved, self._call, sent.reply())
+
+    def again(self) -> Stored:
+        """The same save made, and answered, at once: with its token, it answers as it did
+        when it was made already."""
+        return self._store._stored(self._read, self._saved, self._call, self._call.run())
+
+    def drop(self) -> None:
+        """What it came to is never read (the save may have been made or not)."""
+        if self._sent is not None:
+            self._sent.drop()
+            self._sent = None
+
+
+def _saved(read: Session, changed: Session) -> Session | None:
+    """``changed`` as the save of an update of ``read`` writes it (None: unchanged)."""
+    if changed is read or changed == read:
+        return None
+    return changed.model_copy(update={"version": read.version + 1})
 
 
 def _session(raw: Any, session_id: str) -> Session:

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
-from redis.exceptions import NoScriptError
+from redis.exceptions import DataError, NoScriptError
 
 from core.redis.client import shard_of
-from core.redis.wire import wire_of
+from core.redis.wire import InFlight, wire_of
 
 if TYPE_CHECKING:
     from redis import Redis
@@ -29,6 +29,7 @@ __all__ = [
     "UNDO_LOOKUP_LUA",
     "LuaScript",
     "ScriptCall",
+    "Sent",
     "commit_script",
     "read_script",
     "server_ms",
@@ -86,11 +87,56 @@ class LuaScript:
             # SCRIPT LOAD would go to every primary of a cluster, one of them perhaps down)
             return self.client.eval(self.source, len(keys), *keys, *args)
 
+    def send(self, keys: list[str], args: list[Any]) -> Sent:
+        """A run sent, its reply read later (``Sent.reply``), while the caller goes on. Where
+        it goes through redis-py (a cluster), it is run here and then, its reply kept."""
+        wire = self._wire
+        if wire is None:
+            return Sent(self, keys, args, None, self(keys, args))
+        return Sent(self, keys, args, wire.send(("EVALSHA", self.sha, len(keys), *keys, *args)))
+
+
+class Sent:
+    """A script's run sent (``LuaScript.send``): its reply is read once, by ``reply``, or
+    never (``drop``)."""
+
+    def __init__(
+        self,
+        script: LuaScript,
+        keys: list[str],
+        args: list[Any],
+        flight: InFlight | None,
+        reply: Any = None,
+    ) -> None:
+        self._script, self._keys, self._args = script, keys, args
+        self._flight = flight
+        self._reply = reply
+        self._open = True
+
+    def reply(self) -> Any:
+        """The script's reply; one the server forgot (``NOSCRIPT``: it never ran) is run by
+        its source, as ``LuaScript`` runs it."""
+        if not self._open:
+            raise DataError("this reply was read or dropped already")
+        self._open, flight = False, self._flight
+        if flight is None:
+            return self._reply
+        try:
+            return flight.reply()
+        except NoScriptError:
+            return self._script(self._keys, self._args)
+
+    def drop(self) -> None:
+        """Its reply never read (see ``InFlight.drop``)."""
+        self._open = False
+        if self._flight is not None:
+            self._flight.drop()
+
 
 @dataclass(frozen=True)
 class ScriptCall:
-    """One run of a script, its keys and arguments given: made alone (``run``), or sent with
-    others in one round trip (``together``)."""
+    """One run of a script, its keys and arguments given: made alone (``run``), sent and
+    its reply read later (``send``), or sent with others in one round trip (``together``)."""
 
     script: LuaScript
     keys: list[str]
@@ -98,6 +144,9 @@ class ScriptCall:
 
     def run(self) -> Any:
         return self.script(self.keys, self.args)
+
+    def send(self) -> Sent:
+        return self.script.send(self.keys, self.args)
 
 
 def together(client: RedisClient, calls: Sequence[ScriptCall]) -> list[Any]:

@@ -4,6 +4,7 @@ no wire where a client's commands must go through redis-py."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import Any
 
@@ -13,10 +14,12 @@ from hypothesis import strategies as st
 from redis import BlockingConnectionPool, ConnectionPool, Redis
 from redis._parsers.encoders import Encoder
 from redis.connection import PythonRespSerializer
-from redis.exceptions import DataError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import DataError, ResponseError
 
 from core.redis.wire import POOL_SHARE, packed, wire_of
 from core.state.scripts import LuaScript
+from tests.polling import wait_for
 from tests.servers.redis_process import RedisProcess
 
 ECHO = "return {KEYS[1], ARGV[1], ARGV[2]}"
@@ -142,3 +145,71 @@ def test_the_wire_leaves_a_capped_pool_its_connections(server_redis: Redis, cap:
         thread.join()
     assert errors == []
     client.close()
+
+
+def test_a_script_sent_is_answered_when_its_reply_is_read(server_redis: Redis) -> None:
+    """``send`` returns before the reply is read: other calls go on meanwhile (on other
+    connections), the reply read later is the script's own, and its connection serves on."""
+    script = LuaScript(server_redis, ECHO)
+    sent = script.send(["a"], [1, "ü"])
+    assert script(["b"], [2, 3]) == ["b", "2", "3"]  # (while the first is on its way)
+    later = script.send(["c"], [4, 5])
+    assert later.reply() == ["c", "4", "5"]
+    assert sent.reply() == ["a", "1", "ü"]
+    with pytest.raises(DataError, match="read or dropped already"):
+        sent.reply()
+    assert script(["d"], [6, 7]) == ["d", "6", "7"]
+
+
+def test_an_error_reply_read_later_is_raised_and_the_connection_serves_on(
+    server_redis: Redis,
+) -> None:
+    script = LuaScript(server_redis, "return redis.error_reply('WRONGTYPE not a list')")
+    wire = wire_of(server_redis)
+    assert wire is not None
+    sent = script.send([], [])
+    with pytest.raises(ResponseError, match="WRONGTYPE"):
+        sent.reply()
+    assert LuaScript(server_redis, ECHO)(["a"], [1, 2]) == ["a", "1", "2"]
+
+
+def test_a_reply_dropped_unread_is_never_read_as_another_calls(server_redis: Redis) -> None:
+    """A dropped send's connection is closed: the next call (on that connection, connected
+    again) hears its own reply, not the one nobody read."""
+    kwargs = dict(server_redis.connection_pool.connection_kwargs)
+    client = Redis(connection_pool=ConnectionPool(max_connections=1, **kwargs))
+    script = LuaScript(client, ECHO)
+    script.send(["dropped"], [1, 2]).drop()
+    assert script(["mine"], [3, 4]) == ["mine", "3", "4"]
+    assert client.ping()
+    client.close()
+
+
+def test_a_script_sent_that_the_server_forgot_is_sent_whole(own_redis: RedisProcess) -> None:
+    client = Redis.from_url(own_redis.url, decode_responses=True)
+    script = LuaScript(client, ECHO)
+    client.script_flush()
+    assert script.send(["a"], [1, 2]).reply() == ["a", "1", "2"]
+    assert client.script_exists(script.sha) == [True]
+    client.close()
+
+
+def test_a_reply_cut_off_on_its_way_raises_and_the_next_call_connects_again(
+    own_redis: RedisProcess,
+) -> None:
+    """The server kills the connection before the reply is read: reading it raises a
+    connection error (whether the script ran is not known: the caller sends it again), and
+    the next call connects again."""
+    client = Redis.from_url(own_redis.url, decode_responses=True)
+    admin = Redis.from_url(own_redis.url, decode_responses=True)
+    script = LuaScript(client, "redis.call('SET', KEYS[1], ARGV[1]) return 'done'")
+    assert script(["k"], ["u"]) == "done"  # (known to the server: sent by its SHA, it runs)
+    sent = script.send(["k"], ["v"])
+    wait_for(lambda: admin.get("k") == "v", "the script to run")
+    assert admin.client_kill_filter(_type="normal", skipme=True) >= 1
+    # (the reply may have reached the socket before the kill: then it is read whole)
+    with contextlib.suppress(RedisConnectionError):
+        assert sent.reply() == "done"
+    assert script(["k"], ["w"]) == "done" and admin.get("k") == "w"
+    client.close()
+    admin.close()

@@ -290,8 +290,10 @@ def test_a_turn_found_moved_at_its_first_save_is_read_again_on_what_was_found(
 ) -> None:
     """Bob's turn lands while Alice's is being read (her words wait for that reading, in
     one save): her save finds his session, so what she said is applied to it and read again,
-    in the context his turn made (the reading made before his turn landed stays on the
-    trace, the second beside it); nothing lost, nothing written twice."""
+    in the context his turn made; nothing lost, nothing written twice. Her save was sent and
+    her answer made before she heard what the save found: the reading and the answer made
+    before his turn landed stay on the trace, the second ones after them; the first answer
+    is dropped (no transcript line, no beats, no view)."""
     watched = Seen()
     race.alice.classifier = watched
     race.interleaved.at = 1  # her turn's first save: what she said, with how it was read
@@ -314,7 +316,14 @@ def test_a_turn_found_moved_at_its_first_save_is_read_again_on_what_was_found(
     assert first.recent == () and [t.who for t in again.recent] == ["user:bob"]
     app = build_app(workspace, client=server_redis)
     steps = [s["event"] for s in collect(app, mine.correlation_id)]
-    assert steps == ["user_said", "classified", "classified", "assistant_replied", "beats"]
+    assert steps == [
+        "user_said",
+        "classified",
+        "assistant_replied",
+        "classified",
+        "assistant_replied",
+        "beats",
+    ]
 
 
 @pytest.fixture
