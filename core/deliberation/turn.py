@@ -71,4 +71,8 @@ class Answer:
 
 
 class Answering(Protocol):
+    # answers in this process, at once (no model to wait for, nothing done beyond the
+    # session): the runtime may go on before it hears what the save before it came to
+    in_process: bool
+
     def answer(self, turn: Turn, correlation_id: str, asker: Actor | None = None) -> Answer: ...

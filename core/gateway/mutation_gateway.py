@@ -15,7 +15,6 @@ from dataclasses import replace
 from typing import Concatenate, ParamSpec
 
 from core.errors import DeliberateError
-from core.gateway.acting import before_acting
 from core.gateway.approving import (
     Barred,
     applying,
@@ -93,7 +92,6 @@ class MutationGateway:
         self.decisions = DecisionLog(store.redis, store.keys, self.secrecy)
 
     def propose(self, mutation: Mutation) -> Outcome:
-        before_acting()  # (a send's save still on its way is confirmed first: acting.py)
         mutation = self.secrecy.reasoned(mutation, self.store.get)  # (no secret in its reason)
         verdict = self.policy.check(mutation)
         m = verdict.mutation

@@ -27,6 +27,7 @@ MAX_RESULT_CHARS = 2000
 
 class ModelResponder:
     name = "model"
+    in_process = False  # (a model over the network, whose tools may act)
 
     def __init__(
         self,

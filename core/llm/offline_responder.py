@@ -19,6 +19,7 @@ class OfflineResponder:
     """Deterministic templates: the loop's behaviour without a model."""
 
     name = "offline"
+    in_process = True
 
     def answer(self, turn: Turn, correlation_id: str, asker: Actor | None = None) -> Answer:
         return Answer(self.respond(turn), self.name)

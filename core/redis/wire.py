@@ -79,6 +79,13 @@ class Wire:
         self._given_back(pool, conn)
         return reply
 
+    @property
+    def holds(self) -> bool:
+        """Whether a connection may be held while its reply waits (``send``): not on a pool
+        capped so low that the wire keeps none between calls (under ``POOL_SHARE``), whose
+        other commands would find none."""
+        return self._keep > 0
+
     def send(self, command: tuple[Any, ...]) -> InFlight:
         """``command`` sent (once: a send cut off raises), its reply read later
         (``InFlight.reply``) while the caller goes on; its connection is the caller's till
@@ -118,9 +125,9 @@ class Wire:
 
 
 class InFlight:
-    """A command sent on a wire (``Wire.send``) whose reply is not read yet. Read it once
-    (``reply``), or ``drop`` it: its connection is closed, never handed out with a reply
-    nobody read."""
+    """A command sent on a wire (``Wire.send``) whose reply is not read yet: read it once
+    (``reply``). Its connection is the caller's till then, never handed out with a reply
+    nobody read (one cut off is closed)."""
 
     def __init__(self, wire: Wire, pool: ConnectionPool, conn: Connection) -> None:
         self._wire = wire
@@ -132,7 +139,7 @@ class InFlight:
         raises, and whether the command ran is not known)."""
         conn, self._conn = self._conn, None
         if conn is None:
-            raise DataError("this reply was read or dropped already")
+            raise DataError("this reply was read already")
         try:
             reply = conn.read_response()
         except ResponseError:  # (read whole: the connection serves on)
@@ -144,14 +151,6 @@ class InFlight:
             raise
         self._wire._given_back(self._pool, conn)
         return reply
-
-    def drop(self) -> None:
-        """Never read: the connection is closed and handed back (a later call connects
-        again); dropping twice, or after ``reply``, does nothing."""
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            conn.disconnect()  # type: ignore[no-untyped-call]
-            self._pool.release(conn)
 
 
 def packed(command: tuple[Any, ...]) -> bytes:

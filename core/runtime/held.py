@@ -9,7 +9,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.deliberation.commands import Cmd, Generate, Show
 from core.deliberation.messages import Msg
 from core.deliberation.session import Session
 from core.perception.team import TeamWeights
@@ -18,19 +17,9 @@ from core.runtime.events import Event
 from core.runtime.sessions import Saving, Stored
 from core.runtime.stream_appends import StreamAppend
 
-__all__ = ["Held", "Pending", "Raced", "answers_only"]
+__all__ = ["Held", "Pending"]
 
 Patiently = Callable[[Callable[[], Stored]], Stored]  # a call made again while cut off
-
-
-class Raced(Exception):
-    """A save of the send, sent and not heard of yet, found that someone saved first."""
-
-
-def answers_only(cmds: list[Cmd]) -> bool:
-    """Whether ``cmds`` ask for nothing but an answer and views (a save before them may be
-    heard of later: nothing in them acts beyond the session before it is)."""
-    return all(isinstance(cmd, Show | Generate) for cmd in cmds)
 
 
 @dataclass
@@ -80,29 +69,34 @@ class Held:
 
     def sent(self, msg: Msg, shown: int, saving: Saving) -> bool:
         """The save of ``msg`` sent, what it came to read later (``pending``); ``shown``: the
-        send's events so far. False: it could not be sent (a connection cut off: the caller
-        makes it at once instead)."""
-        try:
-            saving.send()
-        except INTERRUPTED:
-            return False
+        send's events so far. It is kept as pending before it goes: a send stopped as it
+        goes hears it all the same (made again, with its token). False: it could not be
+        sent (a connection cut off: the caller makes it at once instead)."""
+        kept = (self.always, self.along, self.session, self.saved)
         self.pending = Pending(saving, msg, self.waiting, shown)
         self.always, self.along, self.waiting = [], [], []
         self.session = self.saved = saving.session
+        try:
+            saving.send()
+        except INTERRUPTED:
+            self.always, self.along, self.session, self.saved = kept
+            self.waiting, self.pending = self.pending.waiting, None
+            return False
         return True
 
     def settled(self, patiently: Patiently) -> bool:
         """Whether the save not heard of yet (if any) was made (an answer cut off: the save
-        made again, ``patiently``, with its token). False: someone saved first; what it
-        saved is to be updated again (``rewound``), on what they saved, and what came of it
-        dropped (the events from ``cut`` on)."""
-        pending, self.pending = self.pending, None
+        made again, ``patiently``, with its token; an error: still pending). False: someone
+        saved first; what it saved is to be updated again (``rewound``), on what they saved,
+        and what came of it dropped (the events from ``cut`` on)."""
+        pending = self.pending
         if pending is None:
             return True
         try:
             stored = pending.saving.stored()
         except INTERRUPTED:
             stored = patiently(pending.saving.again)
+        self.pending = None
         self.session = self.saved = stored.session
         if stored.saved:
             return True
@@ -110,12 +104,6 @@ class Held:
         self.waiting, self.along, self.may_wait = [], [], False
         self.cut = pending.events
         return False
-
-    def confirmed(self, patiently: Patiently) -> None:
-        """Before anything acts beyond the session (a model's tool too): the save not heard
-        of yet was made, or ``Raced``."""
-        if not self.settled(patiently):
-            raise Raced
 
     def rewind(self, events: list[Event], queue: deque[Msg]) -> None:
         """Put the messages to update again (``rewound``) at the front of ``queue``; after a

@@ -20,12 +20,12 @@ saves, the gateway's commit between them), an Undo three too (what it must know 
 it undoes is asked with the click's save); only what the model's tools ask of the gateway
 adds to a turn.
 
-A save after which the message asks only for an answer and views is sent and not waited
-for: the answer is made, and its save made ready, while it travels (``Held.pending``). The
-send hears what it came to before the next save, before anything acts beyond the session (a
-commit; a model's tool: ``core.gateway.acting``) and before it answers. When someone saved
-first, the answer made meanwhile is dropped (its trace row stays) and what the save carried
-is updated again on what it found, as above (a model is asked again).
+A save after which the message asks only for views and an answer made in this process (the
+offline responder's) is sent and not waited for: the answer is made, and its save made
+ready, while it travels (``Held.pending``). The send hears what it came to before the next
+save, before anything acts beyond the session and before it answers; a model is asked only
+once the save before it is heard of. When someone saved first, the answer made meanwhile is
+dropped (its trace row stays) and what the save carried is updated again on what it found.
 
 Each Redis call the runtime makes (the session and its rows; a commit in the store itself)
 is made again when Redis cuts it off (a failover, a restart), for as long as a commit may be
@@ -43,6 +43,8 @@ from collections import deque
 from collections.abc import Callable
 from functools import partial
 from typing import TypeVar
+
+from redis.exceptions import RedisError
 
 from core.deliberation.commands import (
     Classify,
@@ -70,7 +72,6 @@ from core.deliberation.session import Session
 from core.deliberation.turn import Answering
 from core.deliberation.update.loop import Loop
 from core.errors import StoreError
-from core.gateway.acting import first
 from core.gateway.mutation_gateway import MutationGateway
 from core.gateway.reverts import revert_id, undo_lookup
 from core.metrics import CLASSIFIED, TURNS, Meter
@@ -82,7 +83,7 @@ from core.runtime.click_secrets import traced, unsaid
 from core.runtime.clicked import Clicked
 from core.runtime.deciding import clicked_decision, clicked_undo
 from core.runtime.events import Event, FromPeople, OutcomeEvent
-from core.runtime.held import Held, Raced, answers_only
+from core.runtime.held import Held
 from core.runtime.outcome_notes import note_under
 from core.runtime.queries import Queries
 from core.runtime.results import classified, replied
@@ -149,13 +150,10 @@ class Runtime:
                     if cmds is None:  # what it followed from is updated again first
                         held.rewind(events, queue)
                         continue
-                    try:
-                        for cmd in cmds:
-                            follow = self._run(session_id, cmd, events, sent, held)
-                            if follow is not None:
-                                queue.append(follow)
-                    except Raced:  # (a model's tool would act on a save someone beat)
-                        held.rewind(events, queue)
+                    for cmd in cmds:
+                        follow = self._run(session_id, cmd, events, sent, held)
+                        if follow is not None:
+                            queue.append(follow)
             except BaseException as error:
                 self._unheld(session_id, held)
                 if not sent or not isinstance(error, INTERRUPTED) or not interrupted(error):
@@ -176,7 +174,7 @@ class Runtime:
         said stay on record, on whatever Redis holds by then)."""
         rows, held.rows[:] = [*held.always, *held.rows], []
         held.always = []
-        with contextlib.suppress(*INTERRUPTED, StoreError):
+        with contextlib.suppress(*INTERRUPTED, StoreError, RedisError):
             if not held.settled(self._patiently):  # (what it saved waits again, on what it found)
                 assert held.saved is not None
                 held.waiting, held.rewound, held.cut = held.rewound, [], None
@@ -237,11 +235,8 @@ class Runtime:
         by an in-process classifier (``alone``: nothing else queued) waits for the next
         save; None: that save found the session moved, and the messages that waited are
         ``held.rewound``, to be updated again (``msg``, which followed from them, is not).
-
-        A save after which ``msg`` asks only for an answer and views is not waited for
-        (``held.pending``); None may also say that it found the session moved, heard of here
-        (``Held.settled``): ``msg`` came of what it saved, and is dropped. ``shown``: how many
-        events the send has."""
+        A save not waited for (``held.pending``, ``_answers_at_once``) is heard of here; None
+        also says it found the session moved (``msg`` came of it). ``shown``: the events."""
         # (the trace keeps every message, also when the save must wait)
         held.always += held.rows
         held.rows[:] = []
@@ -278,7 +273,7 @@ class Runtime:
             assert held.saved is not None  # (read with the session)
             # (a uuid4's hex costs twenty times as much as that token)
             save = (held.saved, changed, os.urandom(16).hex(), [*held.always, *along])
-            if not lookups and alone and held.may_wait and answers_only(rest):
+            if not lookups and alone and held.may_wait and self._answers_at_once(rest):
                 # (made ready while the save before it, if any, is on its way)
                 after = None if held.pending is None else held.pending.saving.token
                 saving = self.sessions.prepare(*save, len(held.always), after)
@@ -301,6 +296,12 @@ class Runtime:
                 held.rewound, held.waiting, held.may_wait = held.waiting, [], False
                 return None
         raise StoreError(f"session {session_id} kept changing during {attempts} attempts")
+
+    def _answers_at_once(self, cmds: list[Cmd]) -> bool:
+        """Whether ``cmds`` ask for nothing but views and an answer made in this process (a
+        save before them may be heard of later: nothing in them acts beyond the session)."""
+        at_once = self.responder.in_process
+        return all(isinstance(c, Show) or (isinstance(c, Generate) and at_once) for c in cmds)
 
     def _reads_at_once(self, cmds: list[Cmd]) -> bool:
         """Whether ``cmds`` is one reading by a classifier that answers in this process."""
@@ -345,12 +346,11 @@ class Runtime:
         if isinstance(cmd, Show):
             events.append(cmd.view)
             return None
-        if isinstance(cmd, Generate):  # (its save may be on its way: heard before a tool acts)
-            with first(partial(held.confirmed, self._patiently)):
-                answer = self.responder.answer(cmd.turn, cmd.correlation_id, cmd.asker)
+        # (what acts beyond the session runs on a save heard of: ``_update`` sees to it)
+        assert held.pending is None or isinstance(cmd, Classify | Generate)
+        if isinstance(cmd, Generate):
+            answer = self.responder.answer(cmd.turn, cmd.correlation_id, cmd.asker)
             return replied(cmd, answer)
-        if not isinstance(cmd, Classify):  # (acts beyond the session: on a save heard of)
-            held.confirmed(self._patiently)
         if isinstance(cmd, Record):
             record = (session_id, cmd.speaker, cmd.text, cmd.correlation_id)
             self._patiently(partial(self.transcripts.append, *record))

@@ -2,7 +2,8 @@
 -- stream rows its update asked for (transcript lines, beat evaluations) and the trace row of
 -- the message, all in one round trip.
 --
--- KEYS[1]  session hash   {ws:<id>}:session:<session id>   fields version, data (JSON), token
+-- KEYS[1]  session hash   {ws:<id>}:session:<session id>   fields version, data (JSON), token,
+--          saves (the tokens of its last saves, newest first, space-separated: SAVES_CHARS)
 -- KEYS[2…] the streams the rows go to (the trace, the transcript, the beat log: the same
 --          workspace, so the same hash tag and slot)
 -- ARGV[1]  the version the caller read (0: the session did not exist)
@@ -10,7 +11,8 @@
 --          update changed nothing: then only check that nobody saved since it was read
 -- ARGV[3]  time to live, milliseconds (refreshed by every save)
 -- ARGV[4]  this save's token, kept in the hash: a save sent again after its answer was lost
---          finds its own token and answers as its first run did, writing nothing twice
+--          finds its own token (among the last saves', also when others saved after it)
+--          and answers as its first run did, writing nothing twice
 -- ARGV[5]  how many of the rows below are written whatever the check says (the message's
 --          trace row: the trace keeps every message, a racing one too); the others only
 --          with the save
@@ -35,12 +37,18 @@ local function append(at)
   return last + 1
 end
 
+-- the last saves' tokens kept: 16 of 32 characters (a save's answer lost, then 15 saves by
+-- others: it is still known)
+local SAVES_CHARS = 16 * 33 - 1
+
 local read, data, ttl_ms, token = tonumber(ARGV[1]), ARGV[2], ARGV[3], ARGV[4]
 local read_token = ARGV[6]
 -- (the session's JSON is read only when it is the answer: a few KB into Lua and back)
-local current = redis.call('HMGET', KEYS[1], 'version', 'token')
+local current = redis.call('HMGET', KEYS[1], 'version', 'token', 'saves')
 local version = tonumber(current[1] or '0')
-if version == read + 1 and data ~= '' and current[2] == token then
+local saves = current[3] or ''
+if (version == read + 1 and data ~= '' and current[2] == token)
+    or (token ~= '' and string.find(' ' .. saves .. ' ', ' ' .. token .. ' ', 1, true)) then
   return {1, version}  -- this very save, sent again: done already
 end
 
@@ -51,10 +59,21 @@ end
 if version ~= read or (read_token ~= '' and version > 0 and current[2] ~= read_token) then
   return {0, version, redis.call('HGET', KEYS[1], 'data'), current[2]}
 end
+-- this save's token first among the last saves' (a save that changed nothing but wrote rows,
+-- to a session that exists, is known too: its rows are not written twice either)
+local kept = token
+if saves ~= '' then
+  kept = token .. ' ' .. saves
+  if #kept > SAVES_CHARS then  -- (the oldest go, whole)
+    kept = string.match(string.sub(kept, 1, SAVES_CHARS + 1), '^(.*) ') or token
+  end
+end
 if data ~= '' then
   version = version + 1
-  redis.call('HSET', KEYS[1], 'version', version, 'data', data, 'token', token)
+  redis.call('HSET', KEYS[1], 'version', version, 'data', data, 'token', token, 'saves', kept)
   redis.call('PEXPIRE', KEYS[1], ttl_ms)
+elseif version > 0 and #ARGV >= 7 then
+  redis.call('HSET', KEYS[1], 'saves', kept)
 end
 while at <= #ARGV do
   at = append(at)

@@ -254,8 +254,8 @@ class SessionStore:
 
 
 class Saving:
-    """A save made ready (``SessionStore.prepare``): sent once (``send``), what it came to
-    read once (``stored``), or never (``drop``); or made and answered whole (``again``)."""
+    """A save made ready (``SessionStore.prepare``): sent (``send``) and what it came to read
+    later (``stored``); or made and answered at once (``again``)."""
 
     def __init__(
         self, store: SessionStore, read: Session, saved: Session | None, call: ScriptCall
@@ -279,21 +279,16 @@ class Saving:
 
     def stored(self) -> Stored:
         """What the save sent came to (a connection cut off raises: make it ``again`` to
-        hear what it did)."""
-        assert self._sent is not None, "read what a save came to after sending it"
+        hear what it did); asked again, or of a save never sent, it is made ``again``."""
         sent, self._sent = self._sent, None
+        if sent is None:
+            return self.again()
         return self._store._stored(self._read, self._saved, self._call, sent.reply())
 
     def again(self) -> Stored:
         """The same save made, and answered, at once: with its token, it answers as it did
         when it was made already."""
         return self._store._stored(self._read, self._saved, self._call, self._call.run())
-
-    def drop(self) -> None:
-        """What it came to is never read (the save may have been made or not)."""
-        if self._sent is not None:
-            self._sent.drop()
-            self._sent = None
 
 
 def _saved(read: Session, changed: Session) -> Session | None:

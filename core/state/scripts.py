@@ -89,16 +89,16 @@ class LuaScript:
 
     def send(self, keys: list[str], args: list[Any]) -> Sent:
         """A run sent, its reply read later (``Sent.reply``), while the caller goes on. Where
-        it goes through redis-py (a cluster), it is run here and then, its reply kept."""
+        it goes through redis-py (a cluster), or the pool is capped too low for a connection
+        to wait (``Wire.holds``), it is run here and then, its reply kept."""
         wire = self._wire
-        if wire is None:
+        if wire is None or not wire.holds:
             return Sent(self, keys, args, None, self(keys, args))
         return Sent(self, keys, args, wire.send(("EVALSHA", self.sha, len(keys), *keys, *args)))
 
 
 class Sent:
-    """A script's run sent (``LuaScript.send``): its reply is read once, by ``reply``, or
-    never (``drop``)."""
+    """A script's run sent (``LuaScript.send``): its reply is read once, by ``reply``."""
 
     def __init__(
         self,
@@ -117,7 +117,7 @@ class Sent:
         """The script's reply; one the server forgot (``NOSCRIPT``: it never ran) is run by
         its source, as ``LuaScript`` runs it."""
         if not self._open:
-            raise DataError("this reply was read or dropped already")
+            raise DataError("this reply was read already")
         self._open, flight = False, self._flight
         if flight is None:
             return self._reply
@@ -125,12 +125,6 @@ class Sent:
             return flight.reply()
         except NoScriptError:
             return self._script(self._keys, self._args)
-
-    def drop(self) -> None:
-        """Its reply never read (see ``InFlight.drop``)."""
-        self._open = False
-        if self._flight is not None:
-            self._flight.drop()
 
 
 @dataclass(frozen=True)

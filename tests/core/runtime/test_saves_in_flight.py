@@ -1,12 +1,13 @@
-"""A turn's save before its answer travels while the answer is made (``runner.py``): the
-responder is asked, and its message updated, before the send hears what the save came to;
-the send hears it before the next save, before anything acts beyond the session (a model's
-tool too) and before it answers. On the suite's one Redis server, through the wire the
-runtime sends on (a cluster's client answers each save at once, as before).
+"""A turn's save before an answer made in this process travels while the answer is made
+(``runner.py``): the responder is asked, and its message updated, before the send hears what
+the save came to; the send hears it before the next save, before anything acts beyond the
+session and before it answers. A model is asked only once the save before it is heard of.
+On the suite's one Redis server, through the wire the runtime sends on (a cluster's client
+answers each save at once, as does a pool capped too low to keep a connection waiting).
 
 What that must not lose or do twice: someone who saved first (the answer made meanwhile is
-dropped, and what was said is read again on what they saved); a model's tool that would act
-on a save someone beat; an answer lost on its way; a responder that fails."""
+dropped, and what was said is read again on what they saved); an answer lost on its way,
+also when someone saved after it; a responder that fails; a pool of one connection."""
 
 from __future__ import annotations
 
@@ -26,12 +27,13 @@ from core.deliberation.recent import TurnContext
 from core.deliberation.turn import Answer, Turn
 from core.deliberation.view import View
 from core.llm.chat import ChatModel
+from core.llm.offline_responder import OfflineResponder
 from core.runtime.runner import Runtime
 from core.runtime.sessions import SessionStore
 from core.state.actor import Actor
 from tests.classifiers import Seen
 from tests.factories import actor
-from tests.model_script import kind, label, output, proposing
+from tests.model_script import kind, proposing
 from tests.openai_server import OpenAIServer, Reply
 from tests.polling import wait_for
 from tests.reads import pending_proposals, transcript
@@ -57,14 +59,24 @@ class Interloping(Seen):
 
 
 @dataclass
-class Failing:
-    """A responder whose model is down: every answer raises."""
+class Meanwhile:
+    """The offline responder (in this process), ``before`` run once as it is first asked
+    (while the save before it is on its way); ``fails``: every answer raises instead."""
 
+    before: Callable[[], object] | None = None
+    fails: bool = False
     asked: list[str] = field(default_factory=list)
+    inner: OfflineResponder = field(default_factory=OfflineResponder)
+    in_process: bool = True
 
     def answer(self, turn: Turn, correlation_id: str, asker: Actor | None = None) -> Answer:
         self.asked.append(turn.user_input)
-        raise RuntimeError("the model is down")
+        before, self.before = self.before, None
+        if before is not None:
+            before()
+        if self.fails:
+            raise RuntimeError("the model is down")
+        return self.inner.answer(turn, correlation_id, asker)
 
 
 @pytest.fixture
@@ -86,47 +98,48 @@ def say(runtime: Runtime, text: str, who: Any = ALICE, session: str = "s1") -> V
     return view
 
 
-def modelled(model: openai.OpenAI) -> ChatModel:
-    return ChatModel(model, "test-model", timeout_sec=5)
-
-
 def steps(client: Redis, workspace: str, correlation_id: str) -> list[str]:
     app = build_app(workspace, client=client)
     return [s["event"] for s in collect(app, correlation_id)]
 
 
+def holding(proxy: RedisProxy) -> Interloping:
+    """A classifier that has the proxy hold the server's replies from its first reading on
+    (what the reading's save hears is held)."""
+    return Interloping(interloper=proxy.hold_replies)
+
+
 def test_the_answer_is_made_while_the_save_before_it_is_on_its_way(
-    server_redis: Redis, workspace: str, openai_server: OpenAIServer
+    server_redis: Redis, workspace: str
 ) -> None:
-    """Through a link that holds the server's replies from the model's reading on: the save
-    of that reading reaches Redis and the model is asked for the answer while the save's
-    reply is still held (a send that waited for it would never ask)."""
+    """Through a link that holds the server's replies from the reading on: the save of what
+    was said and its reading reaches Redis, and the responder is asked while that save's
+    reply is held (a send that waited for it would never ask)."""
+    store = SessionStore(server_redis, workspace)
     with RedisProxy(server_redis) as proxy:
         client = proxy.client(decode_responses=True, socket_timeout=10)
-        landed: list[int] = []
+        alice = build_app(workspace, client=client).runtime(use_env=False)
+        alice.classifier = holding(proxy)
 
-        def answer(request: dict[str, Any]) -> Reply:
-            if kind(request) == "classify":
-                proxy.hold_replies()  # (what the reading's save hears is held from now)
-                return label("brainstorm")
-            store = SessionStore(server_redis, workspace)
-            landed.append(wait_for(lambda: store.load("s1").version >= 2, "the reading's save"))
+        def landed_then_release() -> None:
+            wait_for(lambda: store.load("s1").version == 1, "the reading's save")
             proxy.release_replies()
-            return output("A rooftop launch party?", "Rooftop launch party")
 
-        openai_server.answer_with = answer
-        model = openai.OpenAI(api_key="k", base_url=openai_server.base_url, max_retries=0)
-        runtime = build_app(workspace, client=client).runtime(
-            ChatModel(model, "test-model", timeout_sec=5)
-        )
-        view = say(runtime, "what if the launch party was a rooftop thing")
+        alice.responder = answering = Meanwhile(before=landed_then_release)
+        view = say(alice, "what if we used postgres")
         client.close()
-    assert landed == [True] and view.candidate is not None
-    session = SessionStore(server_redis, workspace).load("s1")
-    assert session.version == 3 and session.interaction.turn_count == 1
+    assert answering.asked == ["what if we used postgres"] and view.candidate is not None
+    session = store.load("s1")
+    assert session.version == 2 and session.interaction.turn_count == 1
     assert transcript(server_redis, workspace, "s1") == [
-        ("user:alice", "what if the launch party was a rooftop thing"),
+        ("user:alice", "what if we used postgres"),
         ("assistant", view.text),
+    ]
+    assert steps(server_redis, workspace, view.correlation_id) == [
+        "user_said",
+        "classified",
+        "assistant_replied",
+        "beats",
     ]
 
 
@@ -144,8 +157,10 @@ def test_a_save_on_its_way_that_someone_beat_drops_the_answer_made_meanwhile(
     bobs: list[View] = []
     watched = Interloping(interloper=lambda: bobs.append(say(bob, "what about mysql", BOB)))
     alice.classifier = watched
+    alice.responder = answering = Meanwhile()
     mine = say(alice, "what if we used postgres")
     [his] = bobs
+    assert answering.asked == ["what if we used postgres"] * 2
     session = SessionStore(server_redis, workspace).load("s1")
     assert session.interaction.turn_count == 2
     assert transcript(server_redis, workspace, "s1") == [
@@ -167,86 +182,48 @@ def test_a_save_on_its_way_that_someone_beat_drops_the_answer_made_meanwhile(
     ]
 
 
-def test_a_models_tool_acts_only_once_the_save_it_follows_is_heard_of(
-    plain: Redis, server_redis: Redis, workspace: str, openai_server: OpenAIServer
-) -> None:
-    """The model's tool proposes a change while the save of the reading it answers is on
-    its way, and Bob saved first: the proposal is not made (the save is heard of first,
-    found beaten, and the answer dropped). The reading is applied to his session and saved
-    before the model is asked again: one proposal, made once."""
-    bob = build_app(workspace, client=server_redis).runtime(use_env=False)
-    propose = proposing("scene.name", "BRB")
-    bobs: list[View] = []
-
-    def answer(request: dict[str, Any]) -> Reply:
-        if kind(request) == "classify" and not bobs:
-            bobs.append(say(bob, "what about mysql", BOB))
-        return propose(request)  # type: ignore[no-any-return]
-
-    openai_server.answer_with = answer
-    model = openai.OpenAI(api_key="k", base_url=openai_server.base_url, max_retries=0)
-    alice = build_app(workspace, client=plain).runtime(
-        ChatModel(model, "test-model", timeout_sec=5)
-    )
-    mine = say(alice, "let's switch the scene to BRB")
-    [proposal] = pending_proposals(server_redis, workspace)
-    assert proposal.mutation.key == "scene.name" and proposal.mutation.value == "BRB"
-    # the reading; the answer's first call, its tool dropped; the answer's call again, its
-    # tool; its last call
-    assert [kind(r) for r in openai_server.requests] == [
-        "classify",
-        "generate",
-        "generate",
-        "generate",
-    ]
-    [his] = bobs
-    assert transcript(server_redis, workspace, "s1") == [
-        ("user:alice", "let's switch the scene to BRB"),  # (saved alone: a model reads it)
-        ("user:bob", "what about mysql"),
-        ("assistant", his.text),
-        ("assistant", mine.text),
-    ]
-    assert SessionStore(server_redis, workspace).load("s1").interaction.turn_count == 2
-
-
+@pytest.mark.parametrize("bob_saves", [False, True], ids=["alone", "then Bob saved"])
 def test_an_answer_lost_on_its_way_is_heard_by_making_the_save_again(
-    server_redis: Redis, workspace: str, openai_server: OpenAIServer
+    server_redis: Redis, workspace: str, bob_saves: bool
 ) -> None:
-    """The link is cut once the reading's save has landed, its reply held: the send hears
-    nothing, makes the save again with its token, and is answered as the save was made.
-    Nothing written twice."""
+    """The link is cut once the reading's save has landed, its reply held (and, in the
+    second case, Bob saves after it first): the send hears nothing, makes the save again
+    with its token, and is answered as the save was made, its token among the session's
+    last saves'. What Alice said is applied once, her answer saved on what Redis holds."""
+    store = SessionStore(server_redis, workspace)
+    bob = build_app(workspace, client=server_redis).runtime(use_env=False)
+    bobs: list[View] = []
     with RedisProxy(server_redis) as proxy:
-        client = proxy.client(decode_responses=True)
+        client = proxy.client(decode_responses=True, socket_timeout=10)
+        alice = build_app(workspace, client=client).runtime(use_env=False)
+        alice.classifier = holding(proxy)
 
-        def answer(request: dict[str, Any]) -> Reply:
-            if kind(request) == "classify":
-                proxy.hold_replies()
-                return label("brainstorm")
-            store = SessionStore(server_redis, workspace)
-            wait_for(lambda: store.load("s1").version >= 2, "the reading's save")
+        def cut_once_landed() -> None:
+            wait_for(lambda: store.load("s1").version == 1, "the reading's save")
+            if bob_saves:
+                bobs.append(say(bob, "what about mysql", BOB))
             proxy.cut()  # (its reply never reaches the send)
             proxy.release_replies()
             proxy.restore()
-            return output("A rooftop launch party?", "Rooftop launch party")
 
-        openai_server.answer_with = answer
-        model = openai.OpenAI(api_key="k", base_url=openai_server.base_url, max_retries=0)
-        runtime = build_app(workspace, client=client).runtime(
-            ChatModel(model, "test-model", timeout_sec=5)
-        )
-        view = say(runtime, "what if the launch party was a rooftop thing")
+        alice.responder = answering = Meanwhile(before=cut_once_landed)
+        mine = say(alice, "what if we used postgres")
         client.close()
-    session = SessionStore(server_redis, workspace).load("s1")
-    assert session.version == 3 and session.interaction.turn_count == 1
+    assert answering.asked == ["what if we used postgres"]
+    session = store.load("s1")
+    assert session.interaction.turn_count == (2 if bob_saves else 1)
+    assert [t.who for t in session.interaction.recent] == (
+        ["user:alice", "user:bob"] if bob_saves else ["user:alice"]
+    )
+    his = [("user:bob", "what about mysql"), ("assistant", bobs[0].text)] if bob_saves else []
     assert transcript(server_redis, workspace, "s1") == [
-        ("user:alice", "what if the launch party was a rooftop thing"),
-        ("assistant", view.text),
+        ("user:alice", "what if we used postgres"),
+        *his,
+        ("assistant", mine.text),
     ]
-    assert steps(server_redis, workspace, view.correlation_id) == [
+    assert steps(server_redis, workspace, mine.correlation_id) == [
         "user_said",
-        "llm.call",
         "classified",
-        "llm.call",
         "assistant_replied",
         "beats",
     ]
@@ -265,7 +242,7 @@ def test_a_responder_that_fails_leaves_what_was_said_on_record(
     say(alice, "what if we warmed up first", session="warm-up")
     if raced:
         alice.classifier = Interloping(interloper=lambda: say(bob, "what about mysql", BOB))
-    alice.responder = failing = Failing()
+    alice.responder = failing = Meanwhile(fails=True)
     with pytest.raises(RuntimeError, match="the model is down"):
         alice.send("s1", UserSaid(text="what if we used postgres", actor=ALICE))
     assert failing.asked == ["what if we used postgres"]
@@ -276,3 +253,54 @@ def test_a_responder_that_fails_leaves_what_was_said_on_record(
     assert session.interaction.turn_count == (2 if raced else 1)
     recent = session.interaction.recent
     assert [t.who for t in recent] == (["user:bob"] if raced else ["user:alice"])
+
+
+def test_on_a_pool_of_one_connection_the_answer_finds_one_free(
+    server_redis: Redis, workspace: str
+) -> None:
+    """A pool capped at one connection: no save waits on it while the answer is made, so
+    what the answer reads of the state (as a model's ``getState`` does) finds it free."""
+    kwargs = dict(server_redis.connection_pool.connection_kwargs)
+    client = Redis(connection_pool=ConnectionPool(max_connections=1, **kwargs))
+    alice = build_app(workspace, client=client).runtime(use_env=False)
+    read: list[object] = []
+    alice.responder = Meanwhile(before=lambda: read.append(alice.gateway.store.get("x.y")))
+    view = say(alice, "what if we used postgres")
+    client.close()
+    assert read == [None] and view.candidate is not None
+
+
+def test_a_model_is_asked_once_the_save_before_it_is_heard_of(
+    plain: Redis, server_redis: Redis, workspace: str, openai_server: OpenAIServer
+) -> None:
+    """A model answers over the network and its tools may act: the save before it is heard
+    of first. Bob saves while the model reads Alice's turn: her reading's save finds his
+    session, her reading is applied to it and saved, and only then is the model asked for
+    the answer; its tool proposes once, the model is asked for the answer once."""
+    bob = build_app(workspace, client=server_redis).runtime(use_env=False)
+    propose = proposing("scene.name", "BRB")
+    bobs: list[View] = []
+
+    def answer(request: dict[str, Any]) -> Reply:
+        if kind(request) == "classify" and not bobs:
+            bobs.append(say(bob, "what about mysql", BOB))
+        return propose(request)  # type: ignore[no-any-return]
+
+    openai_server.answer_with = answer
+    model = openai.OpenAI(api_key="k", base_url=openai_server.base_url, max_retries=0)
+    alice = build_app(workspace, client=plain).runtime(
+        ChatModel(model, "test-model", timeout_sec=5)
+    )
+    mine = say(alice, "let's switch the scene to BRB")
+    [proposal] = pending_proposals(server_redis, workspace)
+    assert proposal.mutation.key == "scene.name" and proposal.mutation.value == "BRB"
+    # the reading; the answer's call (its tool) and its last call
+    assert [kind(r) for r in openai_server.requests] == ["classify", "generate", "generate"]
+    [his] = bobs
+    assert transcript(server_redis, workspace, "s1") == [
+        ("user:alice", "let's switch the scene to BRB"),  # (saved alone: a model reads it)
+        ("user:bob", "what about mysql"),
+        ("assistant", his.text),
+        ("assistant", mine.text),
+    ]
+    assert SessionStore(server_redis, workspace).load("s1").interaction.turn_count == 2
