@@ -79,6 +79,24 @@ class Wire:
         self._given_back(pool, conn)
         return reply
 
+    def call_all(self, commands: list[tuple[Any, ...]]) -> list[Any]:
+        """The replies of ``commands``, sent in one write on one connection (a pipeline, no
+        transaction), in order; an error reply stands in its place, as in redis-py's
+        ``execute(raise_on_error=False)``. Made again whole when cut off, as ``call`` is:
+        only for commands harmless to run twice."""
+        message = [b"".join(packed(command) for command in commands)]
+        pool, conn = self._taken()
+        try:
+            replies: list[Any] = conn.retry.call_with_retry(
+                lambda: _round_trips(conn, message, len(commands)),
+                lambda _error: conn.disconnect(),  # type: ignore[no-untyped-call]
+            )
+        except BaseException:
+            pool.release(conn)
+            raise
+        self._given_back(pool, conn)
+        return replies
+
     @property
     def holds(self) -> bool:
         """Whether a connection may be held while its reply waits (``send``): not on a pool
@@ -176,6 +194,17 @@ def _check(conn: Connection) -> None:
 def _round_trip(conn: Connection, packed: list[bytes]) -> Any:
     conn.send_packed_command(packed)  # type: ignore[no-untyped-call]
     return conn.read_response()
+
+
+def _round_trips(conn: Connection, packed: list[bytes], count: int) -> list[Any]:
+    conn.send_packed_command(packed)  # type: ignore[no-untyped-call]
+    replies: list[Any] = []
+    for _ in range(count):
+        try:
+            replies.append(conn.read_response())
+        except ResponseError as error:  # (read whole: the next reply follows)
+            replies.append(error)
+    return replies
 
 
 def _forget_all() -> None:

@@ -164,11 +164,18 @@ def together(client: RedisClient, calls: Sequence[ScriptCall]) -> list[Any]:
 
 
 def _pipelined(shard: Redis, calls: Sequence[ScriptCall], how: str) -> list[Any]:
+    wire = wire_of(shard) if calls[0].script.client is shard else None  # (one server)
+    if wire is not None:
+        return wire.call_all([_command(call, how) for call in calls])
     pipe = shard.pipeline(transaction=False)
     for call in calls:
-        script = call.script.sha if how == "EVALSHA" else call.script.source
-        pipe.execute_command(how, script, len(call.keys), *call.keys, *call.args)  # type: ignore[no-untyped-call]
+        pipe.execute_command(*_command(call, how))  # type: ignore[no-untyped-call]
     return list(pipe.execute(raise_on_error=False))
+
+
+def _command(call: ScriptCall, how: str) -> tuple[Any, ...]:
+    script = call.script.sha if how == "EVALSHA" else call.script.source
+    return (how, script, len(call.keys), *call.keys, *call.args)
 
 
 def commit_script(client: RedisClient) -> LuaScript:

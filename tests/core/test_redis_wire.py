@@ -5,6 +5,7 @@ no wire where a client's commands must go through redis-py."""
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from typing import Any
 
@@ -18,11 +19,12 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import DataError, ResponseError
 
 from core.redis.wire import POOL_SHARE, packed, wire_of
-from core.state.scripts import LuaScript
+from core.state.scripts import LuaScript, ScriptCall, together
 from tests.polling import wait_for
 from tests.servers.redis_process import RedisProcess
 
 ECHO = "return {KEYS[1], ARGV[1], ARGV[2]}"
+COUNT = "return redis.call('INCR', KEYS[1] .. ':count')"
 
 arguments = st.one_of(
     st.text(),
@@ -216,3 +218,56 @@ def test_a_reply_cut_off_on_its_way_raises_and_the_next_call_connects_again(
     assert script(["k"], ["w"]) == "done" and admin.get("k") == "w"
     client.close()
     admin.close()
+
+
+def test_scripts_sent_together_on_the_wire_answer_as_through_redis_py(server_redis: Redis) -> None:
+    """``together`` on one server sends its scripts in one write on the wire; a client whose
+    commands redis-py must see sends them in a redis-py pipeline: the same replies, in order."""
+    echo, count = LuaScript(server_redis, ECHO), LuaScript(server_redis, COUNT)
+    key = f"together-{os.urandom(4).hex()}"
+    calls = [ScriptCall(echo, [key], ["ü", 1]), ScriptCall(count, [key], [])]
+    assert echo._wire is not None
+    assert together(server_redis, calls) == [[key, "ü", "1"], 1]
+    wrapped = Counting(connection_pool=server_redis.connection_pool)
+    assert wire_of(wrapped) is None
+    through = [ScriptCall(LuaScript(wrapped, ECHO), [key], ["ü", 1])]
+    through.append(ScriptCall(LuaScript(wrapped, COUNT), [key], []))
+    assert together(wrapped, through) == [[key, "ü", "1"], 2]
+    server_redis.delete(f"{key}:count")
+
+
+def test_an_error_reply_among_calls_sent_together_stands_in_its_place(
+    server_redis: Redis,
+) -> None:
+    """On the wire, as in a redis-py pipeline: every call runs, an error reply is given
+    back in its place, and the connection serves on; ``together`` raises it."""
+    wire = wire_of(server_redis)
+    assert wire is not None
+    key = f"together-{os.urandom(4).hex()}"
+    replies = wire.call_all([("SET", key, "v"), ("LPUSH", key, "x"), ("GET", key)])
+    assert replies[0] is True or replies[0] in ("OK", b"OK")
+    assert isinstance(replies[1], ResponseError) and "WRONGTYPE" in str(replies[1])
+    assert replies[2] in ("v", b"v")
+    failing = LuaScript(server_redis, "return redis.error_reply('WRONGTYPE not a list')")
+    with pytest.raises(ResponseError, match="WRONGTYPE"):
+        together(server_redis, [ScriptCall(failing, [key], []), ScriptCall(failing, [key], [])])
+    assert LuaScript(server_redis, ECHO)([key], [1, 2]) == [key, "1", "2"]
+    server_redis.delete(key)
+
+
+def test_scripts_sent_together_that_the_server_forgot_are_sent_whole(
+    own_redis: RedisProcess,
+) -> None:
+    client = Redis.from_url(own_redis.url, decode_responses=True)
+    echo, count = LuaScript(client, ECHO), LuaScript(client, COUNT)
+    assert together(client, [ScriptCall(echo, ["k"], [1, 2]), ScriptCall(count, ["k"], [])]) == [
+        ["k", "1", "2"],
+        1,
+    ]
+    client.script_flush()
+    assert together(client, [ScriptCall(count, ["k"], []), ScriptCall(echo, ["k"], [3, 4])]) == [
+        2,
+        ["k", "3", "4"],
+    ]
+    assert client.script_exists(echo.sha, count.sha) == [True, True]
+    client.close()
