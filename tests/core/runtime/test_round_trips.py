@@ -34,6 +34,7 @@ from core.runtime.transcripts import Transcripts
 from core.state.keys import WorkspaceKeys
 from core.state.scripts import LuaScript
 from tests.classifiers import Seen
+from tests.core.runtime.races import read_again_after_his
 from tests.factories import actor, clicked
 from tests.model_script import kind, label, output
 from tests.openai_server import OpenAIServer, Reply
@@ -303,17 +304,8 @@ def test_a_turn_found_moved_at_its_first_save_is_read_again_on_what_was_found(
     # the read, the save that found his, what she said (saved alone now), how it was read
     # again, the answer's
     assert race.trips.count == 5
-    session = SessionStore(server_redis, workspace).load("s1")
-    assert session.interaction.turn_count == 2
-    assert transcript(server_redis, workspace, "s1") == [
-        ("user:bob", "what about mysql instead"),
-        ("assistant", his.text),
-        ("user:alice", "what if we used postgres"),
-        ("assistant", mine.text),
-    ]
-    first, again = watched.contexts
-    assert first is not None and again is not None
-    assert first.recent == () and [t.who for t in again.recent] == ["user:bob"]
+    theirs = (("what about mysql instead", his), ("what if we used postgres", mine))
+    read_again_after_his(server_redis, workspace, watched, *theirs)
     app = build_app(workspace, client=server_redis)
     steps = [s["event"] for s in collect(app, mine.correlation_id)]
     assert steps == [

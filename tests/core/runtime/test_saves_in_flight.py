@@ -32,6 +32,7 @@ from core.runtime.runner import Runtime
 from core.runtime.sessions import SessionStore
 from core.state.actor import Actor
 from tests.classifiers import Seen
+from tests.core.runtime.races import read_again_after_his
 from tests.factories import actor
 from tests.model_script import kind, proposing
 from tests.openai_server import OpenAIServer, Reply
@@ -109,38 +110,48 @@ def holding(proxy: RedisProxy) -> Interloping:
     return Interloping(interloper=proxy.hold_replies)
 
 
-def test_the_answer_is_made_while_the_save_before_it_is_on_its_way(
-    server_redis: Redis, workspace: str
-) -> None:
-    """Through a link that holds the server's replies from the reading on: the save of what
-    was said and its reading reaches Redis, and the responder is asked while that save's
-    reply is held (a send that waited for it would never ask)."""
+PLAIN = ["user_said", "classified", "assistant_replied", "beats"]  # a turn's trace
+
+
+def said_through_held_link(
+    server_redis: Redis, workspace: str, meanwhile: Callable[[RedisProxy], object]
+) -> tuple[View, Meanwhile]:
+    """Alice says something through a link that holds the server's replies from the reading
+    on; once the reading's save has landed in Redis, as the responder is asked,
+    ``meanwhile(proxy)`` runs (and lets the replies through, one way or another)."""
     store = SessionStore(server_redis, workspace)
     with RedisProxy(server_redis) as proxy:
         client = proxy.client(decode_responses=True, socket_timeout=10)
         alice = build_app(workspace, client=client).runtime(use_env=False)
         alice.classifier = holding(proxy)
 
-        def landed_then_release() -> None:
+        def landed() -> None:
             wait_for(lambda: store.load("s1").version == 1, "the reading's save")
-            proxy.release_replies()
+            meanwhile(proxy)
 
-        alice.responder = answering = Meanwhile(before=landed_then_release)
+        alice.responder = answering = Meanwhile(before=landed)
         view = say(alice, "what if we used postgres")
         client.close()
+    return view, answering
+
+
+def test_the_answer_is_made_while_the_save_before_it_is_on_its_way(
+    server_redis: Redis, workspace: str
+) -> None:
+    """Through a link that holds the server's replies from the reading on: the save of what
+    was said and its reading reaches Redis, and the responder is asked while that save's
+    reply is held (a send that waited for it would never ask)."""
+    view, answering = said_through_held_link(
+        server_redis, workspace, lambda proxy: proxy.release_replies()
+    )
     assert answering.asked == ["what if we used postgres"] and view.candidate is not None
-    session = store.load("s1")
+    session = SessionStore(server_redis, workspace).load("s1")
     assert session.version == 2 and session.interaction.turn_count == 1
     assert transcript(server_redis, workspace, "s1") == [
         ("user:alice", "what if we used postgres"),
         ("assistant", view.text),
     ]
-    assert steps(server_redis, workspace, view.correlation_id) == [
-        "user_said",
-        "classified",
-        "assistant_replied",
-        "beats",
-    ]
+    assert steps(server_redis, workspace, view.correlation_id) == PLAIN
 
 
 def test_a_save_on_its_way_that_someone_beat_drops_the_answer_made_meanwhile(
@@ -161,17 +172,8 @@ def test_a_save_on_its_way_that_someone_beat_drops_the_answer_made_meanwhile(
     mine = say(alice, "what if we used postgres")
     [his] = bobs
     assert answering.asked == ["what if we used postgres"] * 2
-    session = SessionStore(server_redis, workspace).load("s1")
-    assert session.interaction.turn_count == 2
-    assert transcript(server_redis, workspace, "s1") == [
-        ("user:bob", "what about mysql"),
-        ("assistant", his.text),
-        ("user:alice", "what if we used postgres"),
-        ("assistant", mine.text),
-    ]
-    first, again = watched.contexts
-    assert first is not None and again is not None
-    assert first.recent == () and [t.who for t in again.recent] == ["user:bob"]
+    theirs = (("what about mysql", his), ("what if we used postgres", mine))
+    read_again_after_his(server_redis, workspace, watched, *theirs)
     assert steps(server_redis, workspace, mine.correlation_id) == [
         "user_said",
         "classified",
@@ -190,27 +192,19 @@ def test_an_answer_lost_on_its_way_is_heard_by_making_the_save_again(
     second case, Bob saves after it first): the send hears nothing, makes the save again
     with its token, and is answered as the save was made, its token among the session's
     last saves'. What Alice said is applied once, her answer saved on what Redis holds."""
-    store = SessionStore(server_redis, workspace)
     bob = build_app(workspace, client=server_redis).runtime(use_env=False)
     bobs: list[View] = []
-    with RedisProxy(server_redis) as proxy:
-        client = proxy.client(decode_responses=True, socket_timeout=10)
-        alice = build_app(workspace, client=client).runtime(use_env=False)
-        alice.classifier = holding(proxy)
 
-        def cut_once_landed() -> None:
-            wait_for(lambda: store.load("s1").version == 1, "the reading's save")
-            if bob_saves:
-                bobs.append(say(bob, "what about mysql", BOB))
-            proxy.cut()  # (its reply never reaches the send)
-            proxy.release_replies()
-            proxy.restore()
+    def cut(proxy: RedisProxy) -> None:
+        if bob_saves:
+            bobs.append(say(bob, "what about mysql", BOB))
+        proxy.cut()  # (its reply never reaches the send)
+        proxy.release_replies()
+        proxy.restore()
 
-        alice.responder = answering = Meanwhile(before=cut_once_landed)
-        mine = say(alice, "what if we used postgres")
-        client.close()
+    mine, answering = said_through_held_link(server_redis, workspace, cut)
     assert answering.asked == ["what if we used postgres"]
-    session = store.load("s1")
+    session = SessionStore(server_redis, workspace).load("s1")
     assert session.interaction.turn_count == (2 if bob_saves else 1)
     assert [t.who for t in session.interaction.recent] == (
         ["user:alice", "user:bob"] if bob_saves else ["user:alice"]
@@ -221,12 +215,7 @@ def test_an_answer_lost_on_its_way_is_heard_by_making_the_save_again(
         *his,
         ("assistant", mine.text),
     ]
-    assert steps(server_redis, workspace, mine.correlation_id) == [
-        "user_said",
-        "classified",
-        "assistant_replied",
-        "beats",
-    ]
+    assert steps(server_redis, workspace, mine.correlation_id) == PLAIN
 
 
 @pytest.mark.parametrize("raced", [False, True], ids=["alone", "after someone saved"])
