@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from hiredis import pack_command
@@ -67,17 +68,7 @@ class Wire:
     def call(self, command: tuple[Any, ...]) -> Any:
         """``command``'s reply, sent as redis-py would send it (the same bytes)."""
         message = [packed(command)]
-        pool, conn = self._taken()
-        try:
-            reply = conn.retry.call_with_retry(
-                lambda: _round_trip(conn, message),
-                lambda _error: conn.disconnect(),  # type: ignore[no-untyped-call]
-            )
-        except BaseException:
-            pool.release(conn)  # (the pool reconnects it before its next command)
-            raise
-        self._given_back(pool, conn)
-        return reply
+        return self._exchanged(lambda conn: _round_trip(conn, message))
 
     def call_all(self, commands: list[tuple[Any, ...]]) -> list[Any]:
         """The replies of ``commands``, sent in one write on one connection (a pipeline, no
@@ -85,17 +76,25 @@ class Wire:
         ``execute(raise_on_error=False)``. Made again whole when cut off, as ``call`` is:
         only for commands harmless to run twice."""
         message = [b"".join(packed(command) for command in commands)]
+        replies: list[Any] = self._exchanged(
+            lambda conn: _round_trips(conn, message, len(commands))
+        )
+        return replies
+
+    def _exchanged(self, exchange: Callable[[Connection], Any]) -> Any:
+        """``exchange`` made on a connection of the wire, inside the connection's own
+        ``Retry``; the connection kept for the next call, or handed back on any error."""
         pool, conn = self._taken()
         try:
-            replies: list[Any] = conn.retry.call_with_retry(
-                lambda: _round_trips(conn, message, len(commands)),
+            answer = conn.retry.call_with_retry(
+                lambda: exchange(conn),
                 lambda _error: conn.disconnect(),  # type: ignore[no-untyped-call]
             )
         except BaseException:
-            pool.release(conn)
+            pool.release(conn)  # (the pool reconnects it before its next command)
             raise
         self._given_back(pool, conn)
-        return replies
+        return answer
 
     @property
     def holds(self) -> bool:

@@ -301,7 +301,7 @@ class Runtime:
     def _answers_at_once(self, cmds: list[Cmd]) -> bool:
         """Whether ``cmds`` ask for nothing but views and an answer made in this process (a
         save before them may be heard of later: nothing in them acts beyond the session)."""
-        at_once = getattr(self.responder, "in_process", False)
+        at_once = self.responder.in_process
         return all(isinstance(c, Show) or (isinstance(c, Generate) and at_once) for c in cmds)
 
     def _reads_at_once(self, cmds: list[Cmd]) -> bool:

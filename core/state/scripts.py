@@ -75,17 +75,20 @@ class LuaScript:
 
     def __call__(self, keys: list[str], args: list[Any]) -> Any:
         wire = self._wire
-        if wire is not None:
-            try:
-                return wire.call(("EVALSHA", self.sha, len(keys), *keys, *args))
-            except NoScriptError:  # (as below)
-                return wire.call(("EVAL", self.source, len(keys), *keys, *args))
         try:
+            if wire is not None:
+                return wire.call(("EVALSHA", self.sha, len(keys), *keys, *args))
             return self.client.evalsha(self.sha, len(keys), *keys, *args)
         except NoScriptError:
-            # EVAL runs it and leaves it cached, on the one server that holds the keys (a
-            # SCRIPT LOAD would go to every primary of a cluster, one of them perhaps down)
-            return self.client.eval(self.source, len(keys), *keys, *args)
+            return self._whole(keys, args)
+
+    def _whole(self, keys: list[str], args: list[Any]) -> Any:
+        """Run by its source, for a server that forgot it (``NOSCRIPT``: it never ran). EVAL
+        runs it and leaves it cached, on the one server that holds the keys (a SCRIPT LOAD
+        would go to every primary of a cluster, one of them perhaps down)."""
+        if self._wire is not None:
+            return self._wire.call(("EVAL", self.source, len(keys), *keys, *args))
+        return self.client.eval(self.source, len(keys), *keys, *args)
 
     def send(self, keys: list[str], args: list[Any]) -> Sent:
         """A run sent, its reply read later (``Sent.reply``), while the caller goes on. Where
@@ -124,7 +127,7 @@ class Sent:
         try:
             return flight.reply()
         except NoScriptError:
-            return self._script(self._keys, self._args)
+            return self._script._whole(self._keys, self._args)
 
 
 @dataclass(frozen=True)
