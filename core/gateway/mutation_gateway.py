@@ -12,7 +12,7 @@ import contextlib
 import functools
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Concatenate, ParamSpec
+from typing import Any, Concatenate, ParamSpec
 
 from core.errors import DeliberateError
 from core.gateway.approving import (
@@ -37,7 +37,7 @@ from core.gateway.outcome import (
     expired_message,
     stale_message,
 )
-from core.gateway.policy import Policy, VerdictKind
+from core.gateway.policy import Policy, Verdict, VerdictKind
 from core.gateway.proposals import Approved, ProposalBox
 from core.gateway.secrecy import Secrecy
 from core.metrics import Meter
@@ -46,6 +46,7 @@ from core.state.actor import Actor, ActorKind
 from core.state.commit_result import Committed, Rejected, RejectReason
 from core.state.limits import Unacknowledged
 from core.state.mutation import Mutation
+from core.state.scripts import ScriptCall
 from core.state.store import StateStore
 
 __all__ = ["MAX_REASON", "DiscardRefused", "MutationGateway", "UnknownProposal"]
@@ -117,6 +118,29 @@ class MutationGateway:
             outcome = Pending(verdict.mutation, proposal)
         else:
             outcome = self._hide_secret(self.store.commit(verdict.mutation, verdict.limits))
+        return self._decided(outcome)
+
+    def ready(self, mutation: Mutation) -> Verdict | None:
+        """The policy's verdict on ``mutation`` when it commits at once and no replica must
+        confirm it: then it may be committed on a session's save, in the same round trip
+        (``commit_on``, its reply read by ``answered``). None: ``propose`` it."""
+        if self.store.durability.replicas:
+            return None
+        verdict = self.policy.check(self.secrecy.reasoned(mutation, self.store.get))
+        return verdict if verdict.kind is VerdictKind.COMMIT else None
+
+    def commit_on(self, verdict: Verdict, session_key: str, token: str) -> ScriptCall:
+        """The commit of a ``ready`` verdict, made only on the save of ``session_key`` whose
+        token is ``token`` (``StateStore.commit_on``)."""
+        return self.store.commit_on(verdict.mutation, verdict.limits, session_key, token)
+
+    def answered(self, verdict: Verdict, reply: list[Any], resent: bool) -> Outcome | None:
+        """What the commit of ``commit_on`` came to, as ``propose`` tells it (None: its save
+        did not land, and nothing was written: ``propose`` it, or update again)."""
+        outcome = self.store.answered(verdict.mutation, reply, resent)
+        return None if outcome is None else self._decided(self._hide_secret(outcome))
+
+    def _decided(self, outcome: Outcome) -> Outcome:
         outcome = self.secrecy.outcome(outcome)
         self.decisions.record(outcome)
         return outcome

@@ -14,6 +14,7 @@ from core.deliberation.session import Session
 from core.perception.team import TeamWeights
 from core.redis.client import INTERRUPTED
 from core.runtime.events import Event
+from core.runtime.on_save import CommitOnSave
 from core.runtime.sessions import Saving, Stored
 from core.runtime.stream_appends import StreamAppend
 
@@ -51,7 +52,10 @@ class Held:
     waits: each is saved before it is read, so a send is rewound once at most); by mutation
     id what the Undo its last save asked for must know (sent with the save); ``pending``: a
     save sent, its answer not read yet; ``cut``: after a pending save found that someone saved
-    first, how many of the send's events stand (the others came of what was not saved)."""
+    first, how many of the send's events stand (the others came of what was not saved);
+    ``commits``: each commit the send sent, as (what, mutation id) (one whose answer was cut
+    off is unconfirmed); ``on_save``: by mutation id, a click's commit made on its save, what
+    it came to heard with the save (``on_save.py``)."""
 
     session: Session | None = None
     saved: Session | None = None
@@ -66,6 +70,8 @@ class Held:
     team: TeamWeights | None = None  # the workspace's own weights, read with the session
     pending: Pending | None = None
     cut: int | None = None
+    commits: list[tuple[str, str]] = field(default_factory=list)  # (what, mutation id) sent
+    on_save: dict[str, CommitOnSave] = field(default_factory=dict)  # made on a save: heard
 
     def sent(self, msg: Msg, shown: int, saving: Saving) -> bool:
         """The save of ``msg`` sent, what it came to read later (``pending``); ``shown``: the

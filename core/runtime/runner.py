@@ -15,10 +15,10 @@ anything acts beyond the session. When a save finds that someone saved first, th
 message is updated again on what it found; when it carried a message that waited, that one
 is updated (and read) again first. A turn takes two Redis round trips (the save before the
 model call and the save of its answer; a third to read the session when this process keeps
-none, or the workspace's own weights are older than a second), a "Use this" click three (two
-saves, the gateway's commit between them), an Undo three too (what it must know of the change
-it undoes is asked with the click's save); only what the model's tools ask of the gateway
-adds to a turn.
+none, or the workspace's own weights are older than a second), a "Use this" click two (its
+save with the gateway's commit, made only on that save: ``on_save.py``; then the save of what
+it came to), an Undo three (what it must know of the change it undoes is asked with the
+click's save); only what the model's tools ask of the gateway adds to a turn.
 
 A save after which the message asks only for views and an answer made in this process (the
 offline responder's) is sent and not waited for: the answer is made, and its save made
@@ -84,6 +84,7 @@ from core.runtime.clicked import Clicked
 from core.runtime.deciding import clicked_decision, clicked_undo
 from core.runtime.events import Event, FromPeople, OutcomeEvent
 from core.runtime.held import Held
+from core.runtime.on_save import Tries, commit_on_save
 from core.runtime.outcome_notes import note_under
 from core.runtime.queries import Queries
 from core.runtime.results import classified, replied
@@ -97,7 +98,6 @@ from core.state.limits import CommitUnconfirmed
 __all__ = ["Runtime"]
 
 
-Sent = list[tuple[str, str]]  # (what, mutation id) of each commit a send sent so far
 T = TypeVar("T")
 
 
@@ -136,9 +136,9 @@ class Runtime:
         if isinstance(msg, ActionClicked):
             msg = unsaid(self.gateway, msg)
         events: list[Event] = []
-        sent: Sent = []
         queue: deque[Msg] = deque([msg])
         held = Held()
+        sent = held.commits
         with self.trace.held() as held.rows:  # (a model call's audit: saved with what follows)
             try:
                 while queue or held.pending is not None:
@@ -151,7 +151,7 @@ class Runtime:
                         held.rewind(events, queue)
                         continue
                     for cmd in cmds:
-                        follow = self._run(session_id, cmd, events, sent, held)
+                        follow = self._run(session_id, cmd, events, held)
                         if follow is not None:
                             queue.append(follow)
             except BaseException as error:
@@ -273,7 +273,13 @@ class Runtime:
             lookups = [undo_lookup(self.gateway.store, mutation_id) for mutation_id in undos]
             assert held.saved is not None  # (read with the session)
             # (a uuid4's hex costs twenty times as much as that token)
-            save = (held.saved, changed, os.urandom(16).hex(), [*held.always, *along])
+            token = os.urandom(16).hex()
+            save = (held.saved, changed, token, [*held.always, *along])
+            adapt = self.loop.settings.adapt
+            on_save = None if lookups else commit_on_save(self.gateway, rest, adapt)
+            if on_save is not None:  # (a click's commit, made on its save: on_save.py)
+                key = self.sessions.keys.session(session_id)
+                lookups = [on_save.call(self.gateway, key, token)]
             if not lookups and alone and held.may_wait and self._answers_at_once(rest):
                 # (made ready while the save before it, if any, is on its way)
                 after = None if held.pending is None else held.pending.saving.token
@@ -284,10 +290,19 @@ class Runtime:
                     return rest
             elif not held.settled(self._patiently):
                 return None
+            tries = Tries()
+            if on_save is not None:  # (sent: unconfirmed until heard)
+                held.commits.append((on_save.cmd.mutation.key, on_save.cmd.mutation.id))
             stored, looked_up = self._patiently(
-                partial(self.sessions.store_along, *save, len(held.always), lookups)
+                tries.counted(partial(self.sessions.store_along, *save, len(held.always), lookups))
             )
-            held.looked_up = dict(zip(undos, looked_up, strict=True))
+            if on_save is None:
+                held.looked_up = dict(zip(undos, looked_up, strict=True))
+            elif stored.saved:
+                on_save.heard(looked_up[0], tries.count > 1)
+                held.on_save[on_save.cmd.mutation.id] = on_save
+            elif on_save.unsaved(looked_up[0]):  # (not made: its save did not land)
+                held.commits.pop()
             held.always, held.along = [], []
             held.session = held.saved = session = stored.session
             if stored.saved:
@@ -341,9 +356,8 @@ class Runtime:
                 rest.append(cmd)
         return rows, rest
 
-    def _run(
-        self, session_id: str, cmd: Cmd, events: list[Event], sent: Sent, held: Held
-    ) -> Msg | None:
+    def _run(self, session_id: str, cmd: Cmd, events: list[Event], held: Held) -> Msg | None:
+        sent = held.commits
         if isinstance(cmd, Show):
             events.append(cmd.view)
             return None
@@ -361,8 +375,12 @@ class Runtime:
             taught = self._patiently(partial(self.team.teach, cmd, session_id, self.trace))
             held.team = taught or held.team
         elif isinstance(cmd, Commit):
-            sent.append((cmd.mutation.key, cmd.mutation.id))
-            note = note_under(self.gateway.policy, self.gateway.propose(cmd.mutation))
+            on_save = held.on_save.pop(cmd.mutation.id, None)
+            outcome = None if on_save is None else on_save.outcome(self.gateway)
+            if outcome is None:
+                sent.append((cmd.mutation.key, cmd.mutation.id))
+                outcome = self.gateway.propose(cmd.mutation)
+            note = note_under(self.gateway.policy, outcome)
             return self._done(session_id, cmd.click, note, events)
         elif isinstance(cmd, ResolveProposal):
             # an agent's proposal has its mutation's id

@@ -61,6 +61,11 @@ end
 if version ~= read or (read_token ~= '' and version > 0 and current[2] ~= read_token) then
   return {0, version, redis.call('HGET', KEYS[1], 'data'), current[2]}
 end
+-- the rows first: a row that fails (a stream key of another type) leaves the session and its
+-- tokens as they were (a commit made only on this save, commit.lua's KEYS[9], never runs)
+while at <= #ARGV do
+  at = append(at)
+end
 -- this save's token first among the last saves' (a save that changed nothing but wrote rows,
 -- to a session that exists, is known too: its rows are not written twice either)
 local kept = token
@@ -76,8 +81,5 @@ if data ~= '' then
   redis.call('PEXPIRE', KEYS[1], ttl_ms)
 elseif version > 0 and #ARGV >= 7 then
   redis.call('HSET', KEYS[1], 'saves', kept)
-end
-while at <= #ARGV do
-  at = append(at)
 end
 return {1, version}

@@ -30,7 +30,7 @@ from core.state.limits import (
     NotReplicated,
 )
 from core.state.mutation import Mutation, Op, revert_id, whole_ms
-from core.state.scripts import TIME_LUA, commit_script, read_script, time_ms
+from core.state.scripts import TIME_LUA, ScriptCall, commit_script, read_script, time_ms
 from core.state.streams import stream_rows
 from core.state.value_json import MAX_BYTES, dumps
 from core.time_phrases import TimedChange
@@ -248,9 +248,44 @@ class StateStore:
 
     def commit(self, mutation: Mutation, limits: CommitLimits = NO_LIMITS) -> Committed | Rejected:
         """Apply one mutation atomically; policy is the gateway's job, not this method's."""
+        keys, args = self._commit_call(mutation, limits)
+        reply, confirmed, resent = self._send(mutation, keys, args)
+        outcome = self.answered(mutation, reply, resent)
+        assert outcome is not None  # (unsaved: only a commit made on a save)
+        wanted = self.durability.replicas
+        if wanted and isinstance(outcome, Committed) and confirmed < wanted:
+            raise NotReplicated(outcome, confirmed, wanted, self.durability.timeout_ms)
+        return outcome
+
+    def commit_on(
+        self, mutation: Mutation, limits: CommitLimits, session_key: str, token: str
+    ) -> ScriptCall:
+        """``commit``, made only on a session's save (``session_key``'s hash keeps ``token``
+        among its last saves' tokens: commit.lua's KEYS[9]), to send in the same round trip
+        as that save, after it (``SessionStore.store_along``); read its reply with
+        ``answered``. Not for a store whose commits wait for replicas (``durability``)."""
+        assert not self.durability.replicas and token and " " not in token
+        keys, args = self._commit_call(mutation, limits)
+        return ScriptCall(self._commit, [*keys, session_key], [*args, token])
+
+    def answered(
+        self, mutation: Mutation, reply: list[Any], resent: bool = False
+    ) -> Committed | Rejected | None:
+        """What the commit script's ``reply`` says of ``mutation``; None: made on a save
+        that did not land (``commit_on``), nothing was written. ``resent``: sent more than
+        once (a duplicate is then the first attempt's, which landed and whose answer was
+        lost: this commit, not a repeat)."""
+        if reply[0] == "unsaved":
+            return None
+        outcome = self._outcome(mutation, entry_meta(mutation), reply)
+        if resent and isinstance(outcome, Committed) and outcome.duplicate:
+            return replace(outcome, duplicate=False)
+        return outcome
+
+    def _commit_call(self, mutation: Mutation, limits: CommitLimits) -> tuple[list[str], list[Any]]:
+        """commit.lua's keys and arguments for ``mutation``."""
         keys = self.keys
         rate = limits.rate
-        meta = entry_meta(mutation)
         names = [
             keys.entry(mutation.key),
             keys.versions,
@@ -269,7 +304,7 @@ class StateStore:
             "" if mutation.ttl_sec is None else ttl_ms(mutation.ttl_sec),
             mutation.to_json(),
             mutation.actor.json_text,
-            dumps(meta),
+            dumps(entry_meta(mutation)),
             self.idempotency_ttl_ms,
             rate.max if rate else 0,
             rate.window_ms if rate else 0,
@@ -279,15 +314,7 @@ class StateStore:
             self.prev_max_bytes,
             "" if mutation.for_sec is None else whole_ms(mutation.for_sec),
         ]
-        reply, confirmed, resent = self._send(mutation, names, args)
-        outcome = self._outcome(mutation, meta, reply)
-        if resent and isinstance(outcome, Committed) and outcome.duplicate:
-            # the first attempt landed and its answer was lost: this commit, not a repeat
-            outcome = replace(outcome, duplicate=False)
-        wanted = self.durability.replicas
-        if wanted and isinstance(outcome, Committed) and confirmed < wanted:
-            raise NotReplicated(outcome, confirmed, wanted, self.durability.timeout_ms)
-        return outcome
+        return names, args
 
     def _send(self, mutation: Mutation, keys: list[str], args: list[Any]) -> tuple[Any, int, bool]:
         """The commit script's reply, how many replicas confirmed it when any are asked for,

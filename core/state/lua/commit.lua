@@ -20,6 +20,10 @@
 -- KEYS[7] chain head      {ws:<id>}:chain         hash: n, hash, id of the newest chained record
 -- KEYS[8] timed reverts   {ws:<id>}:timed         sorted set: mutation id scored by the moment
 --                                                 it reverts at (written iff ARGV[16] is given)
+-- KEYS[9] (optional) a session hash {ws:<id>}:session:<sid> (session_cas.lua): the commit is
+--                     made only if the tokens of its last saves hold ARGV[17]: a click's
+--                     commit, sent in the same round trip as the click's save, runs only on
+--                     that save (a save beaten by another writer's never lets it run)
 --
 -- The log is a hash chain (tamper-evident; core/state/chain/ verifies it): each record's
 -- last field, chain, is "<n>:<h>", n its number in the chain (1, 2, ...) and
@@ -45,6 +49,7 @@
 -- ARGV[15] the most bytes of the previous value a log record keeps whole, 0 for no limit
 -- ARGV[16] a change for a while: milliseconds after the commit its revert is due, '' (or
 --          absent) for none; KEYS[8] gets (now + ARGV[16], mutation id) with the commit
+-- ARGV[17] with KEYS[9]: the token of the save the commit runs on (hex, never empty)
 --
 -- Returns a flat array whose first element is the status:
 --   ok             : status, version, value, updatedAt, expiresAt, logId
@@ -61,6 +66,7 @@
 --   type           : status, message (incr on a non-number, append on a non-list)
 --   schema         : status, message (the resulting value breaks a size limit)
 --   rate_limited   : status, retry-after milliseconds
+--   unsaved        : status (KEYS[9] given and its saves do not hold ARGV[17]: nothing written)
 -- Numbers are returned as strings so that no Lua float is ever truncated.
 
 local FIELDS = {'value', 'updatedAt', 'updatedBy', 'expiresAt', 'meta'}
@@ -83,6 +89,15 @@ if first then
   return {'duplicate', first_id, 'v' .. f.version, f.ts, f.mutation,
           f.expiresAt ~= '' and f.expiresAt or false, prev or false, f.prevSha1 or false,
           now_version, now[1], now[2]}
+end
+
+-- (after the idempotency record: a commit sent again answers as its first run did)
+if KEYS[9] then
+  local token, saves = ARGV[17] or '', redis.call('HGET', KEYS[9], 'saves') or ''
+  if token == '' or string.find(token, ' ', 1, true)
+      or not string.find(' ' .. saves .. ' ', ' ' .. token .. ' ', 1, true) then
+    return {'unsaved'}
+  end
 end
 
 local key, op, arg = ARGV[1], ARGV[2], ARGV[3]

@@ -44,7 +44,7 @@ def test_a_click_redis_does_not_confirm_is_told_so_and_lands_once_when_sent_agai
     reply = started(bot)
     client.arm(own_redis)
     bot.click(reply, "ConfirmCurrent", user=SAM)  # returns once the click is handled
-    assert client.paused.is_set()  # the commit, and nothing before it, met the pause
+    assert client.paused.is_set()  # the commit met the pause (the click's save with it)
     [notice] = discord_api.ephemerals()
     assert notice["content"] == UNCONFIRMED and notice["flags"] & EPHEMERAL
     assert discord_api.message(reply["id"]).get("edits") is None  # no closing line

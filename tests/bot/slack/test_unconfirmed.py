@@ -6,11 +6,13 @@ changed" could be false; and clicked again once Redis writes, the change is in t
 Redis really does not answer: a redis-server of the test's own (CLIENT PAUSE stops a whole
 server) in ``CLIENT PAUSE … WRITE``, reads still answered, the commit script left waiting, the
 bot's client timing out after 0.2 s and sending it again, with the same mutation id, until its
-0.5 s run out. The pause starts as the commit goes out, not before the click: a click writes
-before it commits (its trace row, then the session), and paused beforehand, the first of those
-times out and the click fails before any commit, which TROUBLE then rightly calls "nothing was
-changed" (the first test shows it). ``tests/bot/discord/test_unconfirmed.py`` does the same on
-Discord with the helpers here."""
+0.5 s run out. The pause starts as the commit goes out: a "Use this" click's commit goes in one
+write with the click's save (its trace row and session), made only on that save
+(``core/runtime/on_save.py``), so paused before the click, the commit waits with the save, and
+the clicker hears UNCONFIRMED too (the first test shows it); a click with no commit to send
+with its save (one that only asks for an answer) hears TROUBLE's "nothing was changed", which
+is then true. ``tests/bot/discord/test_unconfirmed.py`` does the same on Discord with the
+helpers here."""
 
 from __future__ import annotations
 
@@ -22,12 +24,15 @@ from typing import Any
 import openai
 import pytest
 from redis import Redis
+from redis.connection import Connection
+from redis.exceptions import ResponseError
 
 from bot.app import App, build_app
 from bot.chat.notices import TROUBLE, UNCONFIRMED
 from bot.slack.render import escape
 from core.llm.chat import ChatModel
-from core.state.scripts import commit_script
+from core.runtime.sessions import SAVE_LUA
+from core.state.scripts import LuaScript, commit_script
 from tests.bot.slack.conftest import config_with_roles
 from tests.bot.slack.rig import SlackBot, mention
 from tests.bot.slack.test_http_mode import started
@@ -45,14 +50,21 @@ class PausedAtCommit(Redis):
     """A real client of ``server`` that, once armed, has the server pause its writes (CLIENT
     PAUSE WRITE, what Redis does during a failover) just before it sends the commit script:
     whatever the click wrote before went through; its commit waits on the server,
-    unanswered."""
+    unanswered. It watches what its connections send (a commit goes alone, or in one write
+    after the click's save: ``core/runtime/on_save.py``), so it meets the commit however the
+    client sends it."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         script = commit_script(self)
-        self.commit = {("EVALSHA", script.sha), ("EVAL", script.source)}  # cached, or not
+        self.commit = {script.sha.encode(), script.source.encode()}  # cached, or not
         self.server: RedisProcess | None = None
         self.paused = threading.Event()  # set once the server was paused
+        self.met: list[list[bytes]] = []  # the write the commit went out in, once paused
+        pool = self.connection_pool
+        assert not pool._created_connections  # type: ignore[attr-defined]
+        pool.connection_class = WatchedConnection
+        pool.connection_kwargs["watcher"] = Watcher(self)
 
     def arm(self, server: RedisProcess, *, after: bool = False) -> None:
         """Pause at the next commit; ``after``: once its answer is in (the commit landed,
@@ -60,21 +72,90 @@ class PausedAtCommit(Redis):
         self.server = server
         self.after = after
 
-    def execute_command(self, *args: Any, **options: Any) -> Any:
+    def sending(self, commands: list[list[bytes]]) -> int | None:
+        """Called as ``commands`` go out on one write: pauses now (armed, not ``after``), or
+        says which of their replies is the commit's (``after``: pause once it is read)."""
         server = self.server
-        if server is None or (str(args[0]).upper(), args[1]) not in self.commit:
-            return super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
-        if not self.after:
-            self.server = None  # once
-            pause_writes(server)
-            self.paused.set()
-            return super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
-        # a NOSCRIPT answer raises here, and the script is sent whole, still armed
-        reply = super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+        found = [n for n, c in enumerate(commands) if len(c) > 1 and c[1] in self.commit]
+        if server is None or not found:
+            return None
+        if self.after:
+            return found[0]
+        self.server = None  # once
+        pause_writes(server)
+        self.met = commands
+        self.paused.set()
+        return None
+
+    def answered(self, reply: Any) -> None:
+        """The commit's reply read (``after``): a NOSCRIPT answer is not one (the script is
+        sent whole next, still armed)."""
+        server = self.server
+        if server is None or isinstance(reply, ResponseError):
+            return
         self.server = None  # once
         pause_writes(server)
         self.paused.set()
+
+
+class Watcher:
+    """The client a ``WatchedConnection`` tells (among the pool's connection arguments: its
+    repr must not be the client's, whose repr shows the pool's)."""
+
+    def __init__(self, client: PausedAtCommit) -> None:
+        self.client = client
+
+    def __repr__(self) -> str:
+        return "Watcher()"
+
+
+class WatchedConnection(Connection):
+    """redis-py's connection, telling its ``PausedAtCommit`` what it sends and reads."""
+
+    def __init__(self, watcher: Watcher, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.watcher = watcher.client
+        self.commit_at: int | None = None  # which reply to come is the commit's
+        self.replies = 0
+
+    def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        packed = command if isinstance(command, bytes) else b"".join(command)
+        self.commit_at, self.replies = self.watcher.sending(resp_commands(packed)), 0
+        super().send_packed_command(command, check_health)
+
+    def read_response(self, *args: Any, **kwargs: Any) -> Any:
+        at, self.replies = self.replies, self.replies + 1
+        try:
+            reply = super().read_response(*args, **kwargs)
+        except ResponseError as error:  # (an error reply: read whole)
+            self._heard(at, error)
+            raise
+        except BaseException:  # (not heard: still armed)
+            self.commit_at = None if at == self.commit_at else self.commit_at
+            raise
+        self._heard(at, reply)
         return reply
+
+    def _heard(self, at: int, reply: Any) -> None:
+        if at == self.commit_at:
+            self.commit_at = None
+            self.watcher.answered(reply)
+
+
+def resp_commands(packed: bytes) -> list[list[bytes]]:
+    """The commands of one write in RESP (arrays of bulk strings, as clients send them)."""
+    commands, at = [], 0
+    while at < len(packed):
+        end = packed.index(b"\r\n", at)
+        count, at = int(packed[at + 1 : end]), end + 2
+        parts = []
+        for _ in range(count):
+            end = packed.index(b"\r\n", at)
+            size = int(packed[at + 1 : end])
+            parts.append(packed[end + 2 : end + 2 + size])
+            at = end + 2 + size + 2
+        commands.append(parts)
+    return commands
 
 
 def retrying_briefly(config: Path, seconds: float = RETRY_SEC) -> Path:
@@ -119,20 +200,19 @@ def paused_bot(
     bot.stop()
 
 
-def test_writes_paused_before_the_click_fail_it_before_its_commit(
+def test_writes_paused_before_a_click_with_no_commit_fail_it_as_trouble(
     paused_bot: tuple[SlackBot, PausedAtCommit], own_redis: RedisProcess
 ) -> None:
-    """Why the pause waits for the commit: from before the click, the click's first write
-    (its trace row) times out, and keeps timing out while the click is handled again for
-    the budget; nothing is committed, and TROUBLE is the truth."""
+    """A click that commits nothing ("Try another angle": an answer, asked of the responder
+    once the click is saved) times out on its save: TROUBLE's "nothing was changed" is the
+    truth."""
     bot, _ = paused_bot
     _, reply = started(bot)
     pause_writes(own_redis)
-    bot.click(reply, "ConfirmCurrent")
+    bot.click(reply, "AlternativeCurrent")
     [notice] = bot.ephemerals()
     assert notice["text"] == escape(TROUBLE)
     unpause(own_redis)
-    assert len(bot.app.log) == 0
 
 
 def test_a_click_cut_off_before_its_commit_is_handled_again_and_commits_once(
@@ -165,7 +245,9 @@ def test_a_click_redis_does_not_confirm_is_told_so_and_lands_once_when_sent_agai
     client.arm(own_redis)
     bot.click(reply, "ConfirmCurrent")
     [notice] = bot.ephemerals()
-    assert client.paused.is_set()  # the commit, and nothing before it, met the pause
+    assert client.paused.is_set()  # the commit met the pause, the click's save with it:
+    saved_with = [LuaScript(client, SAVE_LUA).sha.encode(), commit_script(client).sha.encode()]
+    assert [c[1] for c in client.met] == saved_with
     assert notice["user"] == "U0ALICE" and notice["text"] == escape(UNCONFIRMED)
     bot.listeners.idle()
     assert len(bot.slack.ephemerals) == 1  # UNCONFIRMED alone: no TROUBLE as well

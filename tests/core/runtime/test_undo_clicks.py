@@ -7,11 +7,10 @@ not overwritten, and a pipeline whose answer was lost is sent again and saves on
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-import pytest
 from redis import Redis
 
 from bot.app import App, build_app
@@ -110,12 +109,6 @@ def test_a_write_between_an_undos_lookup_and_its_commit_is_not_overwritten(
     assert bob.store.get(key).value == "MySQL"  # type: ignore[union-attr]
     logged = bob.gateway.decisions.recent()[-1]
     assert (logged["mutation_id"], logged["reason"]) == (revert_id(done.mutation_id), "conflict")
-
-
-@pytest.fixture
-def proxy(server_redis: Redis) -> Iterator[RedisProxy]:
-    with RedisProxy(server_redis) as proxy:
-        yield proxy
 
 
 def test_a_save_and_lookup_whose_answer_was_lost_are_sent_again_and_save_once(

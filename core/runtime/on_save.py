@@ -1,0 +1,87 @@
+"""A click's commit sent in the same round trip as the click's save, after it, and made only
+on that save: commit.lua finds the save's token among the session's last saves' tokens, or
+writes nothing and answers "unsaved" (a save beaten by another writer's never lets it run).
+Then a click takes two round trips, not three: its save with its commit, and the save of
+what it came to.
+
+Only a commit the policy lets through at once, with no replica to confirm it
+(``MutationGateway.ready``), and only when it is the first thing the click asks for that acts
+beyond the session. Its reply is read as ``propose`` reads the commit's (``answered``); when
+the save landed but the commit did not run (the session's save tokens no longer hold it, or
+the server forgot the save script and ran it after), it is proposed alone, as before."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from core.deliberation.commands import Cmd, Commit, Show, Teach
+from core.gateway.mutation_gateway import MutationGateway
+from core.gateway.outcome import Outcome
+from core.gateway.policy import Verdict
+from core.state.scripts import ScriptCall
+
+__all__ = ["CommitOnSave", "Tries", "commit_on_save"]
+
+T = TypeVar("T")
+
+
+@dataclass
+class CommitOnSave:
+    """``cmd``'s commit, its policy's ``verdict`` given, to send with a save (``call``); what
+    it came to is heard with the save (``heard``) and read once by ``outcome``."""
+
+    cmd: Commit
+    verdict: Verdict
+    reply: list[Any] | None = None
+    resent: bool = False
+
+    def call(self, gateway: MutationGateway, session_key: str, token: str) -> ScriptCall:
+        return gateway.commit_on(self.verdict, session_key, token)
+
+    @staticmethod
+    def unsaved(reply: list[Any]) -> bool:
+        """Whether ``reply`` says the commit did not run (its save did not land). A save that
+        did not land may still find the commit made (by an attempt before it whose answer
+        was lost: the idempotency record answers before the save's token is looked for):
+        then it stays among what the send sent, unconfirmed."""
+        return bool(reply[0] == "unsaved")
+
+    def heard(self, reply: list[Any], resent: bool) -> None:
+        self.reply, self.resent = reply, resent
+
+    def outcome(self, gateway: MutationGateway) -> Outcome | None:
+        """What the commit came to (None: it did not run: propose it)."""
+        reply, self.reply = self.reply, None
+        return None if reply is None else gateway.answered(self.verdict, reply, self.resent)
+
+
+def commit_on_save(
+    gateway: MutationGateway, cmds: Sequence[Cmd], adapt: bool
+) -> CommitOnSave | None:
+    """The commit ``cmds`` ask for first, when nothing before it acts beyond the session (a
+    view does not; a lesson does only when the workspace learns, ``adapt``) and the policy
+    lets it through at once; None: it goes as before."""
+    for cmd in cmds:
+        if isinstance(cmd, Show) or (isinstance(cmd, Teach) and not adapt):
+            continue
+        if not isinstance(cmd, Commit):
+            return None
+        verdict = gateway.ready(cmd.mutation)
+        return None if verdict is None else CommitOnSave(cmd, verdict)
+    return None
+
+
+class Tries:
+    """How many times a call made again while cut off (``resend``) was made."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def counted(self, call: Callable[[], T]) -> Callable[[], T]:
+        def made() -> T:
+            self.count += 1
+            return call()
+
+        return made

@@ -1,0 +1,132 @@
+"""A "Use this" click's commit goes in the same round trip as the click's save, made only on
+that save (``core/runtime/on_save.py``): what that must not lose or do twice. Another
+process saved the session first (the click's save is beaten: its commit must not run, and
+the click, updated again on what was found, commits once); the answer to the save and its
+commit is lost once both landed (sent again, the click is answered as committed, once, not
+as a repeat). On the suite's Redis, through its real scripts; the lost answer through a
+proxy that cuts the link."""
+
+from __future__ import annotations
+
+import uuid
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+from redis import Redis
+from redis.exceptions import ResponseError
+
+from bot.app import build_app
+from core.deliberation.actions import ActionType
+from core.deliberation.messages import UserSaid
+from core.deliberation.view import View
+from core.redis.client import RedisClient
+from core.runtime.events import Event, OutcomeEvent
+from core.runtime.runner import Runtime
+from core.runtime.sessions import SessionStore
+from core.state.keys import WorkspaceKeys
+from tests.conftest import write_config
+from tests.factories import actor, clicked, mutation
+from tests.round_trips import Trips, counting_copy
+from tests.servers.tcp_proxy import RedisProxy
+
+ANN, BOB = actor("user:ann"), actor("user:bob")
+IDEA = "what if we used postgres for the orders service"
+
+
+def say(runtime: Runtime, text: str, who: Any = ANN) -> View:
+    events = runtime.send("s1", UserSaid(text=text, actor=who))
+    [view] = [e for e in events if isinstance(e, View)]
+    return view
+
+
+def outcome_of(events: list[Event]) -> OutcomeEvent:
+    [outcome] = [e for e in events if isinstance(e, OutcomeEvent)]
+    return outcome
+
+
+def unlearning(tmp_path: Path) -> Path:
+    """A config whose workspace learns nothing of clicks (a lesson would go before the
+    commit, and a second past, the team's weights would be read again first)."""
+    return write_config(tmp_path, "perception:\n  adapt: false\n")
+
+
+@pytest.fixture
+def counted(redis_client: RedisClient, workspace: str, tmp_path: Path) -> tuple[Runtime, Trips]:
+    client, trips = counting_copy(redis_client)
+    runtime = build_app(workspace, unlearning(tmp_path), client=client).runtime(use_env=False)
+    runtime.send("warm-up", UserSaid(text="what if we warmed up first", actor=ANN))
+    return runtime, trips
+
+
+def test_a_click_whose_save_another_process_beat_commits_once_on_what_it_found(
+    counted: tuple[Runtime, Trips], redis_client: RedisClient, workspace: str, tmp_path: Path
+) -> None:
+    """Ann's process keeps the session as her turn left it; Bob's turn lands through
+    another process. Her click's save finds his: its commit, in the same round trip, finds
+    the save's token missing and writes nothing; the click is updated again on his session,
+    and sent again with its commit, which lands once (a first commit that had run would make
+    this one a duplicate)."""
+    ann, trips = counted
+    bob = build_app(workspace, unlearning(tmp_path), client=redis_client).runtime(use_env=False)
+    view = say(ann, IDEA)
+    say(bob, "how many nodes would that need?", BOB)
+    with trips.counting():
+        events = ann.send("s1", clicked(view, ActionType.CONFIRM_CURRENT, "c1", ANN))
+    outcome = outcome_of(events)
+    assert outcome.outcome == "committed" and not outcome.duplicate, outcome.message
+    # the save with its commit that found his, the same again on his, the click's outcome
+    assert trips.count == 3
+    app = build_app(workspace, client=redis_client)
+    [record] = app.log.latest(5)
+    assert record.mutation.key == outcome.key and record.mutation.id == outcome.mutation_id
+    session = SessionStore(redis_client, workspace).load("s1")
+    assert [t.who for t in session.interaction.recent] == ["user:ann", "user:bob"]
+
+
+def test_a_click_whose_answer_is_lost_once_its_commit_landed_is_told_committed_once(
+    server_redis: Redis, workspace: str, proxy: RedisProxy, tmp_path: Path
+) -> None:
+    """The link is cut once the click's save and its commit have landed, their replies
+    held: the runtime sends both again, the save answers by its token as it was made, the
+    commit by its idempotency record, and the click is this commit (not "already done"),
+    in the log once."""
+    client = proxy.client(decode_responses=True, socket_timeout=10)
+    runtime = build_app(workspace, unlearning(tmp_path), client=client).runtime(use_env=False)
+    view = say(runtime, IDEA)
+    log = WorkspaceKeys(workspace).log
+    events = proxy.answer_lost(
+        partial(runtime.send, "s1", clicked(view, ActionType.CONFIRM_CURRENT, "c1", ANN)),
+        lambda: server_redis.xlen(log) == 1,
+        "the click's commit",
+    )
+    outcome = outcome_of(events)
+    assert outcome.outcome == "committed" and not outcome.duplicate, outcome.message
+    assert server_redis.xlen(log) == 1
+    app = build_app(workspace, client=server_redis)
+    assert app.store.version(outcome.key or "") == 1
+    client.close()
+
+
+def test_a_save_whose_row_fails_lets_no_commit_run_on_it(
+    redis_client: RedisClient, workspace: str
+) -> None:
+    """A row the save cannot write (its stream's key holds a string) fails the save script
+    before it keeps the session or its token: the commit sent after it, made only on that
+    save, does not run."""
+    app = build_app(workspace, client=redis_client)
+    sessions = SessionStore(redis_client, workspace)
+    read = sessions.load("s1")
+    redis_client.set(WorkspaceKeys(workspace).transcript("s1"), "not a stream")
+    row = app.runtime(use_env=False).transcripts.line("s1", "user:ann", IDEA, "corr-1")
+    changed = read.with_interaction(read.interaction.model_copy(update={"turn_count": 1}))
+    m = mutation("set", "decision.db", "postgres")
+    verdict = app.gateway.ready(m)
+    assert verdict is not None
+    token = uuid.uuid4().hex
+    commit = app.gateway.commit_on(verdict, WorkspaceKeys(workspace).session("s1"), token)
+    with pytest.raises(ResponseError, match="WRONGTYPE"):
+        sessions.store_along(read, changed, token, [row], 0, [commit])
+    assert app.store.version("decision.db") == 0
+    assert sessions.load("s1").version == 0

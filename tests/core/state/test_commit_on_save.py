@@ -1,0 +1,153 @@
+"""A commit made on a session's save (``StateStore.commit_on``, commit.lua's KEYS[9]): a
+click's commit, sent in the same round trip as the click's save, runs only if that save
+landed, known by its token among the session's last saves' tokens (``session_cas.lua``);
+otherwise it writes nothing at all and answers "unsaved". A commit made already answers as
+its first run did, whatever the guard finds. On the suite's Redis, through the real scripts."""
+
+from __future__ import annotations
+
+import uuid
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bot.app import App
+from core.gateway.mutation_gateway import MutationGateway
+from core.state.commit_result import Committed
+from core.state.keys import WorkspaceKeys
+from core.state.limits import NO_LIMITS, Durability
+from core.state.mutation import Mutation
+from core.state.scripts import ScriptCall
+from core.state.store import StateStore
+from tests.factories import mutation
+
+TOKENS = st.text(alphabet="0123456789abcdef", min_size=32, max_size=32)
+
+
+def decision(value: str = "postgres") -> Mutation:
+    return mutation("set", f"decision.db-{uuid.uuid4().hex[:8]}", value)
+
+
+def session_saved_by(app: App, *tokens: str) -> str:
+    """A session hash whose last saves are ``tokens`` (newest first), as session_cas.lua
+    keeps them; its key."""
+    key = WorkspaceKeys(app.store.workspace).session(f"s-{uuid.uuid4().hex[:8]}")
+    app.redis.hset(key, mapping={"version": len(tokens), "saves": " ".join(tokens)})
+    return key
+
+
+def written(app: App, m: Mutation) -> tuple[int, int, bool, int]:
+    """What a commit of ``m`` writes: the key's version, the log's length, its idempotency
+    record, the chain's length."""
+    keys = app.store.keys
+    chain = app.redis.hget(keys.chain, "n")
+    return (
+        app.store.version(m.key),
+        app.redis.xlen(keys.log),
+        bool(app.redis.exists(keys.idempotency(m.id))),
+        int(chain or 0),
+    )
+
+
+def test_a_commit_made_on_a_save_that_landed_commits(app: App) -> None:
+    m = decision()
+    key = session_saved_by(app, "a" * 32, "b" * 32)
+    call = app.store.commit_on(m, NO_LIMITS, key, "b" * 32)
+    outcome = app.store.answered(m, call.run())
+    assert isinstance(outcome, Committed) and outcome.version == 1 and not outcome.duplicate
+    assert written(app, m) == (1, 1, True, 1)
+    assert app.store.get(m.key) is not None
+
+
+def test_a_commit_made_on_a_save_that_did_not_land_writes_nothing(app: App) -> None:
+    """The save was beaten (its token never kept), or the session is gone: nothing of the
+    commit is written, not its log record, version, idempotency record or chain link."""
+    m = decision()
+    before = written(app, m)
+    for key in (session_saved_by(app, "a" * 32), session_saved_by(app)):
+        call = app.store.commit_on(m, NO_LIMITS, key, "c" * 32)
+        assert app.store.answered(m, call.run()) is None
+    gone = WorkspaceKeys(app.store.workspace).session("never-saved")
+    assert app.store.answered(m, app.store.commit_on(m, NO_LIMITS, gone, "c" * 32).run()) is None
+    assert written(app, m) == before == (0, 0, False, 0)
+    assert app.store.get(m.key) is None
+
+
+def test_a_token_no_save_could_have_is_never_found(app: App) -> None:
+    """An empty token, or one with a space (which could span two kept ones), is refused by
+    the script itself, whatever the session keeps."""
+    m = decision()
+    key = session_saved_by(app, "a" * 32, "b" * 32)
+    call = app.store.commit_on(m, NO_LIMITS, key, "a" * 32)
+    for token in ("", f"{'a' * 32} {'b' * 32}", " "):
+        forged = ScriptCall(call.script, call.keys, [*call.args[:-1], token])
+        assert forged.run() == ["unsaved"], token
+    assert written(app, m) == (0, 0, False, 0)
+
+
+def test_a_commit_made_already_answers_as_it_did_whatever_the_guard_finds(app: App) -> None:
+    """The idempotency record comes first: the same mutation sent again (a retry, the
+    click delivered twice) answers with its first result, also on a save that did not land;
+    sent again after its answer was lost, it is this commit, not a repeat."""
+    m = decision()
+    landed = session_saved_by(app, "a" * 32)
+    first = app.store.answered(m, app.store.commit_on(m, NO_LIMITS, landed, "a" * 32).run())
+    assert isinstance(first, Committed)
+    beaten = session_saved_by(app, "b" * 32)
+    reply = app.store.commit_on(m, NO_LIMITS, beaten, "c" * 32).run()
+    again = app.store.answered(m, reply)
+    assert isinstance(again, Committed) and again.duplicate and again.version == 1
+    resent = app.store.answered(m, reply, resent=True)
+    assert isinstance(resent, Committed) and not resent.duplicate
+    assert written(app, m) == (1, 1, True, 1)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    kept=st.lists(TOKENS, max_size=16, unique=True),
+    token=TOKENS,
+    among=st.none() | st.integers(min_value=0, max_value=15),
+)
+def test_the_commit_runs_exactly_when_the_session_keeps_its_token(
+    app: App, kept: list[str], token: str, among: int | None
+) -> None:
+    """``among``: the token is the kept one at that place (None: drawn apart)."""
+    if among is not None and kept:
+        token = kept[among % len(kept)]
+    m = decision()
+    key = session_saved_by(app, *kept)
+    outcome = app.store.answered(m, app.store.commit_on(m, NO_LIMITS, key, token).run())
+    assert (outcome is not None) is (token in kept)
+    assert app.store.version(m.key) == (1 if token in kept else 0)
+
+
+def test_the_gateway_commits_on_a_save_only_what_it_would_commit_at_once(app: App) -> None:
+    """``ready`` gives the policy's verdict for a write it lets through at once; a key no
+    policy allows (refused) gets None, to be proposed as ever, as does every write of a
+    store whose commits wait for replicas."""
+    allowed, refused = decision(), mutation("set", "nobody.allows-this", 1)
+    verdict = app.gateway.ready(allowed)
+    assert verdict is not None and verdict.mutation.key == allowed.key
+    assert app.gateway.ready(refused) is None
+    key = session_saved_by(app, "a" * 32)
+    call = app.gateway.commit_on(verdict, key, "a" * 32)
+    outcome = app.gateway.answered(verdict, call.run(), resent=False)
+    assert isinstance(outcome, Committed) and outcome.version == 1
+    beaten = app.gateway.commit_on(verdict, session_saved_by(app), "b" * 32)
+    assert app.gateway.answered(verdict, beaten.run(), resent=False) is not None  # made already
+    fresh = decision()
+    fresh_verdict = app.gateway.ready(fresh)
+    assert fresh_verdict is not None
+    unsaved = app.gateway.commit_on(fresh_verdict, session_saved_by(app), "b" * 32)
+    assert app.gateway.answered(fresh_verdict, unsaved.run(), resent=False) is None
+    assert app.store.version(fresh.key) == 0
+
+
+def test_a_store_whose_commits_wait_for_replicas_commits_nothing_on_a_save(app: App) -> None:
+    """``WAIT`` must follow the commit on its own connection (``StateStore._commit_and_wait``):
+    such a store's writes are proposed, and committed, alone."""
+    waiting = StateStore(app.redis, app.store.workspace, durability=Durability(1, 50))
+    gateway = MutationGateway(waiting, app.gateway.policy)
+    assert gateway.ready(decision()) is None
