@@ -26,11 +26,12 @@ from core.state.checkpoints import (
     held_before,
 )
 from core.state.codec import entry_meta
+from core.state.commit_call import ttl_ms
 from core.state.entry import Entry
 from core.state.moment import Moment, moment_text
 from core.state.mutation import Op
 from core.state.mutation_log import LogRecord, MutationLog, UnreadableRecord
-from core.state.store import Snapshot, StateStore, ttl_ms
+from core.state.store import Snapshot, StateStore
 from core.state.streams import id_order, stream_ms
 
 __all__ = [

@@ -10,13 +10,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from pydantic import JsonValue
 from redis.exceptions import NoScriptError
 
 from core.errors import StoreError
 from core.redis.client import INTERRUPTED, interrupted, resend, shard_of
-from core.state.codec import UnreadableEntry, entry_from_fields, entry_meta, readable_entry
-from core.state.commit_result import Committed, FirstCommit, Rejected, RejectReason, first_result
+from core.state.codec import UnreadableEntry, entry_from_fields, readable_entry
+from core.state.commit_call import RESULT_FIELDS, commit_call, outcome_of
+from core.state.commit_result import Committed, FirstCommit, Rejected, first_result
 from core.state.entry import Entry, KeyPage
 from core.state.keys import WorkspaceKeys
 from core.state.limits import (
@@ -29,18 +29,15 @@ from core.state.limits import (
     Durability,
     NotReplicated,
 )
-from core.state.mutation import Mutation, Op, revert_id, whole_ms
+from core.state.mutation import Mutation, revert_id
 from core.state.scripts import TIME_LUA, ScriptCall, commit_script, read_script, time_ms
 from core.state.streams import stream_rows
-from core.state.value_json import MAX_BYTES, dumps
 from core.time_phrases import TimedChange
 
 if TYPE_CHECKING:
     from core.redis.client import RedisClient
 
-__all__ = ["Snapshot", "StateStore", "ttl_ms"]
-
-_RESULT_FIELDS = ("value", "updatedAt", "updatedBy", "expiresAt", "meta")
+__all__ = ["Snapshot", "StateStore"]
 
 
 @dataclass(frozen=True)
@@ -96,7 +93,7 @@ class StateStore:
         version = int(reply[0])
         if len(reply) == 1:
             return version, None
-        fields = dict(zip(_RESULT_FIELDS, reply[1:], strict=True))
+        fields = dict(zip(RESULT_FIELDS, reply[1:], strict=True))
         return version, entry_from_fields(key, version, fields)
 
     def version(self, key: str) -> int:
@@ -248,7 +245,9 @@ class StateStore:
 
     def commit(self, mutation: Mutation, limits: CommitLimits = NO_LIMITS) -> Committed | Rejected:
         """Apply one mutation atomically; policy is the gateway's job, not this method's."""
-        keys, args = self._commit_call(mutation, limits)
+        keys, args = commit_call(
+            self.keys, mutation, limits, self.idempotency_ttl_ms, self.prev_max_bytes
+        )
         reply, confirmed, resent = self._send(mutation, keys, args)
         outcome = self.answered(mutation, reply, resent)
         assert outcome is not None  # (unsaved: only a commit made on a save)
@@ -265,7 +264,9 @@ class StateStore:
         as that save, after it (``SessionStore.store_along``); read its reply with
         ``answered``. Not for a store whose commits wait for replicas (``durability``)."""
         assert not self.durability.replicas and token and " " not in token
-        keys, args = self._commit_call(mutation, limits)
+        keys, args = commit_call(
+            self.keys, mutation, limits, self.idempotency_ttl_ms, self.prev_max_bytes
+        )
         return ScriptCall(self._commit, [*keys, session_key], [*args, token])
 
     def answered(
@@ -277,44 +278,10 @@ class StateStore:
         lost: this commit, not a repeat)."""
         if reply[0] == "unsaved":
             return None
-        outcome = self._outcome(mutation, entry_meta(mutation), reply)
+        outcome = outcome_of(mutation, reply)
         if resent and isinstance(outcome, Committed) and outcome.duplicate:
             return replace(outcome, duplicate=False)
         return outcome
-
-    def _commit_call(self, mutation: Mutation, limits: CommitLimits) -> tuple[list[str], list[Any]]:
-        """commit.lua's keys and arguments for ``mutation``."""
-        keys = self.keys
-        rate = limits.rate
-        names = [
-            keys.entry(mutation.key),
-            keys.versions,
-            keys.index,
-            keys.log,
-            keys.idempotency(mutation.id),
-            keys.rate_window(mutation.key, mutation.actor.identity),
-            keys.chain,
-            keys.timed,
-        ]
-        args: list[Any] = [
-            mutation.key,
-            mutation.op.value,
-            "" if mutation.op is Op.DELETE else mutation.value_json,
-            "" if mutation.expected_version is None else mutation.expected_version,
-            "" if mutation.ttl_sec is None else ttl_ms(mutation.ttl_sec),
-            mutation.to_json(),
-            mutation.actor.json_text,
-            dumps(entry_meta(mutation)),
-            self.idempotency_ttl_ms,
-            rate.max if rate else 0,
-            rate.window_ms if rate else 0,
-            mutation.id,
-            min(limits.max_bytes or MAX_BYTES, MAX_BYTES),
-            limits.max_items,
-            self.prev_max_bytes,
-            "" if mutation.for_sec is None else whole_ms(mutation.for_sec),
-        ]
-        return names, args
 
     def _send(self, mutation: Mutation, keys: list[str], args: list[Any]) -> tuple[Any, int, bool]:
         """The commit script's reply, how many replicas confirmed it when any are asked for,
@@ -360,63 +327,3 @@ class StateStore:
                     raise part
             return reply, int(confirmed)
         raise StoreError("the commit script could not be loaded")
-
-    def _outcome(
-        self, mutation: Mutation, meta: dict[str, JsonValue], reply: list[Any]
-    ) -> Committed | Rejected:
-        status = reply[0]
-        if status == "ok":
-            _, version, value, ts, expires, log_id = reply
-            return Committed(mutation, int(version), log_id, int(ts), value, _int(expires), meta)
-        if status == "duplicate":  # the first commit's result, rebuilt (first_result)
-            _, log_id, version, ts, logged, expires, prev, prev_sha1, *now = reply
-            now_version, now_value, now_expires = now
-            first = FirstCommit(
-                log_id,
-                str(version),
-                logged or None,
-                ts or None,
-                expires or None,
-                prev or None,
-                not prev_sha1,
-                int(now_version),
-                now_value or None,
-                now_expires or None,
-            )
-            return first_result(mutation, first)
-        if status == "conflict":
-            version = int(reply[1])
-            fields = dict(zip(_RESULT_FIELDS, reply[2:7], strict=True))
-            latest = readable_entry(mutation.key, version, fields, [])
-            return Rejected(
-                mutation,
-                RejectReason.CONFLICT,
-                f"{mutation.key} is at version {version}, not {mutation.expected_version}",
-                latest=latest,
-                version=version,
-            )
-        if status == "not_found":
-            message = f"{mutation.key} is not set"
-            return Rejected(mutation, RejectReason.NOT_FOUND, message, version=int(reply[1]))
-        if status == "type":
-            return Rejected(mutation, RejectReason.TYPE, str(reply[1]))
-        if status == "schema":
-            return Rejected(mutation, RejectReason.SCHEMA, str(reply[1]))
-        if status == "rate_limited":
-            wait = int(reply[1])
-            return Rejected(
-                mutation,
-                RejectReason.RATE_LIMITED,
-                f"too many changes to {mutation.key}; try again in {wait / 1000:.1f}s",
-                retry_after_ms=wait,
-            )
-        raise StoreError(f"commit script answered {reply!r}")
-
-
-def ttl_ms(ttl_sec: float) -> int:
-    """A ttl in whole milliseconds, at least one (replay computes expiry the same way)."""
-    return whole_ms(ttl_sec)
-
-
-def _int(text: str | None) -> int | None:
-    return int(text) if text else None
