@@ -274,14 +274,17 @@ class StateStore:
     ) -> Committed | Rejected | None:
         """What the commit script's ``reply`` says of ``mutation``; None: made on a save
         that did not land (``commit_on``), nothing was written. ``resent``: sent more than
-        once (a duplicate is then the first attempt's, which landed and whose answer was
-        lost: this commit, not a repeat)."""
+        once: a duplicate whose first run was this request's (its correlation id: another
+        request of the same mutation id, a second click on the same candidate, has its own)
+        is the first attempt's, which landed and whose answer was lost: this commit, not a
+        repeat."""
         if reply[0] == "unsaved":
             return None
         outcome = outcome_of(mutation, reply)
-        if resent and isinstance(outcome, Committed) and outcome.duplicate:
-            return replace(outcome, duplicate=False)
-        return outcome
+        if not (resent and isinstance(outcome, Committed) and outcome.duplicate):
+            return outcome
+        ours = outcome.request.correlation_id == mutation.correlation_id
+        return replace(outcome, duplicate=False) if ours else outcome
 
     def _send(self, mutation: Mutation, keys: list[str], args: list[Any]) -> tuple[Any, int, bool]:
         """The commit script's reply, how many replicas confirmed it when any are asked for,

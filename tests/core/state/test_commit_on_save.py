@@ -102,6 +102,23 @@ def test_a_commit_made_already_answers_as_it_did_whatever_the_guard_finds(app: A
     assert written(app, m) == (1, 1, True, 1)
 
 
+def test_a_resent_commit_that_finds_another_requests_first_run_is_a_repeat(app: App) -> None:
+    """Sent more than once, a commit answered as made already is this request's first
+    attempt only if that run was this request's (its correlation id): a second click on the
+    same candidate (the same mutation id, its own request) whose send was cut off and sent
+    again finds the first clicker's commit, and is told it was done already."""
+    ann = decision()
+    bob = ann.model_copy(update={"correlation_id": "bobs-click", "actor": ann.actor})
+    first = app.store.answered(
+        ann, app.store.commit_on(ann, NO_LIMITS, session_saved_by(app, "a" * 32), "a" * 32).run()
+    )
+    assert isinstance(first, Committed) and not first.duplicate
+    reply = app.store.commit_on(bob, NO_LIMITS, session_saved_by(app, "b" * 32), "b" * 32).run()
+    again = app.store.answered(bob, reply, resent=True)
+    assert isinstance(again, Committed) and again.duplicate
+    assert again.request.correlation_id == ann.correlation_id
+
+
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
