@@ -33,10 +33,11 @@ from tests.servers.tcp_proxy import RedisProxy
 
 ANN, BOB = actor("user:ann"), actor("user:bob")
 IDEA = "what if we used postgres for the orders service"
+WARM_UP = "what if we used redis for the session cache"  # (a decision of its own)
 
 
-def say(runtime: Runtime, text: str, who: Any = ANN) -> View:
-    events = runtime.send("s1", UserSaid(text=text, actor=who))
+def say(runtime: Runtime, text: str, who: Any = ANN, session: str = "s1") -> View:
+    events = runtime.send(session, UserSaid(text=text, actor=who))
     [view] = [e for e in events if isinstance(e, View)]
     return view
 
@@ -56,7 +57,11 @@ def unlearning(tmp_path: Path) -> Path:
 def counted(redis_client: RedisClient, workspace: str, tmp_path: Path) -> tuple[Runtime, Trips]:
     client, trips = counting_copy(redis_client)
     runtime = build_app(workspace, unlearning(tmp_path), client=client).runtime(use_env=False)
-    runtime.send("warm-up", UserSaid(text="what if we warmed up first", actor=ANN))
+    # its scripts run once (a server, or a cluster's shard, that never ran one answers
+    # NOSCRIPT and is sent it whole: a round trip more)
+    view = say(runtime, WARM_UP, session="warm-up")
+    warm = runtime.send("warm-up", clicked(view, ActionType.CONFIRM_CURRENT, "warm-up", ANN))
+    assert outcome_of(warm).outcome == "committed"
     return runtime, trips
 
 
@@ -79,8 +84,8 @@ def test_a_click_whose_save_another_process_beat_commits_once_on_what_it_found(
     # the save with its commit that found his, the same again on his, the click's outcome
     assert trips.count == 3
     app = build_app(workspace, client=redis_client)
-    [record] = app.log.latest(5)
-    assert record.mutation.key == outcome.key and record.mutation.id == outcome.mutation_id
+    records = [r for r in app.log.latest(5) if r.mutation.key == outcome.key]
+    assert [r.mutation.id for r in records] == [outcome.mutation_id]  # (the warm-up's apart)
     session = SessionStore(redis_client, workspace).load("s1")
     assert [t.who for t in session.interaction.recent] == ["user:ann", "user:bob"]
 
