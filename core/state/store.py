@@ -274,8 +274,9 @@ class StateStore:
     ) -> Committed | Rejected | None:
         """What the commit script's ``reply`` says of ``mutation``; None: made on a save
         that did not land (``commit_on``), nothing was written. ``resent``: sent more than
-        once: a duplicate whose first run was this request's (its correlation id: another
-        request of the same mutation id, a second click on the same candidate, has its own)
+        once: a duplicate whose first run was this request's (its correlation id and actor:
+        another request of the same mutation id, a second click on the same candidate or a
+        second approver's apply of a proposal, has its own)
         is the first attempt's, which landed and whose answer was lost: this commit, not a
         repeat."""
         if reply[0] == "unsaved":
@@ -283,7 +284,11 @@ class StateStore:
         outcome = outcome_of(mutation, reply)
         if not (resent and isinstance(outcome, Committed) and outcome.duplicate):
             return outcome
-        ours = outcome.request.correlation_id == mutation.correlation_id
+        first = outcome.request
+        ours = (first.correlation_id, first.actor.identity) == (
+            mutation.correlation_id,
+            mutation.actor.identity,
+        )
         return replace(outcome, duplicate=False) if ours else outcome
 
     def _send(self, mutation: Mutation, keys: list[str], args: list[Any]) -> tuple[Any, int, bool]:

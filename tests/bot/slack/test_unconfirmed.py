@@ -8,11 +8,11 @@ server) in ``CLIENT PAUSE … WRITE``, reads still answered, the commit script l
 bot's client timing out after 0.2 s and sending it again, with the same mutation id, until its
 0.5 s run out. The pause starts as the commit goes out: a "Use this" click's commit goes in one
 write with the click's save (its trace row and session), made only on that save
-(``core/runtime/on_save.py``), so paused before the click, the commit waits with the save, and
-the clicker hears UNCONFIRMED too (the first test shows it); a click with no commit to send
-with its save (one that only asks for an answer) hears TROUBLE's "nothing was changed", which
-is then true. ``tests/bot/discord/test_unconfirmed.py`` does the same on Discord with the
-helpers here."""
+(``core/runtime/on_save.py``), so the commit waits with the save, and the clicker hears
+UNCONFIRMED (the third test checks what that write held); paused before a click with no
+commit to send with its save (one that only asks for an answer), the clicker hears TROUBLE's
+"nothing was changed", which is then true. ``tests/bot/discord/test_unconfirmed.py`` does the
+same on Discord with the helpers here."""
 
 from __future__ import annotations
 
@@ -120,8 +120,10 @@ class WatchedConnection(Connection):
 
     def send_packed_command(self, command: Any, check_health: bool = True) -> None:
         packed = command if isinstance(command, bytes) else b"".join(command)
-        self.commit_at, self.replies = self.watcher.sending(resp_commands(packed)), 0
+        commit_at = self.watcher.sending(resp_commands(packed))
         super().send_packed_command(command, check_health)
+        # (after: a connection made on the way sends its handshake through here first)
+        self.commit_at, self.replies = commit_at, 0
 
     def read_response(self, *args: Any, **kwargs: Any) -> Any:
         at, self.replies = self.replies, self.replies + 1

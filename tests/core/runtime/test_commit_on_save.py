@@ -24,8 +24,9 @@ from core.deliberation.view import View
 from core.redis.client import RedisClient
 from core.runtime.events import Event, OutcomeEvent
 from core.runtime.runner import Runtime
-from core.runtime.sessions import SessionStore
+from core.runtime.sessions import SAVE_LUA, SessionStore
 from core.state.keys import WorkspaceKeys
+from core.state.scripts import COMMIT_LUA
 from tests.conftest import write_config
 from tests.factories import actor, clicked, mutation
 from tests.round_trips import Trips, counting_copy
@@ -97,6 +98,8 @@ def test_a_click_whose_answer_is_lost_once_its_commit_landed_is_told_committed_o
     held: the runtime sends both again, the save answers by its token as it was made, the
     commit by its idempotency record, and the click is this commit (not "already done"),
     in the log once."""
+    for source in (COMMIT_LUA, SAVE_LUA):  # (a NOSCRIPT answer held would never be heard)
+        server_redis.script_load(source)
     client = proxy.client(decode_responses=True, socket_timeout=10)
     runtime = build_app(workspace, unlearning(tmp_path), client=client).runtime(use_env=False)
     view = say(runtime, IDEA)
