@@ -20,7 +20,6 @@ from core.deliberation.commands import Cmd, Commit, Show, Teach
 from core.gateway.mutation_gateway import MutationGateway
 from core.gateway.outcome import Outcome
 from core.gateway.policy import Verdict
-from core.state.scripts import ScriptCall
 
 __all__ = ["CommitOnSave", "Tries", "commit_on_save"]
 
@@ -29,24 +28,14 @@ T = TypeVar("T")
 
 @dataclass
 class CommitOnSave:
-    """``cmd``'s commit, its policy's ``verdict`` given, to send with a save (``call``); what
-    it came to is heard with the save (``heard``) and read once by ``outcome``."""
+    """``cmd``'s commit, its policy's ``verdict`` given, to send with a save
+    (``MutationGateway.commit_on``); what it came to is heard with the save (``heard``) and
+    read once by ``outcome``."""
 
     cmd: Commit
     verdict: Verdict
     reply: list[Any] | None = None
     resent: bool = False
-
-    def call(self, gateway: MutationGateway, session_key: str, token: str) -> ScriptCall:
-        return gateway.commit_on(self.verdict, session_key, token)
-
-    @staticmethod
-    def unsaved(reply: list[Any]) -> bool:
-        """Whether ``reply`` says the commit did not run (its save did not land). A save that
-        did not land may still find the commit made (by an attempt before it whose answer
-        was lost: the idempotency record answers before the save's token is looked for):
-        then it stays among what the send sent, unconfirmed."""
-        return bool(reply[0] == "unsaved")
 
     def heard(self, reply: list[Any], resent: bool) -> None:
         self.reply, self.resent = reply, resent

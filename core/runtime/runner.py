@@ -93,6 +93,7 @@ from core.runtime.stream_appends import StreamAppend
 from core.runtime.team_weights import TeamStore
 from core.runtime.trace_events import TraceEvents
 from core.runtime.transcripts import Transcripts
+from core.state.commit_call import unsaved
 from core.state.limits import CommitUnconfirmed
 
 __all__ = ["Runtime"]
@@ -279,7 +280,7 @@ class Runtime:
             on_save = None if lookups else commit_on_save(self.gateway, rest, adapt)
             if on_save is not None:  # (a click's commit, made on its save: on_save.py)
                 key = self.sessions.keys.session(session_id)
-                lookups = [on_save.call(self.gateway, key, token)]
+                lookups = [self.gateway.commit_on(on_save.verdict, key, token)]
             if not lookups and alone and held.may_wait and self._answers_at_once(rest):
                 # (made ready while the save before it, if any, is on its way)
                 after = None if held.pending is None else held.pending.saving.token
@@ -290,19 +291,21 @@ class Runtime:
                     return rest
             elif not held.settled(self._patiently):
                 return None
-            tries = Tries()
-            if on_save is not None:  # (sent: unconfirmed until heard)
-                held.commits.append((on_save.cmd.mutation.key, on_save.cmd.mutation.id))
-            stored, looked_up = self._patiently(
-                tries.counted(partial(self.sessions.store_along, *save, len(held.always), lookups))
-            )
+            store = partial(self.sessions.store_along, *save, len(held.always), lookups)
             if on_save is None:
+                stored, looked_up = self._patiently(store)
                 held.looked_up = dict(zip(undos, looked_up, strict=True))
-            elif stored.saved:
-                on_save.heard(looked_up[0], tries.count > 1)
-                held.on_save[on_save.cmd.mutation.id] = on_save
-            elif on_save.unsaved(looked_up[0]):  # (not made: its save did not land)
-                held.commits.pop()
+            else:  # (sent: unconfirmed until heard)
+                held.commits.append((on_save.cmd.mutation.key, on_save.cmd.mutation.id))
+                tries = Tries()
+                stored, [reply] = self._patiently(tries.counted(store))
+                if stored.saved:
+                    on_save.heard(reply, tries.count > 1)
+                    held.on_save[on_save.cmd.mutation.id] = on_save
+                # not made, its save did not land (a commit made by an attempt before it,
+                # its answer lost, stays among those sent: unconfirmed)
+                elif unsaved(reply):
+                    held.commits.pop()
             held.always, held.along = [], []
             held.session = held.saved = session = stored.session
             if stored.saved:

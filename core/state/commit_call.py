@@ -14,7 +14,7 @@ from core.state.limits import CommitLimits
 from core.state.mutation import Mutation, Op, whole_ms
 from core.state.value_json import MAX_BYTES, dumps
 
-__all__ = ["RESULT_FIELDS", "commit_call", "outcome_of", "ttl_ms"]
+__all__ = ["RESULT_FIELDS", "commit_call", "outcome_of", "ttl_ms", "unsaved"]
 
 RESULT_FIELDS = ("value", "updatedAt", "updatedBy", "expiresAt", "meta")
 
@@ -62,6 +62,12 @@ def commit_call(
 def ttl_ms(ttl_sec: float) -> int:
     """A ttl in whole milliseconds, at least one (replay computes expiry the same way)."""
     return whole_ms(ttl_sec)
+
+
+def unsaved(reply: list[Any]) -> bool:
+    """Whether ``reply`` says a commit made on a save (KEYS[9]) did not run: its save did not
+    land, and nothing was written."""
+    return bool(reply[0] == "unsaved")
 
 
 def outcome_of(mutation: Mutation, reply: list[Any]) -> Committed | Rejected:

@@ -15,7 +15,7 @@ from redis.exceptions import NoScriptError
 from core.errors import StoreError
 from core.redis.client import INTERRUPTED, interrupted, resend, shard_of
 from core.state.codec import UnreadableEntry, entry_from_fields, readable_entry
-from core.state.commit_call import RESULT_FIELDS, commit_call, outcome_of
+from core.state.commit_call import RESULT_FIELDS, commit_call, outcome_of, unsaved
 from core.state.commit_result import Committed, FirstCommit, Rejected, first_result
 from core.state.entry import Entry, KeyPage
 from core.state.keys import WorkspaceKeys
@@ -279,7 +279,7 @@ class StateStore:
         second approver's apply of a proposal, has its own)
         is the first attempt's, which landed and whose answer was lost: this commit, not a
         repeat."""
-        if reply[0] == "unsaved":
+        if unsaved(reply):
             return None
         outcome = outcome_of(mutation, reply)
         if not (resent and isinstance(outcome, Committed) and outcome.duplicate):
