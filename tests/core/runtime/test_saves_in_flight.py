@@ -1,16 +1,17 @@
-"""A turn's save before an answer made in this process travels while the answer is made
-(``runner.py``): the responder is asked, and its message updated, before the send hears what
-the save came to; the send hears it before the next save, before anything acts beyond the
-session and before it answers. A model is asked only once the save before it is heard of.
-On the suite's one Redis server, through the wire the runtime sends on (a cluster's client
-answers each save at once, as does a pool capped too low to keep a connection waiting).
+"""A turn whose reading and answer are made in this process waits for one save with them
+(``runner.py``: each waits for the save of the message it comes back as); a send's last save
+travels while its views are put out, and is heard of before the send answers. A model is
+asked only once the save before it is heard of. On the suite's one Redis server, through the
+wire the runtime sends on (a cluster's client answers each save at once, as does a pool
+capped too low to keep a connection waiting).
 
-What that must not lose or do twice: someone who saved first (the answer made meanwhile is
-dropped, and what was said is read again on what they saved); an answer lost on its way,
-also when someone saved after it; a responder that fails; a pool of one connection."""
+What that must not lose or do twice: someone who saved first (the answer made before is
+dropped, and what was said is read again on what they saved); a save's answer lost on its
+way, also when someone saved after it; a responder that fails; a pool of one connection."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,7 +63,7 @@ class Interloping(Seen):
 @dataclass
 class Meanwhile:
     """The offline responder (in this process), ``before`` run once as it is first asked
-    (while the save before it is on its way); ``fails``: every answer raises instead."""
+    (before the turn's save is sent); ``fails``: every answer raises instead."""
 
     before: Callable[[], object] | None = None
     fails: bool = False
@@ -106,7 +107,7 @@ def steps(client: Redis, workspace: str, correlation_id: str) -> list[str]:
 
 def holding(proxy: RedisProxy) -> Interloping:
     """A classifier that has the proxy hold the server's replies from its first reading on
-    (what the reading's save hears is held)."""
+    (what the turn's save hears is held)."""
     return Interloping(interloper=proxy.hold_replies)
 
 
@@ -117,36 +118,53 @@ def said_through_held_link(
     server_redis: Redis, workspace: str, meanwhile: Callable[[RedisProxy], object]
 ) -> tuple[View, Meanwhile]:
     """Alice says something through a link that holds the server's replies from the reading
-    on; once the reading's save has landed in Redis, as the responder is asked,
-    ``meanwhile(proxy)`` runs (and lets the replies through, one way or another)."""
+    on; once her turn's save has landed in Redis, ``meanwhile(proxy)`` runs in another
+    thread (and lets the replies through, one way or another) while her send waits."""
     store = SessionStore(server_redis, workspace)
+    failed: list[BaseException] = []
     with RedisProxy(server_redis) as proxy:
         client = proxy.client(decode_responses=True, socket_timeout=10)
         alice = build_app(workspace, client=client).runtime(use_env=False)
         alice.classifier = holding(proxy)
+        alice.responder = answering = Meanwhile()
 
         def landed() -> None:
-            wait_for(lambda: store.load("s1").version == 1, "the reading's save")
-            meanwhile(proxy)
+            try:
+                wait_for(lambda: store.load("s1").version == 1, "the turn's save")
+                meanwhile(proxy)
+            except BaseException as error:
+                failed.append(error)
+                proxy.release_replies()
 
-        alice.responder = answering = Meanwhile(before=landed)
-        view = say(alice, "what if we used postgres")
+        watcher = threading.Thread(target=landed)
+        watcher.start()
+        try:
+            view = say(alice, "what if we used postgres")
+        finally:
+            watcher.join(timeout=60)
         client.close()
+    if failed:
+        raise failed[0]
     return view, answering
 
 
-def test_the_answer_is_made_while_the_save_before_it_is_on_its_way(
-    server_redis: Redis, workspace: str
+def test_a_turn_answered_in_this_process_is_saved_once_with_its_answer(
+    plain: Redis, server_redis: Redis, workspace: str
 ) -> None:
-    """Through a link that holds the server's replies from the reading on: the save of what
-    was said and its reading reaches Redis, and the responder is asked while that save's
-    reply is held (a send that waited for it would never ask)."""
-    view, answering = said_through_held_link(
-        server_redis, workspace, lambda proxy: proxy.release_replies()
+    """The reading and the answer are made in this process: what was said waits for them,
+    and the three go in one save (nothing of the turn is in Redis when the responder is
+    asked)."""
+    store = SessionStore(server_redis, workspace)
+    alice = build_app(workspace, client=plain).runtime(use_env=False)
+    versions: list[int] = []
+    alice.responder = answering = Meanwhile(
+        before=lambda: versions.append(store.load("s1").version)
     )
+    view = say(alice, "what if we used postgres")
+    assert versions == [0]
     assert answering.asked == ["what if we used postgres"] and view.candidate is not None
-    session = SessionStore(server_redis, workspace).load("s1")
-    assert session.version == 2 and session.interaction.turn_count == 1
+    session = store.load("s1")
+    assert session.version == 1 and session.interaction.turn_count == 1
     assert transcript(server_redis, workspace, "s1") == [
         ("user:alice", "what if we used postgres"),
         ("assistant", view.text),
@@ -154,14 +172,28 @@ def test_the_answer_is_made_while_the_save_before_it_is_on_its_way(
     assert steps(server_redis, workspace, view.correlation_id) == PLAIN
 
 
-def test_a_save_on_its_way_that_someone_beat_drops_the_answer_made_meanwhile(
+def test_the_turns_save_is_heard_of_through_a_link_that_held_its_reply(
+    server_redis: Redis, workspace: str
+) -> None:
+    """Through a link that holds the server's replies from the reading on: the turn's save
+    reaches Redis, its reply is let through late, and the send answers with what it saved."""
+    view, answering = said_through_held_link(
+        server_redis, workspace, lambda proxy: proxy.release_replies()
+    )
+    assert answering.asked == ["what if we used postgres"] and view.candidate is not None
+    session = SessionStore(server_redis, workspace).load("s1")
+    assert session.version == 1 and session.interaction.turn_count == 1
+    assert steps(server_redis, workspace, view.correlation_id) == PLAIN
+
+
+def test_a_save_that_someone_beat_drops_the_answer_made_before_it(
     plain: Redis, server_redis: Redis, workspace: str
 ) -> None:
-    """Bob's turn lands while Alice's is read: her save (what she said, with its reading)
-    is sent, her answer made, and then she hears that he saved first. Her answer is
-    dropped (no view, no transcript line, no beats: only its trace row stays, as every
-    message's does); what she said is applied to his session, read again in the context his
-    turn made, answered again and saved. Nothing lost, nothing written twice."""
+    """Bob's turn lands while Alice's is read: her save (what she said, its reading and her
+    answer) finds that he saved first. Her answer is dropped (no view, no transcript line,
+    no beats: only its trace row stays, as every message's does); what she said is applied
+    to his session, read again in the context his turn made, answered again and saved.
+    Nothing lost, nothing written twice."""
     alice = build_app(workspace, client=plain).runtime(use_env=False)
     bob = build_app(workspace, client=server_redis).runtime(use_env=False)
     say(alice, "what if we warmed up first", session="warm-up")
@@ -185,13 +217,13 @@ def test_a_save_on_its_way_that_someone_beat_drops_the_answer_made_meanwhile(
 
 
 @pytest.mark.parametrize("bob_saves", [False, True], ids=["alone", "then Bob saved"])
-def test_an_answer_lost_on_its_way_is_heard_by_making_the_save_again(
+def test_a_save_whose_answer_was_lost_is_heard_by_making_it_again(
     server_redis: Redis, workspace: str, bob_saves: bool
 ) -> None:
-    """The link is cut once the reading's save has landed, its reply held (and, in the
-    second case, Bob saves after it first): the send hears nothing, makes the save again
-    with its token, and is answered as the save was made, its token among the session's
-    last saves'. What Alice said is applied once, her answer saved on what Redis holds."""
+    """The link is cut once the turn's save has landed, its reply held (and, in the second
+    case, Bob saves after it first): the send hears nothing, makes the save again with its
+    token, and is answered as the save was made, its token among the session's last saves'.
+    What Alice said is applied once, with her answer."""
     bob = build_app(workspace, client=server_redis).runtime(use_env=False)
     bobs: list[View] = []
 
@@ -212,8 +244,8 @@ def test_an_answer_lost_on_its_way_is_heard_by_making_the_save_again(
     his = [("user:bob", "what about mysql"), ("assistant", bobs[0].text)] if bob_saves else []
     assert transcript(server_redis, workspace, "s1") == [
         ("user:alice", "what if we used postgres"),
-        *his,
         ("assistant", mine.text),
+        *his,
     ]
     assert steps(server_redis, workspace, mine.correlation_id) == PLAIN
 
@@ -222,8 +254,8 @@ def test_an_answer_lost_on_its_way_is_heard_by_making_the_save_again(
 def test_a_responder_that_fails_leaves_what_was_said_on_record(
     plain: Redis, server_redis: Redis, workspace: str, raced: bool
 ) -> None:
-    """The responder fails while the save of what Alice said is on its way: the send
-    raises its error, and what she said is on record, with its reading; when Bob saved
+    """The responder fails while what Alice said and its reading wait for its answer: the
+    send raises its error, and what she said is on record, with its reading; when Bob saved
     first, on his session: her words applied to it again, not the reading made before his
     turn landed (as when a reading fails: the words stay, and the next turn reads on)."""
     alice = build_app(workspace, client=plain).runtime(use_env=False)
@@ -247,8 +279,8 @@ def test_a_responder_that_fails_leaves_what_was_said_on_record(
 def test_on_a_pool_of_one_connection_the_answer_finds_one_free(
     server_redis: Redis, workspace: str
 ) -> None:
-    """A pool capped at one connection: no save waits on it while the answer is made, so
-    what the answer reads of the state (as a model's ``getState`` does) finds it free."""
+    """A pool capped at one connection: no save holds it while the answer is made, so what
+    the answer reads of the state (as a model's ``getState`` does) finds it free."""
     kwargs = dict(server_redis.connection_pool.connection_kwargs)
     client = Redis(connection_pool=ConnectionPool(max_connections=1, **kwargs))
     alice = build_app(workspace, client=client).runtime(use_env=False)
