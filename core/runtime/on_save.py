@@ -12,18 +12,16 @@ the server forgot the save script and ran it after), it is proposed alone, as be
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from core.deliberation.commands import Cmd, Commit, Show, Teach
 from core.gateway.mutation_gateway import MutationGateway
 from core.gateway.outcome import Outcome
 from core.gateway.policy import Verdict
 
-__all__ = ["CommitOnSave", "Tries", "commit_on_save"]
-
-T = TypeVar("T")
+__all__ = ["CommitOnSave", "commit_on_save"]
 
 
 @dataclass
@@ -35,15 +33,14 @@ class CommitOnSave:
     cmd: Commit
     verdict: Verdict
     reply: list[Any] | None = None
-    resent: bool = False
 
-    def heard(self, reply: list[Any], resent: bool) -> None:
-        self.reply, self.resent = reply, resent
+    def heard(self, reply: list[Any]) -> None:
+        self.reply = reply
 
     def outcome(self, gateway: MutationGateway) -> Outcome | None:
         """What the commit came to (None: it did not run: propose it)."""
         reply, self.reply = self.reply, None
-        return None if reply is None else gateway.answered(self.verdict, reply, self.resent)
+        return None if reply is None else gateway.answered(self.verdict, reply)
 
 
 def commit_on_save(
@@ -60,17 +57,3 @@ def commit_on_save(
         verdict = gateway.ready(cmd.mutation)
         return None if verdict is None else CommitOnSave(cmd, verdict)
     return None
-
-
-class Tries:
-    """How many times a call made again while cut off (``resend``) was made."""
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    def counted(self, call: Callable[[], T]) -> Callable[[], T]:
-        def made() -> T:
-            self.count += 1
-            return call()
-
-        return made

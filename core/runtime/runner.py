@@ -84,7 +84,7 @@ from core.runtime.clicked import Clicked
 from core.runtime.deciding import clicked_decision, clicked_undo
 from core.runtime.events import Event, FromPeople, OutcomeEvent
 from core.runtime.held import Held
-from core.runtime.on_save import Tries, commit_on_save
+from core.runtime.on_save import commit_on_save
 from core.runtime.outcome_notes import note_under
 from core.runtime.queries import Queries
 from core.runtime.results import classified, replied
@@ -299,10 +299,9 @@ class Runtime:
                 held.looked_up = dict(zip(undos, looked_up, strict=True))
             else:  # (sent: unconfirmed until heard)
                 held.commits.append((on_save.cmd.mutation.key, on_save.cmd.mutation.id))
-                tries = Tries()
-                stored, [reply] = self._patiently(tries.counted(store))
+                stored, [reply] = self._patiently(store)
                 if stored.saved:
-                    on_save.heard(reply, tries.count > 1)
+                    on_save.heard(reply)
                     held.on_save[on_save.cmd.mutation.id] = on_save
                 # not made, its save did not land (a commit made by an attempt before it,
                 # its answer lost, stays among those sent: unconfirmed)

@@ -4,6 +4,9 @@ the script's header says what each one is)."""
 
 from __future__ import annotations
 
+import os
+import re
+from dataclasses import replace
 from typing import Any
 
 from core.errors import StoreError
@@ -14,9 +17,10 @@ from core.state.limits import CommitLimits
 from core.state.mutation import Mutation, Op, whole_ms
 from core.state.value_json import MAX_BYTES, dumps
 
-__all__ = ["RESULT_FIELDS", "commit_call", "outcome_of", "ttl_ms", "unsaved"]
+__all__ = ["RESULT_FIELDS", "commit_call", "first_run", "outcome_of", "ttl_ms", "unsaved"]
 
 RESULT_FIELDS = ("value", "updatedAt", "updatedBy", "expiresAt", "meta")
+_VERSION = re.compile(r"v[0-9]+")
 
 
 def commit_call(
@@ -25,8 +29,12 @@ def commit_call(
     limits: CommitLimits,
     idempotency_ttl_ms: int,
     prev_max_bytes: int,
+    token: str = "",
 ) -> tuple[list[str], list[Any]]:
-    """commit.lua's keys and arguments for ``mutation`` (its first 8 keys, 16 arguments)."""
+    """commit.lua's keys and arguments for ``mutation`` (its first 8 keys, 18 arguments):
+    ``token``, the save it is made on (KEYS[9], ``StateStore.commit_on``; "" for none); the
+    request's own id (ARGV[18]) drawn here, the same for each time these arguments are sent
+    again: a duplicate whose first run had it is this request's (``outcome_of``)."""
     rate = limits.rate
     names = [
         keys.entry(mutation.key),
@@ -55,8 +63,20 @@ def commit_call(
         limits.max_items,
         prev_max_bytes,
         "" if mutation.for_sec is None else whole_ms(mutation.for_sec),
+        token,
+        os.urandom(8).hex(),
     ]
     return names, args
+
+
+def first_run(record: str) -> tuple[str, str]:
+    """The log id and the version (``v<n>``) an idempotency record names, as commit.lua
+    reads it: "<logId>\nv<version>\n<request>" (the request's id is the script's to
+    compare); an older release's "<logId>\nv<version>", or "<logId>\n<value>" before
+    that, whose value (which may hold lines) stands where the version does."""
+    log_id, _, rest = record.partition("\n")
+    version, _, _ = rest.partition("\n")
+    return log_id, version if _VERSION.fullmatch(version) else rest
 
 
 def ttl_ms(ttl_sec: float) -> int:
@@ -80,7 +100,7 @@ def outcome_of(mutation: Mutation, reply: list[Any]) -> Committed | Rejected:
         return Committed(mutation, int(version), log_id, int(ts), value, _int(expires), meta)
     if status == "duplicate":  # the first commit's result, rebuilt (first_result)
         _, log_id, version, ts, logged, expires, prev, prev_sha1, *now = reply
-        now_version, now_value, now_expires = now
+        now_version, now_value, now_expires, mine = now
         first = FirstCommit(
             log_id,
             str(version),
@@ -93,7 +113,9 @@ def outcome_of(mutation: Mutation, reply: list[Any]) -> Committed | Rejected:
             now_value or None,
             now_expires or None,
         )
-        return first_result(mutation, first)
+        outcome = first_result(mutation, first)
+        # this request's own first run, landed, its answer lost on the way: this commit
+        return replace(outcome, duplicate=False) if mine == 1 else outcome
     if status == "conflict":
         version = int(reply[1])
         fields = dict(zip(RESULT_FIELDS, reply[2:7], strict=True))

@@ -7,7 +7,7 @@ through the MutationGateway, which applies policy first.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import NoScriptError
@@ -15,7 +15,7 @@ from redis.exceptions import NoScriptError
 from core.errors import StoreError
 from core.redis.client import INTERRUPTED, interrupted, resend, shard_of
 from core.state.codec import UnreadableEntry, entry_from_fields, readable_entry
-from core.state.commit_call import RESULT_FIELDS, commit_call, outcome_of, unsaved
+from core.state.commit_call import RESULT_FIELDS, commit_call, first_run, outcome_of, unsaved
 from core.state.commit_result import Committed, FirstCommit, Rejected, first_result
 from core.state.entry import Entry, KeyPage
 from core.state.keys import WorkspaceKeys
@@ -132,7 +132,7 @@ class StateStore:
         first = self.redis.get(self.keys.idempotency(mutation_id))
         if first is None:
             return None
-        log_id, _, version = str(first).partition("\n")
+        log_id, version = first_run(str(first))
         rows = stream_rows(self.redis.xrange(self.keys.log, log_id, log_id))
         fields = rows[0][1] if rows else {}
         if rows:
@@ -248,8 +248,8 @@ class StateStore:
         keys, args = commit_call(
             self.keys, mutation, limits, self.idempotency_ttl_ms, self.prev_max_bytes
         )
-        reply, confirmed, resent = self._send(mutation, keys, args)
-        outcome = self.answered(mutation, reply, resent)
+        reply, confirmed = self._send(mutation, keys, args)
+        outcome = self.answered(mutation, reply)
         assert outcome is not None  # (unsaved: only a commit made on a save)
         wanted = self.durability.replicas
         if wanted and isinstance(outcome, Committed) and confirmed < wanted:
@@ -265,44 +265,30 @@ class StateStore:
         ``answered``. Not for a store whose commits wait for replicas (``durability``)."""
         assert not self.durability.replicas and token and " " not in token
         keys, args = commit_call(
-            self.keys, mutation, limits, self.idempotency_ttl_ms, self.prev_max_bytes
+            self.keys, mutation, limits, self.idempotency_ttl_ms, self.prev_max_bytes, token
         )
-        return ScriptCall(self._commit, [*keys, session_key], [*args, token])
+        return ScriptCall(self._commit, [*keys, session_key], args)
 
-    def answered(
-        self, mutation: Mutation, reply: list[Any], resent: bool = False
-    ) -> Committed | Rejected | None:
+    def answered(self, mutation: Mutation, reply: list[Any]) -> Committed | Rejected | None:
         """What the commit script's ``reply`` says of ``mutation``; None: made on a save
-        that did not land (``commit_on``), nothing was written. ``resent``: sent more than
-        once: a duplicate whose first run was this request's (its correlation id and actor:
-        another request of the same mutation id, a second click on the same candidate or a
-        second approver's apply of a proposal, has its own)
-        is the first attempt's, which landed and whose answer was lost: this commit, not a
-        repeat."""
+        that did not land (``commit_on``), nothing was written. A duplicate whose first run
+        was this very request's (its arguments sent again, by ``_send`` or the runtime, or
+        inside the client: its id, ``commit_call``), which landed and whose answer was lost,
+        is this commit, not a repeat; another request of the same mutation id (a second
+        click on the same candidate, a second approver's apply of a proposal, a job run
+        again) is told it was made already."""
         if unsaved(reply):
             return None
-        outcome = outcome_of(mutation, reply)
-        if not (resent and isinstance(outcome, Committed) and outcome.duplicate):
-            return outcome
-        first = outcome.request
-        ours = (first.correlation_id, first.actor.identity) == (
-            mutation.correlation_id,
-            mutation.actor.identity,
-        )
-        return replace(outcome, duplicate=False) if ours else outcome
+        return outcome_of(mutation, reply)
 
-    def _send(self, mutation: Mutation, keys: list[str], args: list[Any]) -> tuple[Any, int, bool]:
-        """The commit script's reply, how many replicas confirmed it when any are asked for,
-        and whether it was sent more than once. Cut off (the server died, its replica is
-        being promoted, the slot moved), it is sent again with the same mutation id until
-        ``durability.retry_sec`` runs out: the idempotency record, written by the same
-        script, makes a second run answer with the first one's result instead of applying
-        it twice."""
-        attempts = 0
+    def _send(self, mutation: Mutation, keys: list[str], args: list[Any]) -> tuple[Any, int]:
+        """The commit script's reply, and how many replicas confirmed it when any are asked
+        for. Cut off (the server died, its replica is being promoted, the slot moved), it is
+        sent again with the same arguments until ``durability.retry_sec`` runs out: the
+        idempotency record, written by the same script, makes a second run answer with the
+        first one's result instead of applying it twice."""
 
         def send() -> tuple[Any, int]:
-            nonlocal attempts
-            attempts += 1
             if not self.durability.replicas:
                 return self._commit(keys=keys, args=args), 0
             return self._commit_and_wait(keys, args)
@@ -314,7 +300,7 @@ class StateStore:
             if not interrupted(error):
                 raise
             raise CommitUnconfirmed(mutation.key, mutation.id, budget, error) from error
-        return reply, confirmed, attempts > 1
+        return reply, confirmed
 
     def _commit_and_wait(self, keys: list[str], args: list[Any]) -> tuple[Any, int]:
         """The commit script, then ``WAIT`` on the same connection (WAIT counts the replicas

@@ -11,6 +11,7 @@ the XADD, stores the mutation id in its place. Its keys are scratch keys of the 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from core.redis.client import RedisClient, shard_of
@@ -106,5 +107,7 @@ class HandWriter:
             self.indexed.add(key)
         pipe.xadd(keys.log, record)  # type: ignore[arg-type]
         pipe.hset(keys.chain, mapping={"n": n, "hash": digest, "id": mutation.id})
-        pipe.set(idem, f"{mutation.id}\nv{sversion}", px=self.idempotency_ttl_ms)
+        # (the request's own id after the version, as commit.lua keeps it)
+        request = os.urandom(8).hex()
+        pipe.set(idem, f"{mutation.id}\nv{sversion}\n{request}", px=self.idempotency_ttl_ms)
         return list(pipe.execute())

@@ -13,9 +13,11 @@
 --                                                 when it is longer than ARGV[15] bytes,
 --                                                 prevSha1 and prevBytes in its place;
 --                                                 then chain (below)
--- KEYS[5] idempotency     {ws:<id>}:idem:<mid>    "<logId>\nv<version>" of mutation <mid>'s
---                                                 commit: what a retry needs, never the value
---                                                 (an older release wrote "<logId>\n<value>")
+-- KEYS[5] idempotency     {ws:<id>}:idem:<mid>    "<logId>\nv<version>\n<request>" of
+--                                                 mutation <mid>'s commit: what a retry needs,
+--                                                 never the value; <request> is ARGV[18] (an
+--                                                 older release wrote "<logId>\nv<version>",
+--                                                 and before that "<logId>\n<value>")
 -- KEYS[6] rate window     {ws:<id>}:rate:<k>:<a>  sorted set of commit times (read iff ARGV[10] > 0)
 -- KEYS[7] chain head      {ws:<id>}:chain         hash: n, hash, id of the newest chained record
 -- KEYS[8] timed reverts   {ws:<id>}:timed         sorted set: mutation id scored by the moment
@@ -49,13 +51,18 @@
 -- ARGV[15] the most bytes of the previous value a log record keeps whole, 0 for no limit
 -- ARGV[16] a change for a while: milliseconds after the commit its revert is due, '' (or
 --          absent) for none; KEYS[8] gets (now + ARGV[16], mutation id) with the commit
--- ARGV[17] with KEYS[9]: the token of the save the commit runs on (hex, never empty)
+-- ARGV[17] with KEYS[9]: the token of the save the commit runs on (hex, never empty);
+--          '' without it
+-- ARGV[18] the request's own id (hex; '' or absent: none), the same each time the request
+--          is sent again: a duplicate whose first run had it is this request's, whose answer
+--          was lost (wherever it was sent again: by the caller, or inside the client)
 --
 -- Returns a flat array whose first element is the status:
 --   ok             : status, version, value, updatedAt, expiresAt, logId
 --                    (updatedBy and meta are what the caller sent: not sent back)
 --   duplicate      : status, logId, 'v'version, updatedAt, mutation, expiresAt, prev,
---                    prevSha1, current version, current value, current expiresAt
+--                    prevSha1, current version, current value, current expiresAt, mine
+--                    (1: the first run was this request's, ARGV[18]; else 0)
 --                    (the first commit, from its log record, and the key as it is now: the
 --                    caller derives the value the first commit produced. updatedAt,
 --                    mutation, expiresAt are false when the log no longer holds the record
@@ -71,16 +78,22 @@
 
 local FIELDS = {'value', 'updatedAt', 'updatedBy', 'expiresAt', 'meta'}
 
+local request = ARGV[18] or ''
 local first = redis.call('GET', KEYS[5])
 if first then
   local cut = string.find(first, '\n', 1, true)
   local first_id, first_version = string.sub(first, 1, cut - 1), string.sub(first, cut + 1)
+  -- (only a record "v<n>\n<request>" names its request: an older one's value may hold lines)
+  local version_of, by = string.match(first_version, '^(v%d+)\n(.*)$')
+  if version_of then first_version = version_of end
+  local mine = 0
+  if request ~= '' and by == request then mine = 1 end
   local now_version = redis.call('HGET', KEYS[2], ARGV[1]) or '0'
   local now = redis.call('HMGET', KEYS[1], 'value', 'expiresAt')
   local rows = redis.call('XRANGE', KEYS[4], first_id, first_id)
   if not rows[1] then
     return {'duplicate', first_id, first_version, false, false, false, false, false,
-            now_version, now[1], now[2]}
+            now_version, now[1], now[2], mine}
   end
   local rec, f = rows[1][2], {}
   for i = 1, #rec, 2 do f[rec[i]] = rec[i + 1] end
@@ -88,7 +101,7 @@ if first then
   if f.prevSha1 then prev = false end
   return {'duplicate', first_id, 'v' .. f.version, f.ts, f.mutation,
           f.expiresAt ~= '' and f.expiresAt or false, prev or false, f.prevSha1 or false,
-          now_version, now[1], now[2]}
+          now_version, now[1], now[2], mine}
 end
 
 -- (after the idempotency record: a commit sent again answers as its first run did)
@@ -247,7 +260,7 @@ record[#record + 1] = n .. ':' .. hash
 local log_id = redis.call('XADD', KEYS[4], '*', unpack(record))
 redis.call('HSET', KEYS[7], 'n', n, 'hash', hash, 'id', log_id)
 
-redis.call('SET', KEYS[5], log_id .. '\nv' .. sversion, 'PX', ARGV[9])
+redis.call('SET', KEYS[5], log_id .. '\nv' .. sversion .. '\n' .. request, 'PX', ARGV[9])
 if ARGV[16] and ARGV[16] ~= '' then
   redis.call('ZADD', KEYS[8], string.format('%d', now + tonumber(ARGV[16])), ARGV[12])
 end

@@ -15,7 +15,9 @@ from typing import Any
 
 import pytest
 from redis import Redis
+from redis.backoff import NoBackoff
 from redis.exceptions import ResponseError
+from redis.retry import Retry
 
 from bot.app import build_app
 from core.deliberation.actions import ActionType
@@ -91,16 +93,19 @@ def test_a_click_whose_save_another_process_beat_commits_once_on_what_it_found(
     assert [t.who for t in session.interaction.recent] == ["user:ann", "user:bob"]
 
 
+@pytest.mark.parametrize("retries", [0, 3], ids=["by the runtime", "inside the client"])
 def test_a_click_whose_answer_is_lost_once_its_commit_landed_is_told_committed_once(
-    server_redis: Redis, workspace: str, proxy: RedisProxy, tmp_path: Path
+    server_redis: Redis, workspace: str, proxy: RedisProxy, tmp_path: Path, retries: int
 ) -> None:
     """The link is cut once the click's save and its commit have landed, their replies
-    held: the runtime sends both again, the save answers by its token as it was made, the
-    commit by its idempotency record, and the click is this commit (not "already done"),
-    in the log once."""
+    held: both are sent again (by the runtime, or by redis-py's ``Retry`` inside the
+    client, which the runtime never sees), the save answers by its token as it was made,
+    the commit by its idempotency record, which names this request, and the click is this
+    commit (not "already done"), in the log once."""
     for source in (COMMIT_LUA, SAVE_LUA):  # (a NOSCRIPT answer held would never be heard)
         server_redis.script_load(source)
-    client = proxy.client(decode_responses=True, socket_timeout=10)
+    retry = Retry(NoBackoff(), retries)
+    client = proxy.client(decode_responses=True, socket_timeout=10, retry=retry)
     runtime = build_app(workspace, unlearning(tmp_path), client=client).runtime(use_env=False)
     view = say(runtime, IDEA)
     log = WorkspaceKeys(workspace).log

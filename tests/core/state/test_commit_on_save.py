@@ -80,43 +80,61 @@ def test_a_token_no_save_could_have_is_never_found(app: App) -> None:
     key = session_saved_by(app, "a" * 32, "b" * 32)
     call = app.store.commit_on(m, NO_LIMITS, key, "a" * 32)
     for token in ("", f"{'a' * 32} {'b' * 32}", " "):
-        forged = ScriptCall(call.script, call.keys, [*call.args[:-1], token])
+        forged = ScriptCall(call.script, call.keys, [*call.args[:16], token, *call.args[17:]])
         assert forged.run() == ["unsaved"], token
     assert written(app, m) == (0, 0, False, 0)
 
 
 def test_a_commit_made_already_answers_as_it_did_whatever_the_guard_finds(app: App) -> None:
-    """The idempotency record comes first: the same mutation sent again (a retry, the
-    click delivered twice) answers with its first result, also on a save that did not land;
-    sent again after its answer was lost, it is this commit, not a repeat."""
+    """The idempotency record comes first: the same mutation sent again by another request
+    (a retry, the click delivered twice) answers with its first result, also on a save that
+    did not land; the same call sent again (its answer lost) is this commit, not a repeat."""
     m = decision()
     landed = session_saved_by(app, "a" * 32)
-    first = app.store.answered(m, app.store.commit_on(m, NO_LIMITS, landed, "a" * 32).run())
+    call = app.store.commit_on(m, NO_LIMITS, landed, "a" * 32)
+    first = app.store.answered(m, call.run())
     assert isinstance(first, Committed)
     beaten = session_saved_by(app, "b" * 32)
-    reply = app.store.commit_on(m, NO_LIMITS, beaten, "c" * 32).run()
-    again = app.store.answered(m, reply)
+    again = app.store.answered(m, app.store.commit_on(m, NO_LIMITS, beaten, "c" * 32).run())
     assert isinstance(again, Committed) and again.duplicate and again.version == 1
-    resent = app.store.answered(m, reply, resent=True)
-    assert isinstance(resent, Committed) and not resent.duplicate
+    resent = app.store.answered(m, call.run())
+    assert isinstance(resent, Committed) and not resent.duplicate and resent.version == 1
     assert written(app, m) == (1, 1, True, 1)
 
 
-def test_a_resent_commit_that_finds_another_requests_first_run_is_a_repeat(app: App) -> None:
-    """Sent more than once, a commit answered as made already is this request's first
-    attempt only if that run was this request's (its correlation id): a second click on the
-    same candidate (the same mutation id, its own request) whose send was cut off and sent
-    again finds the first clicker's commit, and is told it was done already."""
+def test_another_request_of_the_same_mutation_is_a_repeat(app: App) -> None:
+    """A commit answered as made already is this request's first run only if that run had
+    this request's own id (drawn per request, ``commit_call``): a second click on the same
+    candidate (the same mutation id, its own request), or the same mutation committed again
+    with the same correlation id and actor (a job run again), is told it was done already."""
     ann = decision()
     bob = ann.model_copy(update={"correlation_id": "bobs-click", "actor": ann.actor})
     first = app.store.answered(
         ann, app.store.commit_on(ann, NO_LIMITS, session_saved_by(app, "a" * 32), "a" * 32).run()
     )
     assert isinstance(first, Committed) and not first.duplicate
-    reply = app.store.commit_on(bob, NO_LIMITS, session_saved_by(app, "b" * 32), "b" * 32).run()
-    again = app.store.answered(bob, reply, resent=True)
+    for other in (bob, ann):
+        reply = app.store.commit_on(other, NO_LIMITS, session_saved_by(app, "b" * 32), "b" * 32)
+        again = app.store.answered(other, reply.run())
+        assert isinstance(again, Committed) and again.duplicate
+        assert again.request.correlation_id == ann.correlation_id
+    again = app.store.commit(ann)
     assert isinstance(again, Committed) and again.duplicate
-    assert again.request.correlation_id == ann.correlation_id
+
+
+def test_a_record_an_older_release_wrote_names_no_request(app: App) -> None:
+    """An idempotency record written before requests had ids ("<logId>\nv<version>") is
+    nobody's: the same call sent again is told it was made already, as it was then."""
+    m = decision()
+    call = app.store.commit_on(m, NO_LIMITS, session_saved_by(app, "a" * 32), "a" * 32)
+    first = app.store.answered(m, call.run())
+    assert isinstance(first, Committed)
+    record = app.redis.get(app.store.keys.idempotency(m.id))
+    log_id, version, request = record.split("\n")
+    assert (log_id, version) == (first.log_id, "v1") and request == call.args[-1]
+    app.redis.set(app.store.keys.idempotency(m.id), f"{log_id}\n{version}")
+    again = app.store.answered(m, call.run())
+    assert isinstance(again, Committed) and again.duplicate and again.version == 1
 
 
 @settings(
@@ -150,15 +168,15 @@ def test_the_gateway_commits_on_a_save_only_what_it_would_commit_at_once(app: Ap
     assert app.gateway.ready(refused) is None
     key = session_saved_by(app, "a" * 32)
     call = app.gateway.commit_on(verdict, key, "a" * 32)
-    outcome = app.gateway.answered(verdict, call.run(), resent=False)
+    outcome = app.gateway.answered(verdict, call.run())
     assert isinstance(outcome, Committed) and outcome.version == 1
     beaten = app.gateway.commit_on(verdict, session_saved_by(app), "b" * 32)
-    assert app.gateway.answered(verdict, beaten.run(), resent=False) is not None  # made already
+    assert app.gateway.answered(verdict, beaten.run()) is not None  # made already
     fresh = decision()
     fresh_verdict = app.gateway.ready(fresh)
     assert fresh_verdict is not None
     unsaved = app.gateway.commit_on(fresh_verdict, session_saved_by(app), "b" * 32)
-    assert app.gateway.answered(fresh_verdict, unsaved.run(), resent=False) is None
+    assert app.gateway.answered(fresh_verdict, unsaved.run()) is None
     assert app.store.version(fresh.key) == 0
 
 

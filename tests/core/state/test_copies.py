@@ -33,13 +33,15 @@ def footprint(client: Redis, store: StateStore) -> int:
     )
 
 
-def test_an_idempotency_record_keeps_the_log_id_and_version_only(
+def test_an_idempotency_record_keeps_the_log_id_version_and_request_only(
     redis_client: Redis, workspace: str
 ) -> None:
     store = StateStore(redis_client, workspace)
     done = committed(store, "set", "artifact.doc", DOC)
     record = redis_client.get(store.keys.idempotency(done.request.id))
-    assert record == f"{done.log_id}\nv1"
+    log_id, version, request = record.split("\n")
+    assert (log_id, version) == (done.log_id, "v1")
+    assert len(request) == 16 and int(request, 16) >= 0  # (the request's id, never the value)
     again = store.commit(done.request)
     assert isinstance(again, Committed) and again.duplicate
     assert again.entry is not None and again.entry.value == DOC

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 from redis import Redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from core.state.commit_result import Committed, Rejected
 from core.state.keys import WorkspaceKeys
@@ -55,10 +57,16 @@ def committing(store: StateStore, change: object) -> tuple[threading.Thread, lis
     return thread, landed
 
 
+@pytest.mark.parametrize("retries", [0, 3], ids=["by the store", "inside the client"])
 def test_a_commit_whose_reply_was_lost_is_sent_again_and_applied_once(
-    server_redis: Redis, workspace: str, proxy: RedisProxy
+    server_redis: Redis, workspace: str, proxy: RedisProxy, retries: int
 ) -> None:
-    store = StateStore(proxy.client(), workspace, durability=Durability(retry_sec=30))
+    """Sent again by the store's own loop, or by redis-py's ``Retry`` inside the client
+    (unseen by the store: the embedded client's, and redis-py's default for a client it
+    builds): either way the second run finds the first's record, made by this request,
+    and tells it as this commit."""
+    client = proxy.client(retry=Retry(NoBackoff(), retries))
+    store = StateStore(client, workspace, durability=Durability(retry_sec=30))
     assert isinstance(store.commit(mutation("set", "decision.db", "x")), Committed)  # loaded
     change = mutation("incr", "counter.n", 5)
     # the script runs on the server; its answer never reaches the committer
