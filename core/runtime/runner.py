@@ -9,23 +9,25 @@ read when it keeps none). Each save (one script, ``sessions``) carries the messa
 rows and the transcript lines and beat evaluations their updates asked for, and checks that
 nobody saved since what it started from, so the next message starts from what was saved
 without reading it again; the audit rows of the model calls made meanwhile go with it too.
-A message whose only command is a reading by an in-process classifier is not saved alone:
-its change goes with the save of the reading's message, sent before a model is asked or
-anything acts beyond the session. When a save finds that someone saved first, the
-message is updated again on what it found; when it carried a message that waited, that one
-is updated (and read) again first. A turn takes two Redis round trips (the save before the
-model call and the save of its answer; a third to read the session when this process keeps
-none, or the workspace's own weights are older than a second), a "Use this" click two (its
-save with the gateway's commit, made only on that save: ``on_save.py``; then the save of what
-it came to), an Undo three (what it must know of the change it undoes is asked with the
-click's save); only what the model's tools ask of the gateway adds to a turn.
+A message whose only command is a reading or an answer made in this process (the embedded
+classifier's, the offline responder's) is not saved alone: its change waits for the save of
+the message that comes back, and so on, so a turn read and answered here is one save; a
+save goes before a model is asked or anything acts beyond the session. When a save finds
+that someone saved first, the message is updated again on what it found; when it carried
+messages that waited, the first of them is updated again instead (the others came of it,
+and come again: read and answered in the context found). A turn answered here takes one
+Redis round trip, one a model answers two (the save before the model call and the save of
+its answer); one more to read the session when this process keeps none, or the
+workspace's own weights are older than a second. A "Use this" click takes two (its save with
+the gateway's commit, made only on that save: ``on_save.py``; then the save of what it came
+to), an Undo three (what it must know of the change it undoes is asked with the click's
+save); only what the model's tools ask of the gateway adds to a turn.
 
-A save after which the message asks only for views and an answer made in this process (the
-offline responder's) is sent and not waited for: the answer is made, and its save made
-ready, while it travels (``Held.pending``). The send hears what it came to before the next
-save, before anything acts beyond the session and before it answers; a model is asked only
-once the save before it is heard of. When someone saved first, the answer made meanwhile is
-dropped (its trace row stays) and what the save carried is updated again on what it found.
+A save after which the message asks only for views (and an answer made in this process) is
+sent and not waited for (``Held.pending``): the send hears what it came to before the next
+save, before anything acts beyond the session and before it answers. When someone saved
+first, what came of it is dropped (its trace rows stay) and what the save carried is updated
+again on what it found.
 
 Each Redis call the runtime makes (the session and its rows; a commit in the store itself)
 is made again when Redis cuts it off (a failover, a restart), for as long as a commit may be
@@ -280,6 +282,8 @@ class Runtime:
             save = (held.saved, changed, token, [*held.always, *along])
             adapt = self.loop.settings.adapt
             on_save = None if lookups else commit_on_save(self.gateway, rest, adapt)
+            if on_save is not None and on_save.cmd.mutation.id in held.on_save:
+                on_save = None  # (made by an attempt whose save was beaten: heard already)
             if on_save is not None:  # (a click's commit, made on its save: on_save.py)
                 key = self.sessions.keys.session(session_id)
                 lookups = [self.gateway.commit_on(on_save.verdict, key, token)]
@@ -300,12 +304,13 @@ class Runtime:
             else:  # (sent: unconfirmed until heard)
                 held.commits.append((on_save.cmd.mutation.key, on_save.cmd.mutation.id))
                 stored, [reply] = self._patiently(store)
-                if stored.saved:
+                # heard when its save landed, and when it was made by an attempt before (its
+                # answer lost) though this one's save was beaten: the click, updated again
+                # on what was found, is told what it came to, not asked to commit again
+                if stored.saved or not unsaved(reply):
                     on_save.heard(reply)
                     held.on_save[on_save.cmd.mutation.id] = on_save
-                # not made, its save did not land (a commit made by an attempt before it,
-                # its answer lost, stays among those sent: unconfirmed)
-                elif unsaved(reply):
+                else:  # not made: its save did not land
                     held.commits.pop()
             held.always, held.along = [], []
             held.session = held.saved = session = stored.session

@@ -2,12 +2,12 @@
 reason and the latest entry). The gateway adds a third answer, pending (core.gateway.outcome).
 
 A retried mutation id is answered with its first result, rebuilt (``first_result``): an
-idempotency record keeps only the log id and the version of the first commit, never the
-value (a large document would be copied for as long as the record lasts). The value is
-rebuilt exactly when the key is still at that version or the op was a set; by replaying the
-op on the log record's ``prev`` for incr and append; and not at all when neither is there
-(the record was compacted away, or its ``prev`` was too long to keep): then
-``value_known`` is False."""
+idempotency record keeps only the log id and the version of the first commit and the id of
+the request that made it, never the value (a large document would be copied for as long as
+the record lasts). The value is rebuilt exactly when the key is still at that version or
+the op was a set; by replaying the op on the log record's ``prev`` for incr and append; and
+not at all when neither is there (the record was compacted away, or its ``prev`` was too
+long to keep): then ``value_known`` is False."""
 
 from __future__ import annotations
 

@@ -113,7 +113,8 @@ class WorkspaceKeys:
         return f"{self.tag}:log"
 
     def idempotency(self, mutation_id: str) -> str:
-        """Hash holding the first result of a mutation id."""
+        """String naming a mutation id's first commit: "<logId>\nv<version>\n<request>"
+        (commit.lua)."""
         return f"{self.tag}:idem:{mutation_id}"
 
     def rate_window(self, key: str, actor: str) -> str:

@@ -62,7 +62,8 @@
 --                    (updatedBy and meta are what the caller sent: not sent back)
 --   duplicate      : status, logId, 'v'version, updatedAt, mutation, expiresAt, prev,
 --                    prevSha1, current version, current value, current expiresAt, mine
---                    (1: the first run was this request's, ARGV[18]; else 0)
+--                    (1: the first run was this request's, ARGV[18], and its record's
+--                    time to live is set again, a write a WAIT after it waits for; else 0)
 --                    (the first commit, from its log record, and the key as it is now: the
 --                    caller derives the value the first commit produced. updatedAt,
 --                    mutation, expiresAt are false when the log no longer holds the record
@@ -87,7 +88,12 @@ if first then
   local version_of, by = string.match(first_version, '^(v%d+)\n(.*)$')
   if version_of then first_version = version_of end
   local mine = 0
-  if request ~= '' and by == request then mine = 1 end
+  if request ~= '' and by == request then
+    mine = 1
+    -- a write of this connection's, after the first run's: a WAIT that follows on it covers
+    -- that run too (a resend on a fresh connection has written nothing WAIT could wait for)
+    redis.call('PEXPIRE', KEYS[5], ARGV[9])
+  end
   local now_version = redis.call('HGET', KEYS[2], ARGV[1]) or '0'
   local now = redis.call('HMGET', KEYS[1], 'value', 'expiresAt')
   local rows = redis.call('XRANGE', KEYS[4], first_id, first_id)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import Iterator
+from functools import partial
 from importlib.resources import files
 from pathlib import Path
 
@@ -15,6 +18,7 @@ from core.state.store import StateStore
 from tests.bot.cli.process import run
 from tests.factories import mutation
 from tests.servers.redis_process import RedisProcess
+from tests.servers.tcp_proxy import RedisProxy
 
 
 @pytest.fixture
@@ -96,3 +100,33 @@ def test_the_cli_says_a_commit_was_not_acknowledged_in_one_sentence(
         )
     finally:
         alone.stop()
+
+
+def test_a_commit_sent_again_after_its_answer_was_lost_still_waits_for_its_replica(
+    primary_and_replica: tuple[RedisProcess, RedisProcess],
+) -> None:
+    """The first run landed on the primary, its answer lost, and the replica (stopped) never
+    got it. Sent again on a fresh connection, the commit is this request's (its record names
+    it), and the ``WAIT`` after it must still wait for the replica to hold that first run: a
+    connection that has written nothing gives ``WAIT`` nothing to wait for, and it would
+    count a replica that holds nothing. The duplicate of this request writes once (its
+    record's time to live) so that it does."""
+    primary, replica = primary_and_replica
+    with RedisProxy(primary.client) as proxy:
+        durability = Durability(1, 200, retry_sec=30)
+        store = StateStore(proxy.client(socket_timeout=5), "local", durability=durability)
+        assert isinstance(store.commit(mutation("set", "decision.warm", "x")), Committed)
+        change = mutation("set", "decision.db", "postgres")
+        os.kill(replica.process.pid, signal.SIGSTOP)
+        try:
+            with pytest.raises(NotReplicated) as unconfirmed:
+                proxy.answer_lost(
+                    partial(store.commit, change),
+                    lambda: primary.client.xlen(store.keys.log) == 2,
+                    "the commit",
+                )
+        finally:
+            os.kill(replica.process.pid, signal.SIGCONT)
+    done = unconfirmed.value.done
+    assert not done.duplicate and done.version == 1  # this commit, not a repeat
+    assert StateStore(primary.client, "local").version("decision.db") == 1
