@@ -237,26 +237,47 @@ def pings(client: RedisClient, count: int, into: list[float]) -> None:
 class RoundTrips:
     """Counts the writes to Redis connections (one per command, one per pipeline) made by
     this thread while on: the round trips a message costs, counted on the client, whoever
-    else uses the server (the metrics' flushing thread is not counted)."""
+    else uses the server (the metrics' flushing thread is not counted). A connection opened
+    on the way says hello first (``HELLO``, ``CLIENT SETINFO``, ``SELECT``: once in its life,
+    not once a message): those are counted apart, in ``handshakes``, with ``opened``."""
 
     def __init__(self) -> None:
         self.count = 0
         self.on = False
+        self.opened = 0  # connections opened while on
+        self.handshakes = 0  # the writes of their hellos
         self.thread = threading.get_ident()
         self.plain: Callable[..., None] = AbstractConnection.send_packed_command
+        self.plain_connect: Callable[..., None] = AbstractConnection.on_connect_check_health
+        self._connecting = False
 
     def __enter__(self) -> RoundTrips:
-        counter, plain = self, self.plain
+        counter, plain, plain_connect = self, self.plain, self.plain_connect
 
         def counted(conn: AbstractConnection, *args: Any, **kwargs: Any) -> None:
-            counter.count += counter.on and threading.get_ident() == counter.thread
+            if counter.on and threading.get_ident() == counter.thread:
+                if counter._connecting:
+                    counter.handshakes += 1
+                else:
+                    counter.count += 1
             plain(conn, *args, **kwargs)
 
+        def connecting(conn: AbstractConnection, *args: Any, **kwargs: Any) -> None:
+            mine = counter.on and threading.get_ident() == counter.thread
+            counter.opened += mine
+            counter._connecting = mine
+            try:
+                plain_connect(conn, *args, **kwargs)
+            finally:
+                counter._connecting = False
+
         AbstractConnection.send_packed_command = counted  # type: ignore[method-assign,assignment]
+        AbstractConnection.on_connect_check_health = connecting  # type: ignore[method-assign]
         return self
 
     def __exit__(self, *exc: object) -> None:
         AbstractConnection.send_packed_command = self.plain  # type: ignore[method-assign]
+        AbstractConnection.on_connect_check_health = self.plain_connect  # type: ignore[method-assign]
 
 
 class AsAModel:
@@ -521,7 +542,9 @@ def measure(client: RedisClient, args: argparse.Namespace) -> None:
         f"client: **{statistics.mean(full.turn_trips):.1f} per turn, "
         f"{statistics.mean(full.click_trips):.1f} per click, "
         f"{statistics.mean(full.undo_trips):.1f} per Undo**, at most {most} (target <= "
-        f"{TARGET_TRIPS}: {'met' if most <= TARGET_TRIPS else 'MISSED'}). The Redis side "
+        f"{TARGET_TRIPS}: {'met' if most <= TARGET_TRIPS else 'MISSED'}), besides "
+        f"{full.trips.opened} connection(s) opened on the way (their hellos, "
+        f"{full.trips.handshakes} writes, counted apart). The Redis side "
         "(the versioned saves with the transcript, trace and beat log rows, their "
         "serialisation; a session's read when this process keeps none) adds about "
         f"{added / 1000:.3f} ms to the pure turn."
