@@ -15,13 +15,14 @@ the message that comes back, and so on, so a turn read and answered here is one 
 save goes before a model is asked or anything acts beyond the session. When a save finds
 that someone saved first, the message is updated again on what it found; when it carried
 messages that waited, the first of them is updated again instead (the others came of it,
-and come again: read and answered in the context found). A turn answered here takes one
-Redis round trip, one a model answers two (the save before the model call and the save of
-its answer); one more to read the session when this process keeps none, or the
-workspace's own weights are older than a second. A "Use this" click takes two (its save with
-the gateway's commit, made only on that save: ``on_save.py``; then the save of what it came
-to), an Undo three (what it must know of the change it undoes is asked with the click's
-save); only what the model's tools ask of the gateway adds to a turn.
+and come again: read and answered in the context found). A turn read and answered here
+takes one Redis round trip; one a model answers takes two (the save before the model call
+and the save of its answer); either takes one more to read the session when this process
+keeps none, or the workspace's own weights are older than a second. A "Use this" click
+takes two (its save with the gateway's commit, made only on that save: ``on_save.py``; then
+the save of what it came to), an Undo three (what it must know of the change it undoes is
+asked with the click's save); only what the model's tools ask of the gateway adds to a
+turn.
 
 A save after which the message asks only for views (and an answer made in this process) is
 sent and not waited for (``Held.pending``): the send hears what it came to before the next
