@@ -12,7 +12,7 @@ the server forgot the save script and ran it after), it is proposed alone, as be
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,15 +44,16 @@ class CommitOnSave:
 
 
 def commit_on_save(
-    gateway: MutationGateway, cmds: Sequence[Cmd], adapt: bool
+    gateway: MutationGateway, cmds: Sequence[Cmd], adapt: bool, heard: Container[str] = ()
 ) -> CommitOnSave | None:
     """The commit ``cmds`` ask for first, when nothing before it acts beyond the session (a
     view does not; a lesson does only when the workspace learns, ``adapt``) and the policy
-    lets it through at once; None: it goes as before."""
+    lets it through at once; None: it goes as before, or (its mutation id in ``heard``) it
+    was made by an attempt whose save was beaten, and what it came to is heard already."""
     for cmd in cmds:
         if isinstance(cmd, Show) or (isinstance(cmd, Teach) and not adapt):
             continue
-        if not isinstance(cmd, Commit):
+        if not isinstance(cmd, Commit) or cmd.mutation.id in heard:
             return None
         verdict = gateway.ready(cmd.mutation)
         return None if verdict is None else CommitOnSave(cmd, verdict)

@@ -24,11 +24,10 @@ the save of what it came to), an Undo three (what it must know of the change it 
 asked with the click's save); only what the model's tools ask of the gateway adds to a
 turn.
 
-A save after which the message asks only for views (and an answer made in this process) is
-sent and not waited for (``Held.pending``): the send hears what it came to before the next
-save, before anything acts beyond the session and before it answers. When someone saved
-first, what came of it is dropped (its trace rows stay) and what the save carried is updated
-again on what it found.
+A save after which the message asks only for views is sent and not waited for
+(``Held.pending``): the send hears what it came to before the next save, before anything
+acts beyond the session and before it answers. When someone saved first, what came of it is
+dropped (its trace rows stay) and what the save carried is updated again on what it found.
 
 Each Redis call the runtime makes (the session and its rows; a commit in the store itself)
 is made again when Redis cuts it off (a failover, a restart), for as long as a commit may be
@@ -282,9 +281,7 @@ class Runtime:
             token = os.urandom(16).hex()
             save = (held.saved, changed, token, [*held.always, *along])
             adapt = self.loop.settings.adapt
-            on_save = None if lookups else commit_on_save(self.gateway, rest, adapt)
-            if on_save is not None and on_save.cmd.mutation.id in held.on_save:
-                on_save = None  # (made by an attempt whose save was beaten: heard already)
+            on_save = None if lookups else commit_on_save(self.gateway, rest, adapt, held.on_save)
             if on_save is not None:  # (a click's commit, made on its save: on_save.py)
                 key = self.sessions.keys.session(session_id)
                 lookups = [self.gateway.commit_on(on_save.verdict, key, token)]
@@ -324,10 +321,10 @@ class Runtime:
         raise StoreError(f"session {session_id} kept changing during {attempts} attempts")
 
     def _answers_at_once(self, cmds: list[Cmd]) -> bool:
-        """Whether ``cmds`` ask for nothing but views and an answer made in this process (a
-        save before them may be heard of later: nothing in them acts beyond the session)."""
-        at_once = self.responder.in_process
-        return all(isinstance(c, Show) or (isinstance(c, Generate) and at_once) for c in cmds)
+        """Whether ``cmds`` ask for nothing but views (a save before them may be heard of
+        later: nothing in them acts beyond the session; an answer made in this process
+        waits for the save after it instead, ``_made_here``)."""
+        return all(isinstance(c, Show) for c in cmds)
 
     def _made_here(self, cmds: list[Cmd]) -> bool:
         """Whether ``cmds`` is one call answered in this process: a reading by such a

@@ -123,27 +123,33 @@ def test_a_click_whose_answer_is_lost_once_its_commit_landed_is_told_committed_o
     client.close()
 
 
+@pytest.mark.parametrize(
+    "found", ["the click on its way", "the session before the click"], ids=["on its way", "before"]
+)
 def test_a_click_whose_resent_save_no_longer_finds_its_token_is_still_told_committed(
-    server_redis: Redis, workspace: str, proxy: RedisProxy, tmp_path: Path
+    server_redis: Redis, workspace: str, proxy: RedisProxy, tmp_path: Path, found: str
 ) -> None:
     """The click's save and its commit landed, their answer lost; before they are sent
     again, others saved so often that the session keeps none of its save's token (made
-    here: 16 tokens of others, the version moved on). The save sent again is beaten and
-    the click updated again on what was found; the commit sent with it answered by its
-    record, which names this request: the click is told it committed, and not asked to
-    commit again (which, a new request, would be told "already done")."""
+    here: 16 tokens of others, the version moved on, and the session found is the click's
+    own, or one from before the click, which records none of it). The save sent again is
+    beaten and the click updated again on what was found; the commit sent with it answered
+    by its record, which names this request: the click is told it committed, and not sent
+    to commit again (which, a new request, would be told "already done")."""
     for source in (COMMIT_LUA, SAVE_LUA):  # (a NOSCRIPT answer held would never be heard)
         server_redis.script_load(source)
     client = proxy.client(decode_responses=True, socket_timeout=10)
     runtime = build_app(workspace, unlearning(tmp_path), client=client).runtime(use_env=False)
     view = say(runtime, IDEA)
     keys = WorkspaceKeys(workspace)
+    before = server_redis.hget(keys.session("s1"), "data")
 
     def landed_then_forgotten() -> bool:
         if server_redis.xlen(keys.log) != 1:
             return False
-        data = json.loads(server_redis.hget(keys.session("s1"), "data"))
-        data["version"] += 1
+        kept = before if found == "the session before the click" else None
+        data = json.loads(kept or server_redis.hget(keys.session("s1"), "data"))
+        data["version"] = int(server_redis.hget(keys.session("s1"), "version")) + 1
         others = [uuid.uuid4().hex for _ in range(16)]
         fields = {"data": json.dumps(data), "version": data["version"], "token": others[0]}
         server_redis.hset(keys.session("s1"), mapping={**fields, "saves": " ".join(others)})
