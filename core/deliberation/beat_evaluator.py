@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 from string import Template
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -16,6 +17,7 @@ from core.deliberation.beat_reads import reads_of
 from core.deliberation.beats import ActionSpec, ActionStyle, Beat
 from core.deliberation.memory import InteractionState, Mode
 from core.errors import plainly
+from core.state.value_json import dumps
 
 __all__ = ["BeatCheck", "EvaluationResult", "SurfacedAction", "evaluate"]
 
@@ -54,22 +56,52 @@ class EvaluationResult(BaseModel):
 
 
 def evaluate(state: InteractionState, beats: Sequence[Beat]) -> EvaluationResult:
-    # converted into CEL's values once for every beat (by each ``execute`` it cost a beat
-    # ~27 µs, most of the evaluation), and only what the beats read (``beat_reads``)
+    # only what the beats read (``beat_reads``) is dumped and handed to CEL; what the beats
+    # make of it is a function of that alone (and of the state's mode, where no beat sets
+    # one), so a read seen lately is answered as it was (``_evaluated``): most turns leave
+    # what the beats read as it was. A nudge is filled in from the state each time.
     reads = reads_of(tuple(beat.when for beat in beats))
-    read = reads.kept(state.model_dump(mode="json", exclude_none=True))
+    read = reads.kept(state.model_dump(mode="json", exclude_none=True, include=reads.top))
+    key = (tuple(map(id, beats)), dumps(read), state.mode)
+    found = _evaluated.get(key)
+    if found is None:
+        found = (tuple(beats), _evaluation(read, beats, state.mode))
+        if len(_evaluated) >= _EVALUATIONS:
+            _evaluated.clear()  # (seldom: what the beats read comes back to a few states)
+        _evaluated[key] = found
+    result, nudging = found[1]
+    if nudging is None:
+        return result
+    return result.model_copy(update={"nudge": nudge_text(nudging, state)})
+
+
+# the evaluations made lately, by the beats (their ids: the entry holds the beats, so no other
+# object has those ids while it is kept), what they read and the state's mode
+_EVALUATIONS = 512
+_evaluated: dict[tuple[Any, ...], tuple[tuple[Beat, ...], tuple[EvaluationResult, str | None]]]
+_evaluated = {}
+
+
+def _evaluation(
+    read: Any, beats: Sequence[Beat], mode: Mode
+) -> tuple[EvaluationResult, str | None]:
+    """What ``beats`` make of ``read`` (the state as they read it), its nudge left out: the
+    template of the nudge to fill in (None: none)."""
+    # converted into CEL's values once for every beat (by each ``execute`` it cost a beat
+    # ~27 µs, most of the evaluation)
     activation = cel.Context({"state": read})
     checks = [_check(beat, activation) for beat in beats]
     held = sorted(
         (b for b, c in zip(beats, checks, strict=True) if c.held), key=lambda b: -b.priority
     )  # stable: file order breaks ties
-    return EvaluationResult(
-        mode=next((b.mode for b in held if b.mode is not None), state.mode),
+    result = EvaluationResult(
+        mode=next((b.mode for b in held if b.mode is not None), mode),
         actions=_actions(held),
-        nudge=next((nudge_text(b.nudge, state) for b in held if b.nudge), None),
+        nudge=None,
         fired=[b.id for b in held],
         checks=checks,
     )
+    return result, next((b.nudge for b in held if b.nudge), None)
 
 
 def _check(beat: Beat, activation: cel.Context) -> BeatCheck:

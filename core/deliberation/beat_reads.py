@@ -44,6 +44,12 @@ class Reads:
             node = node.fields.setdefault(name, Reads())
         return node
 
+    @property
+    def top(self) -> set[str] | None:
+        """The fields of the value that ``kept`` looks at (None: all of them): what a
+        dump of it for ``kept`` needs."""
+        return None if self.whole or self.size else set(self.fields)
+
     def kept(self, value: Any) -> Any:
         """``value`` with what is not read left out (or stood in for by ``None``)."""
         if self.whole:

@@ -6,9 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from redis import Redis
 
 from core.config.core_config import load_config
+from core.deliberation import beat_evaluator
 from core.deliberation.actions import ActionType
 from core.deliberation.beat_evaluator import evaluate
 from core.deliberation.interpretation import ActType, Target, TurnInterpretation
@@ -97,6 +100,66 @@ def test_evaluation_is_pure() -> None:
     before = state.model_dump()
     assert evaluate(state, BEATS) == evaluate(state, BEATS)
     assert state.model_dump() == before
+
+
+def test_a_state_read_alike_is_answered_alike_and_its_nudge_is_its_own() -> None:
+    """What the beats read is remembered with what they made of it (``_evaluated``); the
+    nudge is filled in from each state, and the state's mode stands where no beat sets one."""
+    other = CANDIDATE.model_copy(update={"text": "SQLite on one box"})
+    first = InteractionState(candidate=CANDIDATE, last_interpretation=said(ActType.COMMIT))
+    second = first.model_copy(update={"candidate": other, "turn_count": 7})
+    assert evaluate(first, BEATS).nudge == 'Lock in "Postgres with read replicas"?'
+    assert evaluate(second, BEATS).nudge == 'Lock in "SQLite on one box"?'
+    assert evaluate(first, BEATS).nudge == 'Lock in "Postgres with read replicas"?'
+    quiet = InteractionState(mode=Mode.EXPLORING)
+    assert evaluate(quiet, BEATS).mode is Mode.EXPLORING
+    assert evaluate(quiet.model_copy(update={"mode": Mode.DRIFTING}), BEATS).mode is Mode.DRIFTING
+
+
+def test_other_beats_that_read_alike_are_not_answered_from_memory(tmp_path: Path) -> None:
+    """Two libraries whose beats read the same state, their actions apart: each its own."""
+    beat = (
+        "beats: !replace\n  - id: B\n    when: has(state.candidate)\n"
+        "    actions: [{type: %s, label: L}]\n"
+    )
+    use = load_config(write_config(tmp_path, beat % "ConfirmCurrent", "a.yaml")).beats
+    expand = load_config(write_config(tmp_path, beat % "ExpandCurrent", "b.yaml")).beats
+    state = InteractionState(candidate=CANDIDATE)
+    assert [a.type for a in evaluate(state, use).actions] == [ActionType.CONFIRM_CURRENT]
+    assert [a.type for a in evaluate(state, expand).actions] == [ActionType.EXPAND_CURRENT]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    candidate=st.sampled_from([None, CANDIDATE]),
+    status=st.sampled_from(list(ThreadStatus)),
+    mode=st.sampled_from(list(Mode)),
+    act=st.sampled_from([None, *ActType]),
+    proposals=st.integers(0, 2),
+    earlier=st.integers(0, 2),
+    turns=st.integers(0, 3),
+)
+def test_an_evaluation_remembered_is_the_one_made_anew(
+    candidate: Candidate | None,
+    status: ThreadStatus,
+    mode: Mode,
+    act: ActType | None,
+    proposals: int,
+    earlier: int,
+    turns: int,
+) -> None:
+    state = InteractionState(
+        candidate=candidate,
+        thread_status=status,
+        mode=mode,
+        last_interpretation=None if act is None else said(act),
+        pending_proposals=[ProposalRef(id=f"p{n}", summary="s") for n in range(proposals)],
+        earlier=[CANDIDATE.model_copy(update={"id": f"e{n}"}) for n in range(earlier)],
+        turn_count=turns,
+    )
+    remembered = evaluate(state, BEATS)
+    beat_evaluator._evaluated.clear()
+    assert remembered == evaluate(state, BEATS)
 
 
 def test_a_condition_that_errors_does_not_fire_and_says_why(tmp_path: Path) -> None:
