@@ -4,6 +4,13 @@ writes nothing and answers "unsaved" (a save beaten by another writer's never le
 Then a click takes two round trips, not three: its save with its commit, and the save of
 what it came to.
 
+When what the commit comes to can be told before it is made (its key's version is expected:
+the commit makes the next one), the save of what it came to goes in that round trip too,
+after the commit, made only if the commit's idempotency record says this request made it at
+that version (``foreseen``; ``session_cas.lua``'s ARGV[7]): then a click takes one round
+trip. When the commit came to anything else, or someone saved between, that save writes
+nothing, and what the commit came to is saved after it, as before.
+
 Only a commit the policy lets through at once, with no replica to confirm it
 (``MutationGateway.ready``), and only when it is the first thing the click asks for that acts
 beyond the session. Its reply is read as ``propose`` reads the commit's (``answered``); when
@@ -17,11 +24,30 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.deliberation.commands import Cmd, Commit, Show, Teach
+from core.deliberation.memory import ClickStatus
+from core.deliberation.messages import OutcomeNote
+from core.deliberation.session import Session
 from core.gateway.mutation_gateway import MutationGateway
 from core.gateway.outcome import Outcome
 from core.gateway.policy import Verdict
+from core.runtime.outcome_notes import note_under
+from core.runtime.sessions import Saving
+from core.state.commit_result import Committed
+from core.state.scripts import ScriptCall
 
-__all__ = ["CommitOnSave", "commit_on_save"]
+__all__ = ["Ahead", "CommitOnSave", "commit_on_save", "foreseen", "made_before"]
+
+
+@dataclass
+class Ahead:
+    """The save of what a click's commit came to, made before the commit was (``foreseen``)
+    and sent in its round trip: ``note``, what the commit was foreseen to come to; ``cmds``,
+    what the click's update with it asked for after its save (views, a lesson); ``saving``,
+    that save."""
+
+    note: OutcomeNote
+    cmds: list[Cmd]
+    saving: Saving
 
 
 @dataclass
@@ -33,6 +59,7 @@ class CommitOnSave:
     cmd: Commit
     verdict: Verdict
     reply: list[Any] | None = None
+    ahead: Ahead | None = None  # what it came to, saved already in its round trip
 
     def heard(self, reply: list[Any]) -> None:
         self.reply = reply
@@ -58,3 +85,42 @@ def commit_on_save(
         verdict = gateway.ready(cmd.mutation)
         return None if verdict is None else CommitOnSave(cmd, verdict)
     return None
+
+
+def foreseen(
+    gateway: MutationGateway, verdict: Verdict, commit: ScriptCall
+) -> tuple[OutcomeNote, tuple[str, str]] | None:
+    """The note ``commit`` (of ``verdict``'s mutation, ``MutationGateway.commit_on``) is told
+    when it is made as asked, and what its idempotency record ends with then (its key, and
+    "v<version>\\n<request>": ``SessionStore.prepare``'s ``made``). None: not told ahead (no
+    version expected, so the next is not known; a change for a while, whose note says when
+    it reverts; a secret key's; a break-glass)."""
+    m = verdict.mutation
+    if (
+        m.expected_version is None
+        or m.reverts_at(0) is not None
+        or "breakGlass" in m.meta
+        or gateway.policy.is_secret(m.key)
+    ):
+        return None
+    version = m.expected_version + 1
+    # (a note reads of a commit its mutation, version and whether it was a repeat)
+    note = note_under(gateway.policy, Committed(m, version, "", 0, None, None, {}))
+    _, _, _, _, record, *_ = commit.keys
+    return note, (record, f"v{version}\n{commit.args[17]}")
+
+
+def made_before(reply: list[Any], ahead: Ahead, session: Session, click_id: str) -> bool:
+    """Whether a click's commit and the save of what it came to (``ahead``) landed on an
+    attempt before this one, whose answer was lost: the commit's ``reply`` is a repeat of
+    this very request at the version foreseen, and the session found (``session``: others
+    saved on it since) records the click as done."""
+    return (
+        reply[0] == "duplicate"
+        and reply[2] == f"v{ahead.note.version}"
+        and int(reply[-1]) == 1
+        and any(
+            c.click_id == click_id and c.status is ClickStatus.DONE
+            for c in session.interaction.clicks
+        )
+    )

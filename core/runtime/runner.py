@@ -86,7 +86,7 @@ from core.runtime.clicked import Clicked
 from core.runtime.deciding import clicked_decision, clicked_undo
 from core.runtime.events import Event, FromPeople, OutcomeEvent
 from core.runtime.held import Held
-from core.runtime.on_save import commit_on_save
+from core.runtime.on_save import Ahead, CommitOnSave, commit_on_save, foreseen, made_before
 from core.runtime.outcome_notes import note_under
 from core.runtime.queries import Queries
 from core.runtime.results import classified, replied
@@ -97,6 +97,7 @@ from core.runtime.trace_events import TraceEvents
 from core.runtime.transcripts import Transcripts
 from core.state.commit_call import unsaved
 from core.state.limits import CommitUnconfirmed
+from core.state.scripts import ScriptCall
 
 __all__ = ["Runtime"]
 
@@ -282,9 +283,14 @@ class Runtime:
             save = (held.saved, changed, token, [*held.always, *along])
             adapt = self.loop.settings.adapt
             on_save = None if lookups else commit_on_save(self.gateway, rest, adapt, held.on_save)
+            ahead, told = None, False
             if on_save is not None:  # (a click's commit, made on its save: on_save.py)
                 key = self.sessions.keys.session(session_id)
-                lookups = [self.gateway.commit_on(on_save.verdict, key, token)]
+                commit = self.gateway.commit_on(on_save.verdict, key, token)
+                # (and the save of what it comes to, when that is known: made on the commit)
+                first = self.sessions.saved_as(held.saved, changed)
+                ahead = self._ahead(session_id, first, token, rest, on_save, commit)
+                lookups = [commit] if ahead is None else [commit, ahead.saving.call]
             if not lookups and alone and held.may_wait and self._answers_at_once(rest):
                 # (made ready while the save before it, if any, is on its way)
                 after = None if held.pending is None else held.pending.saving.token
@@ -301,7 +307,7 @@ class Runtime:
                 held.looked_up = dict(zip(undos, looked_up, strict=True))
             else:  # (sent: unconfirmed until heard)
                 held.commits.append((on_save.cmd.mutation.key, on_save.cmd.mutation.id))
-                stored, [reply] = self._patiently(store)
+                stored, [reply, *answers] = self._patiently(store)
                 # heard when its save landed, and when it was made by an attempt before (its
                 # answer lost) though this one's save was beaten: the click, updated again
                 # on what was found, is told what it came to, not asked to commit again
@@ -310,15 +316,54 @@ class Runtime:
                     held.on_save[on_save.cmd.mutation.id] = on_save
                 else:  # not made: its save did not land
                     held.commits.pop()
+                if ahead is not None and stored.saved:
+                    landed = ahead.saving.landed(answers[0])
+                    told = landed is not None
+                    stored = stored if landed is None else landed
+                elif ahead is not None:  # (its save, and the click's, beaten: made before?)
+                    told = made_before(reply, ahead, stored.session, on_save.cmd.click.click_id)
+                if told:  # what it came to is saved: told, not updated again
+                    on_save.ahead = ahead
             held.always, held.along = [], []
             held.session = held.saved = session = stored.session
-            if stored.saved:
+            if stored.saved or told:
                 held.waiting = []
                 return rest
             if held.waiting:
                 held.rewound, held.waiting, held.may_wait = held.waiting[:1], [], False
                 return None
         raise StoreError(f"session {session_id} kept changing during {attempts} attempts")
+
+    def _ahead(
+        self,
+        session_id: str,
+        first: Session,
+        token: str,
+        rest: list[Cmd],
+        on_save: CommitOnSave,
+        commit: ScriptCall,
+    ) -> Ahead | None:
+        """The save of what a click's commit comes to, made on ``first`` (the click's save,
+        ``token``) before the commit is (``foreseen``), for when that commit is all the click
+        asked for (``rest``) and what comes of it asks only for views and a lesson. None: it
+        is updated and saved once the commit is heard of."""
+        if rest != [on_save.cmd]:
+            return None
+        seen = foreseen(self.gateway, on_save.verdict, commit)
+        if seen is None:
+            return None
+        note, made = seen
+        click = on_save.cmd.click
+        done = ActionDone(correlation_id=click.correlation_id, click=click, result=note)
+        after, cmds = self.loop.update(first, done)
+        rows, later = self._rows(session_id, cmds)
+        if not all(isinstance(c, Show | Teach) for c in later):
+            return None
+        traced_as = traced(self.gateway, done)
+        row = self.trace.encoded_row(done.correlation_id, session_id, done.kind, traced_as)
+        ahead_token = os.urandom(16).hex()
+        saving = self.sessions.prepare(first, after, ahead_token, [row, *rows], 0, token, made)
+        return Ahead(note, later, saving)
 
     def _answers_at_once(self, cmds: list[Cmd]) -> bool:
         """Whether ``cmds`` ask for nothing but views (a save before them may be heard of
@@ -394,7 +439,14 @@ class Runtime:
                 sent.append((cmd.mutation.key, cmd.mutation.id))
                 outcome = self.gateway.propose(cmd.mutation)
             note = note_under(self.gateway.policy, outcome)
-            return self._done(session_id, cmd.click, note, events)
+            if on_save is None or on_save.ahead is None:
+                return self._done(session_id, cmd.click, note, events)
+            # saved already, as foreseen (its save was made only on the commit so made)
+            ahead, on_save.ahead = on_save.ahead, None
+            assert note == ahead.note, (note, ahead.note)
+            self._told(session_id, cmd.click, note, events)
+            for later in ahead.cmds:  # (views, a lesson: they ask for no update)
+                self._run(session_id, later, events, held)
         elif isinstance(cmd, ResolveProposal):
             # an agent's proposal has its mutation's id
             sent.append((f"proposal {cmd.click.target_id}", cmd.click.target_id))
@@ -419,6 +471,13 @@ class Runtime:
     def _done(
         self, session_id: str, click: ActionClicked, note: OutcomeNote, events: list[Event]
     ) -> ActionDone:
+        self._told(session_id, click, note, events)
+        return ActionDone(correlation_id=click.correlation_id, click=click, result=note)
+
+    def _told(
+        self, session_id: str, click: ActionClicked, note: OutcomeNote, events: list[Event]
+    ) -> None:
+        """What ``click`` came to, among the ``events`` adapters get."""
         events.append(
             OutcomeEvent(
                 session_id=session_id,
@@ -428,4 +487,3 @@ class Runtime:
                 **note.model_dump(),
             )
         )
-        return ActionDone(correlation_id=click.correlation_id, click=click, result=note)

@@ -20,13 +20,20 @@
 -- ARGV[6]  the token of the save that made the version the caller read ('' : not known,
 --          the version alone is checked): a session that expired or was deleted, then
 --          saved again up to the same version by someone else, is not the one read
--- ARGV[7…] the rows, each as: index of its stream in KEYS, MAXLEN (approximate, ~), seconds
+-- ARGV[7]  '' or a condition on a commit made before this save: "<i>\n<tail>", KEYS[i] the
+--          commit's idempotency record (commit.lua's KEYS[5]), which must end with "\n<tail>"
+--          ("v<version>\n<request>": that request made it, at that version): the save of
+--          what a click's commit came to, foreseen, sent in the same round trip as the
+--          commit, lands only if the commit came to what was foreseen
+-- ARGV[8…] the rows, each as: index of its stream in KEYS, MAXLEN (approximate, ~), seconds
 --          the stream lives on ('' : no expiry set), n, then n field/value pairs
 --
 -- Returns {1, version}: saved (or, unchanged, found as read) and the rows written;
 --         {0, current version, current data or false, current token or false}: someone
 --         saved first, nothing but the always-written rows written (the caller updates the
---         current session again).
+--         current session again);
+--         {2}: the commit of ARGV[7] did not come to what was foreseen; nothing but the
+--         always-written rows written.
 
 local function append(at)
   local stream, maxlen, ttl, n = KEYS[tonumber(ARGV[at])], ARGV[at + 1], ARGV[at + 2], ARGV[at + 3]
@@ -54,9 +61,16 @@ if (version == read + 1 and data ~= '' and current[2] == token)
   return {1, version}  -- this very save, sent again: done already
 end
 
-local at = 7
+local at = 8
 for _ = 1, tonumber(ARGV[5]) do
   at = append(at)
+end
+if ARGV[7] ~= '' then
+  local i, tail = string.match(ARGV[7], '^(%d+)\n(.*)$')
+  local record = redis.call('GET', KEYS[tonumber(i)])
+  if not record or string.sub(record, -(#tail + 1)) ~= '\n' .. tail then
+    return {2}
+  end
 end
 if version ~= read or (read_token ~= '' and version > 0 and current[2] ~= read_token) then
   return {0, version, redis.call('HGET', KEYS[1], 'data'), current[2]}
@@ -79,7 +93,7 @@ if data ~= '' then
   version = version + 1
   redis.call('HSET', KEYS[1], 'version', version, 'data', data, 'token', token, 'saves', kept)
   redis.call('PEXPIRE', KEYS[1], ttl_ms)
-elseif version > 0 and #ARGV >= 7 then
+elseif version > 0 and #ARGV >= 8 then
   redis.call('HSET', KEYS[1], 'saves', kept)
 end
 return {1, version}

@@ -203,14 +203,23 @@ class SessionStore:
         rows: Sequence[StreamAppend] = (),
         always: int = 0,
         read_token: str | None = None,
+        made: tuple[str, str] | None = None,
     ) -> Saving:
         """``store``, made ready to send (``Saving.send``), what it came to read later
         (``Saving.stored``), while the caller goes on. ``read_token``: the token of the save
         that made ``read`` (None: as this store keeps it), for a ``read`` that a save on its
-        way makes (``Saving.session`` and ``Saving.token`` of that one)."""
+        way makes (``Saving.session`` and ``Saving.token`` of that one). ``made``: the
+        idempotency record of a commit sent before it, and what the record must end with
+        (``session_cas.lua``'s ARGV[7]): the save lands only if that commit was made so
+        (sent in the same round trip: ``Saving.call``, its reply read by ``Saving.landed``)."""
         saved = _saved(read, changed)
-        call = self._call(read, saved, token, rows, always, read_token)
+        call = self._call(read, saved, token, rows, always, read_token, made)
         return Saving(self, read, saved, call)
+
+    def saved_as(self, read: Session, changed: Session) -> Session:
+        """``changed`` as its save after ``read`` writes it (its version the next)."""
+        saved = _saved(read, changed)
+        return read if saved is None else saved
 
     def _stored(self, read: Session, saved: Session | None, call: ScriptCall, reply: Any) -> Stored:
         """What the save script's ``reply`` says the save of ``saved`` (None: unchanged)
@@ -230,12 +239,18 @@ class SessionStore:
         rows: Sequence[StreamAppend],
         always: int,
         read_token: str | None = None,
+        made: tuple[str, str] | None = None,
     ) -> ScriptCall:
         keys = [self.keys.session(validate_session_id(read.id))]
         data = "" if saved is None else saved.model_dump_json()
         if read_token is None:
             read_token = self._token_of(read)
-        args: list[Any] = [read.version, data, self.ttl_ms, token, always, read_token]
+        guard = ""
+        if made is not None:
+            record, tail = made
+            keys.append(record)
+            guard = f"{len(keys)}\n{tail}"
+        args: list[Any] = [read.version, data, self.ttl_ms, token, always, read_token, guard]
         for row in rows:
             if row.stream not in keys:
                 keys.append(row.stream)
@@ -272,6 +287,18 @@ class Saving:
     def token(self) -> str:
         """The token Redis holds with the session once this save is made."""
         return self._store._token_of(self._read) if self._saved is None else self._call.args[3]
+
+    @property
+    def call(self) -> ScriptCall:
+        """The save's script call, to send with others (``SessionStore.store_along``)."""
+        return self._call
+
+    def landed(self, reply: Any) -> Stored | None:
+        """What the save sent as ``call`` came to, by its ``reply``: None when it did not
+        land (someone saved first, or the commit it was made on came to something else)."""
+        if int(reply[0]) != 1:
+            return None
+        return self._store._stored(self._read, self._saved, self._call, reply)
 
     def send(self) -> None:
         """Sent (a connection cut off raises: then nothing is to be read)."""

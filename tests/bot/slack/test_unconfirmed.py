@@ -247,8 +247,11 @@ def test_a_click_redis_does_not_confirm_is_told_so_and_lands_once_when_sent_agai
     client.arm(own_redis)
     bot.click(reply, "ConfirmCurrent")
     [notice] = bot.ephemerals()
-    assert client.paused.is_set()  # the commit met the pause, the click's save with it:
-    saved_with = [LuaScript(client, SAVE_LUA).sha.encode(), commit_script(client).sha.encode()]
+    # the commit met the pause, the click's save before it and the save of what it came to
+    # (foreseen, made only on it) after it
+    assert client.paused.is_set()
+    save = LuaScript(client, SAVE_LUA).sha.encode()
+    saved_with = [save, commit_script(client).sha.encode(), save]
     assert [c[1] for c in client.met] == saved_with
     assert notice["user"] == "U0ALICE" and notice["text"] == escape(UNCONFIRMED)
     bot.listeners.idle()
@@ -265,8 +268,7 @@ def test_a_click_redis_does_not_confirm_is_told_so_and_lands_once_when_sent_agai
 def test_a_click_cut_off_right_after_its_commit_is_told_unconfirmed_never_unchanged(
     paused_bot: tuple[SlackBot, PausedAtCommit], own_redis: RedisProcess
 ) -> None:
-    """The commit lands; the click's next write (its session, the click done) waits past the
-    budget: the clicker hears UNCONFIRMED, never TROUBLE's "nothing was changed", which would
+    """The commit lands; whatever the click writes after it waits past the budget: the clicker hears UNCONFIRMED, never TROUBLE's "nothing was changed", which would
     be false, and the log holds the commit once."""
     bot, client = paused_bot
     _, reply = started(bot)

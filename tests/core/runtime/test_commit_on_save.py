@@ -22,12 +22,15 @@ from redis.retry import Retry
 
 from bot.app import build_app
 from core.deliberation.actions import ActionType
+from core.deliberation.commands import Commit
+from core.deliberation.memory import ClickStatus
 from core.deliberation.messages import UserSaid
 from core.deliberation.view import View
 from core.redis.client import RedisClient
 from core.runtime.events import Event, OutcomeEvent
 from core.runtime.runner import Runtime
 from core.runtime.sessions import SAVE_LUA, SessionStore
+from core.state.commit_result import Committed
 from core.state.keys import WorkspaceKeys
 from core.state.scripts import COMMIT_LUA
 from tests.conftest import write_config
@@ -85,8 +88,8 @@ def test_a_click_whose_save_another_process_beat_commits_once_on_what_it_found(
         events = ann.send("s1", clicked(view, ActionType.CONFIRM_CURRENT, "c1", ANN))
     outcome = outcome_of(events)
     assert outcome.outcome == "committed" and not outcome.duplicate, outcome.message
-    # the save with its commit that found his, the same again on his, the click's outcome
-    assert trips.count == 3
+    # the save with its commit (and what it came to) that found his, the same again on his
+    assert trips.count == 2
     app = build_app(workspace, client=redis_client)
     records = [r for r in app.log.latest(5) if r.mutation.key == outcome.key]
     assert [r.mutation.id for r in records] == [outcome.mutation_id]  # (the warm-up's apart)
@@ -187,3 +190,88 @@ def test_a_save_whose_row_fails_lets_no_commit_run_on_it(
         sessions.store_along(read, changed, token, [row], 0, [commit])
     assert app.store.version("decision.db") == 0
     assert sessions.load("s1").version == 0
+
+
+def test_a_click_whose_commit_comes_to_something_else_than_foreseen_saves_what_it_came_to(
+    counted: tuple[Runtime, Trips], redis_client: RedisClient, workspace: str
+) -> None:
+    """The save of what the commit comes to goes with it, foreseen ("committed", the
+    decision's next version), made only if the commit's record says so. Bob decided the key
+    meanwhile, through the store, which Ann's session does not know: her commit conflicts,
+    the foreseen save writes nothing (no "committed" traced, the click not recorded done),
+    and what it came to is saved after it, in a round trip of its own."""
+    ann, trips = counted
+    view = say(ann, IDEA)
+    click = clicked(view, ActionType.CONFIRM_CURRENT, "c1", ANN)
+    session = SessionStore(redis_client, workspace).load("s1")
+    [commit] = [c for c in ann.loop.update(session, click)[1] if isinstance(c, Commit)]
+    app = build_app(workspace, client=redis_client)
+    assert isinstance(app.store.commit(mutation("set", commit.mutation.key, "sqlite")), Committed)
+    with trips.counting():
+        events = ann.send("s1", click)
+    outcome = outcome_of(events)
+    # the save, the commit and the foreseen save (which wrote nothing); the gateway's record
+    # of the refusal; the save of what it came to
+    assert outcome.outcome == "rejected" and trips.count == 3
+    assert app.store.version(commit.mutation.key) == 1
+    saved = SessionStore(redis_client, workspace).load("s1")
+    [record] = [c for c in saved.interaction.clicks if c.click_id == "c1"]
+    assert record.status is ClickStatus.FAILED
+    done = [
+        e for e in ann.trace.for_correlation(click.correlation_id) if e["event"] == "action_done"
+    ]
+    assert [e["data"]["result"]["outcome"] for e in done] == ["rejected"]
+
+
+def test_a_use_this_click_traces_what_it_came_to_once(counted: tuple[Runtime, Trips]) -> None:
+    """What the commit came to, saved with it as foreseen, is traced once, with its beat
+    evaluation, and the click is recorded done with the decision's version."""
+    ann, trips = counted
+    view = say(ann, IDEA)
+    click = clicked(view, ActionType.CONFIRM_CURRENT, "c1", ANN)
+    with trips.counting():
+        events = ann.send("s1", click)
+    outcome = outcome_of(events)
+    assert outcome.outcome == "committed" and trips.count == 1
+    trace = ann.trace.for_correlation(click.correlation_id)
+    done = [e for e in trace if e["event"] == "action_done"]
+    assert [e["data"]["result"]["version"] for e in done] == [1]
+    assert len(ann.beat_history.for_correlation(click.correlation_id)) == 1
+    saved = ann.sessions.load("s1")
+    [record] = [c for c in saved.interaction.clicks if c.click_id == "c1"]
+    assert record.status is ClickStatus.DONE and saved.interaction.decided == {outcome.key: 1}
+    assert [e for e in events if isinstance(e, View)], "the outcome's view"
+
+
+@pytest.mark.parametrize(
+    ("record", "lands"),
+    [
+        (None, False),  # no commit made
+        ("1-0\nv1\nother", False),  # made by another request
+        ("1-0\nv2\nmine", False),  # made at another version
+        ("1-0\nv1\nmine", True),
+    ],
+)
+def test_a_save_made_on_a_commit_lands_only_if_its_record_says_so(
+    redis_client: RedisClient, workspace: str, record: str | None, lands: bool
+) -> None:
+    """``session_cas.lua``'s ARGV[7]: the record of the commit the save is made on must end
+    with the version and request foreseen; else nothing but the rows always written is."""
+    keys = WorkspaceKeys(workspace)
+    sessions = SessionStore(redis_client, workspace)
+    read = sessions.load("s1")
+    if record is not None:
+        redis_client.set(keys.idempotency("m1"), record)
+    row = (
+        build_app(workspace, client=redis_client)
+        .runtime(use_env=False)
+        .transcripts.line("s1", "user:ann", IDEA, "corr-1")
+    )
+    changed = read.with_interaction(read.interaction.model_copy(update={"turn_count": 1}))
+    saving = sessions.prepare(
+        read, changed, uuid.uuid4().hex, [row], 0, made=(keys.idempotency("m1"), "v1\nmine")
+    )
+    landed = saving.landed(saving.call.run())
+    assert (landed is not None) is lands
+    assert sessions.load("s1").version == (1 if lands else 0)
+    assert redis_client.exists(keys.transcript("s1")) == lands
