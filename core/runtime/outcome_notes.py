@@ -46,7 +46,9 @@ def note_for(
     """``protected``: the key is (a proposal's Apply asks to confirm); ``secret``: its
     values are never shown in chat nor kept in the session; ``glass_role``: the role that may
     break the glass on it (a proposal's Apply offers it)."""
-    m = outcome.mutation
+    # (of a commit, what was asked: its mutation stamped with the commit's time is a copy
+    # made on first use, and a note reads nothing of that time)
+    m = outcome.request if isinstance(outcome, Committed) else outcome.mutation
     if isinstance(outcome, Committed):
         shown = SECRET if secret and m.value is not None else m.value
         reverts = outcome.reverts_at

@@ -96,6 +96,7 @@ from core.runtime.team_weights import TeamStore
 from core.runtime.trace_events import TraceEvents
 from core.runtime.transcripts import Transcripts
 from core.state.commit_call import unsaved
+from core.state.commit_result import Committed
 from core.state.limits import CommitUnconfirmed
 from core.state.scripts import ScriptCall
 
@@ -438,13 +439,15 @@ class Runtime:
             if outcome is None:
                 sent.append((cmd.mutation.key, cmd.mutation.id))
                 outcome = self.gateway.propose(cmd.mutation)
-            note = note_under(self.gateway.policy, outcome)
             if on_save is None or on_save.ahead is None:
+                note = note_under(self.gateway.policy, outcome)
                 return self._done(session_id, cmd.click, note, events)
-            # saved already, as foreseen (its save was made only on the commit so made)
+            # saved already, as foreseen: its save was made only on the commit made by this
+            # request at the version foreseen, which is all its note reads of what it came to
             ahead, on_save.ahead = on_save.ahead, None
-            assert note == ahead.note, (note, ahead.note)
-            self._told(session_id, cmd.click, note, events)
+            assert isinstance(outcome, Committed) and not outcome.duplicate, outcome
+            assert outcome.version == ahead.note.version, (outcome, ahead.note)
+            self._told(session_id, cmd.click, ahead.note, events)
             for later in ahead.cmds:  # (views, a lesson: they ask for no update)
                 self._run(session_id, later, events, held)
         elif isinstance(cmd, ResolveProposal):

@@ -28,6 +28,8 @@ from core.deliberation.messages import UserSaid
 from core.deliberation.view import View
 from core.redis.client import RedisClient
 from core.runtime.events import Event, OutcomeEvent
+from core.runtime.on_save import foreseen
+from core.runtime.outcome_notes import note_under
 from core.runtime.runner import Runtime
 from core.runtime.sessions import SAVE_LUA, SessionStore
 from core.state.commit_result import Committed
@@ -275,3 +277,31 @@ def test_a_save_made_on_a_commit_lands_only_if_its_record_says_so(
     assert (landed is not None) is lands
     assert sessions.load("s1").version == (1 if lands else 0)
     assert redis_client.exists(keys.transcript("s1")) == lands
+
+
+def test_the_note_foreseen_is_the_note_of_the_commit_made(
+    redis_client: RedisClient, workspace: str
+) -> None:
+    """What the save made on a commit says it came to is what the commit, made, is told
+    (its version, its words); a change for a while, whose note says when it reverts, and a
+    commit that expects no version are not foreseen."""
+    app = build_app(workspace, client=redis_client)
+    session_key = WorkspaceKeys(workspace).session("s1")
+    m = mutation("set", "decision.db", "postgres", expected_version=0)
+    verdict = app.gateway.ready(m)
+    assert verdict is not None
+    commit = app.gateway.commit_on(verdict, session_key, uuid.uuid4().hex)
+    seen = foreseen(app.gateway, verdict, commit)
+    assert seen is not None
+    note, (record, tail) = seen
+    made = app.gateway.propose(m)
+    assert isinstance(made, Committed) and note == note_under(app.gateway.policy, made)
+    assert record == WorkspaceKeys(workspace).idempotency(m.id) and tail.startswith("v1\n")
+    for other in (
+        mutation("set", "decision.db", "sqlite", expected_version=1, for_sec=60),
+        mutation("set", "decision.db", "sqlite"),
+    ):
+        ready = app.gateway.ready(other)
+        assert ready is not None
+        call = app.gateway.commit_on(ready, session_key, uuid.uuid4().hex)
+        assert foreseen(app.gateway, ready, call) is None
