@@ -2,7 +2,7 @@
 on that save: commit.lua finds the save's token among the session's last saves' tokens, or
 writes nothing and answers "unsaved" (a save beaten by another writer's never lets it run).
 Then a click takes two round trips, not three: its save with its commit, and the save of
-what it came to.
+what it came to; or one (below).
 
 When what the commit comes to can be told before it is made (its key's version is expected:
 the commit makes the next one), the save of what it came to goes in that round trip too,

@@ -19,10 +19,11 @@ and come again: read and answered in the context found). A turn read and answere
 takes one Redis round trip; one a model answers takes two (the save before the model call
 and the save of its answer); either takes one more to read the session when this process
 keeps none, or the workspace's own weights are older than a second. A "Use this" click
-takes two (its save with the gateway's commit, made only on that save: ``on_save.py``; then
-the save of what it came to), an Undo three (what it must know of the change it undoes is
-asked with the click's save); only what the model's tools ask of the gateway adds to a
-turn.
+takes one: its save, the gateway's commit made only on that save, and the save of what the
+commit comes to, foreseen and made only if the commit came to that (``on_save.py``); two
+when it did not, or when what a commit comes to cannot be foreseen (the save of what it
+came to after it). An Undo takes three (what it must know of the change it undoes is asked
+with the click's save); only what the model's tools ask of the gateway adds to a turn.
 
 A save after which the message asks only for views is sent and not waited for
 (``Held.pending``): the send hears what it came to before the next save, before anything

@@ -268,8 +268,10 @@ def test_a_click_redis_does_not_confirm_is_told_so_and_lands_once_when_sent_agai
 def test_a_click_cut_off_right_after_its_commit_is_told_unconfirmed_never_unchanged(
     paused_bot: tuple[SlackBot, PausedAtCommit], own_redis: RedisProcess
 ) -> None:
-    """The commit lands; whatever the click writes after it waits past the budget: the clicker hears UNCONFIRMED, never TROUBLE's "nothing was changed", which would
-    be false, and the log holds the commit once."""
+    """The commit lands; whatever the click writes after it waits past the budget (here the
+    save of what it came to: the first commit on this server was sent whole after the save
+    foreseen, which found no record yet): the clicker hears UNCONFIRMED, never TROUBLE's
+    "nothing was changed", which would be false, and the log holds the commit once."""
     bot, client = paused_bot
     _, reply = started(bot)
     client.arm(own_redis, after=True)

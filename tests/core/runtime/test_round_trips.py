@@ -1,9 +1,10 @@
-"""A turn through ``Runtime.send`` takes two Redis round trips, a "Use this" click two, an
-Undo three (issues 33 and 45): the session as this process last saved it, unread (read once
-when it keeps none: one more), then one script per save that checks the version and writes
-the messages' trace rows, transcript lines and beat evaluations (a message read by the
-embedded classifier is saved with its reading, before the model call); a click's commit is
-the gateway's one script, sent with the click's save and made only on it
+"""A turn through ``Runtime.send`` takes one Redis round trip (two when a model answers), a
+"Use this" click one, an Undo three (issues 33 and 45): the session as this process last
+saved it, unread (read once when it keeps none: one more), then one script per save that
+checks the version and writes the messages' trace rows, transcript lines and beat
+evaluations (a message read by the embedded classifier is saved with its reading, before the
+model call); a click's commit is the gateway's one script, sent with the click's save and
+made only on it, and the save of what it came to after it, made only on that commit
 (``core/runtime/on_save.py``). Counted on a real client of the suite's Redis (the cluster,
 on a cluster run), never timed. And what folding the writes into the save must not lose: a
 session another writer saved between two messages of one send, a save whose answer was lost,
