@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from core.gateway.mutation_gateway import MutationGateway
     from core.state.store import StateStore
 
-__all__ = ["Revert", "revert", "revert_id", "undo_lookup"]
+__all__ = ["Planned", "Revert", "planned_revert", "revert", "revert_id", "undo_lookup"]
 
 
 @dataclass(frozen=True)
@@ -74,6 +74,34 @@ def revert(
     lasts (``undo_lookup``: an Undo's case); else the log is looked through.
     ``looked_up``: that lookup's reply, when the caller sent it along with a round trip of
     its own (an Undo click, with its session's save): then it is not asked again."""
+    planned = planned_revert(gateway, request, looked_up)
+    if not isinstance(planned, Planned):
+        return planned
+    return planned.told(gateway.propose(planned.mutation))
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A revert checked and ready to propose: its ``mutation``, and the ``record`` of the
+    change it reverts (what a conflict is told in terms of)."""
+
+    record: LogRecord
+    mutation: Mutation
+
+    def told(self, outcome: Outcome) -> Outcome:
+        """``outcome`` (of ``mutation``, proposed) as a revert tells it."""
+        if isinstance(outcome, Rejected) and outcome.reason is RejectReason.CONFLICT:
+            return Rejected(
+                self.mutation, RejectReason.CONFLICT, _moved_on(self.record, outcome.version)
+            )
+        return outcome
+
+
+def planned_revert(
+    gateway: MutationGateway, request: Revert, looked_up: Sequence[Any] | None = None
+) -> Planned | Rejected:
+    """``revert`` up to its proposal: the revert checked (``Planned``), or refused (and
+    the refusal in the decision log)."""
     if looked_up is None:
         looked_up = undo_lookup(gateway.store, request.mutation_id).run()
     looked = _looked_up(looked_up, request.mutation_id)
@@ -92,10 +120,7 @@ def revert(
     if problem is not None:
         gateway.decisions.record(problem, reverts=request.mutation_id)
         return problem
-    outcome = gateway.propose(mutation)
-    if isinstance(outcome, Rejected) and outcome.reason is RejectReason.CONFLICT:
-        return Rejected(mutation, RejectReason.CONFLICT, _moved_on(record, outcome.version))
-    return outcome
+    return Planned(record, mutation)
 
 
 def undo_lookup(store: StateStore, mutation_id: str) -> ScriptCall:

@@ -19,12 +19,20 @@ from core.gateway.break_glass import BreakGlass
 from core.gateway.edits import Edit, edited_value
 from core.gateway.mutation_gateway import MutationGateway
 from core.gateway.outcome import DiscardRefused, ProposalStatus, UnknownProposal
-from core.gateway.reverts import Revert, revert
+from core.gateway.reverts import Planned, Revert, planned_revert
 from core.runtime.outcome_notes import discard_note, note_under
 from core.state.actor import Actor
 from core.state.limits import Unacknowledged
 
-__all__ = ["UNDO_SCAN", "Decision", "Verb", "clicked_decision", "clicked_undo", "decide"]
+__all__ = [
+    "UNDO_SCAN",
+    "Decision",
+    "Verb",
+    "clicked_decision",
+    "clicked_undo",
+    "decide",
+    "planned_undo",
+]
 
 UNDO_SCAN = 10_000  # the newest log records an "Undo" click looks in for what it undoes
 
@@ -126,6 +134,17 @@ def clicked_undo(gateway: MutationGateway, click: ActionClicked, looked_up: Any)
     """An "Undo" click: within the time the policy offers it for, and only the mutation it
     was shown under (the version it made). ``looked_up``: what it must know, asked with the
     click's save (None: not asked yet)."""
+    planned = planned_undo(gateway, click, looked_up)
+    if isinstance(planned, OutcomeNote):
+        return planned
+    return note_under(gateway.policy, planned.told(gateway.propose(planned.mutation)))
+
+
+def planned_undo(
+    gateway: MutationGateway, click: ActionClicked, looked_up: Any
+) -> Planned | OutcomeNote:
+    """``clicked_undo`` up to the revert's proposal: the revert checked, or the note of its
+    refusal."""
     window = gateway.policy.config.undo.window_sec * 1000
     request = Revert(
         click.target_id,
@@ -135,4 +154,5 @@ def clicked_undo(gateway: MutationGateway, click: ActionClicked, looked_up: Any)
         correlation_id=click.correlation_id,
         scan=UNDO_SCAN,
     )
-    return note_under(gateway.policy, revert(gateway, request, looked_up))
+    planned = planned_revert(gateway, request, looked_up)
+    return planned if isinstance(planned, Planned) else note_under(gateway.policy, planned)

@@ -76,7 +76,8 @@ from core.deliberation.turn import Answering
 from core.deliberation.update.loop import Loop
 from core.errors import StoreError
 from core.gateway.mutation_gateway import MutationGateway
-from core.gateway.reverts import revert_id, undo_lookup
+from core.gateway.policy import Verdict
+from core.gateway.reverts import Planned, revert_id, undo_lookup
 from core.metrics import CLASSIFIED, TURNS, Meter
 from core.perception import Classifier
 from core.perception.team import TeamWeights
@@ -84,10 +85,10 @@ from core.redis.client import INTERRUPTED, interrupted, resend
 from core.runtime.beat_history import BeatHistory
 from core.runtime.click_secrets import traced, unsaid
 from core.runtime.clicked import Clicked
-from core.runtime.deciding import clicked_decision, clicked_undo
+from core.runtime.deciding import clicked_decision, planned_undo
 from core.runtime.events import Event, FromPeople, OutcomeEvent
 from core.runtime.held import Held
-from core.runtime.on_save import Ahead, CommitOnSave, commit_on_save, foreseen, made_before
+from core.runtime.on_save import Ahead, commit_on_save, foreseen, made_before
 from core.runtime.outcome_notes import note_under
 from core.runtime.queries import Queries
 from core.runtime.results import classified, replied
@@ -291,7 +292,9 @@ class Runtime:
                 commit = self.gateway.commit_on(on_save.verdict, key, token)
                 # (and the save of what it comes to, when that is known: made on the commit)
                 first = self.sessions.saved_as(held.saved, changed)
-                ahead = self._ahead(session_id, first, token, rest, on_save, commit)
+                if rest == [on_save.cmd]:  # (nothing else asked for: it can come after)
+                    click, verdict = on_save.cmd.click, on_save.verdict
+                    ahead = self._ahead(session_id, first, token, click, verdict, commit)
                 lookups = [commit] if ahead is None else [commit, ahead.saving.call]
             if not lookups and alone and held.may_wait and self._answers_at_once(rest):
                 # (made ready while the save before it, if any, is on its way)
@@ -341,21 +344,18 @@ class Runtime:
         session_id: str,
         first: Session,
         token: str,
-        rest: list[Cmd],
-        on_save: CommitOnSave,
+        click: ActionClicked,
+        verdict: Verdict,
         commit: ScriptCall,
     ) -> Ahead | None:
-        """The save of what a click's commit comes to, made on ``first`` (the click's save,
-        ``token``) before the commit is (``foreseen``), for when that commit is all the click
-        asked for (``rest``) and what comes of it asks only for views and a lesson. None: it
-        is updated and saved once the commit is heard of."""
-        if rest != [on_save.cmd]:
-            return None
-        seen = foreseen(self.gateway, on_save.verdict, commit)
+        """The save of what ``click``'s commit (``verdict``'s, ``commit``) comes to, made on
+        ``first`` (the click's save, ``token``) before the commit is (``foreseen``), for
+        when what comes of it asks only for views and a lesson. None: it is updated and
+        saved once the commit is heard of."""
+        seen = foreseen(self.gateway, verdict, commit)
         if seen is None:
             return None
         note, made = seen
-        click = on_save.cmd.click
         done = ActionDone(correlation_id=click.correlation_id, click=click, result=note)
         after, cmds = self.loop.update(first, done)
         rows, later = self._rows(session_id, cmds)
@@ -458,11 +458,53 @@ class Runtime:
         elif isinstance(cmd, RevertCommit):
             sent.append((f"revert of {cmd.click.target_id}", revert_id(cmd.click.target_id)))
             looked_up = held.looked_up.pop(cmd.click.target_id, None)
-            undone = clicked_undo(self.gateway, cmd.click, looked_up)
-            return self._done(session_id, cmd.click, undone, events)
+            planned = planned_undo(self.gateway, cmd.click, looked_up)
+            if isinstance(planned, OutcomeNote):  # refused
+                return self._done(session_id, cmd.click, planned, events)
+            return self._reverted(session_id, cmd.click, planned, events, held)
         elif isinstance(cmd, LogEvaluation):
             evaluated = (session_id, cmd.correlation_id, cmd.result)
             self._patiently(partial(self.beat_history.append, *evaluated))
+        return None
+
+    def _reverted(
+        self,
+        session_id: str,
+        click: ActionClicked,
+        planned: Planned,
+        events: list[Event],
+        held: Held,
+    ) -> ActionDone | None:
+        """An Undo's revert, checked (``planned``), committed on the save the click's update
+        made (``held.saved``: its token among the session's last saves'), and with it, in
+        the same round trip, the save of what it comes to, foreseen as a click's commit's
+        is (``_ahead``): told from that save when it landed (None: nothing follows); else
+        what it came to, to update the session with (``ActionDone``)."""
+        verdict = self.gateway.ready(planned.mutation)
+        saved = held.saved
+        token = "" if saved is None or held.session is not saved else self.sessions.token_of(saved)
+        if verdict is None or saved is None or not token:  # (proposed alone, as before)
+            outcome = planned.told(self.gateway.propose(planned.mutation))
+            return self._done(session_id, click, note_under(self.gateway.policy, outcome), events)
+        key = self.sessions.keys.session(session_id)
+        commit = self.gateway.commit_on(verdict, key, token)
+        ahead = self._ahead(session_id, saved, token, click, verdict, commit)
+        calls = [commit] if ahead is None else [commit, ahead.saving.call]
+        reply, *answers = self._patiently(partial(self.sessions.together, calls))
+        made = self.gateway.answered(verdict, reply)
+        if made is None:  # (its save's token no longer among the last saves': alone)
+            made = self.gateway.propose(planned.mutation)
+        landed = None if ahead is None else ahead.saving.landed(answers[0])
+        if ahead is None or landed is None:
+            outcome = planned.told(made)
+            return self._done(session_id, click, note_under(self.gateway.policy, outcome), events)
+        # saved already, as foreseen: made only on this request's commit at that version
+        assert isinstance(made, Committed) and not made.duplicate, made
+        assert made.version == ahead.note.version, (made, ahead.note)
+        held.session = held.saved = landed.session
+        self._told(session_id, click, ahead.note, events)
+        for later in ahead.cmds:  # (views, a lesson: they ask for no update)
+            self._run(session_id, later, events, held)
         return None
 
     def _classify(self, cmd: Classify, team: TeamWeights | None) -> Classified:

@@ -183,17 +183,26 @@ class SessionStore:
         their replies."""
         saved = _saved(read, changed)
         call = self._call(read, saved, token, rows, always)
-        if along:
-            try:
-                reply, *replies = together(self.redis, [call, *along])
-            except AskError:  # (MovedError is one too)
-                # a cluster's slot migrating (a key of it moved: ASK) or moved (MOVED): each
-                # alone, through the cluster client, which follows either (the save, if it
-                # ran, answers again as it did: its token; the others are harmless twice)
-                reply, replies = call.run(), [script.run() for script in along]
-        else:
-            reply, replies = call.run(), []
+        reply, *replies = self.together([call, *along])
         return self._stored(read, saved, call, reply), replies
+
+    def together(self, calls: Sequence[ScriptCall]) -> list[Any]:
+        """The replies of ``calls`` (this workspace's scripts, each harmless to make again
+        or answering again as it did: a save by its token), sent in one round trip (on a
+        cluster that redirects it, a slot migrating or moved, each alone)."""
+        if len(calls) == 1:
+            return [calls[0].run()]
+        try:
+            return together(self.redis, calls)
+        except AskError:  # (MovedError is one too)
+            # a cluster's slot migrating (a key of it moved: ASK) or moved (MOVED): each
+            # alone, through the cluster client, which follows either
+            return [call.run() for call in calls]
+
+    def token_of(self, read: Session) -> str:
+        """The token of the save that wrote ``read``, as this store keeps it ('' when it
+        keeps another)."""
+        return self._token_of(read)
 
     def prepare(
         self,

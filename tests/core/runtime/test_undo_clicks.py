@@ -6,12 +6,17 @@ not overwritten, and a pipeline whose answer was lost is sent again and saves on
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+import pytest
 from redis import Redis
+from redis.backoff import NoBackoff
+from redis.client import Pipeline
+from redis.retry import Retry
 
 from bot.app import App, build_app
 from core.deliberation.actions import ActionType
@@ -21,12 +26,13 @@ from core.gateway.reverts import Revert, revert, revert_id, undo_lookup
 from core.redis.client import RedisClient, resend
 from core.runtime.events import Event, OutcomeEvent
 from core.runtime.runner import Runtime
-from core.runtime.sessions import SessionStore
+from core.runtime.sessions import SAVE_LUA, SessionStore
 from core.state.commit_result import Committed
 from core.state.keys import WorkspaceKeys
 from core.state.scripts import COMMIT_LUA, LuaScript
 from core.state.store import StateStore
 from tests.factories import actor, mutation
+from tests.polling import wait_for
 from tests.servers.tcp_proxy import RedisProxy
 
 ALICE = actor("user:alice")
@@ -76,7 +82,8 @@ def test_an_undo_whose_idempotency_record_lapsed_finds_the_change_in_the_log(
 
 class BeforeCommit(Redis):
     """A real client that runs ``interloper``, once given one, just before it sends the next
-    commit (another person's write lands between the Undo's lookup and its commit)."""
+    commit, alone or in a pipeline (another person's write lands between the Undo's lookup
+    and its commit)."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -84,10 +91,28 @@ class BeforeCommit(Redis):
         self.interloper: Callable[[], object] | None = None
 
     def execute_command(self, *args: Any, **options: Any) -> Any:
-        if self.interloper is not None and args[:2] == ("EVALSHA", self.commit_sha):
+        self._before([args])
+        return super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+
+    def pipeline(self, transaction: bool = True, shard_hint: Any = None) -> Pipeline:
+        """A pipeline that runs ``interloper`` before it sends a commit (an Undo's revert
+        goes in one with the save of what it comes to)."""
+        pipe = super().pipeline(transaction, shard_hint)
+        execute = pipe.execute
+
+        def checked(raise_on_error: bool = True) -> list[Any]:
+            self._before([args for args, _ in pipe.command_stack])
+            return execute(raise_on_error)
+
+        pipe.execute = checked  # type: ignore[method-assign]
+        return pipe
+
+    def _before(self, commands: list[tuple[Any, ...]]) -> None:
+        if self.interloper is None:
+            return
+        if any(args[:2] == ("EVALSHA", self.commit_sha) for args in commands):
             interloper, self.interloper = self.interloper, None
             interloper()
-        return super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
 
 
 def test_a_write_between_an_undos_lookup_and_its_commit_is_not_overwritten(
@@ -134,3 +159,66 @@ def test_a_save_and_lookup_whose_answer_was_lost_are_sent_again_and_save_once(
     assert server_redis.hget(key, "version") == "1"
     undone = revert(app.gateway, Revert(done.request.id, ALICE, version=1), looked_up)
     assert isinstance(undone, Committed) and app.store.get("decision.db") is None
+
+
+@pytest.mark.parametrize("retries", [0, 3], ids=["by the runtime", "inside the client"])
+def test_an_undo_whose_commit_and_save_lost_their_answer_is_told_reverted_once(
+    server_redis: Redis, workspace: str, proxy: RedisProxy, retries: int
+) -> None:
+    """The revert's commit goes with the save of what it comes to, made only on it (the
+    Undo's second round trip); the link is cut once both landed, their replies held. Sent
+    again (by the runtime, or by redis-py's ``Retry`` inside the client), the commit answers
+    by its record (this request's), the save by its token: the Undo is told reverted, once,
+    the thread open again, and the log holds one revert."""
+    for source in (COMMIT_LUA, SAVE_LUA):  # (a NOSCRIPT answer held would never be heard)
+        server_redis.script_load(source)
+    options = {"decode_responses": True, "socket_timeout": 10}
+    pool = proxy.client(**options, retry=Retry(NoBackoff(), retries)).connection_pool
+    client = BeforeCommit(connection_pool=pool)
+    runtime = build_app(workspace, client=client).runtime(use_env=False)
+    after, _ = used(runtime)
+    keys = WorkspaceKeys(workspace)
+    saves = int(server_redis.hget(keys.session("s1"), "version") or 0)
+
+    def landed() -> bool:
+        version = int(server_redis.hget(keys.session("s1"), "version") or 0)
+        return server_redis.xlen(keys.log) == 2 and version == saves + 2
+
+    client.interloper = proxy.hold_replies  # (the lookup's round trip answered: the next held)
+    done: list[list[Event]] = []
+    thread = threading.Thread(
+        target=lambda: done.append(press(runtime, after, ActionType.REVERT_MUTATION, "u1"))
+    )
+    thread.start()
+    try:
+        wait_for(landed, "the revert and the save of what it came to")
+    finally:
+        proxy.cut()
+        proxy.release_replies()
+        proxy.restore()
+    thread.join(timeout=30)
+    assert client.interloper is None  # (the replies held from the commit's write on)
+    undone = outcome(done[0])
+    assert undone.outcome == "committed" and not undone.duplicate, undone.message
+    assert server_redis.xlen(keys.log) == 2
+    kept = SessionStore(server_redis, workspace).load("s1")
+    assert kept.version == saves + 2 and kept.interaction.thread_status.value == "open"
+    assert [c.status.value for c in kept.interaction.clicks if c.click_id == "u1"] == ["done"]
+
+
+def test_an_undo_takes_its_candidate_back_to_the_table_in_the_save_made_on_its_commit(
+    redis_client: RedisClient, workspace: str
+) -> None:
+    """What the Undo came to, saved as foreseen: the thread open again, the decision
+    unpinned, one ``action_done`` traced with the revert's version."""
+    runtime = build_app(workspace, client=redis_client).runtime(use_env=False)
+    after, done = used(runtime)
+    undo = next(b for b in after.buttons if b.action == ActionType.REVERT_MUTATION)
+    events = press(runtime, after, ActionType.REVERT_MUTATION, "u1")
+    assert outcome(events).outcome == "committed" and outcome(events).version == 2
+    kept = SessionStore(redis_client, workspace).load("s1")
+    assert kept.interaction.thread_status.value == "open" and not kept.working.pinned_decisions
+    assert [c.status.value for c in kept.interaction.clicks if c.click_id == "u1"] == ["done"]
+    trace = runtime.trace.for_correlation(outcome(events).correlation_id)
+    assert [e["data"]["result"]["version"] for e in trace if e["event"] == "action_done"] == [2]
+    assert undo.target_id == done.mutation_id
