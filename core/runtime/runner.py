@@ -22,8 +22,10 @@ keeps none, or the workspace's own weights are older than a second. A "Use this"
 takes one: its save, the gateway's commit made only on that save, and the save of what the
 commit comes to, foreseen and made only if the commit came to that (``on_save.py``); two
 when it did not, or when what a commit comes to cannot be foreseen (the save of what it
-came to after it). An Undo takes three (what it must know of the change it undoes is asked
-with the click's save); only what the model's tools ask of the gateway adds to a turn.
+came to after it). An Undo takes two: its save, with what it must know of the change it
+undoes; then the revert's commit, made on that save, with the save of what it comes to,
+foreseen the same way (``_reverted``; three when it is not). Only what the model's tools ask
+of the gateway adds to a turn.
 
 A save after which the message asks only for views is sent and not waited for
 (``Held.pending``): the send hears what it came to before the next save, before anything
@@ -41,6 +43,7 @@ It counts each turn people take, and the act its classifier read (``core.metrics
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from collections import deque
 from collections.abc import Callable
@@ -76,6 +79,7 @@ from core.deliberation.turn import Answering
 from core.deliberation.update.loop import Loop
 from core.errors import StoreError
 from core.gateway.mutation_gateway import MutationGateway
+from core.gateway.outcome import Outcome
 from core.gateway.policy import Verdict
 from core.gateway.reverts import Planned, revert_id, undo_lookup
 from core.metrics import CLASSIFIED, TURNS, Meter
@@ -103,6 +107,8 @@ from core.state.limits import CommitUnconfirmed
 from core.state.scripts import ScriptCall
 
 __all__ = ["Runtime"]
+
+_log = logging.getLogger(__name__)
 
 
 T = TypeVar("T")
@@ -291,9 +297,9 @@ class Runtime:
                 key = self.sessions.keys.session(session_id)
                 commit = self.gateway.commit_on(on_save.verdict, key, token)
                 # (and the save of what it comes to, when that is known: made on the commit)
-                first = self.sessions.saved_as(held.saved, changed)
                 if rest == [on_save.cmd]:  # (nothing else asked for: it can come after)
                     click, verdict = on_save.cmd.click, on_save.verdict
+                    first = partial(self.sessions.saved_as, held.saved, changed)
                     ahead = self._ahead(session_id, first, token, click, verdict, commit)
                 lookups = [commit] if ahead is None else [commit, ahead.saving.call]
             if not lookups and alone and held.may_wait and self._answers_at_once(rest):
@@ -342,20 +348,22 @@ class Runtime:
     def _ahead(
         self,
         session_id: str,
-        first: Session,
+        first: Session | Callable[[], Session],
         token: str,
         click: ActionClicked,
         verdict: Verdict,
         commit: ScriptCall,
     ) -> Ahead | None:
         """The save of what ``click``'s commit (``verdict``'s, ``commit``) comes to, made on
-        ``first`` (the click's save, ``token``) before the commit is (``foreseen``), for
+        ``first`` (the click's save, ``token``; or what makes it, asked only once the commit
+        is foreseen) before the commit is (``foreseen``), for
         when what comes of it asks only for views and a lesson. None: it is updated and
         saved once the commit is heard of."""
         seen = foreseen(self.gateway, verdict, commit)
         if seen is None:
             return None
         note, made = seen
+        first = first if isinstance(first, Session) else first()
         done = ActionDone(correlation_id=click.correlation_id, click=click, result=note)
         after, cmds = self.loop.update(first, done)
         rows, later = self._rows(session_id, cmds)
@@ -446,8 +454,7 @@ class Runtime:
             # saved already, as foreseen: its save was made only on the commit made by this
             # request at the version foreseen, which is all its note reads of what it came to
             ahead, on_save.ahead = on_save.ahead, None
-            assert isinstance(outcome, Committed) and not outcome.duplicate, outcome
-            assert outcome.version == ahead.note.version, (outcome, ahead.note)
+            _unforeseen(outcome, ahead)
             self._told(session_id, cmd.click, ahead.note, events)
             for later in ahead.cmds:  # (views, a lesson: they ask for no update)
                 self._run(session_id, later, events, held)
@@ -499,8 +506,7 @@ class Runtime:
             outcome = planned.told(made)
             return self._done(session_id, click, note_under(self.gateway.policy, outcome), events)
         # saved already, as foreseen: made only on this request's commit at that version
-        assert isinstance(made, Committed) and not made.duplicate, made
-        assert made.version == ahead.note.version, (made, ahead.note)
+        _unforeseen(made, ahead)
         held.session = held.saved = landed.session
         self._told(session_id, click, ahead.note, events)
         for later in ahead.cmds:  # (views, a lesson: they ask for no update)
@@ -533,3 +539,19 @@ class Runtime:
                 **note.model_dump(),
             )
         )
+
+
+def _unforeseen(outcome: Outcome, ahead: Ahead) -> None:
+    """Logged when the commit whose outcome was foreseen, and saved (``ahead``), answers
+    otherwise: its save was made only on the record of this request's commit at that
+    version, so it was made so, and the note foreseen is told; an answer that says
+    otherwise was made again after that record was gone (evicted from a full Redis)."""
+    told = (False, ahead.note.version)  # (not a repeat, at the version foreseen)
+    if isinstance(outcome, Committed) and (outcome.duplicate, outcome.version) == told:
+        return
+    _log.warning(
+        "a commit told as foreseen (%s, v%s) answered otherwise when sent again: %s",
+        ahead.note.key,
+        ahead.note.version,
+        type(outcome).__name__,
+    )

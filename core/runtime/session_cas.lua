@@ -5,7 +5,7 @@
 -- KEYS[1]  session hash   {ws:<id>}:session:<session id>   fields version, data (JSON), token,
 --          saves (the tokens of its last saves, newest first, space-separated: SAVES_CHARS)
 -- KEYS[2…] the streams the rows go to (the trace, the transcript, the beat log: the same
---          workspace, so the same hash tag and slot)
+--          workspace, so the same hash tag and slot), and the record ARGV[7] names, if any
 -- ARGV[1]  the version the caller read (0: the session did not exist)
 -- ARGV[2]  the new session JSON (its own version field is the new version); '' when the
 --          update changed nothing: then only check that nobody saved since it was read

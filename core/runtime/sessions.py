@@ -232,8 +232,12 @@ class SessionStore:
 
     def _stored(self, read: Session, saved: Session | None, call: ScriptCall, reply: Any) -> Stored:
         """What the save script's ``reply`` says the save of ``saved`` (None: unchanged)
-        came to."""
-        if int(reply[0]):
+        came to; a save made on a commit that did not come (``prepare``'s ``made``: nothing
+        written) as not saved, on the session as read."""
+        status = int(reply[0])
+        if status == 2:
+            return Stored(False, read)
+        if status == 1:
             if saved is None:
                 return Stored(True, read)
             _known.put(self._tag + saved.id, Kept(call.args[1], saved, call.args[3]))

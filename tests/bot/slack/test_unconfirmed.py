@@ -269,11 +269,14 @@ def test_a_click_cut_off_right_after_its_commit_is_told_unconfirmed_never_unchan
     paused_bot: tuple[SlackBot, PausedAtCommit], own_redis: RedisProcess
 ) -> None:
     """The commit lands; whatever the click writes after it waits past the budget (here the
-    save of what it came to: the first commit on this server was sent whole after the save
-    foreseen, which found no record yet): the clicker hears UNCONFIRMED, never TROUBLE's
-    "nothing was changed", which would be false, and the log holds the commit once."""
+    save of what it came to: the server forgot the commit script, which is sent whole after
+    the save foreseen, which then found no record): the clicker hears UNCONFIRMED, never
+    TROUBLE's "nothing was changed", which would be false, and the log holds the commit
+    once."""
     bot, client = paused_bot
     _, reply = started(bot)
+    own_redis.client.script_flush()
+    own_redis.client.script_load(SAVE_LUA)
     client.arm(own_redis, after=True)
     bot.click(reply, "ConfirmCurrent")
     [notice] = bot.ephemerals()

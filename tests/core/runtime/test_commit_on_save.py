@@ -305,3 +305,57 @@ def test_the_note_foreseen_is_the_note_of_the_commit_made(
         assert ready is not None
         call = app.gateway.commit_on(ready, session_key, uuid.uuid4().hex)
         assert foreseen(app.gateway, ready, call) is None
+
+
+def test_a_click_whose_commit_record_is_gone_when_sent_again_is_told_what_it_came_to(
+    server_redis: Redis,
+    workspace: str,
+    proxy: RedisProxy,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The click's three scripts landed, their answer lost, and the commit's idempotency
+    record is gone before they are sent again (evicted from a full Redis): the commit, made
+    again, conflicts with itself, but the save of what it came to answers by its token as it
+    was made, only on that record: the click is told it committed (and the answer that said
+    otherwise is logged), not failed as if nothing had been done."""
+    for source in (COMMIT_LUA, SAVE_LUA):  # (a NOSCRIPT answer held would never be heard)
+        server_redis.script_load(source)
+    client = proxy.client(decode_responses=True, socket_timeout=10)
+    runtime = build_app(workspace, unlearning(tmp_path), client=client).runtime(use_env=False)
+    view = say(runtime, IDEA)
+    keys = WorkspaceKeys(workspace)
+    saves = int(server_redis.hget(keys.session("s1"), "version") or 0)
+
+    def landed_then_evicted() -> bool:
+        version = int(server_redis.hget(keys.session("s1"), "version") or 0)
+        if server_redis.xlen(keys.log) != 1 or version != saves + 2:
+            return False
+        for name in server_redis.scan_iter(match=keys.idempotency("*")):
+            server_redis.delete(name)
+        return True
+
+    events = proxy.answer_lost(
+        partial(runtime.send, "s1", clicked(view, ActionType.CONFIRM_CURRENT, "c1", ANN)),
+        landed_then_evicted,
+        "the click's three scripts",
+    )
+    outcome = outcome_of(events)
+    assert outcome.outcome == "committed" and outcome.version == 1, outcome.message
+    assert server_redis.xlen(keys.log) == 1
+    assert "answered otherwise when sent again" in caplog.text
+    client.close()
+
+
+def test_a_save_made_on_a_commit_that_did_not_come_is_not_read_as_saved(
+    redis_client: RedisClient, workspace: str
+) -> None:
+    """Read as any save (``Saving.again``), a save whose commit's record is not as foreseen
+    wrote nothing and says so: not saved, on the session as read."""
+    keys, sessions = WorkspaceKeys(workspace), SessionStore(redis_client, workspace)
+    read = sessions.load("s1")
+    changed = read.with_interaction(read.interaction.model_copy(update={"turn_count": 1}))
+    made = (keys.idempotency("m1"), "v1\nmine")
+    stored = sessions.prepare(read, changed, uuid.uuid4().hex, [], 0, made=made).again()
+    assert not stored.saved and stored.session is read
+    assert sessions.load("s1").version == 0 and sessions.known("s1") is None
