@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,15 @@ def say(runtime: Runtime, text: str, who: Any = ANN, session: str = "s1") -> Vie
 def outcome_of(events: list[Event]) -> OutcomeEvent:
     [outcome] = [e for e in events if isinstance(e, OutcomeEvent)]
     return outcome
+
+
+def lost_answer(
+    proxy: RedisProxy, runtime: Runtime, view: View, landed: Callable[[], object], what: str
+) -> OutcomeEvent:
+    """What Ann's "Use this" click on ``view`` came to when the answer to what it sent is
+    lost once ``landed()`` (``RedisProxy.answer_lost``)."""
+    click = clicked(view, ActionType.CONFIRM_CURRENT, "c1", ANN)
+    return outcome_of(proxy.answer_lost(partial(runtime.send, "s1", click), landed, what))
 
 
 def unlearning(tmp_path: Path) -> Path:
@@ -115,12 +125,9 @@ def test_a_click_whose_answer_is_lost_once_its_commit_landed_is_told_committed_o
     runtime = build_app(workspace, unlearning(tmp_path), client=client).runtime(use_env=False)
     view = say(runtime, IDEA)
     log = WorkspaceKeys(workspace).log
-    events = proxy.answer_lost(
-        partial(runtime.send, "s1", clicked(view, ActionType.CONFIRM_CURRENT, "c1", ANN)),
-        lambda: server_redis.xlen(log) == 1,
-        "the click's commit",
+    outcome = lost_answer(
+        proxy, runtime, view, lambda: server_redis.xlen(log) == 1, "the click's commit"
     )
-    outcome = outcome_of(events)
     assert outcome.outcome == "committed" and not outcome.duplicate, outcome.message
     assert server_redis.xlen(log) == 1
     app = build_app(workspace, client=server_redis)
@@ -160,12 +167,7 @@ def test_a_click_whose_resent_save_no_longer_finds_its_token_is_still_told_commi
         server_redis.hset(keys.session("s1"), mapping={**fields, "saves": " ".join(others)})
         return True
 
-    events = proxy.answer_lost(
-        partial(runtime.send, "s1", clicked(view, ActionType.CONFIRM_CURRENT, "c1", ANN)),
-        landed_then_forgotten,
-        "the click's commit",
-    )
-    outcome = outcome_of(events)
+    outcome = lost_answer(proxy, runtime, view, landed_then_forgotten, "the click's commit")
     assert outcome.outcome == "committed" and not outcome.duplicate, outcome.message
     assert server_redis.xlen(keys.log) == 1
     client.close()
@@ -335,12 +337,7 @@ def test_a_click_whose_commit_record_is_gone_when_sent_again_is_told_what_it_cam
             server_redis.delete(name)
         return True
 
-    events = proxy.answer_lost(
-        partial(runtime.send, "s1", clicked(view, ActionType.CONFIRM_CURRENT, "c1", ANN)),
-        landed_then_evicted,
-        "the click's three scripts",
-    )
-    outcome = outcome_of(events)
+    outcome = lost_answer(proxy, runtime, view, landed_then_evicted, "the click's three scripts")
     assert outcome.outcome == "committed" and outcome.version == 1, outcome.message
     assert server_redis.xlen(keys.log) == 1
     assert "answered otherwise when sent again" in caplog.text
