@@ -57,6 +57,19 @@ def outcome_of(events: list[Event]) -> OutcomeEvent:
     return outcome
 
 
+def through(
+    proxy: RedisProxy, server: Redis, workspace: str, tmp_path: Path, **options: Any
+) -> tuple[Redis, Runtime, View]:
+    """Ann's runtime on a client through ``proxy`` (``options``: the client's too), the
+    scripts loaded first (a NOSCRIPT answer held would never be heard), and the view of her
+    idea."""
+    for source in (COMMIT_LUA, SAVE_LUA):
+        server.script_load(source)
+    client = proxy.client(decode_responses=True, socket_timeout=10, **options)
+    runtime = build_app(workspace, unlearning(tmp_path), client=client).runtime(use_env=False)
+    return client, runtime, say(runtime, IDEA)
+
+
 def lost_answer(
     proxy: RedisProxy, runtime: Runtime, view: View, landed: Callable[[], object], what: str
 ) -> OutcomeEvent:
@@ -118,12 +131,8 @@ def test_a_click_whose_answer_is_lost_once_its_commit_landed_is_told_committed_o
     client, which the runtime never sees), the save answers by its token as it was made,
     the commit by its idempotency record, which names this request, and the click is this
     commit (not "already done"), in the log once."""
-    for source in (COMMIT_LUA, SAVE_LUA):  # (a NOSCRIPT answer held would never be heard)
-        server_redis.script_load(source)
     retry = Retry(NoBackoff(), retries)
-    client = proxy.client(decode_responses=True, socket_timeout=10, retry=retry)
-    runtime = build_app(workspace, unlearning(tmp_path), client=client).runtime(use_env=False)
-    view = say(runtime, IDEA)
+    client, runtime, view = through(proxy, server_redis, workspace, tmp_path, retry=retry)
     log = WorkspaceKeys(workspace).log
     outcome = lost_answer(
         proxy, runtime, view, lambda: server_redis.xlen(log) == 1, "the click's commit"
@@ -148,11 +157,7 @@ def test_a_click_whose_resent_save_no_longer_finds_its_token_is_still_told_commi
     beaten and the click updated again on what was found; the commit sent with it answered
     by its record, which names this request: the click is told it committed, and not sent
     to commit again (which, a new request, would be told "already done")."""
-    for source in (COMMIT_LUA, SAVE_LUA):  # (a NOSCRIPT answer held would never be heard)
-        server_redis.script_load(source)
-    client = proxy.client(decode_responses=True, socket_timeout=10)
-    runtime = build_app(workspace, unlearning(tmp_path), client=client).runtime(use_env=False)
-    view = say(runtime, IDEA)
+    client, runtime, view = through(proxy, server_redis, workspace, tmp_path)
     keys = WorkspaceKeys(workspace)
     before = server_redis.hget(keys.session("s1"), "data")
 
@@ -321,11 +326,7 @@ def test_a_click_whose_commit_record_is_gone_when_sent_again_is_told_what_it_cam
     again, conflicts with itself, but the save of what it came to answers by its token as it
     was made, only on that record: the click is told it committed (and the answer that said
     otherwise is logged), not failed as if nothing had been done."""
-    for source in (COMMIT_LUA, SAVE_LUA):  # (a NOSCRIPT answer held would never be heard)
-        server_redis.script_load(source)
-    client = proxy.client(decode_responses=True, socket_timeout=10)
-    runtime = build_app(workspace, unlearning(tmp_path), client=client).runtime(use_env=False)
-    view = say(runtime, IDEA)
+    client, runtime, view = through(proxy, server_redis, workspace, tmp_path)
     keys = WorkspaceKeys(workspace)
     saves = int(server_redis.hget(keys.session("s1"), "version") or 0)
 
