@@ -89,11 +89,15 @@ class RedisProxy:
     def release_replies(self) -> None:
         self._replying.set()
 
-    def answer_lost(self, call: Callable[[], T], landed: Callable[[], object], what: str) -> T:
+    def answer_lost(
+        self, call: Callable[[], T], landed: Callable[[], object], what: str, hold: bool = True
+    ) -> T:
         """``call()``'s result when the server's answer to what it sent is lost: it runs in
         a thread while replies are held; once ``landed()`` says the server did it, every
         connection is cut (the answer never reaches the caller), then the link restored for
-        whatever ``call`` sends again. What ``call`` raised is raised here."""
+        whatever ``call`` sends again. What ``call`` raised is raised here. ``hold`` False:
+        the caller has the replies held itself, from a later write of ``call``'s on
+        (``hold_replies``), so that those before it are answered."""
         done: list[T] = []
         failed: list[BaseException] = []
 
@@ -103,7 +107,8 @@ class RedisProxy:
             except BaseException as error:
                 failed.append(error)
 
-        self.hold_replies()
+        if hold:
+            self.hold_replies()
         thread = threading.Thread(target=run)
         thread.start()
         try:

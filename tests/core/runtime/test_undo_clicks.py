@@ -6,7 +6,6 @@ not overwritten, and a pipeline whose answer was lost is sent again and saves on
 
 from __future__ import annotations
 
-import threading
 import uuid
 from collections.abc import Callable
 from functools import partial
@@ -32,7 +31,6 @@ from core.state.keys import WorkspaceKeys
 from core.state.scripts import COMMIT_LUA, LuaScript
 from core.state.store import StateStore
 from tests.factories import actor, mutation
-from tests.polling import wait_for
 from tests.servers.tcp_proxy import RedisProxy
 
 ALICE = actor("user:alice")
@@ -185,20 +183,14 @@ def test_an_undo_whose_commit_and_save_lost_their_answer_is_told_reverted_once(
         return server_redis.xlen(keys.log) == 2 and version == saves + 2
 
     client.interloper = proxy.hold_replies  # (the lookup's round trip answered: the next held)
-    done: list[list[Event]] = []
-    thread = threading.Thread(
-        target=lambda: done.append(press(runtime, after, ActionType.REVERT_MUTATION, "u1"))
+    events = proxy.answer_lost(
+        partial(press, runtime, after, ActionType.REVERT_MUTATION, "u1"),
+        landed,
+        "the revert and the save of what it came to",
+        hold=False,
     )
-    thread.start()
-    try:
-        wait_for(landed, "the revert and the save of what it came to")
-    finally:
-        proxy.cut()
-        proxy.release_replies()
-        proxy.restore()
-    thread.join(timeout=30)
     assert client.interloper is None  # (the replies held from the commit's write on)
-    undone = outcome(done[0])
+    undone = outcome(events)
     assert undone.outcome == "committed" and not undone.duplicate, undone.message
     assert server_redis.xlen(keys.log) == 2
     kept = SessionStore(server_redis, workspace).load("s1")
