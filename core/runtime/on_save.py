@@ -19,6 +19,7 @@ the server forgot the save script and ran it after), it is proposed alone, as be
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +38,8 @@ from core.state.scripts import ScriptCall
 
 __all__ = ["Ahead", "CommitOnSave", "commit_on_save", "foreseen", "made_before"]
 
+_log = logging.getLogger(__name__)
+
 
 @dataclass
 class Ahead:
@@ -48,6 +51,22 @@ class Ahead:
     note: OutcomeNote
     cmds: list[Cmd]
     saving: Saving
+
+    def heard(self, outcome: Outcome) -> None:
+        """``outcome``, what the commit's reply said, once its save landed: logged when it
+        is not what was foreseen. The save was made only on the record of this request's
+        commit at that version, so it was made so, and the note foreseen is told; a reply
+        that says otherwise was made again after that record was gone (evicted from a full
+        Redis)."""
+        told = (False, self.note.version)  # (not a repeat, at the version foreseen)
+        if isinstance(outcome, Committed) and (outcome.duplicate, outcome.version) == told:
+            return
+        _log.warning(
+            "a commit told as foreseen (%s, v%s) answered otherwise when sent again: %s",
+            self.note.key,
+            self.note.version,
+            type(outcome).__name__,
+        )
 
 
 @dataclass

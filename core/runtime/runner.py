@@ -43,7 +43,6 @@ It counts each turn people take, and the act its classifier read (``core.metrics
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 from collections import deque
 from collections.abc import Callable
@@ -102,13 +101,10 @@ from core.runtime.team_weights import TeamStore
 from core.runtime.trace_events import TraceEvents
 from core.runtime.transcripts import Transcripts
 from core.state.commit_call import unsaved
-from core.state.commit_result import Committed
 from core.state.limits import CommitUnconfirmed
 from core.state.scripts import ScriptCall
 
 __all__ = ["Runtime"]
-
-_log = logging.getLogger(__name__)
 
 
 T = TypeVar("T")
@@ -451,13 +447,8 @@ class Runtime:
             if on_save is None or on_save.ahead is None:
                 note = note_under(self.gateway.policy, outcome)
                 return self._done(session_id, cmd.click, note, events)
-            # saved already, as foreseen: its save was made only on the commit made by this
-            # request at the version foreseen, which is all its note reads of what it came to
             ahead, on_save.ahead = on_save.ahead, None
-            _unforeseen(outcome, ahead)
-            self._told(session_id, cmd.click, ahead.note, events)
-            for later in ahead.cmds:  # (views, a lesson: they ask for no update)
-                self._run(session_id, later, events, held)
+            self._foreseen(session_id, cmd.click, outcome, ahead, events, held)
         elif isinstance(cmd, ResolveProposal):
             # an agent's proposal has its mutation's id
             sent.append((f"proposal {cmd.click.target_id}", cmd.click.target_id))
@@ -505,13 +496,27 @@ class Runtime:
         if ahead is None or landed is None:
             outcome = planned.told(made)
             return self._done(session_id, click, note_under(self.gateway.policy, outcome), events)
-        # saved already, as foreseen: made only on this request's commit at that version
-        _unforeseen(made, ahead)
         held.session = held.saved = landed.session
-        self._told(session_id, click, ahead.note, events)
-        for later in ahead.cmds:  # (views, a lesson: they ask for no update)
-            self._run(session_id, later, events, held)
+        self._foreseen(session_id, click, made, ahead, events, held)
         return None
+
+    def _foreseen(
+        self,
+        session_id: str,
+        click: ActionClicked,
+        outcome: Outcome,
+        ahead: Ahead,
+        events: list[Event],
+        held: Held,
+    ) -> None:
+        """What ``click``'s commit came to (``outcome``), saved already as foreseen
+        (``ahead``: its save was made only on the commit made by this request at the
+        version foreseen, which is all its note reads of it): told, and the views and the
+        lesson that came of it run (they ask for no update)."""
+        ahead.heard(outcome)
+        self._told(session_id, click, ahead.note, events)
+        for later in ahead.cmds:
+            self._run(session_id, later, events, held)
 
     def _classify(self, cmd: Classify, team: TeamWeights | None) -> Classified:
         turn, source = self.classifier.with_team(team).interpret(
@@ -539,19 +544,3 @@ class Runtime:
                 **note.model_dump(),
             )
         )
-
-
-def _unforeseen(outcome: Outcome, ahead: Ahead) -> None:
-    """Logged when the commit whose outcome was foreseen, and saved (``ahead``), answers
-    otherwise: its save was made only on the record of this request's commit at that
-    version, so it was made so, and the note foreseen is told; an answer that says
-    otherwise was made again after that record was gone (evicted from a full Redis)."""
-    told = (False, ahead.note.version)  # (not a repeat, at the version foreseen)
-    if isinstance(outcome, Committed) and (outcome.duplicate, outcome.version) == told:
-        return
-    _log.warning(
-        "a commit told as foreseen (%s, v%s) answered otherwise when sent again: %s",
-        ahead.note.key,
-        ahead.note.version,
-        type(outcome).__name__,
-    )
