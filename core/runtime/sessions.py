@@ -100,8 +100,9 @@ class SessionStore:
         )
         return session
 
-    def _token_of(self, read: Session) -> str:
-        """The token of the save that wrote ``read`` ('' when this store keeps another)."""
+    def token_of(self, read: Session) -> str:
+        """The token of the save that wrote ``read``, as this store keeps it ('' when it
+        keeps another)."""
         kept = _known.get(self._tag + read.id)
         return kept.token if kept is not None and kept.session is read else ""
 
@@ -199,11 +200,6 @@ class SessionStore:
             # alone, through the cluster client, which follows either
             return [call.run() for call in calls]
 
-    def token_of(self, read: Session) -> str:
-        """The token of the save that wrote ``read``, as this store keeps it ('' when it
-        keeps another)."""
-        return self._token_of(read)
-
     def prepare(
         self,
         read: Session,
@@ -257,7 +253,7 @@ class SessionStore:
         keys = [self.keys.session(validate_session_id(read.id))]
         data = "" if saved is None else saved.model_dump_json()
         if read_token is None:
-            read_token = self._token_of(read)
+            read_token = self.token_of(read)
         guard = ""
         if made is not None:
             record, tail = made
@@ -299,7 +295,7 @@ class Saving:
     @property
     def token(self) -> str:
         """The token Redis holds with the session once this save is made."""
-        return self._store._token_of(self._read) if self._saved is None else self._call.args[3]
+        return self._store.token_of(self._read) if self._saved is None else self._call.args[3]
 
     @property
     def call(self) -> ScriptCall:
