@@ -238,9 +238,12 @@ def pings(client: RedisClient, count: int, into: list[float]) -> None:
 class RoundTrips:
     """Counts the writes to Redis connections (one per command, one per pipeline) made by
     this thread while on: the round trips a message costs, counted on the client, whoever
-    else uses the server (the metrics' flushing thread is not counted). A connection opened
-    on the way says hello first (``HELLO``, ``CLIENT SETINFO``, ``SELECT``: once in its life,
-    not once a message): those are counted apart, in ``handshakes``, with ``opened``."""
+    else uses the server (the metrics' flushing thread is not counted). A write sent before
+    any reply was read since the one before it is not counted: it goes while that one is on
+    its way, and their replies come back together (a pipeline sent in two writes). A
+    connection opened on the way says hello first (``HELLO``, ``CLIENT SETINFO``, ``SELECT``:
+    once in its life, not once a message): those are counted apart, in ``handshakes``, with
+    ``opened``."""
 
     def __init__(self) -> None:
         self.count = 0
@@ -249,19 +252,28 @@ class RoundTrips:
         self.handshakes = 0  # the writes of their hellos
         self.thread = threading.get_ident()
         self.plain: Callable[..., None] = AbstractConnection.send_packed_command
+        self.plain_read: Callable[..., Any] = AbstractConnection.read_response
+        self.waiting = False  # a write sent, and no reply read since
         self.plain_connect: Callable[..., None] = AbstractConnection.on_connect_check_health
         self._connecting = False
 
     def __enter__(self) -> RoundTrips:
         counter, plain, plain_connect = self, self.plain, self.plain_connect
+        plain_read = self.plain_read
 
         def counted(conn: AbstractConnection, *args: Any, **kwargs: Any) -> None:
             if counter.on and threading.get_ident() == counter.thread:
                 if counter._connecting:
                     counter.handshakes += 1
-                else:
+                elif not counter.waiting:
                     counter.count += 1
+                    counter.waiting = True
             plain(conn, *args, **kwargs)
+
+        def heard(conn: AbstractConnection, *args: Any, **kwargs: Any) -> Any:
+            if threading.get_ident() == counter.thread:
+                counter.waiting = False
+            return plain_read(conn, *args, **kwargs)
 
         def connecting(conn: AbstractConnection, *args: Any, **kwargs: Any) -> None:
             mine = counter.on and threading.get_ident() == counter.thread
@@ -273,11 +285,13 @@ class RoundTrips:
                 counter._connecting = False
 
         AbstractConnection.send_packed_command = counted  # type: ignore[method-assign,assignment]
+        AbstractConnection.read_response = heard  # type: ignore[method-assign]
         AbstractConnection.on_connect_check_health = connecting  # type: ignore[method-assign]
         return self
 
     def __exit__(self, *exc: object) -> None:
         AbstractConnection.send_packed_command = self.plain  # type: ignore[method-assign]
+        AbstractConnection.read_response = self.plain_read  # type: ignore[method-assign]
         AbstractConnection.on_connect_check_health = self.plain_connect  # type: ignore[method-assign]
 
 

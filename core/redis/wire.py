@@ -70,15 +70,45 @@ class Wire:
         message = [packed(command)]
         return self._exchanged(lambda conn: _round_trip(conn, message))
 
-    def call_all(self, commands: list[tuple[Any, ...]]) -> list[Any]:
+    def call_all(
+        self,
+        commands: list[tuple[Any, ...]],
+        more: Callable[[], list[tuple[Any, ...]]] | None = None,
+    ) -> list[Any]:
         """The replies of ``commands``, sent in one write on one connection (a pipeline, no
         transaction), in order; an error reply stands in its place, as in redis-py's
         ``execute(raise_on_error=False)``. Made again whole when cut off, as ``call`` is:
-        only for commands harmless to run twice."""
-        message = [b"".join(packed(command) for command in commands)]
-        replies: list[Any] = self._exchanged(
-            lambda conn: _round_trips(conn, message, len(commands))
-        )
+        only for commands harmless to run twice.
+
+        ``more``: the commands that follow them, asked for once the first are sent, and
+        sent in a second write on the same connection before any reply is read (the server
+        runs them in order, after the first): what the caller makes of the first while they
+        are on their way costs no wait of its own. Asked once, also when cut off and made
+        again. When it raises, the replies of the first are read (the connection serves on)
+        and its error is raised: the first ran."""
+        first = b"".join(packed(command) for command in commands)
+        if more is None:
+            replies: list[Any] = self._exchanged(
+                lambda conn: _round_trips(conn, [first], len(commands))
+            )
+            return replies
+        later: list[tuple[bytes, int]] = []  # (asked and packed once: sent again as it was)
+
+        def exchange(conn: Connection) -> list[Any]:
+            conn.send_packed_command([first])  # type: ignore[no-untyped-call]
+            if not later:
+                try:
+                    following = more()
+                except BaseException:
+                    _read(conn, len(commands))
+                    raise
+                later.append((b"".join(packed(c) for c in following), len(following)))
+            message, count = later[0]
+            if count:
+                conn.send_packed_command([message])  # type: ignore[no-untyped-call]
+            return _read(conn, len(commands) + count)
+
+        replies = self._exchanged(exchange)
         return replies
 
     def _exchanged(self, exchange: Callable[[Connection], Any]) -> Any:
@@ -197,6 +227,10 @@ def _round_trip(conn: Connection, packed: list[bytes]) -> Any:
 
 def _round_trips(conn: Connection, packed: list[bytes], count: int) -> list[Any]:
     conn.send_packed_command(packed)  # type: ignore[no-untyped-call]
+    return _read(conn, count)
+
+
+def _read(conn: Connection, count: int) -> list[Any]:
     replies: list[Any] = []
     for _ in range(count):
         try:

@@ -141,10 +141,10 @@ def clicked_undo(gateway: MutationGateway, click: ActionClicked, looked_up: Any)
 
 
 def planned_undo(
-    gateway: MutationGateway, click: ActionClicked, looked_up: Any
+    gateway: MutationGateway, click: ActionClicked, looked_up: Any, record: bool = True
 ) -> Planned | OutcomeNote:
     """``clicked_undo`` up to the revert's proposal: the revert checked, or the note of its
-    refusal."""
+    refusal (in the decision log; ``record`` False: not, ``planned_revert``)."""
     window = gateway.policy.config.undo.window_sec * 1000
     request = Revert(
         click.target_id,
@@ -154,5 +154,5 @@ def planned_undo(
         correlation_id=click.correlation_id,
         scan=UNDO_SCAN,
     )
-    planned = planned_revert(gateway, request, looked_up)
+    planned = planned_revert(gateway, request, looked_up, record)
     return planned if isinstance(planned, Planned) else note_under(gateway.policy, planned)

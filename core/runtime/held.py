@@ -17,6 +17,7 @@ from core.runtime.events import Event
 from core.runtime.on_save import CommitOnSave
 from core.runtime.sessions import Saving, Stored
 from core.runtime.stream_appends import StreamAppend
+from core.state.scripts import Sent
 
 __all__ = ["Held", "Pending"]
 
@@ -69,6 +70,7 @@ class Held:
     rewound: list[Msg] = field(default_factory=list)
     may_wait: bool = True
     looked_up: dict[str, Any] = field(default_factory=dict)
+    early: dict[str, Sent] = field(default_factory=dict)  # an Undo's lookup, sent as it came
     team: TeamWeights | None = None  # the workspace's own weights, read with the session
     pending: Pending | None = None
     cut: int | None = None

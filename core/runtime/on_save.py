@@ -20,23 +20,33 @@ the server forgot the save script and ran it after), it is proposed alone, as be
 from __future__ import annotations
 
 import logging
-from collections.abc import Container, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.deliberation.commands import Cmd, Commit, Show, Teach
+from core.deliberation.commands import Cmd, Commit, RevertCommit, Show, Teach
 from core.deliberation.memory import ClickStatus
 from core.deliberation.messages import OutcomeNote
 from core.deliberation.session import Session
 from core.gateway.mutation_gateway import MutationGateway
 from core.gateway.outcome import Outcome
 from core.gateway.policy import Verdict
+from core.gateway.reverts import Planned
+from core.runtime.deciding import planned_undo
 from core.runtime.outcome_notes import note_under
 from core.runtime.sessions import Saving
 from core.state.commit_result import Committed
 from core.state.scripts import ScriptCall
 
-__all__ = ["Ahead", "CommitOnSave", "commit_on_save", "foreseen", "made_before"]
+__all__ = [
+    "Ahead",
+    "AheadLater",
+    "CommitOnSave",
+    "commit_on_save",
+    "foreseen",
+    "made_before",
+    "revert_on_save",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -69,16 +79,33 @@ class Ahead:
         )
 
 
+class AheadLater:
+    """The ``Ahead`` of a commit (or None: none), made once, when asked, as
+    ``SessionStore.together``'s ``then``: while the commit is on its way, its save is
+    sent behind it. Asked again (the round trip made again), the same save."""
+
+    def __init__(self, make: Callable[[], Ahead | None]) -> None:
+        self._make: Callable[[], Ahead | None] | None = make
+        self.ahead: Ahead | None = None
+
+    def __call__(self) -> list[ScriptCall]:
+        if self._make is not None:
+            self.ahead, self._make = self._make(), None
+        return [] if self.ahead is None else [self.ahead.saving.call]
+
+
 @dataclass
 class CommitOnSave:
     """``cmd``'s commit, its policy's ``verdict`` given, to send with a save
     (``MutationGateway.commit_on``); what it came to is heard with the save (``heard``) and
-    read once by ``outcome``."""
+    read once by ``outcome``. An Undo's revert is one too (``revert_on_save``): ``planned``,
+    what it was checked as (a conflict is told in its terms)."""
 
     cmd: Commit
     verdict: Verdict
     reply: list[Any] | None = None
     ahead: Ahead | None = None  # what it came to, saved already in its round trip
+    planned: Planned | None = None
 
     def heard(self, reply: list[Any]) -> None:
         self.reply = reply
@@ -87,6 +114,10 @@ class CommitOnSave:
         """What the commit came to (None: it did not run: propose it)."""
         reply, self.reply = self.reply, None
         return None if reply is None else gateway.answered(self.verdict, reply)
+
+    def told(self, outcome: Outcome) -> Outcome:
+        """``outcome`` as it is told (a revert's as ``Planned.told`` tells it)."""
+        return outcome if self.planned is None else self.planned.told(outcome)
 
 
 def commit_on_save(
@@ -104,6 +135,28 @@ def commit_on_save(
         verdict = gateway.ready(cmd.mutation)
         return None if verdict is None else CommitOnSave(cmd, verdict)
     return None
+
+
+def revert_on_save(
+    gateway: MutationGateway, cmds: Sequence[Cmd], looked_up: Mapping[str, Any]
+) -> CommitOnSave | None:
+    """An Undo's revert (``cmds``: its ``RevertCommit`` alone), checked on what its lookup
+    found (``looked_up``, by the mutation it undoes: sent as the click came, read while the
+    click was updated), to commit on the click's save as a click's commit is (the Undo in
+    one round trip). None: as before, once its save is heard of (a refusal is checked, and
+    logged, then: not here)."""
+    if len(cmds) != 1 or not isinstance(cmds[0], RevertCommit):
+        return None
+    click = cmds[0].click
+    if click.target_id not in looked_up:
+        return None
+    planned = planned_undo(gateway, click, looked_up[click.target_id], record=False)
+    if not isinstance(planned, Planned):
+        return None
+    verdict = gateway.ready(planned.mutation)
+    if verdict is None:
+        return None
+    return CommitOnSave(Commit(planned.mutation, click), verdict, planned=planned)
 
 
 def foreseen(

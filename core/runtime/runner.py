@@ -47,10 +47,11 @@ import os
 from collections import deque
 from collections.abc import Callable
 from functools import partial
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from redis.exceptions import RedisError
 
+from core.deliberation.actions import ActionType
 from core.deliberation.commands import (
     Classify,
     Cmd,
@@ -91,7 +92,15 @@ from core.runtime.clicked import Clicked
 from core.runtime.deciding import clicked_decision, planned_undo
 from core.runtime.events import Event, FromPeople, OutcomeEvent
 from core.runtime.held import Held
-from core.runtime.on_save import Ahead, commit_on_save, foreseen, made_before
+from core.runtime.on_save import (
+    Ahead,
+    AheadLater,
+    CommitOnSave,
+    commit_on_save,
+    foreseen,
+    made_before,
+    revert_on_save,
+)
 from core.runtime.outcome_notes import note_under
 from core.runtime.queries import Queries
 from core.runtime.results import classified, replied
@@ -150,6 +159,8 @@ class Runtime:
         sent = held.commits
         with self.trace.held() as held.rows:  # (a model call's audit: saved with what follows)
             try:
+                if isinstance(msg, ActionClicked):
+                    self._look_early(session_id, msg, held)
                 while queue or held.pending is not None:
                     if not queue:  # (the send's last save, heard before the send answers)
                         if not held.settled(self._patiently):
@@ -169,6 +180,8 @@ class Runtime:
                     raise
                 what, mutation_id = sent[-1]
                 raise CommitUnconfirmed(what, mutation_id, self._budget, error) from error
+            finally:  # (a lookup sent early that no update read: its connection serves on)
+                self._looked_early(list(held.early), held)
         return events
 
     def click(self, session_id: str, click: ActionClicked) -> Clicked:
@@ -279,25 +292,35 @@ class Runtime:
             # first run was (unless someone saved in between: then, as for any save whose
             # session moved meanwhile, nothing but the trace row is written, and the session
             # found, with this message's change in it, is updated again: a click is known by
-            # its id; a chat turn may be remembered twice); an Undo's lookup goes with it
+            # its id; a chat turn may be remembered twice); an Undo's lookup goes with it,
+            # unless it was sent as the click came (``_look_early``): then its revert does
             undos = [c.click.target_id for c in rest if isinstance(c, RevertCommit)]
-            lookups = [undo_lookup(self.gateway.store, mutation_id) for mutation_id in undos]
+            looked = self._looked_early(undos, held)
+            later_undos = [mutation_id for mutation_id in undos if mutation_id not in looked]
+            lookups = [undo_lookup(self.gateway.store, m) for m in later_undos]
             assert held.saved is not None  # (read with the session)
             # (a uuid4's hex costs twenty times as much as that token)
             token = os.urandom(16).hex()
             save = (held.saved, changed, token, [*held.always, *along])
             adapt = self.loop.settings.adapt
-            on_save = None if lookups else commit_on_save(self.gateway, rest, adapt, held.on_save)
-            ahead, told = None, False
+            on_save = None
+            if undos and not lookups:  # (its revert, checked on the lookup sent early)
+                on_save = revert_on_save(self.gateway, rest, looked)
+            elif not undos:
+                on_save = commit_on_save(self.gateway, rest, adapt, held.on_save)
+            held.looked_up = looked if on_save is None else {}
+            later, told = None, False
             if on_save is not None:  # (a click's commit, made on its save: on_save.py)
                 key = self.sessions.keys.session(session_id)
                 commit = self.gateway.commit_on(on_save.verdict, key, token)
-                # (and the save of what it comes to, when that is known: made on the commit)
-                if rest == [on_save.cmd]:  # (nothing else asked for: it can come after)
+                lookups = [commit]
+                # (and the save of what it comes to, when that is known: made on the commit,
+                # while the save and the commit are on their way)
+                if on_save.planned or rest == [on_save.cmd]:  # (nothing else: it can follow)
                     click, verdict = on_save.cmd.click, on_save.verdict
                     first = partial(self.sessions.saved_as, held.saved, changed)
-                    ahead = self._ahead(session_id, first, token, click, verdict, commit)
-                lookups = [commit] if ahead is None else [commit, ahead.saving.call]
+                    ahead_of = (session_id, first, token, click, verdict, commit)
+                    later = AheadLater(partial(self._ahead, *ahead_of))
             if not lookups and alone and held.may_wait and self._answers_at_once(rest):
                 # (made ready while the save before it, if any, is on its way)
                 after = None if held.pending is None else held.pending.saving.token
@@ -308,10 +331,10 @@ class Runtime:
                     return rest
             elif not held.settled(self._patiently):
                 return None
-            store = partial(self.sessions.store_along, *save, len(held.always), lookups)
+            store = partial(self.sessions.store_along, *save, len(held.always), lookups, later)
             if on_save is None:
                 stored, looked_up = self._patiently(store)
-                held.looked_up = dict(zip(undos, looked_up, strict=True))
+                held.looked_up.update(zip(later_undos, looked_up, strict=True))
             else:  # (sent: unconfirmed until heard)
                 held.commits.append((on_save.cmd.mutation.key, on_save.cmd.mutation.id))
                 stored, [reply, *answers] = self._patiently(store)
@@ -323,6 +346,7 @@ class Runtime:
                     held.on_save[on_save.cmd.mutation.id] = on_save
                 else:  # not made: its save did not land
                     held.commits.pop()
+                ahead = None if later is None else later.ahead
                 if ahead is not None and stored.saved:
                     landed = ahead.saving.landed(answers[0])
                     told = landed is not None
@@ -340,6 +364,32 @@ class Runtime:
                 held.rewound, held.waiting, held.may_wait = held.waiting[:1], [], False
                 return None
         raise StoreError(f"session {session_id} kept changing during {attempts} attempts")
+
+    def _look_early(self, session_id: str, click: ActionClicked, held: Held) -> None:
+        """An Undo's lookup (``undo_lookup``: read-only) sent as the click comes, when the
+        session this process keeps lists what it undoes: its answer, read once the click is
+        updated and its save made ready (``_looked_early``), costs no wait of its own, and
+        the revert's commit goes with the click's save (``revert_on_save``). A lookup cut
+        off goes with the save instead, as before."""
+        if click.action != ActionType.REVERT_MUTATION:
+            return
+        known = self.sessions.known(session_id)
+        if known is None or click.target_id not in known.interaction.undoable:
+            return
+        lookup = undo_lookup(self.gateway.store, click.target_id)
+        with contextlib.suppress(*INTERRUPTED, RedisError):
+            held.early[click.target_id] = lookup.send()
+
+    def _looked_early(self, undos: list[str], held: Held) -> dict[str, Any]:
+        """What the lookups sent early (``_look_early``) for ``undos`` found, by mutation id
+        (one cut off on its way, left out: it goes with the save)."""
+        looked: dict[str, Any] = {}
+        for mutation_id in undos:
+            early = held.early.pop(mutation_id, None)
+            if early is not None:
+                with contextlib.suppress(*INTERRUPTED, RedisError):
+                    looked[mutation_id] = early.reply()
+        return looked
 
     def _ahead(
         self,
@@ -440,20 +490,15 @@ class Runtime:
             held.team = taught or held.team
         elif isinstance(cmd, Commit):
             on_save = held.on_save.pop(cmd.mutation.id, None)
-            outcome = None if on_save is None else on_save.outcome(self.gateway)
-            if outcome is None:
-                sent.append((cmd.mutation.key, cmd.mutation.id))
-                outcome = self.gateway.propose(cmd.mutation)
-            if on_save is None or on_save.ahead is None:
-                note = note_under(self.gateway.policy, outcome)
-                return self._done(session_id, cmd.click, note, events)
-            ahead, on_save.ahead = on_save.ahead, None
-            self._foreseen(session_id, cmd.click, outcome, ahead, events, held)
+            return self._committed(session_id, cmd, on_save, events, held)
         elif isinstance(cmd, ResolveProposal):
             # an agent's proposal has its mutation's id
             sent.append((f"proposal {cmd.click.target_id}", cmd.click.target_id))
             return self._done(session_id, cmd.click, clicked_decision(self.gateway, cmd), events)
         elif isinstance(cmd, RevertCommit):
+            on_save = held.on_save.pop(revert_id(cmd.click.target_id), None)
+            if on_save is not None:  # (its revert, made on its save: ``revert_on_save``)
+                return self._committed(session_id, on_save.cmd, on_save, events, held)
             sent.append((f"revert of {cmd.click.target_id}", revert_id(cmd.click.target_id)))
             looked_up = held.looked_up.pop(cmd.click.target_id, None)
             planned = planned_undo(self.gateway, cmd.click, looked_up)
@@ -463,6 +508,29 @@ class Runtime:
         elif isinstance(cmd, LogEvaluation):
             evaluated = (session_id, cmd.correlation_id, cmd.result)
             self._patiently(partial(self.beat_history.append, *evaluated))
+        return None
+
+    def _committed(
+        self,
+        session_id: str,
+        cmd: Commit,
+        on_save: CommitOnSave | None,
+        events: list[Event],
+        held: Held,
+    ) -> ActionDone | None:
+        """What ``cmd``'s commit came to, made on its click's save (``on_save``: heard with
+        it; None, or not made there: proposed now), told; None when what it came to was saved
+        already (``_foreseen``), else the ``ActionDone`` to update the session with."""
+        outcome = None if on_save is None else on_save.outcome(self.gateway)
+        if outcome is None:
+            held.commits.append((cmd.mutation.key, cmd.mutation.id))
+            outcome = self.gateway.propose(cmd.mutation)
+        outcome = outcome if on_save is None else on_save.told(outcome)
+        if on_save is None or on_save.ahead is None:
+            note = note_under(self.gateway.policy, outcome)
+            return self._done(session_id, cmd.click, note, events)
+        ahead, on_save.ahead = on_save.ahead, None
+        self._foreseen(session_id, cmd.click, outcome, ahead, events, held)
         return None
 
     def _reverted(
@@ -486,9 +554,10 @@ class Runtime:
             return self._done(session_id, click, note_under(self.gateway.policy, outcome), events)
         key = self.sessions.keys.session(session_id)
         commit = self.gateway.commit_on(verdict, key, token)
-        ahead = self._ahead(session_id, saved, token, click, verdict, commit)
-        calls = [commit] if ahead is None else [commit, ahead.saving.call]
-        reply, *answers = self._patiently(partial(self.sessions.together, calls))
+        # (what it comes to made and saved behind it while it is on its way)
+        later = AheadLater(partial(self._ahead, session_id, saved, token, click, verdict, commit))
+        reply, *answers = self._patiently(partial(self.sessions.together, [commit], later))
+        ahead = later.ahead
         made = self.gateway.answered(verdict, reply)
         if made is None:  # (its save's token no longer among the last saves': alone)
             made = self.gateway.propose(planned.mutation)

@@ -177,28 +177,37 @@ class SessionStore:
         rows: Sequence[StreamAppend] = (),
         always: int = 0,
         along: Sequence[ScriptCall] = (),
+        then: Callable[[], Sequence[ScriptCall]] | None = None,
     ) -> tuple[Stored, list[Any]]:
         """``store``, with the scripts of ``along`` (of this workspace, and harmless to run
         twice: the save may be sent again) sent in the same round trip (on a cluster that
-        redirects it, a slot migrating or moved, each alone): what the save came to, and
+        redirects it, a slot migrating or moved, each alone), and those ``then`` answers
+        (asked for once those are on their way: ``together``): what the save came to, and
         their replies."""
         saved = _saved(read, changed)
         call = self._call(read, saved, token, rows, always)
-        reply, *replies = self.together([call, *along])
+        reply, *replies = self.together([call, *along], then)
         return self._stored(read, saved, call, reply), replies
 
-    def together(self, calls: Sequence[ScriptCall]) -> list[Any]:
+    def together(
+        self,
+        calls: Sequence[ScriptCall],
+        then: Callable[[], Sequence[ScriptCall]] | None = None,
+    ) -> list[Any]:
         """The replies of ``calls`` (this workspace's scripts, each harmless to make again
         or answering again as it did: a save by its token), sent in one round trip (on a
-        cluster that redirects it, a slot migrating or moved, each alone)."""
-        if len(calls) == 1:
+        cluster that redirects it, a slot migrating or moved, each alone); and of those
+        ``then`` answers, asked for once ``calls`` are on their way and sent behind them
+        (``core.state.scripts.together``): made meanwhile, they cost no wait of their own."""
+        if len(calls) == 1 and then is None:
             return [calls[0].run()]
         try:
-            return together(self.redis, calls)
+            return together(self.redis, calls, then)
         except AskError:  # (MovedError is one too)
             # a cluster's slot migrating (a key of it moved: ASK) or moved (MOVED): each
             # alone, through the cluster client, which follows either
-            return [call.run() for call in calls]
+            later = () if then is None else then()
+            return [call.run() for call in [*calls, *later]]
 
     def prepare(
         self,

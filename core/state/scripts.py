@@ -5,7 +5,7 @@ forgotten it (a restart, SCRIPT FLUSH, a failover)."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
@@ -146,15 +146,41 @@ class ScriptCall:
         return self.script.send(self.keys, self.args)
 
 
-def together(client: RedisClient, calls: Sequence[ScriptCall]) -> list[Any]:
+def together(
+    client: RedisClient,
+    calls: Sequence[ScriptCall],
+    then: Callable[[], Sequence[ScriptCall]] | None = None,
+) -> list[Any]:
     """The replies of ``calls``, sent by their SHAs in one pipeline (one round trip), in
     order; those the server answered NOSCRIPT, which it never ran, are sent again by EVAL in
     a second. Their keys are one workspace's: on a cluster, the pipeline goes to the shard
     that holds its slot (``shard_of``: redis-py's cluster pipeline asks a server for an
     EVALSHA's keys first, a round trip per script). A call that failed otherwise raises its
-    error (the others ran); so does a slot that moved (``MOVED``: the caller sends again)."""
+    error (the others ran); so does a slot that moved (``MOVED``: the caller sends again).
+
+    ``then``: the calls that follow (their replies after those of ``calls``), asked for
+    once ``calls`` are on their way and sent behind them on the same connection, so that
+    making them costs no wait of its own (``Wire.call_all``'s ``more``); asked once. Where
+    the pipeline goes through redis-py (a cluster), asked first and sent with them."""
     shard = shard_of(client, calls[0].keys[0])
-    replies = _pipelined(shard, calls, "EVALSHA")
+    wire = wire_of(shard) if calls[0].script.client is shard else None  # (one server)
+    if then is None or wire is None:
+        everything = [*calls, *(() if then is None else then())]
+        return _answered(shard, everything, _pipelined(shard, everything, "EVALSHA"))
+    later: list[ScriptCall] = []
+    asked = then
+
+    def more() -> list[tuple[Any, ...]]:
+        later.extend(asked())
+        return [_command(call, "EVALSHA") for call in later]
+
+    replies = wire.call_all([_command(call, "EVALSHA") for call in calls], more)
+    return _answered(shard, [*calls, *later], replies)
+
+
+def _answered(shard: Redis, calls: Sequence[ScriptCall], replies: list[Any]) -> list[Any]:
+    """``replies`` to ``calls``, those the server answered NOSCRIPT made again by EVAL; an
+    error reply raised."""
     missing = [n for n, reply in enumerate(replies) if isinstance(reply, NoScriptError)]
     if missing:
         again = _pipelined(shard, [calls[n] for n in missing], "EVAL")

@@ -14,9 +14,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from redis import BlockingConnectionPool, ConnectionPool, Redis
 from redis._parsers.encoders import Encoder
+from redis.backoff import NoBackoff
 from redis.connection import PythonRespSerializer
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import DataError, ResponseError
+from redis.retry import Retry
 
 from core.redis.wire import POOL_SHARE, packed, wire_of
 from core.state.scripts import LuaScript, ScriptCall, together
@@ -271,3 +273,107 @@ def test_scripts_sent_together_that_the_server_forgot_are_sent_whole(
     ]
     assert client.script_exists(echo.sha, count.sha) == [True, True]
     client.close()
+
+
+def test_what_follows_is_made_while_the_first_are_on_their_way(server_redis: Redis) -> None:
+    """``call_all``'s ``more`` is asked once the first commands are sent: another client
+    sees them run before it answers; what it answers goes behind them on the same
+    connection, their replies after the first's, in one exchange."""
+    wire = wire_of(server_redis)
+    assert wire is not None
+    key = f"then-{os.urandom(4).hex()}"
+    watcher = Redis(
+        connection_pool=ConnectionPool(**server_redis.connection_pool.connection_kwargs)
+    )
+    asked: list[str] = []
+
+    def more() -> list[tuple[Any, ...]]:
+        wait_for(lambda: watcher.get(key) is not None, "the first write to run")
+        asked.append("asked")
+        return [("INCR", key), ("GET", key)]
+
+    replies = wire.call_all([("SET", key, "1"), ("INCR", key)], more)
+    assert [_text(r) for r in replies] == ["OK", 2, 3, "3"]
+    assert asked == ["asked"]
+    assert [_text(r) for r in wire.call_all([("GET", key)], list)] == ["3"]  # (none follow)
+    watcher.close()
+    server_redis.delete(key)
+
+
+def test_what_follows_is_asked_once_when_the_exchange_is_made_again(
+    own_redis: RedisProcess,
+) -> None:
+    """The connection cut off after the second write (its replies lost): the retry sends
+    both again, the same commands, and does not ask ``more`` again."""
+    client = Redis.from_url(own_redis.url, decode_responses=True, retry=Retry(NoBackoff(), 1))
+    admin = Redis.from_url(own_redis.url, decode_responses=True)
+    wire = wire_of(client)
+    assert wire is not None
+    asked: list[int] = []
+
+    def more() -> list[tuple[Any, ...]]:
+        asked.append(1)
+        # (this connection killed once its first write ran: the second write or the
+        # reading fails, and the retry makes the whole exchange again)
+        if len(asked) == 1:
+            wait_for(lambda: admin.get("k") == "1", "the first write to run")
+            admin.client_kill_filter(_type="normal", skipme=True)
+        return [("INCR", "n")]
+
+    replies = wire.call_all([("INCR", "k")], more)
+    assert asked == [1]
+    # the first write ran twice (made again whole, as ``call_all`` says), the second once
+    assert replies == [2, 1] and admin.get("k") == "2" and admin.get("n") == "1"
+    client.close()
+    admin.close()
+
+
+def test_when_what_follows_fails_the_first_replies_are_read_and_it_is_raised(
+    server_redis: Redis,
+) -> None:
+    """The first commands ran; ``more`` raises: its error is what the caller hears, the
+    first replies are read off the connection, and the next call gets its own reply."""
+    wire = wire_of(server_redis)
+    assert wire is not None
+    key = f"then-{os.urandom(4).hex()}"
+
+    def more() -> list[tuple[Any, ...]]:
+        raise ValueError("no")
+
+    with pytest.raises(ValueError, match="no"):
+        wire.call_all([("SET", key, "v"), ("GET", key)], more)
+    assert _text(server_redis.get(key)) == "v"
+    for _ in range(3):  # (whichever connection the wire hands out next: no stray reply)
+        assert [_text(r) for r in wire.call_all([("ECHO", "mine")])] == ["mine"]
+    server_redis.delete(key)
+
+
+def test_scripts_that_follow_go_behind_the_first_wherever_they_are_sent(
+    server_redis: Redis,
+) -> None:
+    """``together``'s ``then``: on the wire, asked once the first are on their way; where
+    redis-py must see the commands, asked first and sent with them; the same replies, in
+    order, either way."""
+    echo, count = LuaScript(server_redis, ECHO), LuaScript(server_redis, COUNT)
+    key = f"together-{os.urandom(4).hex()}"
+    first = [ScriptCall(echo, [key], ["ü", 1]), ScriptCall(count, [key], [])]
+    asked: list[int] = []
+
+    def then() -> list[ScriptCall]:
+        asked.append(1)
+        return [ScriptCall(count, [key], [])]
+
+    assert together(server_redis, first, then) == [[key, "ü", "1"], 1, 2]
+    assert together(server_redis, first, list) == [[key, "ü", "1"], 3]
+    wrapped = Counting(connection_pool=server_redis.connection_pool)
+    through = [ScriptCall(LuaScript(wrapped, ECHO), [key], ["ü", 1])]
+    assert together(wrapped, through, then) == [[key, "ü", "1"], 4]
+    assert asked == [1, 1]
+    server_redis.delete(f"{key}:count")
+
+
+def _text(reply: Any) -> Any:
+    """A reply as text (the suite's client may or may not decode), OK for True."""
+    if reply is True:
+        return "OK"
+    return reply.decode() if isinstance(reply, bytes) else reply

@@ -61,6 +61,8 @@ class PausedAtCommit(Redis):
         self.server: RedisProcess | None = None
         self.paused = threading.Event()  # set once the server was paused
         self.met: list[list[bytes]] = []  # the write the commit went out in, once paused
+        self.followed: list[list[bytes]] = []  # the next write on its connection
+        self._met_on: object = None  # (that connection)
         pool = self.connection_pool
         assert not pool._created_connections  # type: ignore[attr-defined]
         pool.connection_class = WatchedConnection
@@ -72,9 +74,12 @@ class PausedAtCommit(Redis):
         self.server = server
         self.after = after
 
-    def sending(self, commands: list[list[bytes]]) -> int | None:
-        """Called as ``commands`` go out on one write: pauses now (armed, not ``after``), or
-        says which of their replies is the commit's (``after``: pause once it is read)."""
+    def sending(self, commands: list[list[bytes]], conn: object) -> int | None:
+        """Called as ``commands`` go out on one write on ``conn``: pauses now (armed, not
+        ``after``), or says which of their replies is the commit's (``after``: pause once it
+        is read)."""
+        if conn is self._met_on and not self.followed:
+            self.followed = commands
         server = self.server
         found = [n for n, c in enumerate(commands) if len(c) > 1 and c[1] in self.commit]
         if server is None or not found:
@@ -83,7 +88,7 @@ class PausedAtCommit(Redis):
             return found[0]
         self.server = None  # once
         pause_writes(server)
-        self.met = commands
+        self.met, self._met_on = commands, conn
         self.paused.set()
         return None
 
@@ -120,7 +125,7 @@ class WatchedConnection(Connection):
 
     def send_packed_command(self, command: Any, check_health: bool = True) -> None:
         packed = command if isinstance(command, bytes) else b"".join(command)
-        commit_at = self.watcher.sending(resp_commands(packed))
+        commit_at = self.watcher.sending(resp_commands(packed), self)
         super().send_packed_command(command, check_health)
         # (after: a connection made on the way sends its handshake through here first)
         self.commit_at, self.replies = commit_at, 0
@@ -247,12 +252,13 @@ def test_a_click_redis_does_not_confirm_is_told_so_and_lands_once_when_sent_agai
     client.arm(own_redis)
     bot.click(reply, "ConfirmCurrent")
     [notice] = bot.ephemerals()
-    # the commit met the pause, the click's save before it and the save of what it came to
-    # (foreseen, made only on it) after it
+    # the commit met the pause, the click's save before it; the save of what it came to
+    # (foreseen, made only on it) behind it, on the same connection, in a write of its own
+    # (made while they were on their way)
     assert client.paused.is_set()
     save = LuaScript(client, SAVE_LUA).sha.encode()
-    saved_with = [save, commit_script(client).sha.encode(), save]
-    assert [c[1] for c in client.met] == saved_with
+    assert [c[1] for c in client.met] == [save, commit_script(client).sha.encode()]
+    assert [c[1] for c in client.followed] == [save]
     assert notice["user"] == "U0ALICE" and notice["text"] == escape(UNCONFIRMED)
     bot.listeners.idle()
     assert len(bot.slack.ephemerals) == 1  # UNCONFIRMED alone: no TROUBLE as well

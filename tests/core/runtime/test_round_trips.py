@@ -35,7 +35,7 @@ from core.runtime.sessions import SAVE_LUA, SessionStore
 from core.runtime.team_weights import TeamStore
 from core.runtime.transcripts import Transcripts
 from core.state.keys import WorkspaceKeys
-from core.state.scripts import LuaScript
+from core.state.scripts import COMMIT_LUA, UNDO_LOOKUP_LUA, LuaScript
 from tests.classifiers import Seen
 from tests.conftest import write_config
 from tests.core.runtime.races import read_again_after_his
@@ -52,7 +52,10 @@ MOST = 3  # round trips of a click, and of a turn whose session this process kee
 # its save, its commit made on that save and the save of what it came to, made on the commit
 COMMITTING = 1
 COMMITTED_AFTER = 2  # of one whose commit expects no version: what it came to saved after it
-UNDOING = 2  # of an Undo: its save with its lookup; the revert's commit with what it came to
+# of an Undo: its lookup, sent as the click comes (its answer read once the click is updated:
+# no wait of its own where the update takes longer); the click's save with the revert's
+# commit made on it and the save of what that came to
+UNDOING = 2
 ALICE, BOB = actor("user:alice"), actor("user:bob")
 TURNS = [
     "what if we used postgres for the orders service",  # a first idea
@@ -397,12 +400,13 @@ def test_a_save_of_a_session_that_moved_writes_only_the_rows_it_must(
 
 
 def test_an_undo_click_takes_two_round_trips(counted: tuple[App, Trips]) -> None:
-    """Save the click as on its way with what it undoes found beside it (the key's
-    version, the clock: one script, in the save's pipeline); the gateway's commit, made on
-    that save, with the save of what it came to, foreseen and made on the commit (it took 7:
-    the log scanned for the record, then the clock and the version asked apart; then 5, the
-    lookup a round trip of its own; then 4, the session read first; then 3, the save of what
-    it came to after the commit)."""
+    """Ask what it undoes (the key's version, the clock: one script) as the click comes, and
+    read the answer once the click is updated; then save the click as done with the
+    gateway's commit of the revert made on that save, and the save of what it came to,
+    foreseen and made on the commit (it took 7: the log scanned for the record, then the
+    clock and the version asked apart; then 5, the lookup a round trip of its own; then 4,
+    the session read first; then 3, the save of what it came to after the commit; then 2,
+    the lookup in the save's pipeline and the revert after it)."""
     app, trips = counted
     runtime = app.runtime(use_env=False)
     # the first loads its script (NOSCRIPT, then EVAL), on a key of its own
@@ -417,3 +421,12 @@ def test_an_undo_click_takes_two_round_trips(counted: tuple[App, Trips]) -> None
             undone = press(runtime, after, ActionType.REVERT_MUTATION, f"u-{session}", session)
         assert [e.outcome for e in undone if isinstance(e, OutcomeEvent)] == ["committed"]
     assert trips.count == UNDOING, trips.count
+    # the lookup went first, alone; the revert's commit with the click's save
+    said = b"".join(trips.said)
+    lookup, save = (
+        LuaScript(app.store.redis, UNDO_LOOKUP_LUA).sha,
+        LuaScript(app.store.redis, SAVE_LUA).sha,
+    )
+    commit = LuaScript(app.store.redis, COMMIT_LUA).sha
+    assert said.count(lookup.encode()) == 1
+    assert said.index(lookup.encode()) < said.index(save.encode()) < said.index(commit.encode())

@@ -1,8 +1,10 @@
 """An Undo click through ``Runtime.send``: what it must know of the change it undoes (its log
-record, the key's version, the clock, whether the revert committed) is asked in the same
-pipeline as the click's save, and nothing it checked is lost by that: a lapsed idempotency
-record still sends it through the log, a write landing between the lookup and the commit is
-not overwritten, and a pipeline whose answer was lost is sent again and saves once."""
+record, the key's version, the clock, whether the revert committed) is asked as the click
+comes (when this process keeps a session that lists it; else in the same pipeline as the
+click's save), and nothing it checked is lost by that: a lapsed idempotency record still
+sends it through the log, a write landing between the lookup and the commit is not
+overwritten, a refusal is logged once, a lookup nothing reads gives its connection back,
+and a pipeline whose answer was lost is sent again and saves once."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from functools import partial
 from typing import Any
 
 import pytest
-from redis import Redis
+from redis import ConnectionPool, Redis
 from redis.backoff import NoBackoff
 from redis.client import Pipeline
 from redis.retry import Retry
@@ -23,6 +25,7 @@ from core.deliberation.messages import ActionClicked, UserSaid
 from core.deliberation.view import View
 from core.gateway.reverts import Revert, revert, revert_id, undo_lookup
 from core.redis.client import RedisClient, resend
+from core.redis.wire import wire_of
 from core.runtime.events import Event, OutcomeEvent
 from core.runtime.runner import Runtime
 from core.runtime.sessions import SAVE_LUA, SessionStore
@@ -214,3 +217,48 @@ def test_an_undo_takes_its_candidate_back_to_the_table_in_the_save_made_on_its_c
     trace = runtime.trace.for_correlation(outcome(events).correlation_id)
     assert [e["data"]["result"]["version"] for e in trace if e["event"] == "action_done"] == [2]
     assert undo.target_id == done.mutation_id
+
+
+def test_an_undo_refused_on_what_was_looked_up_as_it_came_is_logged_once(
+    redis_client: RedisClient, workspace: str
+) -> None:
+    """Bob changed the key before the Undo: the lookup sent as the click came says so, the
+    revert is not committed on the click's save, and its refusal is told and logged once
+    (checked again, and logged, once the save is heard of)."""
+    app = build_app(workspace, client=redis_client)
+    runtime = app.runtime(use_env=False)
+    after, done = used(runtime)
+    assert done.key is not None and done.mutation_id is not None
+    app.gateway.propose(mutation("set", done.key, "MySQL", "user:bob"))
+    undone = outcome(press(runtime, after, ActionType.REVERT_MUTATION, "u1"))
+    assert (undone.outcome, undone.reason) == ("rejected", "conflict")
+    refusals = [
+        d for d in app.gateway.decisions.recent() if d["mutation_id"] == revert_id(done.mutation_id)
+    ]
+    assert [d["reason"] for d in refusals] == ["conflict"]
+    assert app.store.get(done.key).value == "MySQL"  # type: ignore[union-attr]
+
+
+def test_an_undo_lookup_no_update_reads_gives_its_connection_back(
+    server_redis: Redis, workspace: str
+) -> None:
+    """The same Undo click delivered again once it is done: its lookup goes as it comes (the
+    session lists what it undoes), the update answers "already handled" without asking it,
+    and the reply is read all the same: no connection stays taken with a reply in it."""
+    client = Redis(connection_pool=ConnectionPool(**server_redis.connection_pool.connection_kwargs))
+    wire = wire_of(client)
+    assert wire is not None
+    runtime = build_app(workspace, client=client).runtime(use_env=False)
+    after, _ = used(runtime)
+    assert outcome(press(runtime, after, ActionType.REVERT_MUTATION, "u1")).outcome == "committed"
+    pool = client.connection_pool
+
+    def taken() -> int:  # (the wire keeps some between calls: not taken by anyone)
+        return len(pool._in_use_connections) - len(wire._idle)  # type: ignore[attr-defined]
+
+    before = taken()
+    again = press(runtime, after, ActionType.REVERT_MUTATION, "u1")
+    assert [e.outcome for e in again if isinstance(e, OutcomeEvent)] == []  # (a notice)
+    assert taken() == before
+    assert all(not conn.can_read() for conn in wire._idle)  # type: ignore[attr-defined]
+    client.close()
