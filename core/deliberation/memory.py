@@ -14,6 +14,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from core.cached_models import Copied
 from core.deliberation.interpretation import TurnInterpretation
 from core.deliberation.recent import MAX_RECENT, RecentTurn
 
@@ -59,7 +60,7 @@ class ThreadStatus(StrEnum):
     CLOSED = "closed"
 
 
-class Candidate(BaseModel):
+class Candidate(Copied):
     """The idea on the table. Its version grows with every change, so a button rendered for
     version 3 is stale once the candidate is at version 4. ``refinements``: every change
     people asked of it since it was put on the table, in order, so a rewrite keeps them all."""
@@ -96,7 +97,7 @@ class ClickStatus(StrEnum):
     FAILED = "failed"  # rejected: someone else (with the right role) may click again
 
 
-class ClickRecord(BaseModel):
+class ClickRecord(Copied):
     """A click on an action of one candidate (or proposal) version, so that a second person's
     click on the same button does not do it twice."""
 
@@ -110,7 +111,7 @@ class ClickRecord(BaseModel):
     status: ClickStatus = ClickStatus.PENDING
 
 
-class InteractionState(BaseModel):
+class InteractionState(Copied):
     model_config = ConfigDict(extra="forbid")
 
     mode: Mode = Mode.IDLE
@@ -141,7 +142,7 @@ class InteractionState(BaseModel):
         return [*kept, candidate][-MAX_EARLIER:]
 
 
-class ContextState(BaseModel):
+class ContextState(Copied):
     """What a model call may know of the session: never the transcript itself."""
 
     model_config = ConfigDict(extra="forbid")

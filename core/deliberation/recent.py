@@ -27,6 +27,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from core.cached_models import Copied
 from core.deliberation.interpretation import ActType
 
 __all__ = [
@@ -70,7 +71,7 @@ _FILLER = frozenset(
 )
 
 
-class RecentTurn(BaseModel):
+class RecentTurn(Copied):
     """One earlier turn, as features."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -3,14 +3,15 @@ interaction state and working memory, and how many times it was saved."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from core.cached_models import Copied
 from core.deliberation.memory import ContextState, InteractionState
 
 __all__ = ["Session"]
 
 
-class Session(BaseModel):
+class Session(Copied):
     """``version`` is the number of saves so far: 0 for a session never saved."""
 
     model_config = ConfigDict(extra="forbid")

@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
+from core.cached_models import Copied
 from core.deliberation.actions import (
     ASKS,
     PROPOSAL_ACTIONS,
@@ -51,17 +52,17 @@ class Button(BaseModel):
     break_glass: str | None = None
 
 
-class View(BaseModel):
+class View(Copied):
     model_config = ConfigDict(frozen=True)
 
     session_id: str
     correlation_id: str
     kind: ViewKind
     text: str
-    buttons: list[Button] = []
+    buttons: list[Button] = Field(default_factory=list)
     nudge: str | None = None
     mode: Mode = Mode.IDLE
-    fired: list[str] = []
+    fired: list[str] = Field(default_factory=list)
     candidate: Candidate | None = None
     decides: str | None = None  # the key "Use this" would write now, shown before a commit
     ephemeral: bool = False  # shown only to the person who clicked
