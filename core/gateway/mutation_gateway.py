@@ -129,10 +129,14 @@ class MutationGateway:
         verdict = self.policy.check(self.secrecy.reasoned(mutation, self.store.get))
         return verdict if verdict.kind is VerdictKind.COMMIT else None
 
-    def commit_on(self, verdict: Verdict, session_key: str, token: str) -> ScriptCall:
+    def commit_on(
+        self, verdict: Verdict, session_key: str, token: str, deadline: int | None = None
+    ) -> ScriptCall:
         """The commit of a ``ready`` verdict, made only on the save of ``session_key`` whose
-        token is ``token`` (``StateStore.commit_on``)."""
-        return self.store.commit_on(verdict.mutation, verdict.limits, session_key, token)
+        token is ``token`` (``StateStore.commit_on``), refused as expired at or past
+        ``deadline`` (server ms)."""
+        m, limits = verdict.mutation, verdict.limits
+        return self.store.commit_on(m, limits, session_key, token, deadline)
 
     def answered(self, verdict: Verdict, reply: list[Any]) -> Outcome | None:
         """What the commit of ``commit_on`` came to, as ``propose`` tells it (None: its save

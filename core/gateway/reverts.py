@@ -37,7 +37,15 @@ if TYPE_CHECKING:
     from core.gateway.mutation_gateway import MutationGateway
     from core.state.store import StateStore
 
-__all__ = ["Planned", "Revert", "planned_revert", "revert", "revert_id", "undo_lookup"]
+__all__ = [
+    "Planned",
+    "Revert",
+    "planned_known",
+    "planned_revert",
+    "revert",
+    "revert_id",
+    "undo_lookup",
+]
 
 
 @dataclass(frozen=True)
@@ -83,10 +91,13 @@ def revert(
 @dataclass(frozen=True)
 class Planned:
     """A revert checked and ready to propose: its ``mutation``, and the ``record`` of the
-    change it reverts (what a conflict is told in terms of)."""
+    change it reverts (what a conflict is told in terms of). ``deadline``: the end of the
+    time an Undo was offered for (server ms), for its commit to check (``planned_known``:
+    checked by nobody before)."""
 
     record: LogRecord
     mutation: Mutation
+    deadline: int | None = None
 
     def told(self, outcome: Outcome) -> Outcome:
         """``outcome`` (of ``mutation``, proposed) as a revert tells it."""
@@ -94,7 +105,15 @@ class Planned:
             return Rejected(
                 self.mutation, RejectReason.CONFLICT, _moved_on(self.record, outcome.version)
             )
+        late = isinstance(outcome, Rejected) and outcome.reason is RejectReason.EXPIRED
+        if late and self.deadline is not None:
+            assert isinstance(outcome, Rejected)
+            return Rejected(self.mutation, RejectReason.EXPIRED, self._late(outcome.at))
         return outcome
+
+    def _late(self, now_ms: int | None) -> str:
+        assert self.deadline is not None
+        return _offered_until(self.deadline, now_ms, self.record.mutation.id)
 
 
 def planned_revert(
@@ -127,6 +146,21 @@ def planned_revert(
             gateway.decisions.record(problem, reverts=request.mutation_id)
         return problem
     return Planned(logged, mutation)
+
+
+def planned_known(request: Revert, record: LogRecord) -> Planned | None:
+    """A revert of ``record``, the change as the process that committed it heard it (the
+    value before it included: ``Committed.prev_json``), checked as far as it can be without
+    asking the server: what the server holds now (the key still at the version the change
+    made, the time the Undo was offered for, the revert made already) is its commit's to
+    check (its expected version, ``Planned.deadline``, its idempotency). None: not so
+    checked (not the version the button knew, not a person's, a timed one): ask the server
+    (``planned_revert``)."""
+    if request.version != record.version or request.timed or not request.actor.is_person:
+        return None
+    offered = request.offered_for_ms
+    deadline = None if offered is None else record.ts + offered
+    return Planned(record, _mutation(record, request), deadline)
 
 
 def undo_lookup(store: StateStore, mutation_id: str) -> ScriptCall:
@@ -225,18 +259,21 @@ def _problem(
         until = record.ts + request.offered_for_ms
         now_ms = known.ms if known else server_ms(store.redis, store.keys.versions)
         if now_ms >= until:
-            return Rejected(
-                mutation,
-                RejectReason.EXPIRED,
-                f"Undo was offered until {moment_text(until, now_ms)}; "
-                f"`deliberate revert {record.mutation.id}` can still revert it",
-            )
+            message = _offered_until(until, now_ms, record.mutation.id)
+            return Rejected(mutation, RejectReason.EXPIRED, message)
     now = known.version if known else store.version(mutation.key)
     if now != record.version and not (
         known.done if known else store.redis.exists(store.keys.idempotency(mutation.id))
     ):
         return Rejected(mutation, RejectReason.CONFLICT, _moved_on(record, now))
     return None
+
+
+def _offered_until(until: int, now_ms: int | None, mutation_id: str) -> str:
+    return (
+        f"Undo was offered until {moment_text(until, now_ms)}; "
+        f"`deliberate revert {mutation_id}` can still revert it"
+    )
 
 
 def _moved_on(record: LogRecord, now: int | None) -> str:

@@ -19,10 +19,11 @@ from core.gateway.break_glass import BreakGlass
 from core.gateway.edits import Edit, edited_value
 from core.gateway.mutation_gateway import MutationGateway
 from core.gateway.outcome import DiscardRefused, ProposalStatus, UnknownProposal
-from core.gateway.reverts import Planned, Revert, planned_revert
+from core.gateway.reverts import Planned, Revert, planned_known, planned_revert
 from core.runtime.outcome_notes import discard_note, note_under
 from core.state.actor import Actor
 from core.state.limits import Unacknowledged
+from core.state.mutation_log import LogRecord
 
 __all__ = [
     "UNDO_SCAN",
@@ -31,6 +32,7 @@ __all__ = [
     "clicked_decision",
     "clicked_undo",
     "decide",
+    "known_undo",
     "planned_undo",
 ]
 
@@ -145,14 +147,24 @@ def planned_undo(
 ) -> Planned | OutcomeNote:
     """``clicked_undo`` up to the revert's proposal: the revert checked, or the note of its
     refusal (in the decision log; ``record`` False: not, ``planned_revert``)."""
-    window = gateway.policy.config.undo.window_sec * 1000
-    request = Revert(
+    planned = planned_revert(gateway, _undo(gateway, click), looked_up, record)
+    return planned if isinstance(planned, Planned) else note_under(gateway.policy, planned)
+
+
+def known_undo(gateway: MutationGateway, click: ActionClicked, made: LogRecord) -> Planned | None:
+    """An "Undo" click of a change this process committed, ``made`` as it heard it: the
+    revert checked as far as needs no server, what the server holds left to its commit
+    (``planned_known``); None: look it up (``planned_undo``)."""
+    return planned_known(_undo(gateway, click), made)
+
+
+def _undo(gateway: MutationGateway, click: ActionClicked) -> Revert:
+    """The revert an "Undo" click asks for: offered for the policy's window."""
+    return Revert(
         click.target_id,
         click.actor,
         version=click.expected_version,
-        offered_for_ms=window,
+        offered_for_ms=gateway.policy.config.undo.window_sec * 1000,
         correlation_id=click.correlation_id,
         scan=UNDO_SCAN,
     )
-    planned = planned_revert(gateway, request, looked_up, record)
-    return planned if isinstance(planned, Planned) else note_under(gateway.policy, planned)

@@ -11,6 +11,7 @@ from typing import Any
 
 from core.deliberation.messages import Msg
 from core.deliberation.session import Session
+from core.gateway.reverts import Planned
 from core.perception.team import TeamWeights
 from core.redis.client import INTERRUPTED
 from core.runtime.events import Event
@@ -71,6 +72,7 @@ class Held:
     may_wait: bool = True
     looked_up: dict[str, Any] = field(default_factory=dict)
     early: dict[str, Sent] = field(default_factory=dict)  # an Undo's lookup, sent as it came
+    known: dict[str, Planned] = field(default_factory=dict)  # or its revert, as it came
     team: TeamWeights | None = None  # the workspace's own weights, read with the session
     pending: Pending | None = None
     cut: int | None = None

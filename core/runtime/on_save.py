@@ -138,19 +138,23 @@ def commit_on_save(
 
 
 def revert_on_save(
-    gateway: MutationGateway, cmds: Sequence[Cmd], looked_up: Mapping[str, Any]
+    gateway: MutationGateway,
+    cmds: Sequence[Cmd],
+    looked_up: Mapping[str, Any],
+    known: Mapping[str, Planned],
 ) -> CommitOnSave | None:
-    """An Undo's revert (``cmds``: its ``RevertCommit`` alone), checked on what its lookup
-    found (``looked_up``, by the mutation it undoes: sent as the click came, read while the
-    click was updated), to commit on the click's save as a click's commit is (the Undo in
-    one round trip). None: as before, once its save is heard of (a refusal is checked, and
-    logged, then: not here)."""
+    """An Undo's revert (``cmds``: its ``RevertCommit`` alone), checked as it came (``known``,
+    by the mutation it undoes: a change this process committed), or on what its lookup
+    found (``looked_up``: sent as the click came, read while the click was updated), to
+    commit on the click's save as a click's commit is (the Undo in one round trip). None:
+    as before, once its save is heard of (a refusal is checked, and logged, then: not
+    here)."""
     if len(cmds) != 1 or not isinstance(cmds[0], RevertCommit):
         return None
     click = cmds[0].click
-    if click.target_id not in looked_up:
-        return None
-    planned = planned_undo(gateway, click, looked_up[click.target_id], record=False)
+    planned: Planned | OutcomeNote | None = known.get(click.target_id)
+    if planned is None and click.target_id in looked_up:
+        planned = planned_undo(gateway, click, looked_up[click.target_id], record=False)
     if not isinstance(planned, Planned):
         return None
     verdict = gateway.ready(planned.mutation)

@@ -89,9 +89,10 @@ from core.redis.client import INTERRUPTED, interrupted, resend
 from core.runtime.beat_history import BeatHistory
 from core.runtime.click_secrets import traced, unsaid
 from core.runtime.clicked import Clicked
-from core.runtime.deciding import clicked_decision, planned_undo
+from core.runtime.deciding import clicked_decision, known_undo, planned_undo
 from core.runtime.events import Event, FromPeople, OutcomeEvent
 from core.runtime.held import Held
+from core.runtime.made_here import MadeHere
 from core.runtime.on_save import (
     Ahead,
     AheadLater,
@@ -142,6 +143,7 @@ class Runtime:
         self.meter = Meter.of(gateway.store.redis, gateway.store.workspace)
         self.team = TeamStore(gateway.store.redis, gateway.store.workspace)
         self.queries = Queries(sessions, gateway)  # what adapters may ask (the narrow door)
+        self.made = MadeHere()  # the commits its clicks made, as heard
 
     def send(self, session_id: str, msg: FromPeople) -> list[Event]:
         """Handle one message from an adapter and everything it leads to. Adapters say what
@@ -296,23 +298,23 @@ class Runtime:
             # unless it was sent as the click came (``_look_early``): then its revert does
             undos = [c.click.target_id for c in rest if isinstance(c, RevertCommit)]
             looked = self._looked_early(undos, held)
-            later_undos = [mutation_id for mutation_id in undos if mutation_id not in looked]
+            adapt = self.loop.settings.adapt
+            if not undos:
+                on_save = commit_on_save(self.gateway, rest, adapt, held.on_save)
+            else:  # (its revert, checked as it came, or on its lookup: made on the save)
+                on_save = revert_on_save(self.gateway, rest, looked, held.known)
+            later_undos = [] if on_save else [m for m in undos if m not in looked]
             lookups = [undo_lookup(self.gateway.store, m) for m in later_undos]
+            held.looked_up = looked if on_save is None else {}
             assert held.saved is not None  # (read with the session)
             # (a uuid4's hex costs twenty times as much as that token)
             token = os.urandom(16).hex()
             save = (held.saved, changed, token, [*held.always, *along])
-            adapt = self.loop.settings.adapt
-            on_save = None
-            if undos and not lookups:  # (its revert, checked on the lookup sent early)
-                on_save = revert_on_save(self.gateway, rest, looked)
-            elif not undos:
-                on_save = commit_on_save(self.gateway, rest, adapt, held.on_save)
-            held.looked_up = looked if on_save is None else {}
             later, told = None, False
             if on_save is not None:  # (a click's commit, made on its save: on_save.py)
                 key = self.sessions.keys.session(session_id)
-                commit = self.gateway.commit_on(on_save.verdict, key, token)
+                until = None if on_save.planned is None else on_save.planned.deadline
+                commit = self.gateway.commit_on(on_save.verdict, key, token, until)
                 lookups = [commit]
                 # (and the save of what it comes to, when that is known: made on the commit,
                 # while the save and the commit are on their way)
@@ -366,15 +368,21 @@ class Runtime:
         raise StoreError(f"session {session_id} kept changing during {attempts} attempts")
 
     def _look_early(self, session_id: str, click: ActionClicked, held: Held) -> None:
-        """An Undo's lookup (``undo_lookup``: read-only) sent as the click comes, when the
-        session this process keeps lists what it undoes: its answer, read once the click is
-        updated and its save made ready (``_looked_early``), costs no wait of its own, and
-        the revert's commit goes with the click's save (``revert_on_save``). A lookup cut
-        off goes with the save instead, as before."""
+        """An Undo's revert checked as the click comes, when the session this process keeps
+        lists what it undoes: on the change as this process committed it (``made``:
+        nothing asked), else on its lookup (``undo_lookup``: read-only) sent now, its
+        answer read once the click is updated (``_looked_early``): no wait of its own. The
+        revert's commit goes with the click's save (``revert_on_save``). A lookup cut off
+        goes with the save instead, as before."""
         if click.action != ActionType.REVERT_MUTATION:
             return
         known = self.sessions.known(session_id)
         if known is None or click.target_id not in known.interaction.undoable:
+            return
+        made = self.made.record(click.target_id)
+        planned = None if made is None else known_undo(self.gateway, click, made)
+        if planned is not None:
+            held.known[click.target_id] = planned
             return
         lookup = undo_lookup(self.gateway.store, click.target_id)
         with contextlib.suppress(*INTERRUPTED, RedisError):
@@ -526,6 +534,8 @@ class Runtime:
             held.commits.append((cmd.mutation.key, cmd.mutation.id))
             outcome = self.gateway.propose(cmd.mutation)
         outcome = outcome if on_save is None else on_save.told(outcome)
+        if not self.gateway.policy.is_secret(cmd.mutation.key):  # (no value kept of those)
+            self.made.heard(outcome)  # (an Undo of it asks nothing first)
         if on_save is None or on_save.ahead is None:
             note = note_under(self.gateway.policy, outcome)
             return self._done(session_id, cmd.click, note, events)

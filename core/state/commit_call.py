@@ -30,11 +30,16 @@ def commit_call(
     idempotency_ttl_ms: int,
     prev_max_bytes: int,
     token: str = "",
+    deadline: int | None = None,
+    say_prev: bool = False,
 ) -> tuple[list[str], list[Any]]:
     """commit.lua's keys and arguments for ``mutation`` (its first 8 keys, 18 arguments):
     ``token``, the save it is made on (KEYS[9], ``StateStore.commit_on``; "" for none); the
     request's own id (ARGV[18]) drawn here, the same for each time these arguments are sent
-    again: a duplicate whose first run had it is this request's (``outcome_of``)."""
+    again: a duplicate whose first run had it is this request's (``outcome_of``). Two more
+    when asked: ``say_prev``, the reply says what the key held before (ARGV[19]);
+    ``deadline``, epoch ms of the server's clock at or past which it is refused as expired
+    (ARGV[20])."""
     rate = limits.rate
     names = [
         keys.entry(mutation.key),
@@ -66,6 +71,8 @@ def commit_call(
         token,
         os.urandom(8).hex(),
     ]
+    if say_prev or deadline is not None:
+        args += ["1" if say_prev else "", "" if deadline is None else deadline]
     return names, args
 
 
@@ -95,9 +102,14 @@ def outcome_of(mutation: Mutation, reply: list[Any]) -> Committed | Rejected:
     ``mutation``."""
     status = reply[0]
     if status == "ok":
-        _, version, value, ts, expires, log_id = reply
+        _, version, value, ts, expires, log_id, *said = reply
         meta = entry_meta(mutation)
-        return Committed(mutation, int(version), log_id, int(ts), value, _int(expires), meta)
+        expires_at = _int(expires)
+        if not said or said[0] is None or said[0] is False:  # (not asked, or not kept whole)
+            return Committed(mutation, int(version), log_id, int(ts), value, expires_at, meta)
+        prev = str(said[0]) or None  # ('' : absent)
+        made = (mutation, int(version), log_id, int(ts), value, expires_at, meta)
+        return Committed(*made, prev_json=prev, prev_said=True)
     if status == "duplicate":  # the first commit's result, rebuilt (first_result)
         _, log_id, version, ts, logged, expires, prev, prev_sha1, *now = reply
         now_version, now_value, now_expires, mine = now
@@ -127,6 +139,9 @@ def outcome_of(mutation: Mutation, reply: list[Any]) -> Committed | Rejected:
             latest=latest,
             version=version,
         )
+    if status == "expired":
+        message = f"{mutation.key} was not changed: past the deadline it was asked by"
+        return Rejected(mutation, RejectReason.EXPIRED, message, at=int(reply[1]))
     if status == "not_found":
         message = f"{mutation.key} is not set"
         return Rejected(mutation, RejectReason.NOT_FOUND, message, version=int(reply[1]))

@@ -72,6 +72,10 @@ class Committed:
     meta: dict[str, JsonValue]
     duplicate: bool = False
     value_known: bool = True
+    # what the key held before, as the log record keeps it (None: absent), when the commit
+    # was asked to say (commit.lua's ARGV[19]) and the record keeps it whole
+    prev_json: str | None = None
+    prev_said: bool = False
 
     def __init__(
         self,
@@ -84,6 +88,8 @@ class Committed:
         meta: dict[str, JsonValue],
         duplicate: bool = False,
         value_known: bool = True,
+        prev_json: str | None = None,
+        prev_said: bool = False,
     ) -> None:
         """What the dataclass's own ``__init__`` does, without its nine
         ``object.__setattr__`` (how a frozen dataclass sets a field): 15,300 instructions
@@ -98,6 +104,8 @@ class Committed:
         fields["meta"] = meta
         fields["duplicate"] = duplicate
         fields["value_known"] = value_known
+        fields["prev_json"] = prev_json
+        fields["prev_said"] = prev_said
 
     @cached_property
     def mutation(self) -> Mutation:
@@ -148,6 +156,7 @@ class Rejected:
     version: int | None = None
     retry_after_ms: int | None = None
     deadline: int | None = None  # a proposal refused as expired: its deadline (server ms)
+    at: int | None = None  # a commit refused past its deadline: the server's clock then (ms)
 
     name: ClassVar[str] = "rejected"
 

@@ -257,15 +257,30 @@ class StateStore:
         return outcome
 
     def commit_on(
-        self, mutation: Mutation, limits: CommitLimits, session_key: str, token: str
+        self,
+        mutation: Mutation,
+        limits: CommitLimits,
+        session_key: str,
+        token: str,
+        deadline: int | None = None,
     ) -> ScriptCall:
         """``commit``, made only on a session's save (``session_key``'s hash keeps ``token``
         among its last saves' tokens: commit.lua's KEYS[9]), to send in the same round trip
         as that save, after it (``SessionStore.store_along``); read its reply with
-        ``answered``. Not for a store whose commits wait for replicas (``durability``)."""
+        ``answered``: it says what the key held before (``Committed.prev_json``: an Undo of
+        it needs to ask nothing first). ``deadline``: refused as expired at or past it
+        (epoch ms of the server's clock). Not for a store whose commits wait for replicas
+        (``durability``)."""
         assert not self.durability.replicas and token and " " not in token
         keys, args = commit_call(
-            self.keys, mutation, limits, self.idempotency_ttl_ms, self.prev_max_bytes, token
+            self.keys,
+            mutation,
+            limits,
+            self.idempotency_ttl_ms,
+            self.prev_max_bytes,
+            token,
+            deadline,
+            say_prev=True,
         )
         return ScriptCall(self._commit, [*keys, session_key], args)
 

@@ -43,7 +43,7 @@ ONE_THREAD = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", 
         ("commits.py", ["--writers", "2", "--ops", "4"], "commit / writes by hand, distinct keys"),
         ("commit_to_action.py", ["--mutations", "3"], "commit-to-action median"),
         ("lua_calls.py", ["--rounds", "3", "--reps", "5"], "Script / LuaScript"),
-        ("undo_click.py", ["--clicks", "2"], "early 2, along 2"),
+        ("undo_click.py", ["--clicks", "2"], "known 1, early 2, along 2"),
         ("startup.py", ["--runs", "2"], "state get / import redis, pydantic"),
         ("durability.py", ["--rounds", "2", "--ops", "5"], "commit p50, always / everysec"),
         (

@@ -56,10 +56,16 @@
 -- ARGV[18] the request's own id (hex; '' or absent: none), the same each time the request
 --          is sent again: a duplicate whose first run had it is this request's, whose answer
 --          was lost (wherever it was sent again: by the caller, or inside the client)
+-- ARGV[19] '1': the reply says what the key held before, as the log record keeps it (for
+--          an Undo of it that needs no lookup); '' or absent: not
+-- ARGV[20] a deadline, epoch ms of the server's clock: at or past it, nothing is written
+--          (an Undo offered for a while); '' or absent: none
 --
 -- Returns a flat array whose first element is the status:
 --   ok             : status, version, value, updatedAt, expiresAt, logId
---                    (updatedBy and meta are what the caller sent: not sent back)
+--                    (updatedBy and meta are what the caller sent: not sent back), and
+--                    with ARGV[19], prev: the value before ('' when absent), or false
+--                    when the log keeps only its SHA-1
 --   duplicate      : status, logId, 'v'version, updatedAt, mutation, expiresAt, prev,
 --                    prevSha1, current version, current value, current expiresAt, mine
 --                    (1: the first run was this request's, ARGV[18], and its record's
@@ -72,6 +78,7 @@
 --                    (the latest entry; value is nil when the key is absent)
 --   not_found      : status, version
 --   type           : status, message (incr on a non-number, append on a non-list)
+--   expired        : status, the server's clock (ms) (at or past ARGV[20])
 --   schema         : status, message (the resulting value breaks a size limit)
 --   rate_limited   : status, retry-after milliseconds
 --   unsaved        : status (KEYS[9] given and its saves do not hold ARGV[17]: nothing written)
@@ -122,6 +129,9 @@ end
 local key, op, arg = ARGV[1], ARGV[2], ARGV[3]
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+if (ARGV[20] or '') ~= '' and now >= tonumber(ARGV[20]) then
+  return {'expired', string.format('%d', now)}
+end
 
 -- An entry is live while expiresAt > now. Redis itself keeps a key through its expiry
 -- millisecond, so the script decides by its own clock, the same rule reads and replay use.
@@ -276,4 +286,9 @@ if rate_max > 0 then
   redis.call('PEXPIRE', KEYS[6], ARGV[11])
 end
 
+if ARGV[19] == '1' then
+  local prev = cur[1] or ''
+  if prev_max > 0 and #prev > prev_max then prev = false end
+  return {'ok', sversion, value or false, snow, expires_at, log_id, prev}
+end
 return {'ok', sversion, value or false, snow, expires_at, log_id}

@@ -1,5 +1,6 @@
 """A turn through ``Runtime.send`` takes one Redis round trip (two when a model answers), a
-"Use this" click one, an Undo two (issues 33 and 45): the session as this process last
+"Use this" click one, an Undo one (two of a change this process did not commit) (issues 33
+and 45): the session as this process last
 saved it, unread (read once when it keeps none: one more), then one script per save that
 checks the version and writes the messages' trace rows, transcript lines and beat
 evaluations (a message read by the embedded classifier is saved with its reading, before the
@@ -30,6 +31,7 @@ from core.deliberation.view import View
 from core.llm.chat import ChatModel
 from core.redis.client import RedisClient, resend
 from core.runtime.events import Event, OutcomeEvent
+from core.runtime.made_here import MadeHere
 from core.runtime.runner import Runtime
 from core.runtime.sessions import SAVE_LUA, SessionStore
 from core.runtime.team_weights import TeamStore
@@ -52,10 +54,12 @@ MOST = 3  # round trips of a click, and of a turn whose session this process kee
 # its save, its commit made on that save and the save of what it came to, made on the commit
 COMMITTING = 1
 COMMITTED_AFTER = 2  # of one whose commit expects no version: what it came to saved after it
-# of an Undo: its lookup, sent as the click comes (its answer read once the click is updated:
-# no wait of its own where the update takes longer); the click's save with the revert's
-# commit made on it and the save of what that came to
-UNDOING = 2
+# of an Undo of a change this process committed: the click's save with the revert's commit
+# made on it and the save of what that came to
+UNDOING = 1
+# of one of a change it did not: its lookup first, sent as the click comes (its answer read
+# once the click is updated), then the same
+LOOKING_UP = 2
 ALICE, BOB = actor("user:alice"), actor("user:bob")
 TURNS = [
     "what if we used postgres for the orders service",  # a first idea
@@ -399,14 +403,19 @@ def test_a_save_of_a_session_that_moved_writes_only_the_rows_it_must(
     assert sessions.load("s1") == theirs
 
 
-def test_an_undo_click_takes_two_round_trips(counted: tuple[App, Trips]) -> None:
-    """Ask what it undoes (the key's version, the clock: one script) as the click comes, and
-    read the answer once the click is updated; then save the click as done with the
-    gateway's commit of the revert made on that save, and the save of what it came to,
-    foreseen and made on the commit (it took 7: the log scanned for the record, then the
-    clock and the version asked apart; then 5, the lookup a round trip of its own; then 4,
-    the session read first; then 3, the save of what it came to after the commit; then 2,
-    the lookup in the save's pipeline and the revert after it)."""
+@pytest.mark.parametrize("made_here", [True, False], ids=["made here", "made elsewhere"])
+def test_an_undo_click_takes_one_round_trip_or_two(
+    counted: tuple[App, Trips], made_here: bool
+) -> None:
+    """Of a change this process committed (``made_here``: its commit said what the key held
+    before), the revert is checked as the click comes, and committed on the click's save,
+    with the save of what it came to, foreseen and made on the commit: one round trip.
+    Of one it does not keep, what it undoes (the key's version, the clock: one script) is
+    asked as the click comes, its answer read once the click is updated: two (it took 7:
+    the log scanned for the record, then the clock and the version asked apart; then 5,
+    the lookup a round trip of its own; then 4, the session read first; then 3, the save of
+    what it came to after the commit; then 2, the lookup in the save's pipeline and the
+    revert after it)."""
     app, trips = counted
     runtime = app.runtime(use_env=False)
     # the first loads its script (NOSCRIPT, then EVAL), on a key of its own
@@ -417,16 +426,27 @@ def test_an_undo_click_takes_two_round_trips(counted: tuple[App, Trips]) -> None
         view = say(runtime, text, session=session)
         done = press(runtime, view, ActionType.CONFIRM_CURRENT, f"c-{session}", session)
         [after] = views(done)
+        if not made_here:
+            runtime.made = MadeHere()  # (as another process: it kept the session, not this)
         with trips.counting():
             undone = press(runtime, after, ActionType.REVERT_MUTATION, f"u-{session}", session)
         assert [e.outcome for e in undone if isinstance(e, OutcomeEvent)] == ["committed"]
-    assert trips.count == UNDOING, trips.count
-    # the lookup went first, alone; the revert's commit with the click's save
+    assert trips.count == (UNDOING if made_here else LOOKING_UP), trips.count
+    # the lookup, when it is asked, went first, alone; the revert's commit with the save
     said = b"".join(trips.said)
     lookup, save = (
-        LuaScript(app.store.redis, UNDO_LOOKUP_LUA).sha,
-        LuaScript(app.store.redis, SAVE_LUA).sha,
+        LuaScript(app.store.redis, UNDO_LOOKUP_LUA).sha.encode(),
+        LuaScript(app.store.redis, SAVE_LUA).sha.encode(),
     )
-    commit = LuaScript(app.store.redis, COMMIT_LUA).sha
-    assert said.count(lookup.encode()) == 1
-    assert said.index(lookup.encode()) < said.index(save.encode()) < said.index(commit.encode())
+    commit = LuaScript(app.store.redis, COMMIT_LUA).sha.encode()
+    assert said.count(lookup) == (0 if made_here else 1)
+    assert said.index(save) < said.index(commit)
+    if not made_here:
+        assert said.index(lookup) < said.index(save)
+    assert app.store.get(done_key(done)) is None  # (reverted: the key absent again)
+
+
+def done_key(events: list[Event]) -> str:
+    [outcome] = [e for e in events if isinstance(e, OutcomeEvent)]
+    assert outcome.key is not None
+    return outcome.key

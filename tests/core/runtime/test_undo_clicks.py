@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
+from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,12 +30,15 @@ from core.gateway.reverts import Revert, revert, revert_id, undo_lookup
 from core.redis.client import RedisClient, resend
 from core.redis.wire import wire_of
 from core.runtime.events import Event, OutcomeEvent
+from core.runtime.made_here import MadeHere
 from core.runtime.runner import Runtime
 from core.runtime.sessions import SAVE_LUA, SessionStore
 from core.state.commit_result import Committed
 from core.state.keys import WorkspaceKeys
+from core.state.mutation_log import MutationLog
 from core.state.scripts import COMMIT_LUA, LuaScript
 from core.state.store import StateStore
+from tests.conftest import write_config
 from tests.factories import actor, mutation
 from tests.servers.tcp_proxy import RedisProxy
 
@@ -219,19 +225,27 @@ def test_an_undo_takes_its_candidate_back_to_the_table_in_the_save_made_on_its_c
     assert undo.target_id == done.mutation_id
 
 
-def test_an_undo_refused_on_what_was_looked_up_as_it_came_is_logged_once(
-    redis_client: RedisClient, workspace: str
+@pytest.mark.parametrize("made_here", [True, False], ids=["made here", "looked up"])
+def test_an_undo_of_a_key_changed_since_is_refused_and_logged_once(
+    redis_client: RedisClient, workspace: str, made_here: bool
 ) -> None:
-    """Bob changed the key before the Undo: the lookup sent as the click came says so, the
-    revert is not committed on the click's save, and its refusal is told and logged once
-    (checked again, and logged, once the save is heard of)."""
+    """Bob changed the key before the Undo. Of a change this process committed, the revert
+    goes with the click's save and its commit finds the key moved on; of one it does not
+    keep, the lookup sent as the click came says so and nothing is committed on the save
+    (the refusal checked again, and logged, once the save is heard of). Either way the
+    Undo is told in the same words, and its refusal logged once."""
     app = build_app(workspace, client=redis_client)
     runtime = app.runtime(use_env=False)
     after, done = used(runtime)
     assert done.key is not None and done.mutation_id is not None
+    if not made_here:
+        runtime.made = MadeHere()
     app.gateway.propose(mutation("set", done.key, "MySQL", "user:bob"))
     undone = outcome(press(runtime, after, ActionType.REVERT_MUTATION, "u1"))
     assert (undone.outcome, undone.reason) == ("rejected", "conflict")
+    assert undone.message == (
+        f"{done.key} changed since that change (v1 then, v2 now): nothing was reverted"
+    )
     refusals = [
         d for d in app.gateway.decisions.recent() if d["mutation_id"] == revert_id(done.mutation_id)
     ]
@@ -251,6 +265,7 @@ def test_an_undo_lookup_no_update_reads_gives_its_connection_back(
     runtime = build_app(workspace, client=client).runtime(use_env=False)
     after, _ = used(runtime)
     assert outcome(press(runtime, after, ActionType.REVERT_MUTATION, "u1")).outcome == "committed"
+    runtime.made = MadeHere()  # (a change it does not keep: looked up as the click comes)
     pool = client.connection_pool
 
     def taken() -> int:  # (the wire keeps some between calls: not taken by anyone)
@@ -262,3 +277,79 @@ def test_an_undo_lookup_no_update_reads_gives_its_connection_back(
     assert taken() == before
     assert all(not conn.can_read() for conn in wire._idle)  # type: ignore[attr-defined]
     client.close()
+
+
+def test_an_undo_of_a_change_made_here_restores_what_its_commit_said_was_there(
+    redis_client: RedisClient, workspace: str
+) -> None:
+    """ "Use this" twice on one thread (the second decides the key at its next version); the
+    Undo of the second, asked nothing first (its commit said what the key held), puts the
+    first decision back, as the log's record of the second has it."""
+    app = build_app(workspace, client=redis_client)
+    runtime = app.runtime(use_env=False)
+    _, first = used(runtime)
+    assert first.key is not None
+    [view] = [
+        e
+        for e in runtime.send(
+            "s1", UserSaid(text="make it postgres 16 with pgbouncer", actor=ALICE)
+        )
+        if isinstance(e, View)
+    ]
+    second = press(runtime, view, ActionType.CONFIRM_CURRENT, "c2")
+    decided = outcome(second)
+    assert (decided.outcome, decided.version) == ("committed", 2) and decided.mutation_id
+    made = runtime.made.record(decided.mutation_id)
+    assert made is not None and made.prev_json is not None  # (kept: no lookup to come)
+    [after] = [e for e in second if isinstance(e, View)]
+    undone = outcome(press(runtime, after, ActionType.REVERT_MUTATION, "u1"))
+    assert (undone.outcome, undone.version) == ("committed", 3), undone.message
+    entry = app.store.get(first.key)
+    assert entry is not None and entry.value == first.value
+    [record] = app.log.latest(1)
+    logged = MutationLog(app.redis, app.store.keys).find(decided.mutation_id)
+    assert logged is not None and record.mutation.value == logged.prev == first.value
+    assert record.mutation.meta["revertsLogId"] == logged.log_id == made.log_id
+
+
+def test_an_undo_past_its_time_is_refused_by_its_commit(
+    redis_client: RedisClient, workspace: str
+) -> None:
+    """Of a change this process committed, when the Undo was offered is the commit's to
+    check (the server's clock against the change's time and the policy's window): heard as
+    made an hour ago, the Undo is refused as expired, in the words an Undo looked up is
+    refused in, nothing is reverted, and the refusal is logged once."""
+    app = build_app(workspace, client=redis_client)
+    runtime = app.runtime(use_env=False)
+    after, done = used(runtime)
+    assert done.mutation_id is not None and done.key is not None
+    heard = runtime.made._made.get(done.mutation_id)  # (as this process heard it)
+    assert heard is not None
+    runtime.made.heard(replace(heard, ts=heard.ts - 3_600_000))
+    undone = outcome(press(runtime, after, ActionType.REVERT_MUTATION, "u1"))
+    assert (undone.outcome, undone.reason) == ("rejected", "expired")
+    assert undone.message.startswith("Undo was offered until ")
+    assert undone.message.endswith(f"`deliberate revert {done.mutation_id}` can still revert it")
+    assert "ago)" in undone.message
+    assert app.store.get(done.key) is not None and app.store.version(done.key) == 1
+    refusals = [
+        d for d in app.gateway.decisions.recent() if d["mutation_id"] == revert_id(done.mutation_id)
+    ]
+    assert [d["reason"] for d in refusals] == ["expired"]
+
+
+def test_no_value_of_a_secret_key_is_kept_for_its_undo(
+    tmp_path: Path, redis_client: RedisClient, workspace: str
+) -> None:
+    """A decision whose key is secret: its commit says what the key held, but the process
+    keeps nothing of it (its Undo looks it up, as any other process's does)."""
+    shipped = files("core.config").joinpath("default.yaml").read_text(encoding="utf-8")
+    secret = '  keys:\n    - pattern: "decision.*"\n      type: string\n      secret: true\n'
+    config = write_config(tmp_path, shipped.replace("  keys:\n", secret, 1))
+    app = build_app(workspace, config, client=redis_client)
+    runtime = app.runtime(use_env=False)
+    after, done = used(runtime)
+    assert done.mutation_id is not None and app.gateway.policy.is_secret(str(done.key))
+    assert runtime.made.record(done.mutation_id) is None
+    undone = outcome(press(runtime, after, ActionType.REVERT_MUTATION, "u1"))
+    assert undone.outcome == "committed" and app.store.get(str(done.key)) is None

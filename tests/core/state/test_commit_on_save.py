@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from bot.app import App
 from core.gateway.mutation_gateway import MutationGateway
-from core.state.commit_result import Committed
+from core.state.commit_result import Committed, Rejected, RejectReason
 from core.state.keys import WorkspaceKeys
 from core.state.limits import NO_LIMITS, Durability
 from core.state.mutation import Mutation
@@ -131,7 +131,7 @@ def test_a_record_an_older_release_wrote_names_no_request(app: App) -> None:
     assert isinstance(first, Committed)
     record = app.redis.get(app.store.keys.idempotency(m.id))
     log_id, version, request = record.split("\n")
-    assert (log_id, version) == (first.log_id, "v1") and request == call.args[-1]
+    assert (log_id, version) == (first.log_id, "v1") and request == call.args[17]  # (ARGV[18])
     app.redis.set(app.store.keys.idempotency(m.id), f"{log_id}\n{version}")
     again = app.store.answered(m, call.run())
     assert isinstance(again, Committed) and again.duplicate and again.version == 1
@@ -186,3 +186,46 @@ def test_a_store_whose_commits_wait_for_replicas_commits_nothing_on_a_save(app: 
     waiting = StateStore(app.redis, app.store.workspace, durability=Durability(1, 50))
     gateway = MutationGateway(waiting, app.gateway.policy)
     assert gateway.ready(decision()) is None
+
+
+def test_a_commit_made_on_a_save_says_what_its_key_held_before_as_the_log_keeps_it(
+    app: App,
+) -> None:
+    """Absent (None), a value (as the log record's ``prev``), or, past the store's
+    ``prev_max_bytes``, not said at all (the log keeps its SHA-1 only)."""
+    m = decision("postgres")
+    token = "c" * 32
+    key = session_saved_by(app, token)
+
+    def made(change: Mutation, store: StateStore = app.store) -> Committed:
+        outcome = store.answered(change, store.commit_on(change, NO_LIMITS, key, token).run())
+        assert isinstance(outcome, Committed) and not outcome.duplicate
+        return outcome
+
+    first = made(m)
+    assert (first.prev_said, first.prev_json) == (True, None)
+    second = made(mutation("set", m.key, "mysql", expected_version=1))
+    assert (second.prev_said, second.prev_json) == (True, '"postgres"')
+    [record] = app.log.latest(1)
+    assert record.prev_json == second.prev_json
+    small = StateStore(app.redis, app.store.workspace, prev_max_bytes=4)
+    third = made(mutation("set", m.key, "sqlite", expected_version=2), small)
+    assert (third.prev_said, third.prev_json) == (False, None)
+    plain = app.store.commit(mutation("set", m.key, "x", expected_version=3))
+    assert isinstance(plain, Committed) and not plain.prev_said  # (not asked)
+
+
+def test_a_commit_past_its_deadline_writes_nothing_and_says_the_servers_clock(
+    app: App,
+) -> None:
+    m = decision()
+    key = session_saved_by(app, "d" * 32)
+    now = int(app.redis.time()[0]) * 1000
+    late = app.store.commit_on(m, NO_LIMITS, key, "d" * 32, deadline=now - 1)
+    outcome = app.store.answered(m, late.run())
+    assert isinstance(outcome, Rejected) and outcome.reason is RejectReason.EXPIRED
+    assert outcome.at is not None and outcome.at >= now
+    assert written(app, m) == (0, 0, False, 0)
+    in_time = app.store.commit_on(m, NO_LIMITS, key, "d" * 32, deadline=now + 3_600_000)
+    assert isinstance(app.store.answered(m, in_time.run()), Committed)
+    assert written(app, m) == (1, 1, True, 1)
