@@ -8,8 +8,11 @@ When what the commit comes to can be told before it is made (its key's version i
 the commit makes the next one), the save of what it came to goes in that round trip too,
 after the commit, made only if the commit's idempotency record says this request made it at
 that version (``foreseen``; ``session_cas.lua``'s ARGV[7]): then a click takes one round
-trip. When the commit came to anything else, or someone saved between, that save writes
-nothing, and what the commit came to is saved after it, as before.
+trip. That save is made while the click's save and the commit are on their way
+(``AheadLater``, ``SessionStore.together``'s ``then``), and sent behind them on the same
+connection. When the commit came to anything else, or someone saved between, that save
+writes nothing, and what the commit came to is saved after it, as before. An Undo's revert
+is made on its click's save the same way (``revert_on_save``).
 
 Only a commit the policy lets through at once, with no replica to confirm it
 (``MutationGateway.ready``), and only when it is the first thing the click asks for that acts

@@ -20,12 +20,17 @@ takes one Redis round trip; one a model answers takes two (the save before the m
 and the save of its answer); either takes one more to read the session when this process
 keeps none, or the workspace's own weights are older than a second. A "Use this" click
 takes one: its save, the gateway's commit made only on that save, and the save of what the
-commit comes to, foreseen and made only if the commit came to that (``on_save.py``); two
-when it did not, or when what a commit comes to cannot be foreseen (the save of what it
-came to after it). An Undo takes two: its save, with what it must know of the change it
-undoes; then the revert's commit, made on that save, with the save of what it comes to,
-foreseen the same way (``_reverted``; three when it is not). Only what the model's tools ask
-of the gateway adds to a turn.
+commit comes to, foreseen and made only if the commit came to that (``on_save.py``), made
+while the save and the commit are on their way and sent behind them on the same connection;
+two when it did not, or when what a commit comes to cannot be foreseen (the save of what it
+came to after it). An Undo of a change this process's click committed takes one too: the
+commit said what the key held before (``made_here.py``), so the revert is checked as the
+click comes and committed on its save the same way, the key's version and the time the Undo
+was offered for checked by the commit itself (``revert_on_save``). An Undo of any other
+change takes two: what it must know of the change is asked as the click comes
+(``_look_early``) and read once the click is updated; the revert then goes with the save
+(three when its lookup goes with the save and the revert after it, ``_reverted``). Only what
+the model's tools ask of the gateway adds to a turn.
 
 A save after which the message asks only for views is sent and not waited for
 (``Held.pending``): the send hears what it came to before the next save, before anything
