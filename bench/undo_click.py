@@ -145,9 +145,7 @@ def measure(client: RedisClient, clicks: int) -> None:
     ratios = ", ".join(
         f"{kind} / along {statistics.median(times[kind]) / along:.3f}" for kind in KINDS[:2]
     )
-    said = ", ".join(
-        f"{kind} {'/'.join(str(n) for n in sorted(trips[kind]))}" for kind in KINDS
-    )
+    said = ", ".join(f"{kind} {'/'.join(str(n) for n in sorted(trips[kind]))}" for kind in KINDS)
     print(f"{ratios}; round trips, counted on the client: {said}")
 
 

@@ -129,24 +129,36 @@ class MutationGateway:
         verdict = self.policy.check(self.secrecy.reasoned(mutation, self.store.get))
         return verdict if verdict.kind is VerdictKind.COMMIT else None
 
+    def answered(
+        self,
+        verdict: Verdict,
+        reply: list[Any],
+        told: Callable[[Outcome], Outcome] | None = None,
+        **details: Any,
+    ) -> Outcome | None:
+        """What the commit of ``commit_on`` came to, as ``propose`` tells it (None: its save
+        did not land, and nothing was written: ``propose`` it, or update again); ``told``:
+        as the caller tells it (a revert's, ``Planned.told``), logged so, with ``details``
+        (a revert's ``reverts``)."""
+        outcome = self.store.answered(verdict.mutation, reply)
+        if outcome is None:
+            return None
+        outcome = self._hide_secret(outcome)
+        return self._decided(outcome if told is None else told(outcome), **details)
+
     def commit_on(
         self, verdict: Verdict, session_key: str, token: str, deadline: int | None = None
     ) -> ScriptCall:
         """The commit of a ``ready`` verdict, made only on the save of ``session_key`` whose
-        token is ``token`` (``StateStore.commit_on``), refused as expired at or past
-        ``deadline`` (server ms)."""
+        token is ``token`` (``StateStore.commit_on``: it says what the key held, but for a
+        secret key), refused as expired at or past ``deadline`` (server ms)."""
         m, limits = verdict.mutation, verdict.limits
-        return self.store.commit_on(m, limits, session_key, token, deadline)
+        say = not self.policy.is_secret(m.key)
+        return self.store.commit_on(m, limits, session_key, token, deadline, say_prev=say)
 
-    def answered(self, verdict: Verdict, reply: list[Any]) -> Outcome | None:
-        """What the commit of ``commit_on`` came to, as ``propose`` tells it (None: its save
-        did not land, and nothing was written: ``propose`` it, or update again)."""
-        outcome = self.store.answered(verdict.mutation, reply)
-        return None if outcome is None else self._decided(self._hide_secret(outcome))
-
-    def _decided(self, outcome: Outcome) -> Outcome:
+    def _decided(self, outcome: Outcome, **details: Any) -> Outcome:
         outcome = self.secrecy.outcome(outcome)
-        self.decisions.record(outcome)
+        self.decisions.record(outcome, **details)
         return outcome
 
     def _wait(self, mutation: Mutation) -> int:

@@ -99,10 +99,10 @@ class Wire:
             if not later:
                 try:
                     following = more()
+                    later.append((b"".join(packed(c) for c in following), len(following)))
                 except BaseException:
                     _read(conn, len(commands))
                     raise
-                later.append((b"".join(packed(c) for c in following), len(following)))
             message, count = later[0]
             if count:
                 conn.send_packed_command([message])  # type: ignore[no-untyped-call]
@@ -120,8 +120,14 @@ class Wire:
                 lambda: exchange(conn),
                 lambda _error: conn.disconnect(),  # type: ignore[no-untyped-call]
             )
+        except ResponseError:  # (an error reply, read whole: the connection serves on)
+            pool.release(conn)
+            raise
         except BaseException:
-            pool.release(conn)  # (the pool reconnects it before its next command)
+            # (a reply may be left unread on it: redis-py's pool does not always look before
+            # it hands a connection out again)
+            conn.disconnect()  # type: ignore[no-untyped-call]
+            pool.release(conn)
             raise
         self._given_back(pool, conn)
         return answer
@@ -142,6 +148,7 @@ class Wire:
         try:
             conn.send_packed_command(message)  # type: ignore[no-untyped-call]
         except BaseException:
+            conn.disconnect()  # type: ignore[no-untyped-call]
             pool.release(conn)
             raise
         return InFlight(self, pool, conn)

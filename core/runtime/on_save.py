@@ -38,6 +38,7 @@ from core.gateway.reverts import Planned
 from core.runtime.deciding import planned_undo
 from core.runtime.outcome_notes import note_under
 from core.runtime.sessions import Saving
+from core.state.commit_call import unsaved
 from core.state.commit_result import Committed
 from core.state.scripts import ScriptCall
 
@@ -113,14 +114,22 @@ class CommitOnSave:
     def heard(self, reply: list[Any]) -> None:
         self.reply = reply
 
-    def outcome(self, gateway: MutationGateway) -> Outcome | None:
-        """What the commit came to (None: it did not run: propose it)."""
-        reply, self.reply = self.reply, None
-        return None if reply is None else gateway.answered(self.verdict, reply)
+    @property
+    def ran(self) -> bool:
+        """Whether the commit ran on its save (heard, and not "unsaved")."""
+        return self.reply is not None and not unsaved(self.reply)
 
-    def told(self, outcome: Outcome) -> Outcome:
-        """``outcome`` as it is told (a revert's as ``Planned.told`` tells it)."""
-        return outcome if self.planned is None else self.planned.told(outcome)
+    def outcome(self, gateway: MutationGateway) -> Outcome | None:
+        """What the commit came to, as told (a revert's as ``Planned.told`` tells it;
+        None: it did not run: propose it)."""
+        reply, self.reply, planned = self.reply, None, self.planned
+        if reply is None:
+            return None
+        if planned is None:
+            return gateway.answered(self.verdict, reply)
+        return gateway.answered(
+            self.verdict, reply, planned.told, reverts=planned.record.mutation.id
+        )
 
 
 def commit_on_save(

@@ -343,7 +343,9 @@ class Runtime:
                 stored, looked_up = self._patiently(store)
                 held.looked_up.update(zip(later_undos, looked_up, strict=True))
             else:  # (sent: unconfirmed until heard)
-                held.commits.append((on_save.cmd.mutation.key, on_save.cmd.mutation.id))
+                made = on_save.cmd.mutation
+                what = made.key if on_save.planned is None else f"revert of {made.causation_id}"
+                held.commits.append((what, made.id))
                 stored, [reply, *answers] = self._patiently(store)
                 # heard when its save landed, and when it was made by an attempt before (its
                 # answer lost) though this one's save was beaten: the click, updated again
@@ -510,8 +512,10 @@ class Runtime:
             return self._done(session_id, cmd.click, clicked_decision(self.gateway, cmd), events)
         elif isinstance(cmd, RevertCommit):
             on_save = held.on_save.pop(revert_id(cmd.click.target_id), None)
-            if on_save is not None:  # (its revert, made on its save: ``revert_on_save``)
+            if on_save is not None and on_save.ran:  # (made on its save: ``revert_on_save``)
                 return self._committed(session_id, on_save.cmd, on_save, events, held)
+            # (else, not made there, checked by what is asked now, not by what it was
+            # checked on: a revert checked as it came leaves its time to its commit)
             sent.append((f"revert of {cmd.click.target_id}", revert_id(cmd.click.target_id)))
             looked_up = held.looked_up.pop(cmd.click.target_id, None)
             planned = planned_undo(self.gateway, cmd.click, looked_up)
@@ -538,7 +542,6 @@ class Runtime:
         if outcome is None:
             held.commits.append((cmd.mutation.key, cmd.mutation.id))
             outcome = self.gateway.propose(cmd.mutation)
-        outcome = outcome if on_save is None else on_save.told(outcome)
         if not self.gateway.policy.is_secret(cmd.mutation.key):  # (no value kept of those)
             self.made.heard(outcome)  # (an Undo of it asks nothing first)
         if on_save is None or on_save.ahead is None:

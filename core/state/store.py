@@ -263,12 +263,14 @@ class StateStore:
         session_key: str,
         token: str,
         deadline: int | None = None,
+        say_prev: bool = True,
     ) -> ScriptCall:
         """``commit``, made only on a session's save (``session_key``'s hash keeps ``token``
         among its last saves' tokens: commit.lua's KEYS[9]), to send in the same round trip
         as that save, after it (``SessionStore.store_along``); read its reply with
         ``answered``: it says what the key held before (``Committed.prev_json``: an Undo of
-        it needs to ask nothing first). ``deadline``: refused as expired at or past it
+        it needs to ask nothing first; ``say_prev`` False: not, a secret key's value).
+        ``deadline``: refused as expired at or past it
         (epoch ms of the server's clock). Not for a store whose commits wait for replicas
         (``durability``)."""
         assert not self.durability.replicas and token and " " not in token
@@ -280,7 +282,7 @@ class StateStore:
             self.prev_max_bytes,
             token,
             deadline,
-            say_prev=True,
+            say_prev,
         )
         return ScriptCall(self._commit, [*keys, session_key], args)
 

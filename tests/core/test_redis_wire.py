@@ -377,3 +377,18 @@ def _text(reply: Any) -> Any:
     if reply is True:
         return "OK"
     return reply.decode() if isinstance(reply, bytes) else reply
+
+
+def test_what_follows_that_cannot_be_sent_leaves_no_reply_behind(server_redis: Redis) -> None:
+    """``more`` answers a command redis-py would refuse to send (a None): the error is
+    raised, the first ran, and the next calls on the wire and on the pool each get their
+    own reply, never one left on a connection handed back."""
+    wire = wire_of(server_redis)
+    assert wire is not None
+    key = f"then-{os.urandom(4).hex()}"
+    with pytest.raises(DataError):
+        wire.call_all([("SET", key, "v"), ("ECHO", "stale")], lambda: [("ECHO", None)])
+    for n in range(3):
+        assert [_text(r) for r in wire.call_all([("ECHO", f"mine-{n}")])] == [f"mine-{n}"]
+        assert _text(server_redis.echo(f"pool-{n}")) == f"pool-{n}"
+    server_redis.delete(key)

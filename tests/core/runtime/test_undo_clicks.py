@@ -40,6 +40,7 @@ from core.state.scripts import COMMIT_LUA, LuaScript
 from core.state.store import StateStore
 from tests.conftest import write_config
 from tests.factories import actor, mutation
+from tests.servers.redis_process import RedisProcess
 from tests.servers.tcp_proxy import RedisProxy
 
 ALICE = actor("user:alice")
@@ -122,13 +123,19 @@ class BeforeCommit(Redis):
             interloper()
 
 
+@pytest.mark.parametrize("made_here", [True, False], ids=["made here", "looked up"])
 def test_a_write_between_an_undos_lookup_and_its_commit_is_not_overwritten(
-    server_redis: Redis, workspace: str
+    server_redis: Redis, workspace: str, made_here: bool
 ) -> None:
+    """Bob's write lands just before the revert's commit: after the lookup sent as the click
+    came (of a change this process does not keep), or after the click came (of one it
+    made, checked on what its commit said): the commit finds the key moved on."""
     client = BeforeCommit(connection_pool=server_redis.connection_pool)
     runtime = build_app(workspace, client=client).runtime(use_env=False)
     after, done = used(runtime)
     assert done.mutation_id is not None and done.key is not None
+    if not made_here:
+        runtime.made = MadeHere()
     bob = build_app(workspace, client=server_redis)
     key = done.key
     client.interloper = lambda: bob.gateway.propose(mutation("set", key, "MySQL", "user:bob"))
@@ -141,6 +148,7 @@ def test_a_write_between_an_undos_lookup_and_its_commit_is_not_overwritten(
     assert bob.store.get(key).value == "MySQL"  # type: ignore[union-attr]
     logged = bob.gateway.decisions.recent()[-1]
     assert (logged["mutation_id"], logged["reason"]) == (revert_id(done.mutation_id), "conflict")
+    assert (logged["message"], logged["reverts"]) == (undone.message, done.mutation_id)
 
 
 def test_a_save_and_lookup_whose_answer_was_lost_are_sent_again_and_save_once(
@@ -168,14 +176,16 @@ def test_a_save_and_lookup_whose_answer_was_lost_are_sent_again_and_save_once(
     assert isinstance(undone, Committed) and app.store.get("decision.db") is None
 
 
+@pytest.mark.parametrize("made_here", [True, False], ids=["made here", "looked up"])
 @pytest.mark.parametrize("retries", [0, 3], ids=["by the runtime", "inside the client"])
 def test_an_undo_whose_commit_and_save_lost_their_answer_is_told_reverted_once(
-    server_redis: Redis, workspace: str, proxy: RedisProxy, retries: int
+    server_redis: Redis, workspace: str, proxy: RedisProxy, retries: int, made_here: bool
 ) -> None:
-    """The revert's commit goes with the save of what it comes to, made only on it (the
-    Undo's second round trip); the link is cut once both landed, their replies held. Sent
-    again (by the runtime, or by redis-py's ``Retry`` inside the client), the commit answers
-    by its record (this request's), the save by its token: the Undo is told reverted, once,
+    """The revert's commit goes with the click's save and the save of what it comes to,
+    made only on it (its lookup, for a change this process does not keep, sent as the click
+    came); the link is cut once they landed, their replies held. Sent again (by the
+    runtime, or by redis-py's ``Retry`` inside the client), the commit answers by its
+    record (this request's), the saves by their tokens: the Undo is told reverted, once,
     the thread open again, and the log holds one revert."""
     for source in (COMMIT_LUA, SAVE_LUA):  # (a NOSCRIPT answer held would never be heard)
         server_redis.script_load(source)
@@ -184,6 +194,8 @@ def test_an_undo_whose_commit_and_save_lost_their_answer_is_told_reverted_once(
     client = BeforeCommit(connection_pool=pool)
     runtime = build_app(workspace, client=client).runtime(use_env=False)
     after, _ = used(runtime)
+    if not made_here:
+        runtime.made = MadeHere()
     keys = WorkspaceKeys(workspace)
     saves = int(server_redis.hget(keys.session("s1"), "version") or 0)
 
@@ -249,7 +261,9 @@ def test_an_undo_of_a_key_changed_since_is_refused_and_logged_once(
     refusals = [
         d for d in app.gateway.decisions.recent() if d["mutation_id"] == revert_id(done.mutation_id)
     ]
-    assert [d["reason"] for d in refusals] == ["conflict"]
+    assert [(d["reason"], d["message"], d["reverts"]) for d in refusals] == [
+        ("conflict", undone.message, done.mutation_id)
+    ]
     assert app.store.get(done.key).value == "MySQL"  # type: ignore[union-attr]
 
 
@@ -335,14 +349,17 @@ def test_an_undo_past_its_time_is_refused_by_its_commit(
     refusals = [
         d for d in app.gateway.decisions.recent() if d["mutation_id"] == revert_id(done.mutation_id)
     ]
-    assert [d["reason"] for d in refusals] == ["expired"]
+    assert [(d["reason"], d["message"], d["reverts"]) for d in refusals] == [
+        ("expired", undone.message, done.mutation_id)
+    ]
 
 
 def test_no_value_of_a_secret_key_is_kept_for_its_undo(
     tmp_path: Path, redis_client: RedisClient, workspace: str
 ) -> None:
-    """A decision whose key is secret: its commit says what the key held, but the process
-    keeps nothing of it (its Undo looks it up, as any other process's does)."""
+    """A decision whose key is secret: its commit is not asked to say what the key held,
+    and the process keeps nothing of it (its Undo looks it up, as any other process's
+    does)."""
     shipped = files("core.config").joinpath("default.yaml").read_text(encoding="utf-8")
     secret = '  keys:\n    - pattern: "decision.*"\n      type: string\n      secret: true\n'
     config = write_config(tmp_path, shipped.replace("  keys:\n", secret, 1))
@@ -351,5 +368,32 @@ def test_no_value_of_a_secret_key_is_kept_for_its_undo(
     after, done = used(runtime)
     assert done.mutation_id is not None and app.gateway.policy.is_secret(str(done.key))
     assert runtime.made.record(done.mutation_id) is None
+    verdict = app.gateway.ready(mutation("set", str(done.key), "hunter2", "user:alice"))
+    assert verdict is not None  # (its commit on a save is not even asked to say it)
+    assert app.gateway.commit_on(verdict, "session", "a" * 32).args[18:19] in ([], [""])
     undone = outcome(press(runtime, after, ActionType.REVERT_MUTATION, "u1"))
     assert undone.outcome == "committed" and app.store.get(str(done.key)) is None
+
+
+def test_an_undo_whose_revert_did_not_run_on_its_save_is_checked_by_what_is_asked_then(
+    own_redis: RedisProcess, workspace: str
+) -> None:
+    """The server forgot the save script but not the commit script (a restart, then someone
+    else's commit): the Undo's save is answered NOSCRIPT and sent whole after the revert,
+    which did not run on it. Its revert, checked as it came on what this process heard of
+    the change (its time and version left to its commit), is not proposed as it was: the
+    change is looked up and checked again, here found gone from the log (compacted, its
+    idempotency record lapsed), and nothing is reverted."""
+    client = Redis.from_url(own_redis.url, decode_responses=True)
+    app = build_app(workspace, client=client)
+    runtime = app.runtime(use_env=False)
+    after, done = used(runtime)
+    assert done.mutation_id is not None and done.key is not None
+    assert runtime.made.record(done.mutation_id) is not None  # (checked as it comes)
+    client.delete(app.store.keys.idempotency(done.mutation_id), app.store.keys.log)
+    client.script_flush()
+    client.script_load(COMMIT_LUA)
+    undone = outcome(press(runtime, after, ActionType.REVERT_MUTATION, "u1"))
+    assert (undone.outcome, undone.reason) == ("rejected", "not_found"), undone.message
+    assert app.store.version(done.key) == 1 and app.store.get(done.key) is not None
+    client.close()
