@@ -90,19 +90,22 @@ class _Search:
         """Where the forms stand in ``text``, each from its first character to its last;
         spans that overlap are one span (no part of either is left), labelled as the
         longest of them."""
-        bare = Skeleton(text)
-        low: str | None = None
         found: list[Span] = []
-        for needle in self.needles:
-            where = bare.text
-            if needle.lowered:
-                low = where = lowered(bare.text) if low is None else low
-            at = where.find(needle.text)
-            while at >= 0:
-                start, end = bare.span(at, at + len(needle.text))
-                if needle.stands(text, start, end):
-                    found.append((start, end, needle.label))
-                at = where.find(needle.text, at + 1)
+        # (where the text has a backslash, also with its backslashes as they are: "000\\"
+        # before an "n" is that value, though "\\n" reads as a line break's escape)
+        kinds = (True, False) if "\\" in text else (True,)
+        for bare in (Skeleton(text, escapes) for escapes in kinds):
+            low: str | None = None
+            for needle in self.needles:
+                where = bare.text
+                if needle.lowered:
+                    low = where = lowered(bare.text) if low is None else low
+                at = where.find(needle.text)
+                while at >= 0:
+                    start, end = bare.span(at, at + len(needle.text))
+                    if needle.stands(text, start, end):
+                        found.append((start, end, needle.label))
+                    at = where.find(needle.text, at + 1)
         return _merged(found)
 
 

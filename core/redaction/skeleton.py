@@ -75,10 +75,11 @@ def lowered(text: str) -> str:
 
 class Skeleton:
     """``text`` without its separators (``self.text``), and where each of its characters
-    stood in ``text`` (``span``)."""
+    stood in ``text`` (``span``); ``escapes`` False: its backslashes as they are (a value
+    that ends in one may stand before a letter that reads as a blank's escape with it)."""
 
-    def __init__(self, text: str) -> None:
-        if "\\" in text:  # escapes of blanks, as blanks of as many characters
+    def __init__(self, text: str, escapes: bool = True) -> None:
+        if escapes and "\\" in text:  # escapes of blanks, as blanks of as many characters
             text = ESCAPES.sub(lambda m: " " * len(m.group()), text)
         self._blanked = text.translate(_BLANKED)  # each separator a space
         self.text = self._blanked.replace(" ", "")

@@ -180,6 +180,7 @@ TEXT = st.text(st.characters(codec="utf-8"), max_size=40)
 @given(secret=st.text(st.characters(codec="utf-8"), min_size=MIN_INSIDE), a=TEXT, b=TEXT)
 @example(secret="F000", a="\\", b="")  # (CI found it: "\F" read as "\f", a blank's escape)
 @example(secret="Nora", a="x\\", b="")
+@example(secret="000\\", a="", b="n")  # (found: the value's "\\" and the "n" read as "\\n")
 def test_a_long_secret_is_struck_out_wherever_it_stands(secret: str, a: str, b: str) -> None:
     assume(secret.strip() and secret not in SECRET)
     redactor = Redactor([secret])
