@@ -108,12 +108,9 @@ class Planned:
         late = isinstance(outcome, Rejected) and outcome.reason is RejectReason.EXPIRED
         if late and self.deadline is not None:
             assert isinstance(outcome, Rejected)
-            return Rejected(self.mutation, RejectReason.EXPIRED, self._late(outcome.at))
+            said = _offered_until(self.deadline, outcome.at, self.record.mutation.id)
+            return Rejected(self.mutation, RejectReason.EXPIRED, said)
         return outcome
-
-    def _late(self, now_ms: int | None) -> str:
-        assert self.deadline is not None
-        return _offered_until(self.deadline, now_ms, self.record.mutation.id)
 
 
 def planned_revert(

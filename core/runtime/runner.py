@@ -562,30 +562,27 @@ class Runtime:
         """An Undo's revert, checked (``planned``), committed on the save the click's update
         made (``held.saved``: its token among the session's last saves'), and with it, in
         the same round trip, the save of what it comes to, foreseen as a click's commit's
-        is (``_ahead``): told from that save when it landed (None: nothing follows); else
-        what it came to, to update the session with (``ActionDone``)."""
+        is (``_ahead``); told as one made on its save is (``_committed``)."""
         verdict = self.gateway.ready(planned.mutation)
         saved = held.saved
         token = "" if saved is None or held.session is not saved else self.sessions.token_of(saved)
-        if verdict is None or saved is None or not token:  # (proposed alone, as before)
-            outcome = planned.told(self.gateway.propose(planned.mutation))
-            return self._done(session_id, click, note_under(self.gateway.policy, outcome), events)
-        key = self.sessions.keys.session(session_id)
-        commit = self.gateway.commit_on(verdict, key, token)
-        # (what it comes to made and saved behind it while it is on its way)
-        later = AheadLater(partial(self._ahead, session_id, saved, token, click, verdict, commit))
-        reply, *answers = self._patiently(partial(self.sessions.together, [commit], later))
-        ahead = later.ahead
-        made = self.gateway.answered(verdict, reply)
-        if made is None:  # (its save's token no longer among the last saves': alone)
-            made = self.gateway.propose(planned.mutation)
-        landed = None if ahead is None else ahead.saving.landed(answers[0])
-        if ahead is None or landed is None:
-            outcome = planned.told(made)
-            return self._done(session_id, click, note_under(self.gateway.policy, outcome), events)
-        held.session = held.saved = landed.session
-        self._foreseen(session_id, click, made, ahead, events, held)
-        return None
+        if verdict is not None and saved is not None and token:
+            key = self.sessions.keys.session(session_id)
+            commit = self.gateway.commit_on(verdict, key, token)
+            # (what it comes to made and saved behind it while it is on its way)
+            ahead_of = (session_id, saved, token, click, verdict, commit)
+            later = AheadLater(partial(self._ahead, *ahead_of))
+            reply, *answers = self._patiently(partial(self.sessions.together, [commit], later))
+            on_save = CommitOnSave(Commit(planned.mutation, click), verdict, planned=planned)
+            on_save.heard(reply)
+            if on_save.ran:  # (else its save's token is no longer among the last saves')
+                landed = None if later.ahead is None else later.ahead.saving.landed(answers[0])
+                if landed is not None:  # (what it came to saved already: told from it)
+                    held.session = held.saved = landed.session
+                    on_save.ahead = later.ahead
+                return self._committed(session_id, on_save.cmd, on_save, events, held)
+        outcome = planned.told(self.gateway.propose(planned.mutation))  # (alone, as before)
+        return self._done(session_id, click, note_under(self.gateway.policy, outcome), events)
 
     def _foreseen(
         self,

@@ -123,19 +123,23 @@ class BeforeCommit(Redis):
             interloper()
 
 
-@pytest.mark.parametrize("made_here", [True, False], ids=["made here", "looked up"])
+@pytest.mark.parametrize("how", ["made here", "looked up", "read first"])
 def test_a_write_between_an_undos_lookup_and_its_commit_is_not_overwritten(
-    server_redis: Redis, workspace: str, made_here: bool
+    server_redis: Redis, workspace: str, how: str
 ) -> None:
-    """Bob's write lands just before the revert's commit: after the lookup sent as the click
-    came (of a change this process does not keep), or after the click came (of one it
-    made, checked on what its commit said): the commit finds the key moved on."""
+    """Bob's write lands just before the revert's commit: after the click came (of a change
+    this process made, checked on what its commit said), after the lookup sent as the click
+    came (of one it does not keep), or after the lookup sent with the click's save (by a
+    process that keeps no copy of the session: the revert a round trip after it): the
+    commit finds the key moved on, and the refusal is told and logged alike."""
     client = BeforeCommit(connection_pool=server_redis.connection_pool)
     runtime = build_app(workspace, client=client).runtime(use_env=False)
     after, done = used(runtime)
     assert done.mutation_id is not None and done.key is not None
-    if not made_here:
+    if how == "looked up":
         runtime.made = MadeHere()
+    elif how == "read first":  # (another process's runtime: it keeps neither)
+        runtime = build_app(workspace, client=client).runtime(use_env=False)
     bob = build_app(workspace, client=server_redis)
     key = done.key
     client.interloper = lambda: bob.gateway.propose(mutation("set", key, "MySQL", "user:bob"))
