@@ -38,7 +38,7 @@ from core.state.keys import WorkspaceKeys
 from core.state.mutation_log import MutationLog
 from core.state.scripts import COMMIT_LUA, LuaScript
 from core.state.store import StateStore
-from tests.conftest import write_config
+from tests.conftest import delete_workspace, write_config
 from tests.factories import actor, mutation
 from tests.servers.redis_process import RedisProcess
 from tests.servers.tcp_proxy import RedisProxy
@@ -401,3 +401,38 @@ def test_an_undo_whose_revert_did_not_run_on_its_save_is_checked_by_what_is_aske
     assert (undone.outcome, undone.reason) == ("rejected", "not_found"), undone.message
     assert app.store.version(done.key) == 1 and app.store.get(done.key) is not None
     client.close()
+
+
+def test_a_forged_undo_of_a_change_made_here_reverts_nothing(
+    redis_client: RedisClient, workspace: str
+) -> None:
+    """An Undo click as a payload of the documented shape, forged: the version its button
+    never named (the change kept here is not checked on it: looked up, and refused), and
+    this workspace's change sent to another workspace's thread (its session lists none
+    such). Nothing is reverted in either workspace."""
+    app = build_app(workspace, client=redis_client)
+    runtime = app.runtime(use_env=False)
+    after, done = used(runtime)
+    assert done.mutation_id is not None and done.key is not None
+    button = next(b for b in after.buttons if b.action == ActionType.REVERT_MUTATION)
+    forged = ActionClicked(
+        action=ActionType.REVERT_MUTATION,
+        target_id=button.target_id,
+        expected_version=button.target_version + 1,
+        click_id="forged-1",
+        actor=actor("user:mallory"),
+    )
+    refused = outcome(runtime.send("s1", forged))
+    assert (refused.outcome, refused.reason) == ("rejected", "not_found"), refused.message
+    assert app.store.version(done.key) == 1
+    other = build_app(f"{workspace}-other", client=redis_client)
+    try:
+        theirs = other.runtime(use_env=False)
+        _, their_done = used(theirs)
+        assert their_done.key is not None and their_done.mutation_id != done.mutation_id
+        alien = forged.model_copy(update={"expected_version": 1, "click_id": "forged-2"})
+        events = theirs.send("s1", alien)
+        assert [e for e in events if isinstance(e, OutcomeEvent)] == []  # (a notice)
+        assert other.store.version(their_done.key) == 1 and app.store.version(done.key) == 1
+    finally:
+        delete_workspace(redis_client, f"{workspace}-other")
