@@ -3,13 +3,16 @@ driven through the real ``deliberate`` command: a set (whose keys sit on the pri
 workspace's hash slot names), a CAS conflict refused, the log, ``replay --verify``, a console
 click and a ``worker --burst`` whose rule calls a local webhook, the RQ queue on a single
 Redis server (``DELIBERATE_QUEUE_URL``); and a worker on a cluster without one is refused in
-one line."""
+one line.
+
+The commands run in this process (``tests.bot.cli.process``): these tests are about the
+cluster, and a process of its own added nothing to them but some 0.4 s of CPU each (27 of
+them); starting, stopping and two processes at once are tested against the embedded and the
+session's server (``tests/faults``, ``tests/bot/cli``)."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,8 +23,8 @@ from redis import Redis
 
 from bot.redis.connection import connect
 from core.state.keys import WorkspaceKeys
+from tests.bot.cli.process import Ran, command
 from tests.conftest import delete_workspace, write_config
-from tests.faults.embedded import cli
 from tests.rules.rig import config_text
 from tests.servers.redis_cluster import LocalCluster
 from tests.servers.webhook import WebhookServer
@@ -91,7 +94,7 @@ def rules_config(tmp_path: Path, hook: WebhookServer, workspace: str) -> str:
     return str(write_config(tmp_path, config_text(rules)))
 
 
-def ok(done: subprocess.CompletedProcess[str]) -> str:
+def ok(done: Ran) -> str:
     assert done.returncode == 0, (done.returncode, done.stdout, done.stderr)
     assert "Traceback" not in done.stderr, done.stderr
     return done.stdout
@@ -101,10 +104,11 @@ def lines(out: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in out.splitlines() if line.strip()]
 
 
-def cluster_env(cluster: LocalCluster, **extra: str) -> dict[str, str]:
-    drop = ("REDIS_URL", "DELIBERATE_QUEUE_URL", "DELIBERATE_WORKSPACE", "OPENAI_API_KEY")
-    env = {k: v for k, v in os.environ.items() if k not in drop}
-    return {**env, "REDIS_URL": cluster.url, **extra}
+def cluster_env(cluster: LocalCluster, **extra: str) -> dict[str, str | None]:
+    """The command's environment on top of this process's: the cluster, and no queue server,
+    workspace or model key of the session's (None: unset)."""
+    drop = ("DELIBERATE_QUEUE_URL", "DELIBERATE_WORKSPACE", "OPENAI_API_KEY")
+    return {**dict.fromkeys(drop), "REDIS_URL": cluster.url, **extra}
 
 
 @pytest.mark.parametrize("shard", range(SHARDS))
@@ -115,13 +119,14 @@ def test_set_conflict_console_worker_log_and_replay_on_each_shard(
     single_redis_url: str,
     hook: WebhookServer,
     tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     name = workspaces[shard]
     env = cluster_env(cluster, DELIBERATE_QUEUE_URL=single_redis_url)
     common = ("--workspace", name, "--config", rules_config(tmp_path, hook, name))
 
-    def run(*argv: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        return cli(*common, *argv, env=env, stdin=stdin)
+    def run(*argv: str, stdin: str | None = None) -> Ran:
+        return command(capsys, *common, *argv, env=env, stdin=stdin)
 
     ok(run("worker", "--burst"))  # the rule consumer's group, at the log's end
 
@@ -168,9 +173,10 @@ def test_set_conflict_console_worker_log_and_replay_on_each_shard(
 
 
 def test_a_worker_on_a_cluster_without_a_queue_server_says_so_in_one_line(
-    cluster: LocalCluster, workspaces: list[str]
+    cluster: LocalCluster, workspaces: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    done = cli("--workspace", workspaces[0], "worker", "--burst", env=cluster_env(cluster))
+    env = cluster_env(cluster)
+    done = command(capsys, "--workspace", workspaces[0], "worker", "--burst", env=env)
     assert done.returncode != 0, (done.stdout, done.stderr)
     assert "Traceback" not in done.stderr
     [line] = done.stderr.strip().splitlines()
