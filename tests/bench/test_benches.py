@@ -19,8 +19,9 @@ BENCH = Path(__file__).resolve().parent.parent.parent / "bench"
 ONE_THREAD = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
 
 
-# Each with the smallest settings that still run all it measures once: one writer, one round,
-# one run (a bench's figures are the bench's business; here it must finish and say them).
+# Each with the smallest settings that still run every path it measures (two writers: keys of
+# their own; two runs: a p90; one round of durability.py runs both modes; Discord unsharded
+# and sharded): a bench's figures are its own business, here it must finish and say them.
 @pytest.mark.parametrize(
     ("script", "args", "headline"),
     [
@@ -42,11 +43,11 @@ ONE_THREAD = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", 
             ["--unrelated", "100", "--rounds", "2", "--reps", "2"],
             "100 unrelated rules / 10 rules",
         ),
-        ("commits.py", ["--writers", "1", "--ops", "4"], "commit / writes by hand, distinct keys"),
+        ("commits.py", ["--writers", "2", "--ops", "4"], "commit / writes by hand, distinct keys"),
         ("commit_to_action.py", ["--mutations", "3"], "commit-to-action median"),
         ("lua_calls.py", ["--rounds", "3", "--reps", "5"], "Script / LuaScript"),
         ("undo_click.py", ["--clicks", "2"], "known 1, early 2, along 2"),
-        ("startup.py", ["--runs", "1"], "state get / import redis, pydantic"),
+        ("startup.py", ["--runs", "2"], "state get / import redis, pydantic"),
         ("durability.py", ["--rounds", "1", "--ops", "5"], "commit p50, always / everysec"),
         (
             "cluster.py",
@@ -62,7 +63,7 @@ ONE_THREAD = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", 
             "load.py",
             [
                 *("--workspaces", "5", "--events", "20", "--discord-events", "16"),
-                *("--senders", "2", "--replicas", "2", "--discord", "--discord-shards", "2"),
+                *("--senders", "2", "--replicas", "2", "--discord", "--discord-shards", "0,2"),
             ],
             "Headline, Discord, 2 shards",
         ),

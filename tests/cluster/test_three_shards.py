@@ -6,7 +6,7 @@ Redis server (``DELIBERATE_QUEUE_URL``); and a worker on a cluster without one i
 one line.
 
 The commands run in this process (``tests.bot.cli.process``): these tests are about the
-cluster, and a process of its own added nothing to them but some 0.4 s of CPU each (27 of
+cluster, and a process of its own added nothing to them but some 0.4 s of CPU each (28 of
 them); starting, stopping and two processes at once are tested against the embedded and the
 session's server (``tests/faults``, ``tests/bot/cli``)."""
 
