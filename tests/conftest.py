@@ -49,9 +49,10 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     (rounded down), at most ``MAX_WORKERS``, as each takes a db of its own. The tests wait on
     processes and servers much of their time, so one worker per CPU leaves CPUs idle; two
     make them fight over the CPUs. On 2 CPUs (2026-11-29, ``bench/suite_cpu.py``, the same
-    code): 2 workers took 303 s of wall time and 409 s of CPU, 3 workers 277 s and 443 s, 4
-    workers 267 s and 455 s; ``tests/core`` alone, which waits on nothing, 57 s and 89 s on
-    2, 67 s and 104 s on 4."""
+    code): 2 workers took 303 s of wall time and 409 s of CPU, 3 workers 277 s
+    and 443 s, 4 workers 267 s and 455 s; ``tests/core`` alone, which waits on nothing, 57 s
+    and 89 s on 2, 67 s and 104 s on 4. The same code's CPU moved by 60 s from one hour to
+    the next on that machine: these are one run each."""
     cpus = len(os.sched_getaffinity(0))
     return max(1, min(cpus + cpus // 2, MAX_WORKERS))
 
