@@ -101,13 +101,12 @@ class Planned:
 
     def told(self, outcome: Outcome) -> Outcome:
         """``outcome`` (of ``mutation``, proposed) as a revert tells it."""
-        if isinstance(outcome, Rejected) and outcome.reason is RejectReason.CONFLICT:
-            return Rejected(
-                self.mutation, RejectReason.CONFLICT, _moved_on(self.record, outcome.version)
-            )
-        late = isinstance(outcome, Rejected) and outcome.reason is RejectReason.EXPIRED
-        if late and self.deadline is not None:
-            assert isinstance(outcome, Rejected)
+        if not isinstance(outcome, Rejected):
+            return outcome
+        if outcome.reason is RejectReason.CONFLICT:
+            said = _moved_on(self.record, outcome.version)
+            return Rejected(self.mutation, RejectReason.CONFLICT, said)
+        if outcome.reason is RejectReason.EXPIRED and self.deadline is not None:
             said = _offered_until(self.deadline, outcome.at, self.record.mutation.id)
             return Rejected(self.mutation, RejectReason.EXPIRED, said)
         return outcome
