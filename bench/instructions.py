@@ -67,8 +67,11 @@ def work(kind: str, ops: int) -> None:
 
 
 def replay_work(workspace: str, verify: bool) -> None:
-    """``Replayer.verify`` of ``workspace``'s log (or, without ``verify``, its snapshot)."""
-    from core.state.replay import Replayer  # (the commit counts need none of replay)
+    """``Replayer.verify`` of ``workspace``'s log (or, without ``verify``, its snapshot):
+    both import replay (the commit counts need none of it), so that the difference is the
+    records' alone, not the import (or, with no bytecode cached, the compiling) of its
+    modules."""
+    from core.state.replay import Replayer
 
     store = build_app(workspace).store
     if not verify:

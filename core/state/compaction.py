@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from redis.exceptions import ResponseError
 
+from core.paused_gc import paused_gc
 from core.state.chain.start import ChainBroken, Follow, vouched_base
 from core.state.checkpoints import Image
 from core.state.mutation_log import LogRecord, MutationLog, UnreadableRecord
@@ -230,29 +231,30 @@ class Compactor:
         start, image = vouched_base(self.redis, self.keys)
         base = "" if start.mark is None else start.mark.through
         carried, follow, count = _Carried(image or Image(), base), Follow(start), 0
-        for log_id, fields in MutationLog(self.redis, self.keys).rows():
-            by_age = old is not None and id_order(log_id) < id_order(old)
-            by_count = most is not None and count < most
-            if not (by_age or by_count):
-                break
-            if id_order(log_id) >= id_order(bound):
-                carried.stopped = _HELD
-                break
-            if (broken := follow.text(log_id, fields)) is not None:
-                carried.stopped = (
-                    f"the log's hash chain breaks at {broken}; nothing from it on is compacted"
-                )
-                break
-            last = carried.image.last_id
-            if last is None or id_order(log_id) > id_order(last):
-                try:
-                    record = LogRecord.from_stream(log_id, fields)
-                    apply(carried.image, record)
-                except (UnreadableRecord, ReplayMismatch) as exc:  # replay could not pass it
-                    carried.stopped = f"{exc}; nothing from it on is compacted"
+        with paused_gc():  # (a pass over the log: see core/paused_gc.py)
+            for log_id, fields in MutationLog(self.redis, self.keys).raw_rows():
+                by_age = old is not None and id_order(log_id) < id_order(old)
+                by_count = most is not None and count < most
+                if not (by_age or by_count):
                     break
-                carried.last_ts = record.ts
-            carried.through, count = log_id, count + 1
+                if id_order(log_id) >= id_order(bound):
+                    carried.stopped = _HELD
+                    break
+                if (broken := follow.raw(log_id, fields)) is not None:
+                    carried.stopped = (
+                        f"the log's hash chain breaks at {broken}; nothing from it on is compacted"
+                    )
+                    break
+                last = carried.image.last_id
+                if last is None or id_order(log_id) > id_order(last):
+                    try:
+                        record = LogRecord.from_raw(log_id, fields)
+                        apply(carried.image, record)
+                    except (UnreadableRecord, ReplayMismatch) as exc:  # replay could not pass it
+                        carried.stopped = f"{exc}; nothing from it on is compacted"
+                        break
+                    carried.last_ts = record.ts
+                carried.through, count = log_id, count + 1
         return carried
 
 

@@ -144,11 +144,11 @@ class Mutation(Derived):
         return self.model_dump_json(by_alias=True, exclude_none=True)
 
     @classmethod
-    def from_log(cls, text: str, ts: int) -> Mutation:
-        """A mutation as the log holds it (its JSON), validated, stamped with the ``ts`` it
-        committed at: what ``model_copy(update={"ts": ts})`` of the validated one gives,
-        without the copy (replay reads every record: the object is new, nobody holds it yet,
-        and no derived value is cached on it)."""
+    def from_log(cls, text: str | bytes, ts: int) -> Mutation:
+        """A mutation as the log holds it (its JSON, as text or as UTF-8 bytes), validated,
+        stamped with the ``ts`` it committed at: what ``model_copy(update={"ts": ts})`` of
+        the validated one gives, without the copy (replay reads every record: the object is
+        new, nobody holds it yet, and no derived value is cached on it)."""
         mutation = cls.model_validate_json(text)
         mutation.__dict__["ts"] = ts
         mutation.__pydantic_fields_set__.add("ts")

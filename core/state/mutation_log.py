@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +14,7 @@ from core.errors import Unreadable
 from core.state.checkpoints import Checkpoints, CompactionMark
 from core.state.keys import WorkspaceKeys
 from core.state.mutation import Mutation
-from core.state.streams import Row, stream_rows
+from core.state.streams import RawRow, Row, raw_rows, stream_rows
 
 if TYPE_CHECKING:
     from core.redis.client import RedisClient
@@ -60,16 +60,62 @@ class LogRecord:
         return None if self.prev_json is None else json.loads(self.prev_json)
 
     @classmethod
-    def from_stream(cls, log_id: str, fields: dict[str, str]) -> LogRecord:
+    def from_stream(cls, log_id: str, fields: Mapping[str, str]) -> LogRecord:
         """``UnreadableRecord`` when the fields are not a record this program can read."""
         try:
-            ts = int(fields["ts"])
-            mutation = Mutation.from_log(fields["mutation"], ts)
-            expires, prev = fields.get("expiresAt"), fields.get("prev")
-            version = int(fields["version"])
-            prev_bytes = int(fields["prevBytes"]) if "prevBytes" in fields else None
+            return cls._made(
+                log_id,
+                fields["ts"],
+                fields["mutation"],
+                fields["version"],
+                fields.get("expiresAt"),
+                fields.get("prev"),
+                fields.get("prevSha1"),
+                fields.get("prevBytes"),
+            )
         except KeyError as exc:
             raise UnreadableRecord(log_id, f"no {exc.args[0]} field") from None
+
+    @classmethod
+    def from_raw(cls, log_id: str, fields: Mapping[bytes, bytes]) -> LogRecord:
+        """``from_stream`` of the fields as the stream holds them (bytes): replay reads every
+        record this way, with nothing decoded that it does not read as text (the mutation's
+        JSON is read from its bytes, which must be UTF-8, as a decoding client requires)."""
+        prev, sha1 = fields.get(b"prev"), fields.get(b"prevSha1")
+        try:
+            return cls._made(
+                log_id,
+                fields[b"ts"],
+                fields[b"mutation"],
+                fields[b"version"],
+                fields.get(b"expiresAt"),
+                None if prev is None else prev.decode(),
+                None if sha1 is None else sha1.decode(),
+                fields.get(b"prevBytes"),
+            )
+        except KeyError as exc:
+            raise UnreadableRecord(log_id, f"no {exc.args[0].decode()} field") from None
+        except UnicodeDecodeError as exc:
+            raise UnreadableRecord(log_id, f"not UTF-8 text: {exc.reason}") from None
+
+    @classmethod
+    def _made(
+        cls,
+        log_id: str,
+        ts_text: str | bytes,
+        mutation_json: str | bytes,
+        version_text: str | bytes,
+        expires: str | bytes | None,
+        prev: str | None,
+        prev_sha1: str | None,
+        prev_bytes: str | bytes | None,
+    ) -> LogRecord:
+        try:
+            ts = int(ts_text)
+            mutation = Mutation.from_log(mutation_json, ts)
+            version = int(version_text)
+            size = None if prev_bytes is None else int(prev_bytes)
+            expires_at = int(expires) if expires else None
         except (ValueError, RecursionError) as exc:  # pydantic's ValidationError included
             raise UnreadableRecord(log_id, _first_line(exc)) from None
         # what ``cls(...)`` makes, without a frozen dataclass's eight ``object.__setattr__``
@@ -80,11 +126,11 @@ class LogRecord:
             mutation=mutation,
             version=version,
             ts=ts,
-            expires_at=int(expires) if expires else None,
+            expires_at=expires_at,
             prev_json=prev or None,
-            prev_sha1=fields.get("prevSha1") or None,
-            prev_bytes=prev_bytes,
-            prev_said=prev is not None or "prevSha1" in fields,
+            prev_sha1=prev_sha1 or None,
+            prev_bytes=size,
+            prev_said=prev is not None or prev_sha1 is not None,
         )
         return record
 
@@ -153,15 +199,20 @@ class MutationLog:
     ) -> Iterator[Row]:
         """``records`` as the stream holds them, unparsed (for a reader that must settle an
         unreadable one itself)."""
-        start, end = f"({after}" if after else "-", until or "+"
-        if until and "-" not in until:  # "<ms>" as an end is "<ms>-<any>" to Redis: "<ms>-0"
-            end = f"{until}-0"
+        start, end = _bounds(after, until)
         while True:
             chunk = stream_rows(self.redis.xrange(self.keys.log, start, end, count=batch))
             yield from chunk
             if len(chunk) < batch:
                 return
             start = f"({chunk[-1][0]}"
+
+    def raw_rows(
+        self, after: str | None = None, batch: int = 1000, until: str | None = None
+    ) -> Iterator[RawRow]:
+        """``rows`` with the fields as the bytes the stream holds (``LogRecord.from_raw``)."""
+        start, end = _bounds(after, until)
+        return raw_rows(self.redis, self.keys.log, start, batch, end)
 
     def get(self, log_id: str) -> LogRecord | None:
         """The record with this id, or None when the log no longer holds it (or it cannot
@@ -228,6 +279,14 @@ class MutationLog:
                 return None
             end = f"({chunk[-1][0]}"
         return None
+
+
+def _bounds(after: str | None, until: str | None) -> tuple[str, str]:
+    """XRANGE's start and end for the records after ``after`` up to ``until``."""
+    start, end = f"({after}" if after else "-", until or "+"
+    if until and "-" not in until:  # "<ms>" as an end is "<ms>-<any>" to Redis: "<ms>-0"
+        end = f"{until}-0"
+    return start, end
 
 
 def _first_line(exc: BaseException) -> str:

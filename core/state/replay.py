@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pydantic import JsonValue
 
 from core.errors import StoreError
+from core.paused_gc import paused_gc
 from core.state.chain.start import ChainBroken, Follow, vouched_base
 from core.state.chain.tail import cut_short
 from core.state.checkpoints import (
@@ -32,7 +33,7 @@ from core.state.moment import Moment, moment_text
 from core.state.mutation import Op
 from core.state.mutation_log import LogRecord, MutationLog, UnreadableRecord
 from core.state.store import Snapshot, StateStore
-from core.state.streams import id_order, stream_ms
+from core.state.streams import RawRow, id_order, stream_ms
 
 __all__ = [
     "STRETCH",
@@ -230,15 +231,16 @@ class Replayer:
         self.pace = pace = Pace()
         first = self.applied
         try:  # from the log's first record: one planted before the start is seen too
-            for record in _chained(follow, self.log.rows(until=until)):
-                if base is not None and stream_id_le(record.log_id, base):
-                    continue  # held by a checkpoint that reaches past the mark (verified)
-                apply(image, record)
-                self.applied += 1
-                if (self.applied - first) % STRETCH == 0:
-                    pace.lap(STRETCH)
-                if self.progress and self.applied % 10_000 == 0:
-                    self.progress(self.applied)
+            with paused_gc():
+                for record in _chained(follow, self.log.raw_rows(until=until)):
+                    if base is not None and stream_id_le(record.log_id, base):
+                        continue  # held by a checkpoint that reaches past the mark (verified)
+                    apply(image, record)
+                    self.applied += 1
+                    if (self.applied - first) % STRETCH == 0:
+                        pace.lap(STRETCH)
+                    if self.progress and self.applied % 10_000 == 0:
+                        self.progress(self.applied)
             pace.lap((self.applied - first) % STRETCH)
             self._went_on(follow)
         except (ReplayMismatch, ChainBroken):  # a gap a compaction left under the replay?
@@ -274,7 +276,7 @@ class Replayer:
         image = self.as_of(since.before())
         follow = self._follow
         assert follow is not None  # as_of rebuilt it
-        rows = self.log.rows(image.last_id, until=None if until is None else until.last)
+        rows = self.log.raw_rows(image.last_id, until=None if until is None else until.last)
         for record in _chained(follow, rows):
             yield image, record
             apply(image, record)
@@ -316,12 +318,13 @@ class Replayer:
         return live, compare(live, image)
 
 
-def _chained(follow: Follow, rows: Iterable[tuple[str, dict[str, str]]]) -> Iterator[LogRecord]:
-    """The records of ``rows``, each checked against the chain first."""
+def _chained(follow: Follow, rows: Iterable[RawRow]) -> Iterator[LogRecord]:
+    """The records of ``rows`` (as the stream holds them), each checked against the chain
+    first."""
     for log_id, fields in rows:
-        if (broken := follow.text(log_id, fields)) is not None:
+        if (broken := follow.raw(log_id, fields)) is not None:
             raise ChainBroken(broken)
-        yield LogRecord.from_stream(log_id, fields)
+        yield LogRecord.from_raw(log_id, fields)
 
 
 def compare(live: Snapshot, image: Image) -> list[Difference]:

@@ -49,10 +49,10 @@ def genesis(log_key: str) -> str:
 def link_hash(prev: str, n: int, fields: Mapping[bytes, bytes]) -> str:
     """The hash of record ``n`` with these raw fields (``chain`` among them or not), after
     the record whose hash is ``prev``."""
-    parts = [prev.encode(), str(n).encode()]
+    parts = [prev.encode(), b"%d" % n]
     for name, value in fields.items():
-        if name != CHAIN_FIELD:
-            parts.append(b"%s\n%d\n%s" % (name, len(value), value))
+        if name != CHAIN_FIELD:  # "name\nlen\nvalue", joined by the same "\n" as the rest
+            parts += (name, b"%d" % len(value), value)
     return hashlib.sha1(b"\n".join(parts)).hexdigest()
 
 

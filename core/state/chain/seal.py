@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from core.state.chain.links import CHAIN_FIELD
 from core.state.chain.start import Follow, Start, read_start
 from core.state.checkpoints import Image
 from core.state.compaction import Compactor, Retention, trim
@@ -114,20 +115,20 @@ def _walk(store: StateStore, start: Start, image: Image, until: str | None) -> _
     covered = image.last_id
     mark = start.mark  # records before the chain: only ahead of its record 1, by an older release
     unchained_allowed = start.base is None and (mark is None or not mark.sealed)
-    for log_id, fields in MutationLog(store.redis, store.keys).rows(until=until):
-        if unchained_allowed and "chain" not in fields:
+    for log_id, fields in MutationLog(store.redis, store.keys).raw_rows(until=until):
+        if unchained_allowed and CHAIN_FIELD not in fields:
             walked.prefix += 1
             walked.prefix_last = log_id
         else:
             if walked.prefix and walked.at_seal is None:
                 walked.at_seal, walked.covers = walked.image.to_json(), walked.image.last_id
             unchained_allowed = False
-            if (broken := follow.text(log_id, fields)) is not None:
+            if (broken := follow.raw(log_id, fields)) is not None:
                 return Sealed(False, f"the log's hash chain breaks at {broken}; nothing sealed")
         if covered is not None and id_order(log_id) <= id_order(covered):
             continue
         try:
-            apply(walked.image, LogRecord.from_stream(log_id, fields))
+            apply(walked.image, LogRecord.from_raw(log_id, fields))
         except (ReplayMismatch, UnreadableRecord) as exc:
             return Sealed(False, f"the log does not replay: {exc}; nothing sealed")
     if walked.prefix and walked.at_seal is None:

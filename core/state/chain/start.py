@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from core.errors import StoreError
-from core.state.chain.links import CHAIN_FIELD, Link, genesis, link_hash, link_hash_text, parse_link
+from core.state.chain.links import CHAIN_FIELD, Link, genesis, link_hash, parse_link
 from core.state.checkpoints import CompactionMark, Image
 from core.state.keys import WorkspaceKeys
 from core.state.streams import id_order
@@ -226,8 +226,9 @@ def _later(a: str, b: str) -> bool:
 class Follow:
     """Checks records one after another from ``start``: the first must follow the start's
     link (and lie after the mark's ``through``), each next one the record before it. Replay
-    runs it on every record it reads, so a record that holds takes a short way (its number
-    and hash compared as text, no ``Link`` made); one that does not is looked at closely."""
+    runs it on every record it reads, as the stream holds it (bytes), so a record that holds
+    takes a short way (its number and hash compared as bytes, no ``Link`` made); one that
+    does not is looked at closely."""
 
     def __init__(self, start: Start) -> None:
         self.start = start
@@ -246,28 +247,17 @@ class Follow:
     def raw(self, log_id: str, fields: Mapping[bytes, bytes]) -> Break | None:
         """Check one record as the stream holds it (bytes)."""
         field = fields.get(CHAIN_FIELD)
-        text = None if field is None else field.decode(errors="replace")
-        return self._check(log_id, text, fields, None)
-
-    def text(self, log_id: str, fields: Mapping[str, str]) -> Break | None:
-        """Check one record as a decoding client reads it."""
-        field = fields.get("chain")
         if field is not None and self.first is not None:  # the way most records take
             n = self._n + 1
-            number, _, hash_ = field.partition(":")
-            if number == str(n) and link_hash_text(self._hash, n, fields) == hash_:
+            number, _, hash_ = field.partition(b":")
+            if number == b"%d" % n and link_hash(self._hash, n, fields).encode() == hash_:
                 self.records += 1
-                self._n, self._hash, self._id = n, hash_, log_id
+                self._n, self._hash, self._id = n, hash_.decode(), log_id
                 return None
-        return self._check(log_id, field, None, fields)
+        text = None if field is None else field.decode(errors="replace")
+        return self._check(log_id, text, fields)
 
-    def _check(
-        self,
-        log_id: str,
-        field: str | None,
-        raw: Mapping[bytes, bytes] | None,
-        text: Mapping[str, str] | None,
-    ) -> Break | None:
+    def _check(self, log_id: str, field: str | None, raw: Mapping[bytes, bytes]) -> Break | None:
         self.records += 1
         if self.first is None and self._through is not None and not _later(log_id, self._through):
             return Break(
@@ -289,12 +279,7 @@ class Follow:
         n, due = int(number), self._n + 1
         if n != due:
             return Break(log_id, self._misnumbered(Link(log_id, n, hash_), due))
-        done = (
-            link_hash(self._hash, n, raw)
-            if raw is not None
-            else link_hash_text(self._hash, n, text or {})
-        )
-        if done != hash_:
+        if link_hash(self._hash, n, raw) != hash_:
             if parse_link(log_id, field) is None:  # not 40 lower-case hex digits
                 return Break(log_id, f"its chain field {field[:60]!r} is not <n>:<40 hex digits>")
             return Break(

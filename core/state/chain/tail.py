@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from core.state.chain.start import Break, Follow
 from core.state.chain.verify import stored_head
 from core.state.keys import WorkspaceKeys
-from core.state.streams import stream_rows
+from core.state.streams import raw_rows
 
 if TYPE_CHECKING:
     from core.redis.client import RedisClient
@@ -27,10 +27,8 @@ def cut_short(client: RedisClient, keys: WorkspaceKeys, follow: Follow) -> Break
     last = follow.last if follow.first is not None else None
     head = stored_head(client, keys)
     start = "-" if last is None else f"({last.log_id}"
-    after = stream_rows(client.xrange(keys.log, start, "+", count=1))
-    if after:
-        log_id, fields = after[0]
-        return copy(follow).text(log_id, fields)
+    for log_id, fields in raw_rows(client, keys.log, start, batch=1):
+        return copy(follow).raw(log_id, fields)
     if head is None:
         if last is None:
             return None

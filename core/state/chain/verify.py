@@ -9,22 +9,18 @@ is counted and named, neither verified nor broken. Where it ends: the head commi
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
-
-from redis.client import NEVER_DECODE
 
 from core.state.chain.links import CHAIN_FIELD, Link, parse_link
 from core.state.chain.start import SEAL_HINT, Break, Follow, Start, described, read_start
 from core.state.keys import WorkspaceKeys
+from core.state.streams import raw_rows
 
 if TYPE_CHECKING:
     from core.redis.client import RedisClient
 
 __all__ = ["Break", "ChainReport", "raw_rows", "stored_head", "verify_chain"]
-
-RawRow = tuple[str, dict[bytes, bytes]]
 
 
 @dataclass(frozen=True)
@@ -53,21 +49,6 @@ class ChainReport:
     def start(self) -> str:
         """Where the chain starts, in a sentence."""
         return described(self.origin, self.first)
-
-
-def raw_rows(
-    client: RedisClient, key: str, start: str = "-", batch: int = 1000
-) -> Iterator[RawRow]:
-    """The stream's rows from ``start``, with their fields as the bytes Redis holds."""
-    while True:
-        chunk = client.execute_command(  # type: ignore[no-untyped-call]
-            "XRANGE", key, start, "+", "COUNT", batch, **{NEVER_DECODE: True}
-        )
-        for row_id, fields in chunk or []:
-            yield row_id.decode(), fields
-        if not chunk or len(chunk) < batch:
-            return
-        start = "(" + chunk[-1][0].decode()
 
 
 def stored_head(client: RedisClient, keys: WorkspaceKeys) -> Link | None:
