@@ -8,11 +8,14 @@ collection after the pause.
 
 The pause is the process's (the collector is), so it is counted: threads replaying at once
 each hold it, and the collector runs again when the last of them is done, and only if it ran
-before the first began."""
+before the first began. A child forked meanwhile (RQ forks its scheduler from a worker whose
+threads compact) has none of the threads that hold it: there the count starts again at
+nothing and the collector is as it was before the pause."""
 
 from __future__ import annotations
 
 import gc
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -38,6 +41,17 @@ def paused_gc() -> Iterator[None]:
         yield
     finally:
         with _lock:
-            _holders -= 1
+            _holders = max(0, _holders - 1)  # (a child forked inside a pause starts at 0)
             if _holders == 0 and _was_enabled:
                 gc.enable()
+
+
+def _after_fork_in_child() -> None:
+    global _lock, _holders
+    _lock = threading.Lock()  # (a thread of the parent may have held it at the fork)
+    if _holders and _was_enabled:
+        gc.enable()
+    _holders = 0
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -79,8 +79,16 @@ class LogRecord:
     @classmethod
     def from_raw(cls, log_id: str, fields: Mapping[bytes, bytes]) -> LogRecord:
         """``from_stream`` of the fields as the stream holds them (bytes): replay reads every
-        record this way, with nothing decoded that it does not read as text (the mutation's
-        JSON is read from its bytes, which must be UTF-8, as a decoding client requires)."""
+        record this way. Every field must be UTF-8, as for a decoding reader, which could not
+        read the record at all; only ``prev`` and ``prevSha1`` are decoded (the numbers are
+        read as ASCII, the mutation's JSON from its bytes)."""
+        for name, value in fields.items():
+            if not (name.isascii() and value.isascii()):
+                try:
+                    name.decode(), value.decode()
+                except UnicodeDecodeError:
+                    field = name.decode(errors="replace")
+                    raise UnreadableRecord(log_id, f"its {field} field is not UTF-8") from None
         prev, sha1 = fields.get(b"prev"), fields.get(b"prevSha1")
         try:
             return cls._made(
@@ -95,8 +103,6 @@ class LogRecord:
             )
         except KeyError as exc:
             raise UnreadableRecord(log_id, f"no {exc.args[0].decode()} field") from None
-        except UnicodeDecodeError as exc:
-            raise UnreadableRecord(log_id, f"not UTF-8 text: {exc.reason}") from None
 
     @classmethod
     def _made(
@@ -110,12 +116,14 @@ class LogRecord:
         prev_sha1: str | None,
         prev_bytes: str | bytes | None,
     ) -> LogRecord:
+        """The record of fields read as text or as bytes alike: a number is ASCII digits
+        either way (``int`` would take other digits and spaces in text alone)."""
         try:
-            ts = int(ts_text)
+            ts = _whole("ts", ts_text)
             mutation = Mutation.from_log(mutation_json, ts)
-            version = int(version_text)
-            size = None if prev_bytes is None else int(prev_bytes)
-            expires_at = int(expires) if expires else None
+            version = _whole("version", version_text)
+            size = None if prev_bytes is None else _whole("prevBytes", prev_bytes)
+            expires_at = _whole("expiresAt", expires) if expires else None
         except (ValueError, RecursionError) as exc:  # pydantic's ValidationError included
             raise UnreadableRecord(log_id, _first_line(exc)) from None
         # what ``cls(...)`` makes, without a frozen dataclass's eight ``object.__setattr__``
@@ -279,6 +287,14 @@ class MutationLog:
                 return None
             end = f"({chunk[-1][0]}"
         return None
+
+
+def _whole(name: str, text: str | bytes) -> int:
+    """A field that holds a whole number, as commit.lua writes it: ASCII digits alone."""
+    if text.isascii() and text.isdigit():
+        return int(text)
+    shown = text.decode(errors="replace") if isinstance(text, bytes) else text
+    raise ValueError(f"its {name} field {shown[:40]!r} is not a whole number")
 
 
 def _bounds(after: str | None, until: str | None) -> tuple[str, str]:

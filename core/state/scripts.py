@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COMMIT_LUA",
+    "LAST_ID_LUA",
     "READ_LUA",
     "SWEEP_INDEX_LUA",
     "TIME_LUA",
@@ -53,6 +54,12 @@ UNDO_LOOKUP_LUA = _source("undo_lookup.lua")
 # on Redis Cluster, nor sent inside a pipeline or a transaction there (send it as
 # execute_command("EVAL", TIME_LUA, 1, key): a cluster pipeline has no eval())
 TIME_LUA = "return redis.call('TIME')"
+# the id of the log's newest record, alone: its fields are not read, so one a decoding client
+# could not read (bytes that are not UTF-8) leaves the snapshot readable, for replay to name it
+LAST_ID_LUA = (
+    "local r = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1) "
+    "if r[1] then return r[1][1] end return false"
+)
 
 
 class LuaScript:

@@ -30,7 +30,14 @@ from core.state.limits import (
     NotReplicated,
 )
 from core.state.mutation import Mutation, revert_id
-from core.state.scripts import TIME_LUA, ScriptCall, commit_script, read_script, time_ms
+from core.state.scripts import (
+    LAST_ID_LUA,
+    TIME_LUA,
+    ScriptCall,
+    commit_script,
+    read_script,
+    time_ms,
+)
 from core.state.streams import stream_rows
 from core.time_phrases import TimedChange
 
@@ -206,7 +213,7 @@ class StateStore:
             pipe.hgetall(keys.versions)
             for name in names:
                 pipe.hgetall(keys.entry(name))
-            pipe.xrevrange(keys.log, count=1)
+            pipe.execute_command("EVAL", LAST_ID_LUA, 1, keys.log)
             # the clock of the workspace's own shard (see TIME_LUA)
             pipe.execute_command("EVAL", TIME_LUA, 1, keys.versions)
             raw, *hashes, last, now = pipe.execute()
@@ -220,7 +227,7 @@ class StateStore:
                 entry = _live(readable_entry(name, versions[name], fields, skipped), now_ms)
                 if entry is not None:
                     entries[name] = entry
-            last_id = str(last[0][0]) if last else None
+            last_id = str(last) if last else None
             return Snapshot(entries, versions, last_id, now_ms, tuple(skipped))
         raise StoreError(
             f"keys kept appearing in workspace {self.workspace} during {attempts} reads"

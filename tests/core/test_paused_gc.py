@@ -4,6 +4,7 @@ ends, across threads, errors and a collector someone else turned off."""
 from __future__ import annotations
 
 import gc
+import os
 import threading
 from collections.abc import Iterator
 
@@ -61,7 +62,7 @@ def test_pauses_opened_and_closed_in_any_order_end_with_the_collector_on(
 
 def test_threads_pausing_at_once_leave_it_on_when_the_last_is_done() -> None:
     gc.enable()
-    inside = threading.Barrier(3)
+    inside = threading.Barrier(3, timeout=10)
     seen: list[bool] = []
 
     def pause(after: threading.Event) -> None:
@@ -82,3 +83,39 @@ def test_threads_pausing_at_once_leave_it_on_when_the_last_is_done() -> None:
     threads[1].join(timeout=10)
     assert not threads[1].is_alive()
     assert seen == [False, False] and gc.isenabled()
+
+
+def test_a_child_forked_during_a_pause_has_the_collector_back() -> None:
+    """The pause is held by a thread the child does not have (RQ forks its scheduler from
+    a worker whose threads compact): the child starts with no pause held."""
+    gc.enable()
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with paused_gc():
+            held.set()
+            release.wait(timeout=10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(timeout=10) and not gc.isenabled()
+        read, write = os.pipe()
+        child = os.fork()
+        if child == 0:  # the child: what it finds, then a pause of its own
+            seen = [gc.isenabled()]
+            with paused_gc():
+                seen.append(gc.isenabled())
+            seen.append(gc.isenabled())
+            os.write(write, bytes(seen))
+            os._exit(0)
+        os.close(write)
+        said = os.read(read, 16)
+        os.close(read)
+        assert os.waitpid(child, 0)[1] == 0
+        assert list(said) == [True, False, True]
+        assert not gc.isenabled()  # the parent's pause still holds
+    finally:
+        release.set()
+        holder.join(timeout=10)
+    assert gc.isenabled()

@@ -1,10 +1,15 @@
 """Replay, compaction and the seal read the log's records as the stream holds them (bytes),
-where the other readers read them decoded: both readings of any record are the same record,
-each link is taken the short way, and bytes that are not UTF-8 are named as an unreadable
-record, never a crash."""
+where the other readers read them decoded: both readings of any fields give the same record
+or the same refusal, the chain holds link after link, bytes that are not UTF-8 are named as
+an unreadable record wherever it lies, never a crash, and neither pass leaves garbage in
+cycles (what pausing the collector rests on)."""
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Callable
+
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from redis import Redis
@@ -13,12 +18,13 @@ from core.state.chain.links import genesis
 from core.state.chain.start import Follow, read_start
 from core.state.chain.verify import stored_head
 from core.state.commit_result import Committed
+from core.state.compaction import Compactor, Retention
 from core.state.mutation import Mutation
 from core.state.mutation_log import LogRecord, MutationLog, UnreadableRecord
 from core.state.replay import Replayer
 from core.state.store import StateStore
 from tests.conftest import delete_workspace
-from tests.core.state.test_chain import rechain, rewrite
+from tests.core.state.test_chain import commit, rechain, rewrite
 from tests.core.state.test_replay import mutations
 from tests.factories import mutation
 
@@ -63,33 +69,39 @@ def plant(client: Redis, store: StateStore, at: int, change: dict[bytes, bytes])
     return planted
 
 
+@pytest.mark.parametrize("at", [1, 2], ids=["in-the-middle", "the-last"])
 def test_bytes_that_are_not_utf8_are_an_unreadable_record_named_by_replay(
-    redis_client: Redis, workspace: str
+    redis_client: Redis, workspace: str, at: int
 ) -> None:
-    """The record is in the middle of the log: the live snapshot reads the last record's id
-    through a decoding client."""
+    """Wherever the record is: the live snapshot reads the last record's id alone."""
     store = StateStore(redis_client, workspace)
     for value in ("first", "second", "third"):
         assert isinstance(store.commit(mutation("set", "k.a", value)), Committed)
-    good = list(MutationLog(redis_client, store.keys).raw_rows())[1][1]
+    good = list(MutationLog(redis_client, store.keys).raw_rows())[at][1]
+    word = b"second" if at == 1 else b"third"
     as_committed = {b"mutation": good[b"mutation"], b"prev": good[b"prev"]}
     for field, bad in [
-        (b"mutation", good[b"mutation"].replace(b"second", b"sec\xffond")),
+        (b"mutation", good[b"mutation"].replace(word, b"sec\xffond")),
         (b"prev", b'"fir\xc3st"'),  # a lead byte with no continuation
-        (b"mutation", good[b"mutation"].replace(b"second", b"\xed\xa0\x80")),  # a surrogate
+        (b"mutation", good[b"mutation"].replace(word, b"\xed\xa0\x80")),  # a surrogate
+        (b"note", b"\xff"),  # a field no reader reads, which a decoding one cannot read
     ]:
-        planted = plant(redis_client, store, 1, {**as_committed, field: bad})
-        raw = list(MutationLog(redis_client, store.keys).raw_rows())[1][1]
-        try:
+        planted = plant(redis_client, store, at, {**as_committed, field: bad})
+        raw = list(MutationLog(redis_client, store.keys).raw_rows())[at][1]
+        with pytest.raises(UnreadableRecord) as refused:
             LogRecord.from_raw(planted, raw)
-        except UnreadableRecord as exc:
-            assert exc.log_id == planted
-        else:
-            raise AssertionError(f"{bad!r} in {field!r} was read")
+        assert refused.value.log_id == planted, f"{bad!r} in {field!r}"
+        if field != b"mutation":
+            assert f"its {field.decode()} field is not UTF-8" in str(refused.value)
         _, diffs = Replayer(store).verify()
         assert [(d.key, planted in d.what) for d in diffs] == [("-", True)], diffs
-    plant(redis_client, store, 1, as_committed)
-    assert Replayer(store).verify()[1] == []  # the record as it was: nothing else changed
+    rewrite(  # the record as it was: nothing else changed
+        redis_client,
+        store,
+        lambda rows: [(i, {k: v for k, v in f.items() if k != b"note"}) for i, f in rows],
+    )
+    plant(redis_client, store, at, as_committed)
+    assert Replayer(store).verify()[1] == []
 
 
 def test_a_record_missing_a_field_is_named_with_the_field(
@@ -106,3 +118,79 @@ def test_a_record_missing_a_field_is_named_with_the_field(
             assert f"no {name.decode()} field" in str(exc) and "b'" not in str(exc)
         else:
             raise AssertionError(f"a record without {name!r} was read")
+
+
+_NUMBERS = ["ts", "version", "expiresAt", "prevBytes"]
+# numbers as commit.lua never writes them: signs, spaces, separators, other scripts' digits
+# (Arabic-Indic, fullwidth), a no-break space
+_ODD = ["", "0", "007", "12", " 12", "12 ", "-1", "+1", "1_000", "1.5", "x"]
+_ODD += ["\u0661\u0662", "\uff11\uff12", "\u00a012"]
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    changed=st.dictionaries(
+        st.sampled_from([*_NUMBERS, "prev", "prevSha1", "note"]),
+        st.sampled_from(_ODD) | st.text(max_size=6),
+        max_size=3,
+    ),
+    dropped=st.sets(st.sampled_from([*_NUMBERS, "mutation", "prev", "prevSha1"]), max_size=2),
+)
+def test_any_fields_read_as_bytes_or_as_text_give_the_same_record_or_the_same_refusal(
+    redis_client: Redis, workspace: str, changed: dict[str, str], dropped: set[str]
+) -> None:
+    """A record's fields as anyone may have written them, UTF-8 text: both readings take it
+    or both refuse it, saying the same (a number is ASCII digits either way)."""
+    store = StateStore(redis_client, workspace, prev_max_bytes=4)
+    if not len(MutationLog(redis_client, store.keys)):
+        commit(store, 3)
+    [(log_id, fields)] = list(MutationLog(redis_client, store.keys).rows())[-1:]
+    text = {k: v for k, v in {**fields, **changed}.items() if k not in dropped}
+    raw = {k.encode(): v.encode() for k, v in text.items()}
+
+    def outcome(read: Callable[[], LogRecord]) -> LogRecord | str:
+        try:
+            return read()
+        except UnreadableRecord as exc:
+            return str(exc)
+
+    as_text = outcome(lambda: LogRecord.from_stream(log_id, text))
+    assert outcome(lambda: LogRecord.from_raw(log_id, raw)) == as_text
+    for name in set(changed) & set(_NUMBERS) - dropped:  # (an empty expiresAt: none)
+        value = changed[name]
+        if not (value.isascii() and value.isdigit()) and (value or name != "expiresAt"):
+            assert isinstance(as_text, str), (name, value)  # refused, by this field or another
+
+
+def test_replay_and_compaction_leave_no_garbage_in_cycles(
+    redis_client: Redis, workspace: str
+) -> None:
+    """What the collector's pause rests on: reference counting frees all they drop."""
+    store = StateStore(redis_client, workspace)
+    for n in range(300):
+        key = f"k.{n % 7}"
+        if n % 5 == 0:
+            store.commit(mutation("incr", f"{key}.count"))
+        elif n % 5 == 1:
+            store.commit(mutation("append", f"{key}.list", {"n": n, "text": "é"}))
+        elif n % 5 == 2:
+            store.commit(mutation("set", key, {"n": n}, ttl_sec=30.0))
+        else:
+            store.commit(mutation("set", key, [n, str(n)]))
+    Replayer(store).rebuild()  # warm: connections and caches made once
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        gc.collect()
+        image = Replayer(store).rebuild(use_checkpoint=False)
+        assert gc.collect() == 0
+        assert Compactor(store, Retention(keep_records=50)).run().trimmed == 250
+        assert gc.collect() == 0
+    finally:
+        if was:
+            gc.enable()
+    assert len(image.versions) == 21  # each of 7 keys, its .count and its .list
