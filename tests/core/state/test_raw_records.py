@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+from collections import Counter
 from collections.abc import Callable
 
 import pytest
@@ -192,15 +193,33 @@ def test_replay_and_compaction_leave_no_garbage_in_cycles(
             gc.disable()
             Compactor(store, Retention(keep_records=299)).run()  # warm: its connections, one
             gc.collect()  # record trimmed (what making them leaves is not the passes')
+            gc.set_debug(gc.DEBUG_SAVEALL)  # what a collection finds is kept in gc.garbage
             image = Replayer(store).rebuild()
-            found = [gc.collect(), len(image.versions)]
-            found += [Compactor(store, Retention(keep_records=50)).run().trimmed, gc.collect()]
+            found: list[object] = [ours_in_cycles(), len(image.versions)]
+            found += [Compactor(store, Retention(keep_records=50)).run().trimmed, ours_in_cycles()]
             os.write(write, json.dumps(found).encode())
         finally:
             os._exit(0)
     os.close(write)
-    said = os.read(read, 200)
+    said = b"".join(iter(lambda: os.read(read, 4096), b""))
     os.close(read)
     assert os.waitpid(child, 0)[1] == 0
     # no garbage in cycles after either; each of 7 keys, its .count and its .list replayed
-    assert json.loads(said) == [0, 21, 249, 0]
+    assert json.loads(said) == [{}, 21, 249, {}]
+
+
+def ours_in_cycles() -> dict[str, int]:
+    """How many of each type a collection finds in cycles now, less what redis-py's cluster
+    pipelines hold: each is a cycle of its own (lambdas its ``__init__`` makes close over
+    it), a few a pass over the log on a Redis Cluster, none a record."""
+    gc.collect()
+    garbage, found = list(gc.garbage), {id(o) for o in gc.garbage}
+    gc.garbage.clear()
+    theirs: set[int] = set()
+    todo = [o for o in garbage if type(o).__name__ == "ClusterPipeline"]
+    while todo:
+        held = todo.pop()
+        if id(held) not in theirs:
+            theirs.add(id(held))
+            todo += [o for o in gc.get_referents(held) if id(o) in found]
+    return dict(Counter(type(o).__qualname__ for o in garbage if id(o) not in theirs))
