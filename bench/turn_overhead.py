@@ -570,6 +570,14 @@ def measure(client: RedisClient, args: argparse.Namespace) -> None:
         "serialisation; a session's read when this process keeps none) adds about "
         f"{added / 1000:.3f} ms to the pure turn."
     )
+    pure_pings = statistics.median(with_responder) / ping
+    if pure_pings >= TARGET_PINGS:  # the machine's Python slow against its loopback
+        print(
+            f"On this machine the pure turn with the offline responder, no Redis at all, is "
+            f"already {pure_pings:.1f}x a PING: no change to the Redis side brings a turn, a "
+            f"click or an Undo within {TARGET_PINGS:g}x here (count instructions instead: "
+            "`bench/turn_instructions.py`)."
+        )
     acts = ", ".join(f"{act} {n}" for act, n in samples.acts.most_common())
     print(
         f"Medians of the parts do not add up to the median of the total. The embedded "
