@@ -14,7 +14,7 @@ from core.errors import Unreadable
 from core.state.checkpoints import Checkpoints, CompactionMark
 from core.state.keys import WorkspaceKeys
 from core.state.mutation import Mutation
-from core.state.streams import RawRow, Row, raw_rows, stream_rows
+from core.state.streams import RawRow, Row, raw_range, raw_rows, stream_rows
 
 if TYPE_CHECKING:
     from core.redis.client import RedisClient
@@ -172,11 +172,11 @@ class MutationLog:
         self.keys = keys
         self.skipped: list[UnreadableRecord] = []
 
-    def _readable(self, rows: Iterable[tuple[str, dict[str, str]]]) -> list[LogRecord]:
+    def _readable(self, rows: Iterable[RawRow]) -> list[LogRecord]:
         found = []
         for log_id, fields in rows:
             try:
-                found.append(LogRecord.from_stream(log_id, fields))
+                found.append(LogRecord.from_raw(log_id, fields))
             except UnreadableRecord as exc:
                 log.warning("%s; skipped", exc)
                 self.skipped.append(exc)
@@ -188,7 +188,7 @@ class MutationLog:
 
     def starts_at(self, log_id: str) -> bool:
         """Whether ``log_id`` is the oldest record the log holds."""
-        first = stream_rows(self.redis.xrange(self.keys.log, count=1))
+        first = raw_range(self.redis, self.keys.log, count=1)
         return bool(first) and first[0][0] == log_id
 
     def __len__(self) -> int:
@@ -198,9 +198,10 @@ class MutationLog:
         self, after: str | None = None, batch: int = 1000, until: str | None = None
     ) -> Iterator[LogRecord]:
         """Every record after ``after`` (exclusive) up to ``until`` (inclusive; None: the
-        newest), oldest first, read in batches."""
-        for log_id, fields in self.rows(after, batch, until):
-            yield LogRecord.from_stream(log_id, fields)
+        newest), oldest first, read in batches (as the stream holds them: a field that is
+        not UTF-8 is named, as any other record that cannot be read)."""
+        for log_id, fields in self.raw_rows(after, batch, until):
+            yield LogRecord.from_raw(log_id, fields)
 
     def rows(
         self, after: str | None = None, batch: int = 1000, until: str | None = None
@@ -226,7 +227,7 @@ class MutationLog:
         """The record with this id, or None when the log no longer holds it (or it cannot
         be read: then it is in ``skipped``)."""
         self.skipped = []
-        found = self._readable(stream_rows(self.redis.xrange(self.keys.log, log_id, log_id)))
+        found = self._readable(raw_range(self.redis, self.keys.log, log_id, log_id))
         return found[0] if found else None
 
     def latest(self, limit: int, key: str | None = None, batch: int = 500) -> list[LogRecord]:
@@ -237,7 +238,7 @@ class MutationLog:
         self.skipped = []
         if limit <= 0:
             return []
-        rows = stream_rows(self.redis.xrevrange(self.keys.log, count=limit))
+        rows = raw_range(self.redis, self.keys.log, "+", "-", limit, reverse=True)
         return self._readable(reversed(rows))
 
     def of_key(self, key: str, limit: int, scan: int | None, batch: int = 500) -> KeyHistory:
@@ -247,13 +248,13 @@ class MutationLog:
         self.skipped = []
         if limit <= 0:
             return KeyHistory(found, 0, complete=True)
-        end, scanned = "+", 0
+        end, scanned, named = "+", 0, key.encode()
         while scan is None or scanned < scan:
             count = batch if scan is None else min(batch, scan - scanned)
-            chunk = stream_rows(self.redis.xrevrange(self.keys.log, end, "-", count=count))
+            chunk = raw_range(self.redis, self.keys.log, end, "-", count, reverse=True)
             scanned += len(chunk)
             for log_id, fields in chunk:
-                if key not in fields.get("mutation", ""):  # a key needs no escaping in JSON
+                if named not in fields.get(b"mutation", b""):  # a key needs no escaping in JSON
                     continue
                 readable = self._readable([(log_id, fields)])
                 if not readable:
@@ -272,13 +273,13 @@ class MutationLog:
         """The record of the mutation with this id, looked for among the newest ``scan``
         records (``None``: all of them), newest first; None when not found there."""
         self.skipped = []
-        end, scanned, quoted = "+", 0, f'"id":"{mutation_id}"'
+        end, scanned, quoted = "+", 0, f'"id":"{mutation_id}"'.encode()
         while scan is None or scanned < scan:
             count = batch if scan is None else min(batch, scan - scanned)
-            chunk = stream_rows(self.redis.xrevrange(self.keys.log, end, "-", count=count))
+            chunk = raw_range(self.redis, self.keys.log, end, "-", count, reverse=True)
             scanned += len(chunk)
             for log_id, fields in chunk:
-                if quoted not in fields.get("mutation", ""):  # ids have no characters to escape
+                if quoted not in fields.get(b"mutation", b""):  # ids have no characters to escape
                     continue
                 found = self._readable([(log_id, fields)])
                 if found and found[0].mutation.id == mutation_id:

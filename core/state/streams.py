@@ -11,7 +11,17 @@ from redis.client import NEVER_DECODE
 if TYPE_CHECKING:
     from core.redis.client import RedisClient
 
-__all__ = ["RawRow", "Row", "after_id", "id_order", "raw_rows", "stream_ms", "stream_rows"]
+__all__ = [
+    "RawRow",
+    "Row",
+    "after_id",
+    "id_order",
+    "raw_range",
+    "raw_rows",
+    "raw_stream_rows",
+    "stream_ms",
+    "stream_rows",
+]
 
 Row = tuple[str, dict[str, str]]
 RawRow = tuple[str, dict[bytes, bytes]]
@@ -23,6 +33,32 @@ def stream_rows(reply: Any) -> list[Row]:
     return [(i, f) for i, f in reply or []]
 
 
+def raw_stream_rows(reply: Any) -> list[RawRow]:
+    """Stream rows read with ``NEVER_DECODE`` (XRANGE's, XREADGROUP's, XAUTOCLAIM's): their
+    ids as text, their fields as the bytes Redis holds; an entry deleted since it was
+    delivered (fields None) left out."""
+    return [(row_id.decode(), fields) for row_id, fields in reply or [] if fields is not None]
+
+
+def raw_range(
+    client: RedisClient,
+    key: str,
+    start: str = "-",
+    end: str = "+",
+    count: int | None = None,
+    reverse: bool = False,
+) -> list[RawRow]:
+    """One XRANGE from ``start`` to ``end`` (``reverse``: XREVRANGE, from ``start`` down to
+    ``end``), at most ``count`` rows, their fields as the bytes Redis holds: a reader that
+    decoded the reply whole would stop at one field that is not UTF-8, and read none of the
+    rows beside it."""
+    command: tuple[Any, ...] = ("XREVRANGE" if reverse else "XRANGE", key, start, end)
+    if count is not None:
+        command += ("COUNT", count)
+    reply = client.execute_command(*command, **{NEVER_DECODE: True})  # type: ignore[no-untyped-call]
+    return raw_stream_rows(reply)
+
+
 def raw_rows(
     client: RedisClient, key: str, start: str = "-", batch: int = 1000, end: str = "+"
 ) -> Iterator[RawRow]:
@@ -30,14 +66,11 @@ def raw_rows(
     ``batch``, with their fields as the bytes Redis holds: nothing decoded that the reader
     does not decode itself (replay and the chain's walk read every record this way)."""
     while True:
-        chunk = client.execute_command(  # type: ignore[no-untyped-call]
-            "XRANGE", key, start, end, "COUNT", batch, **{NEVER_DECODE: True}
-        )
-        for row_id, fields in chunk or []:
-            yield row_id.decode(), fields
-        if not chunk or len(chunk) < batch:
+        chunk = raw_range(client, key, start, end, batch)
+        yield from chunk
+        if len(chunk) < batch:
             return
-        start = "(" + chunk[-1][0].decode()
+        start = "(" + chunk[-1][0]
 
 
 def stream_ms(row_id: str) -> int:

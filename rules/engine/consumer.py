@@ -9,12 +9,14 @@ deleted (``prune``). One with pending records is kept: XAUTOCLAIM takes those fi
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from redis.client import NEVER_DECODE
 from redis.exceptions import ResponseError
 
 from core.state.mutation_log import LogRecord, UnreadableRecord
-from core.state.streams import stream_rows
+from core.state.streams import raw_stream_rows
 from rules.keys import CONSUMER_GROUP, RuleKeys
 
 if TYPE_CHECKING:
@@ -79,21 +81,28 @@ class LogConsumer:
         self, count: int = 100, block_ms: int | None = None
     ) -> list[LogRecord | UnreadableRecord]:
         """Records abandoned by dead consumers first, then new ones; a record that cannot
-        be read comes as its ``UnreadableRecord``, for the service to settle."""
+        be read comes as its ``UnreadableRecord``, for the service to settle. Read as the
+        stream holds them (bytes): a field that is not UTF-8 makes its own record unreadable,
+        not the whole reply (which the group has delivered, and would deliver again)."""
         claimed = self._claim(count)
         if claimed:
             return claimed
-        reply: Any = self.redis.xreadgroup(
-            CONSUMER_GROUP, self.name, {self.keys.log: ">"}, count=count, block=block_ms
-        )
-        rows = stream_rows(reply[0][1]) if reply else []
+        block = () if block_ms is None else ("BLOCK", block_ms)
+        # what ``xreadgroup`` sends, its reply not decoded
+        reply: Any = self.redis.execute_command(  # type: ignore[no-untyped-call]
+            "XREADGROUP", "GROUP", CONSUMER_GROUP, self.name, "COUNT", count, *block,
+            "STREAMS", self.keys.log, ">", **{NEVER_DECODE: True},
+        )  # fmt: skip
+        rows = raw_stream_rows(reply[0][1]) if reply else []
         return [_parsed(i, f) for i, f in rows]
 
     def _claim(self, count: int) -> list[LogRecord | UnreadableRecord]:
-        reply = self.redis.xautoclaim(
-            self.keys.log, CONSUMER_GROUP, self.name, self.claim_idle_ms, "0-0", count=count
-        )
-        return [_parsed(i, f) for i, f in stream_rows(reply[1]) if f]
+        # what ``xautoclaim`` sends, its reply not decoded
+        reply: Any = self.redis.execute_command(  # type: ignore[no-untyped-call]
+            "XAUTOCLAIM", self.keys.log, CONSUMER_GROUP, self.name, self.claim_idle_ms, "0-0",
+            "COUNT", count, **{NEVER_DECODE: True},
+        )  # fmt: skip
+        return [_parsed(i, f) for i, f in raw_stream_rows(reply[1])]
 
     def ack(self, log_id: str) -> None:
         self.redis.xack(self.keys.log, CONSUMER_GROUP, log_id)
@@ -114,8 +123,8 @@ class LogConsumer:
         return int(info["pending"])
 
 
-def _parsed(log_id: str, fields: dict[str, str]) -> LogRecord | UnreadableRecord:
+def _parsed(log_id: str, fields: Mapping[bytes, bytes]) -> LogRecord | UnreadableRecord:
     try:
-        return LogRecord.from_stream(log_id, fields)
+        return LogRecord.from_raw(log_id, fields)
     except UnreadableRecord as exc:
         return exc

@@ -23,11 +23,13 @@ from core.llm.replies import ToolCall
 from core.llm.tools import AgentTools
 from core.state.codec import UnreadableEntry
 from core.state.commit_result import Committed, Rejected, RejectReason
-from core.state.mutation_log import MutationLog, UnreadableRecord
+from core.state.mutation_log import LogRecord, MutationLog, UnreadableRecord
 from core.state.replay import Replayer
 from core.state.store import StateStore
 from core.state.streams import stream_rows
 from core.state.value_json import MAX_BYTES, MAX_DEPTH, dumps, nesting
+from rules.engine.consumer import LogConsumer, ensure_group
+from rules.keys import RuleKeys
 from tests.bot.cli.process import run
 from tests.bot.cli.test_rules_cli import rules_config
 from tests.factories import actor, mutation
@@ -141,23 +143,36 @@ def test_the_cli_refuses_it_with_a_sentence(
     assert "Traceback" not in err
 
 
+# a mutation whose bytes are not UTF-8 (its value's "y\xffs"), which a client that decodes
+# replies cannot read at all: it fails on the whole reply, the rows beside it too
+NOT_UTF8 = b"not UTF-8"
+
+
 def plant(redis: Redis, app: App, value: Any) -> str:
     """A record as an older version might have written it: a good record's fields, with a
-    mutation no reader here can parse."""
+    mutation no reader here can parse (``NOT_UTF8``: one not even decoded)."""
     good = app.gateway.propose(mutation("set", "decision.good", "yes"))
     assert isinstance(good, Committed)
     [(_, fields)] = redis.xrange(app.store.keys.log, good.log_id, good.log_id)
     text = {k.decode() if isinstance(k, bytes) else k: v for k, v in fields.items()}
     bad = json.loads(text["mutation"]) | {"id": "planted", "value": value}
-    text["mutation"] = json.dumps(bad)
-    planted = redis.xadd(app.store.keys.log, text)
+    if value is NOT_UTF8:
+        bad["value"] = "y-s"
+        raw = json.dumps(bad).encode().replace(b'"y-s"', b'"y\xffs"')
+        pairs = [raw if k == "mutation" else str(v).encode() for k, v in text.items()]
+        named = [k.encode() for k in text]
+        flat = [part for pair in zip(named, pairs, strict=True) for part in pair]
+        planted = redis.execute_command("XADD", app.store.keys.log, "*", *flat)
+    else:
+        text["mutation"] = json.dumps(bad)
+        planted = redis.xadd(app.store.keys.log, text)
     return planted.decode() if isinstance(planted, bytes) else str(planted)
 
 
 @pytest.mark.parametrize(
     "value",
-    [nested(300), "fine", float("inf"), [1, float("nan")], "\ud800"],
-    ids=["too-deep", "bad-fields", "infinity", "nan", "lone-surrogate"],
+    [nested(300), "fine", float("inf"), [1, float("nan")], "\ud800", NOT_UTF8],
+    ids=["too-deep", "bad-fields", "infinity", "nan", "lone-surrogate", "not-utf-8"],
 )
 def test_a_planted_record_is_named_and_skipped_by_those_who_read_on(
     app: App, redis_client: Redis, capsys: pytest.CaptureFixture[str], workspace: str, value: Any
@@ -173,6 +188,9 @@ def test_a_planted_record_is_named_and_skipped_by_those_who_read_on(
     keys = [r.mutation.key for r in log.latest(10)]
     assert keys == ["decision.good", "decision.after"]
     assert [s.log_id for s in log.skipped] == [planted]
+    if value != "fine":  # (the planted record names the key: looked for by it)
+        history = log.of_key("decision.good", 5, scan=None)
+        assert len(history.records) == 1 and [s.log_id for s in log.skipped] == [planted]
     assert f"(skipped {planted}:" in answer(app, "log", max_chars=4000, asker=ASKER)
     code, out, err = run(capsys, workspace, "log")
     assert code == 0 and "decision.after" in out and f"{planted} cannot be read" in err
@@ -182,14 +200,19 @@ def test_a_planted_record_is_named_and_skipped_by_those_who_read_on(
     assert code == 1 and planted in out + err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("value", [nested(300), NOT_UTF8], ids=["too-deep", "not-utf-8"])
 def test_the_worker_settles_a_planted_record_and_goes_on(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, workspace: str, redis_client: Redis
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    workspace: str,
+    redis_client: Redis,
+    value: Any,
 ) -> None:
     with WebhookServer() as hook:
         config = str(rules_config(tmp_path, hook))
         assert run(capsys, workspace, "--config", config, "worker", "--burst")[0] == 0
         app = build_app(workspace, Path(config), client=redis_client)
-        planted = plant(redis_client, app, nested(300))
+        planted = plant(redis_client, app, value)
         app.gateway.propose(mutation("set", "decision.after", "still"))
         code, _, err = run(capsys, workspace, "--config", config, "worker", "--burst")
         # decision.good, the planted record, decision.after, and the rule's two test.last
@@ -326,3 +349,27 @@ def test_a_policy_may_not_raise_the_size_limit(tmp_path: Path) -> None:
     config.write_text(f"policy:\n  max_value_bytes: {MAX_BYTES + 1}\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=r":2: policy.max_value_bytes: "):
         load_config(config)
+
+
+def test_a_record_not_utf8_left_pending_by_a_dead_worker_is_claimed_and_named(
+    app: App, redis_client: Redis, workspace: str
+) -> None:
+    """The worker reads the log undecoded: a batch the group delivered to a worker that died
+    on it is claimed by the next one, the record that is not UTF-8 in it named alone."""
+    keys = RuleKeys(workspace)
+    ensure_group(redis_client, keys)
+    planted = plant(redis_client, app, NOT_UTF8)
+    after = app.gateway.propose(mutation("set", "decision.after", "still"))
+    assert isinstance(after, Committed)
+    died = LogConsumer(redis_client, keys, "died-mid-record:1", claim_idle_ms=0)
+    assert len(died.read(count=2)) == 2  # delivered, never acknowledged
+    survivor = LogConsumer(redis_client, keys, "survivor:2", claim_idle_ms=0)
+    claimed = survivor.read()
+    assert [type(r).__name__ for r in claimed] == ["LogRecord", "UnreadableRecord"]
+    unreadable = claimed[1]
+    assert isinstance(unreadable, UnreadableRecord) and unreadable.log_id == planted
+    assert "its mutation field is not UTF-8" in str(unreadable)
+    for record in claimed:  # (as the service does, once settled)
+        survivor.ack(record.log_id)
+    [last] = survivor.read()
+    assert isinstance(last, LogRecord) and last.mutation.key == "decision.after"
