@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from core.state.mutation_log import LogRecord, MutationLog, UnreadableRecord
-from core.state.streams import stream_rows
+from core.state.streams import RawRow, raw_range
 
 __all__ = ["PAGE", "SCAN", "LogFilter", "LogPage", "read_page"]
 
@@ -140,16 +140,19 @@ def read_page(log: MutationLog, f: LogFilter, page: int = PAGE, scan: int = SCAN
         low, high = since, f"({f.before}" if f.before else until
     found: list[LogRecord] = []
     scanned, last, ended = 0, None, False
+    wanted = f.raw_key.encode()
     while len(found) < page and scanned < scan:
         count = min(500 if f.narrows else page, scan - scanned)
+        # (read as the stream holds them: a record that is not UTF-8 is named, not the page's end)
+        chunk: list[RawRow]
         if rising:
-            chunk = stream_rows(log.redis.xrange(log.keys.log, low, high, count=count))
+            chunk = raw_range(log.redis, log.keys.log, low, high, count)
         else:
-            chunk = stream_rows(log.redis.xrevrange(log.keys.log, high, low, count=count))
+            chunk = raw_range(log.redis, log.keys.log, high, low, count, reverse=True)
         unseen = 0
         for position, (log_id, fields) in enumerate(chunk):
             scanned, last = scanned + 1, log_id
-            if f.raw_key and f.raw_key not in fields.get("mutation", ""):
+            if wanted and wanted not in fields.get(b"mutation", b""):
                 continue  # not this key: no need to read the record
             record = _record(log, log_id, fields)
             if record is not None and f.matches(record) and _within(record, f):
@@ -175,10 +178,10 @@ def read_page(log: MutationLog, f: LogFilter, page: int = PAGE, scan: int = SCAN
     return LogPage(found, older, newer, scanned, out_of_scan)
 
 
-def _record(log: MutationLog, log_id: str, fields: dict[str, str]) -> LogRecord | None:
+def _record(log: MutationLog, log_id: str, fields: Mapping[bytes, bytes]) -> LogRecord | None:
     """The record, or None (kept in ``log.skipped``, so the page names it) when unreadable."""
     try:
-        return LogRecord.from_stream(log_id, fields)
+        return LogRecord.from_raw(log_id, fields)
     except UnreadableRecord as exc:
         log.skipped.append(exc)
         return None

@@ -13,6 +13,7 @@ from core.gateway.outcome import Pending, ProposalStatus
 from tests.bot.web.conftest import OPERATOR_TOKEN, Site
 from tests.bot.web.test_inbox import MODERATOR, act, client_of, status
 from tests.bot.web.test_log_page import commit, read
+from tests.core.state.test_poison import NOT_UTF8, plant
 from tests.factories import actor, mutation
 
 KEY = "entity.task.launch"
@@ -118,3 +119,15 @@ def test_an_entry_planted_with_a_lone_surrogate_is_named_not_a_500(site: Site) -
     )
     assert page.status_code == 200 and "decision.fine" in page.text
     assert "Could not read decision.bad: holds U+D800, a lone surrogate: not text" in page.text
+
+
+@pytest.mark.parametrize("key", ["", "decision.good"], ids=["every-key", "its-key"])
+def test_a_log_record_not_utf8_is_named_on_the_log_page_not_a_500(site: Site, key: str) -> None:
+    """A record whose bytes are not UTF-8 (planted by hand) failed the page's whole read:
+    it is named, and the records beside it still show."""
+    planted = plant(site.app.redis, site.app, NOT_UTF8)
+    commit(site.app, "decision.after", "still")
+    answer = read(site, **({"key": key} if key else {}))
+    assert answer.status_code == 200
+    assert f"{planted} cannot be read: its mutation field is not UTF-8" in answer.text
+    assert "decision.good" in answer.text and ("decision.after" in answer.text) is not bool(key)
