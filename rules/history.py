@@ -6,18 +6,20 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Collection
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Collection, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from core.metrics import RULE_EVALUATIONS, RULE_STEPS, Meter
-from core.state.streams import Row, stream_ms, stream_rows
+from core.state.streams import RawRow, Row, raw_range, stream_ms, stream_rows
 from core.state.value_json import dumps
 from rules.keys import RuleKeys
 
 if TYPE_CHECKING:
     from core.redis.client import RedisClient
 
-__all__ = ["BATCH", "RuleHistory", "newest_rows"]
+__all__ = ["BATCH", "RuleHistory", "newest_raw_rows", "newest_rows"]
+
+Fields = TypeVar("Fields")  # a row's fields, as text or as bytes
 
 _log = logging.getLogger("deliberate.rules")
 BATCH = 1000  # records one read takes at most
@@ -28,11 +30,31 @@ def newest_rows(
 ) -> list[Row]:
     """The rows among the newest ``scan`` of ``stream`` whose fields ``keep`` keeps, oldest
     first, read ``BATCH`` at a time (a scan of 10,000 is ten replies, none of 10,000)."""
-    found: list[Row] = []
+
+    def read(end: str, count: int) -> list[Row]:
+        return stream_rows(client.xrevrange(stream, end, "-", count=count))
+
+    return _newest(read, scan, keep)
+
+
+def newest_raw_rows(
+    client: RedisClient, stream: str, scan: int, keep: Callable[[Mapping[bytes, bytes]], bool]
+) -> list[RawRow]:
+    """``newest_rows`` with the fields as the bytes the stream holds (a field that is not
+    UTF-8 fails no read: the mutation log's records are read so)."""
+    return _newest(lambda end, count: raw_range(client, stream, end, "-", count, True), scan, keep)
+
+
+def _newest(
+    read: Callable[[str, int], list[tuple[str, Fields]]],
+    scan: int,
+    keep: Callable[[Fields], bool],
+) -> list[tuple[str, Fields]]:
+    found: list[tuple[str, Fields]] = []
     end, left = "+", scan
     while left > 0:
         count = min(BATCH, left)
-        chunk = stream_rows(client.xrevrange(stream, end, "-", count=count))
+        chunk = read(end, count)
         found += [row for row in chunk if keep(row[1])]
         left = left - count if len(chunk) == count else 0
         end = f"({chunk[-1][0]}" if chunk else end

@@ -12,7 +12,7 @@ import heapq
 import json
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,7 +28,7 @@ from bot.reports.render import (
 )
 from core.state.mutation_log import LogRecord, UnreadableRecord
 from core.state.streams import Row, stream_ms
-from rules.history import newest_rows
+from rules.history import newest_raw_rows, newest_rows
 
 __all__ = ["causal", "collect", "describe", "lifecycle", "line", "steps_of"]
 
@@ -175,11 +175,21 @@ def _newest(
 
 
 def _records(app: App, scan: int, ids: Iterable[str]) -> list[LogRecord]:
-    """The log's records that may name one of ``ids`` (an unreadable one skipped, logged)."""
+    """The log's records that may name one of ``ids`` (an unreadable one skipped, logged),
+    read as the stream holds them: one that is not UTF-8 is skipped as any other."""
+    wanted = set(ids)
+    verbatim = all(_VERBATIM.fullmatch(needle) for needle in wanted)
+    needles = {needle.encode() for needle in wanted}
+
+    def keep(fields: Mapping[bytes, bytes]) -> bool:
+        text = fields.get(b"mutation", b"")
+        return not verbatim or any(needle in text for needle in needles)
+
     records = []
-    for log_id, fields in _newest(app, app.log.keys.log, scan, "mutation", ids):
+    rows = newest_raw_rows(app.redis, app.log.keys.log, scan if needles else 0, keep)
+    for log_id, fields in rows:
         try:
-            records.append(LogRecord.from_stream(log_id, fields))
+            records.append(LogRecord.from_raw(log_id, fields))
         except UnreadableRecord as exc:
             logging.getLogger("deliberate.store").warning("%s; skipped", exc)
     return records

@@ -17,6 +17,7 @@ from redis import Redis
 
 from bot.app import App, build_app
 from bot.chat.answers import answer
+from bot.reports.trace import collect
 from core.config.core_config import load_config
 from core.errors import ConfigError
 from core.llm.replies import ToolCall
@@ -193,6 +194,9 @@ def test_a_planted_record_is_named_and_skipped_by_those_who_read_on(
         history = log.of_key("decision.good", 5, scan=None)
         assert len(history.records) == 1 and [s.log_id for s in log.skipped] == [planted]
     assert f"(skipped {planted}:" in answer(app, "log", max_chars=4000, asker=ASKER)
+    good = log.latest(10)[0].mutation  # (the planted record is a copy of it: its request too)
+    steps = [s for s in collect(app, good.correlation_id) if s["event"] == "mutation"]
+    assert [s["data"]["id"] for s in steps] == [good.id]  # (``trace``)
     code, out, err = run(capsys, workspace, "log")
     assert code == 0 and "decision.after" in out and f"{planted} cannot be read" in err
     with pytest.raises(UnreadableRecord, match=planted):
