@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from redis import Redis
+from redis.client import NEVER_DECODE
 from redis.cluster import RedisCluster
 from redis.exceptions import AskError, RedisClusterException, ResponseError
 
@@ -47,13 +48,15 @@ def last_written(redis: RedisClient, workspace: str) -> int:
     the server's milliseconds; 0 when they hold none. A key of another type there (planted:
     no program of ours writes one) counts as none, so that it cannot stop a listing. One
     round trip, to the server that holds the workspace's slot (on a cluster that redirects
-    it, each read alone)."""
+    it, each read alone). Only the entries' ids are used, read undecoded: a field that is
+    not UTF-8 (planted) stops no listing either."""
     keys = WorkspaceKeys(workspace)
     streams = (keys.log, keys.trace, keys.decisions)
     try:
         with shard_of(redis, keys.log).pipeline(transaction=False) as pipe:
             for stream in streams:
-                pipe.xrevrange(stream, count=1)
+                newest_of = ("XREVRANGE", stream, "+", "-", "COUNT", 1)
+                pipe.execute_command(*newest_of, **_UNDECODED)  # type: ignore[no-untyped-call]
             newest = pipe.execute(raise_on_error=False)
     except AskError:  # (MovedError is one too)
         newest = [_newest(redis, stream) for stream in streams]
@@ -63,9 +66,14 @@ def last_written(redis: RedisClient, workspace: str) -> int:
     )
 
 
+_UNDECODED = {NEVER_DECODE: True}
+
+
 def _newest(redis: RedisClient, stream: str) -> object:
     try:
-        return redis.xrevrange(stream, count=1)
+        return redis.execute_command(  # type: ignore[no-untyped-call]
+            "XREVRANGE", stream, "+", "-", "COUNT", 1, **_UNDECODED
+        )
     except ResponseError as exc:  # WRONGTYPE
         return exc
 

@@ -34,7 +34,7 @@ from core.state.mutation_log import LogRecord, MutationLog, UnreadableRecord
 from core.state.replay import ReplayMismatch, apply
 from core.state.scripts import server_ms, sweep_index_script, trim_log_script
 from core.state.store import StateStore
-from core.state.streams import after_id, id_order, stream_rows
+from core.state.streams import after_id, id_order, raw_range
 
 if TYPE_CHECKING:
     from core.redis.client import RedisClient
@@ -171,7 +171,7 @@ class Compactor:
     def kept_from(self) -> tuple[str, str | None]:
         """The first log id that must stay whatever retention says: the newest record, or
         the first one a consumer group still needs; and why, when it is the latter."""
-        newest = stream_rows(self.redis.xrevrange(self.keys.log, count=1))
+        newest = raw_range(self.redis, self.keys.log, "+", "-", 1, reverse=True)  # (its id)
         if not newest:
             return "0-1", None
         bound, why = newest[0][0], None

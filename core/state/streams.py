@@ -68,7 +68,7 @@ def raw_rows(
     while True:
         chunk = raw_range(client, key, start, end, batch)
         yield from chunk
-        if len(chunk) < batch:
+        if not chunk or len(chunk) < batch:
             return
         start = "(" + chunk[-1][0]
 

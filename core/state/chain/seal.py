@@ -20,7 +20,7 @@ from core.state.checkpoints import Image
 from core.state.compaction import Compactor, Retention, trim
 from core.state.mutation_log import LogRecord, MutationLog, UnreadableRecord
 from core.state.replay import ReplayMismatch, apply, compare
-from core.state.streams import id_order, stream_rows
+from core.state.streams import id_order, raw_range
 
 if TYPE_CHECKING:
     from core.state.store import StateStore
@@ -89,8 +89,8 @@ def _seal(store: StateStore, compactor: Compactor) -> Sealed:
 
 def _unchained_first(store: StateStore) -> bool:
     """Whether the log's first record carries no link of the chain."""
-    first = stream_rows(store.redis.xrange(store.keys.log, count=1))
-    return bool(first) and "chain" not in first[0][1]
+    first = raw_range(store.redis, store.keys.log, count=1)
+    return bool(first) and b"chain" not in first[0][1]
 
 
 def _base(start: Start) -> Image | Sealed:

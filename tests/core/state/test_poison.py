@@ -17,17 +17,20 @@ from redis import Redis
 
 from bot.app import App, build_app
 from bot.chat.answers import answer
+from bot.redis.keyspace import last_written
 from bot.reports.trace import collect
 from core.config.core_config import load_config
 from core.errors import ConfigError
 from core.llm.replies import ToolCall
 from core.llm.tools import AgentTools
+from core.state.chain.seal import _unchained_first
 from core.state.codec import UnreadableEntry
 from core.state.commit_result import Committed, Rejected, RejectReason
+from core.state.compaction import Compactor, Retention
 from core.state.mutation_log import LogRecord, MutationLog, UnreadableRecord
 from core.state.replay import Replayer
 from core.state.store import StateStore
-from core.state.streams import stream_rows
+from core.state.streams import id_order, stream_ms, stream_rows
 from core.state.value_json import MAX_BYTES, MAX_DEPTH, dumps, nesting
 from rules.engine.consumer import LogConsumer, ensure_group
 from rules.keys import RuleKeys
@@ -189,6 +192,7 @@ def test_a_planted_record_is_named_and_skipped_by_those_who_read_on(
     keys = [r.mutation.key for r in log.latest(10)]
     assert keys == ["decision.good", "decision.after"]
     assert [s.log_id for s in log.skipped] == [planted]
+    assert log.get(planted) is None and [s.log_id for s in log.skipped] == [planted]  # (why)
     if value != "fine":  # (the planted record names its key and its id: looked for by them)
         assert log.find("planted") is None and [s.log_id for s in log.skipped] == [planted]
         history = log.of_key("decision.good", 5, scan=None)
@@ -378,3 +382,18 @@ def test_a_record_not_utf8_left_pending_by_a_dead_worker_is_claimed_and_named(
         survivor.ack(record.log_id)
     [last] = survivor.read()
     assert isinstance(last, LogRecord) and last.mutation.key == "decision.after"
+
+
+def test_a_record_not_utf8_at_either_end_of_the_log_stops_no_reader_of_its_ends(
+    app: App, redis_client: Redis, workspace: str
+) -> None:
+    """What reads the newest record's id (a workspace's last write, compaction's bound) or
+    the oldest's (where the log starts, whether it is chained) reads it undecoded."""
+    planted = plant(redis_client, app, NOT_UTF8)  # the newest
+    assert last_written(redis_client, workspace) == stream_ms(planted)
+    bound, _ = Compactor(app.store, Retention(keep_records=1)).kept_from()
+    assert id_order(bound) <= id_order(planted)  # (the rules' group may need older ones)
+    [good] = MutationLog(redis_client, app.store.keys).latest(2)  # (the planted one skipped)
+    redis_client.xdel(app.store.keys.log, good.log_id)  # now the oldest too
+    assert MutationLog(redis_client, app.store.keys).starts_at(planted)
+    assert not _unchained_first(app.store)  # (a copy of a chained record: it has the field)
