@@ -19,7 +19,7 @@ from redis.exceptions import AskError, RedisClusterException, ResponseError
 from core.redis.client import RedisClient, shard_of
 from core.state.codec import text
 from core.state.keys import WorkspaceKeys, data_key_pattern, workspace_of_data_key
-from core.state.streams import stream_ms
+from core.state.streams import raw_range, stream_ms
 
 __all__ = ["SCAN_CALLS", "SCAN_COUNT", "Census", "census", "holds_data", "last_written"]
 
@@ -55,8 +55,8 @@ def last_written(redis: RedisClient, workspace: str) -> int:
     try:
         with shard_of(redis, keys.log).pipeline(transaction=False) as pipe:
             for stream in streams:
-                newest_of = ("XREVRANGE", stream, "+", "-", "COUNT", 1)
-                pipe.execute_command(*newest_of, **_UNDECODED)  # type: ignore[no-untyped-call]
+                newest_of = ("XREVRANGE", stream, "+", "-", "COUNT", 1)  # (``raw_range``'s)
+                pipe.execute_command(*newest_of, **{NEVER_DECODE: True})  # type: ignore[no-untyped-call]
             newest = pipe.execute(raise_on_error=False)
     except AskError:  # (MovedError is one too)
         newest = [_newest(redis, stream) for stream in streams]
@@ -66,14 +66,9 @@ def last_written(redis: RedisClient, workspace: str) -> int:
     )
 
 
-_UNDECODED = {NEVER_DECODE: True}
-
-
 def _newest(redis: RedisClient, stream: str) -> object:
     try:
-        return redis.execute_command(  # type: ignore[no-untyped-call]
-            "XREVRANGE", stream, "+", "-", "COUNT", 1, **_UNDECODED
-        )
+        return raw_range(redis, stream, "+", "-", 1, reverse=True)
     except ResponseError as exc:  # WRONGTYPE
         return exc
 

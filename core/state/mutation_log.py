@@ -14,7 +14,7 @@ from core.errors import Unreadable
 from core.state.checkpoints import Checkpoints, CompactionMark
 from core.state.keys import WorkspaceKeys
 from core.state.mutation import Mutation
-from core.state.streams import RawRow, Row, raw_range, raw_rows, stream_rows
+from core.state.streams import RawRow, raw_range, raw_rows
 
 if TYPE_CHECKING:
     from core.redis.client import RedisClient
@@ -203,23 +203,11 @@ class MutationLog:
         for log_id, fields in self.raw_rows(after, batch, until):
             yield LogRecord.from_raw(log_id, fields)
 
-    def rows(
-        self, after: str | None = None, batch: int = 1000, until: str | None = None
-    ) -> Iterator[Row]:
-        """``records`` as the stream holds them, unparsed (for a reader that must settle an
-        unreadable one itself)."""
-        start, end = _bounds(after, until)
-        while True:
-            chunk = stream_rows(self.redis.xrange(self.keys.log, start, end, count=batch))
-            yield from chunk
-            if len(chunk) < batch:
-                return
-            start = f"({chunk[-1][0]}"
-
     def raw_rows(
         self, after: str | None = None, batch: int = 1000, until: str | None = None
     ) -> Iterator[RawRow]:
-        """``rows`` with the fields as the bytes the stream holds (``LogRecord.from_raw``)."""
+        """``records`` unparsed, their fields as the bytes the stream holds (for a reader that
+        parses them itself, ``LogRecord.from_raw``, or settles an unreadable one)."""
         start, end = _bounds(after, until)
         return raw_rows(self.redis, self.keys.log, start, batch, end)
 

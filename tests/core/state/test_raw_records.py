@@ -26,6 +26,7 @@ from core.state.mutation import Mutation
 from core.state.mutation_log import LogRecord, MutationLog, UnreadableRecord
 from core.state.replay import Replayer
 from core.state.store import StateStore
+from core.state.streams import stream_rows
 from tests.conftest import delete_workspace
 from tests.core.state.test_chain import commit, rechain, rewrite
 from tests.core.state.test_replay import mutations
@@ -46,7 +47,7 @@ def test_a_record_read_as_bytes_is_the_record_read_as_text(
     for m in [mutation("set", "k.text", text), *batch, mutation("set", "k.text", [text])]:
         store.commit(m)
     log = MutationLog(redis_client, store.keys)
-    decoded, raw = list(log.rows()), list(log.raw_rows())
+    decoded, raw = stream_rows(redis_client.xrange(store.keys.log)), list(log.raw_rows())
     assert [i for i, _ in decoded] == [i for i, _ in raw]
     follow = Follow(read_start(redis_client, store.keys))
     for (log_id, fields), (_, raw_fields) in zip(decoded, raw, strict=True):
@@ -151,7 +152,7 @@ def test_any_fields_read_as_bytes_or_as_text_give_the_same_record_or_the_same_re
     store = StateStore(redis_client, workspace, prev_max_bytes=4)
     if not len(MutationLog(redis_client, store.keys)):
         commit(store, 3)
-    [(log_id, fields)] = list(MutationLog(redis_client, store.keys).rows())[-1:]
+    [(log_id, fields)] = stream_rows(redis_client.xrevrange(store.keys.log, count=1))
     text = {k: v for k, v in {**fields, **changed}.items() if k not in dropped}
     raw = {k.encode(): v.encode() for k, v in text.items()}
 
